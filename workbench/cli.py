@@ -1,0 +1,54 @@
+"""The `bpe-workbench` command: no arguments opens the window; subcommands work headless.
+
+Each subcommand lives in its own `cli_*.py` module with a `register(subparsers)` function that
+adds its parser and sets `func`; a command returns an exit code. Bad input raises a
+`WorkbenchError`, which becomes one line on stderr and exit code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from workbench.engine.errors import WorkbenchError
+
+COMMAND_MODULES = (
+    "workbench.cli_train",
+    "workbench.cli_bench",
+    "workbench.cli_tokenizer",
+    "workbench.cli_runs",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="bpe-workbench",
+        description="Train byte-level BPE tokenizers and inspect them. No command opens the window.",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:  # a real import error inside the module: show it
+                raise
+            continue
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command is None:
+        from workbench.gui.app import run_app
+
+        return run_app()
+    try:
+        return int(args.func(args) or 0)
+    except WorkbenchError as exc:
+        print(f"bpe-workbench: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("bpe-workbench: interrupted", file=sys.stderr)
+        return 130
