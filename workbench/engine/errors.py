@@ -23,3 +23,19 @@ class PatternError(WorkbenchError):
 
 class ConfigError(WorkbenchError):
     """Training settings that cannot work (vocabulary below the alphabet, and so on)."""
+
+
+class TokenizerError(WorkbenchError):
+    """A tokenizer that cannot be built or asked for (bad merges, unknown id, bad prefix)."""
+
+
+class TokenizerFileError(WorkbenchError):
+    """A tokenizer file that is not byte-level BPE, is truncated, or is inconsistent."""
+
+    def __init__(self, path: str, message: str) -> None:
+        self.path = path
+        super().__init__(f"{path}: {message}")
+
+
+class CancelledError(WorkbenchError):
+    """The user cancelled a long job; nothing it made is kept."""

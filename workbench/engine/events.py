@@ -44,6 +44,7 @@ class MergeBatch:
     count: np.ndarray  # int64, pair count at the moment of the merge
     is_new: np.ndarray  # bool
     ties: np.ndarray  # int64
+    corpus_tokens: np.ndarray  # int64, tokens the whole corpus takes after each merge
     tokens: tuple[bytes, ...]  # bytes of each merge's token
     vocab_size: int  # distinct tokens (bytes + merged, no specials) after the last merge here
     seconds: float  # wall time the kernel spent on this batch

@@ -1,0 +1,75 @@
+"""Hand-run benchmark: scanner MB/s against `regex.findall` + `Counter` on the same text.
+
+Run `python -m workbench.engine.bench_scanner [corpus] [--mb 30] [--runs 3]`. The corpus (default
+`../shared/corpora/tinyshakespeare.txt`) is repeated to about `--mb` megabytes; each step reports
+the median of `--runs` runs. Not a test: timings depend on the machine and what else runs on it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+import regex
+
+from workbench.engine import scanner
+from workbench.engine.patterns import PRESETS
+
+DEFAULT_CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpora" / "tinyshakespeare.txt"
+
+
+def median_seconds(step: Callable[[], object], runs: int) -> float:
+    """Median wall time of `runs` calls (the first call also pays for JIT loading, so warm up)."""
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def load(corpus: Path, megabytes: float) -> bytes:
+    """The corpus repeated to about `megabytes` MB (whole copies, so pieces stay natural)."""
+    raw = corpus.read_bytes()
+    copies = max(1, round(megabytes * 1e6 / len(raw)))
+    return raw * copies
+
+
+def bench(data: bytes, preset: str, runs: int, with_regex: bool) -> dict[str, float]:
+    """MB/s of piece_bounds, count_pieces_arrays, count_pieces and (optionally) regex + Counter."""
+    text = data.decode("utf-8")
+    pattern = regex.compile(PRESETS[preset])
+    steps: dict[str, Callable[[], object]] = {
+        "piece_bounds": lambda: scanner.piece_bounds(data, preset),
+        "count_pieces_arrays": lambda: scanner.count_pieces_arrays(data, preset),
+        "count_pieces (dict)": lambda: scanner.count_pieces(data, preset),
+    }
+    if with_regex:
+        steps["regex.findall + Counter"] = lambda: Counter(pattern.findall(text))
+    scanner.count_pieces(data[:10_000], preset)  # load the compiled kernels before timing
+    megabytes = len(data) / 1e6
+    return {name: megabytes / median_seconds(step, runs) for name, step in steps.items()}
+
+
+def main() -> None:
+    """Parse the arguments, run the benchmark per preset, print MB/s."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("corpus", nargs="?", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--mb", type=float, default=30.0)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--presets", default=",".join(scanner.PRESETS_SCANNABLE))
+    parser.add_argument("--no-regex", action="store_true", help="skip the slow regex baseline")
+    args = parser.parse_args()
+    data = load(args.corpus, args.mb)
+    print(f"{args.corpus.name} x{len(data) // args.corpus.stat().st_size}: {len(data) / 1e6:.1f} MB")
+    for preset in args.presets.split(","):
+        for name, rate in bench(data, preset, args.runs, not args.no_regex).items():
+            print(f"{preset:7s} {name:26s} {rate:8.1f} MB/s")
+
+
+if __name__ == "__main__":
+    main()

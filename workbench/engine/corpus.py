@@ -1,0 +1,225 @@
+"""Reading a corpus: files and folders (recursing), plain text of any extension, `.jsonl` (the
+`text` field of each line) and the `.gz` forms of both.
+
+A file, or a JSONL record, is a document. Text comes out as *segments*: stretches between
+special tokens, cut where the pre-tokenizer must break anyway, so a large file streams in
+bounded memory and pre-tokenizing the segments gives exactly the pieces of the whole document.
+The cut rule: right after a letter that a space, tab or newline follows (no preset pattern
+matches across that point: the letter's piece ends there and the whitespace starts anew), or at
+a special token. A custom pattern gives no such promise, so there a document is cut only at its
+special tokens.
+
+Bad input raises `CorpusError` naming the file (and line): a binary file, invalid UTF-8, an
+unreadable path, a JSONL line that is not JSON or has no text.
+"""
+
+from __future__ import annotations
+
+import codecs
+import gzip
+import hashlib
+import io
+import json
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import regex
+
+from workbench.engine.errors import CorpusError
+from workbench.engine.specials import specials_regex
+
+CHUNK_CHARS = 1 << 22  # ~4 MB of text per segment at most (when a cut point exists)
+_SAFE_CUT = regex.compile(r"(?r)\p{L}(?=[ \t\n])")
+
+
+def list_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
+    """The files named or under the folders named, folders walked in sorted order.
+
+    Hidden files and folders (a leading dot) inside a folder are passed over."""
+    files: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            for root, dirs, names in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                files.extend(Path(root) / n for n in sorted(names) if not n.startswith("."))
+        elif path.exists():
+            files.append(path)
+        else:
+            raise CorpusError(str(path), "no such file or folder")
+    return files
+
+
+def fingerprint(files: Iterable[Path]) -> str:
+    """A cheap identity of a corpus: paths, sizes and modification times, hashed."""
+    h = hashlib.sha256()
+    for f in files:
+        st = f.stat()
+        h.update(f"{f.resolve()}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()[:32]
+
+
+def is_jsonl(path: Path) -> bool:
+    name = path.name.lower()
+    return name.endswith(".jsonl") or name.endswith(".jsonl.gz")
+
+
+def _open_binary(path: Path) -> io.BufferedIOBase:
+    try:
+        raw = open(path, "rb")  # noqa: SIM115 - closed by the caller's with-block
+    except OSError as exc:
+        raise CorpusError(str(path), f"cannot read: {exc.strerror or exc}") from None
+    if path.name.lower().endswith(".gz"):
+        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+    return raw
+
+
+def _read_chunks(path: Path, size: int = 1 << 22) -> Iterator[bytes]:
+    """The file's bytes in chunks (decompressed), with read errors as CorpusError."""
+    with _open_binary(path) as stream:
+        while True:
+            try:
+                chunk = stream.read(size)
+            except (OSError, EOFError, gzip.BadGzipFile) as exc:
+                raise CorpusError(str(path), f"cannot read: {exc}") from None
+            if not chunk:
+                return
+            yield chunk
+
+
+class _Decoder:
+    """Strict incremental UTF-8 that reports the line of the first bad byte."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.decoder = codecs.getincrementaldecoder("utf-8")("strict")
+        self.lines = 1
+        self.first = True
+
+    def decode(self, chunk: bytes, final: bool = False) -> str:
+        if self.first and chunk:
+            self.first = False
+            if b"\0" in chunk[:8192]:
+                raise CorpusError(str(self.path), "looks like a binary file (it holds NUL bytes)")
+            if chunk.startswith(codecs.BOM_UTF8):
+                chunk = chunk[3:]
+        try:
+            text = self.decoder.decode(chunk, final)
+        except UnicodeDecodeError as exc:
+            line = self.lines + chunk.count(b"\n", 0, max(exc.start, 0))
+            raise CorpusError(
+                str(self.path), f"invalid UTF-8 (byte 0x{chunk[exc.start]:02X})", line
+            ) from None
+        self.lines += chunk.count(b"\n")
+        return text
+
+
+@dataclass
+class Segmenter:
+    """Cuts document text into segments between special tokens, at safe points."""
+
+    specials: tuple[str, ...]
+    cut_inside: bool  # whether the pattern allows cuts at letter-whitespace points
+
+    def split(self, text: str) -> list[str]:
+        """All segments of a whole text."""
+        pattern = specials_regex(self.specials)
+        if pattern is None:
+            return [text] if text else []
+        return [part for part in pattern.split(text) if part]
+
+    def cut(self, buffer: str) -> int:
+        """A position where `buffer` may be cut before more text is appended (0: nowhere)."""
+        pattern = specials_regex(self.specials)
+        if pattern is not None:
+            # after the last special token that cannot grow into a longer one with more text
+            longest = max(len(s) for s in self.specials)
+            last = None
+            for m in pattern.finditer(buffer):
+                last = m
+            if last is not None and last.end() <= len(buffer) - longest:
+                return last.end()
+        if not self.cut_inside:
+            return 0
+        end = len(buffer)
+        while True:
+            m = _SAFE_CUT.search(buffer, 0, end)
+            if m is None:
+                return 0
+            cut = m.end()
+            if pattern is None or not self._inside_special(buffer, cut, pattern):
+                return cut
+            end = m.start()
+
+    def _inside_special(self, buffer: str, cut: int, pattern: regex.Pattern) -> bool:
+        longest = max(len(s) for s in self.specials)
+        window = buffer[max(0, cut - longest) : cut + longest]
+        offset = max(0, cut - longest)
+        return any(
+            m.start() + offset < cut < m.end() + offset
+            for m in pattern.finditer(window, overlapped=True)
+        )
+
+
+def _stream_text(
+    chunks: Iterable[str], segmenter: Segmenter, chunk_chars: int = CHUNK_CHARS
+) -> Iterator[str]:
+    """Segments of one document given as successive text chunks."""
+    buffer = ""
+    for text in chunks:
+        buffer += text
+        if len(buffer) >= chunk_chars:
+            cut = segmenter.cut(buffer)
+            if cut > 0:
+                yield from segmenter.split(buffer[:cut])
+                buffer = buffer[cut:]
+    if buffer:
+        yield from segmenter.split(buffer)
+
+
+@dataclass
+class Document:
+    """One document's segments (a generator: read it once) and where it came from."""
+
+    path: Path
+    line: int | None  # the JSONL line, or None for a whole file
+    segments: Iterator[str]
+
+
+def read_documents(path: Path, segmenter: Segmenter) -> Iterator[Document]:
+    """The documents of one file. Errors surface as CorpusError while iterating."""
+    if is_jsonl(path):
+        yield from _jsonl_documents(path, segmenter)
+        return
+    decoder = _Decoder(path)
+
+    def texts() -> Iterator[str]:
+        for chunk in _read_chunks(path):
+            yield decoder.decode(chunk)
+        yield decoder.decode(b"", final=True)
+
+    yield Document(path, None, _stream_text(texts(), segmenter))
+
+
+def _jsonl_documents(path: Path, segmenter: Segmenter) -> Iterator[Document]:
+    decoder = _Decoder(path)
+    pending = ""
+    number = 0
+    for chunk in [*_read_chunks(path), b""]:
+        pending += decoder.decode(chunk, final=not chunk)
+        lines = pending.split("\n")
+        pending = lines.pop() if chunk else ""
+        for line in lines:
+            number += 1
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise CorpusError(str(path), f"not valid JSON ({exc.msg})", number) from None
+            text = record.get("text") if isinstance(record, dict) else None
+            if not isinstance(text, str):
+                raise CorpusError(str(path), 'no "text" string in this record', number)
+            yield Document(path, number, iter(segmenter.split(text)))

@@ -1,0 +1,362 @@
+"""Numba kernels behind `Tokenizer`: lookup tables and byte-pair merging within pieces.
+
+Private module: `tokenizer.py` validates input, builds contiguous arrays and calls these. The
+kernels hold no globals; every table arrives as an argument.
+
+Semantics are tiktoken's: within a piece, repeatedly merge the adjacent pair whose *concatenated
+bytes* form the token of lowest rank (leftmost on ties), after first looking the whole piece up.
+So the pair table holds every split `(left, right)` of every token whose halves are both tokens,
+not only the listed merges (tiktoken would merge `a`+`bc` into `abc` even if only `ab`+`c` was
+listed). A token's rank is the index of the first merge that makes it; single bytes have rank -1
+and ids that must never be produced (specials, holes) have `NEVER`.
+
+Tables (all numpy arrays):
+- `tok_bytes`/`tok_off`: byte arena; id `i` is `tok_bytes[tok_off[i]:tok_off[i + 1]]`.
+- `whole`: open-addressing table of ids (length >= 2) keyed by a hash of their bytes, -1 = empty.
+- `pair_keys`/`pair_rank`/`pair_id`: open addressing on `left << 32 | right`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from workbench.engine.numba_config import njit
+
+NEVER = np.int32(2**31 - 1)
+EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)
+SHORT = 64  # pieces up to this many bytes use the linear scan; longer ones the heap
+
+_M1 = np.uint64(0xFF51AFD7ED558CCD)
+_M2 = np.uint64(0xC4CEB9FE1A85EC53)
+_FNV_OFFSET = np.uint64(0xCBF29CE484222325)
+_FNV_PRIME = np.uint64(0x100000001B3)
+_S33 = np.uint64(33)
+_LOW32 = np.int64(0xFFFFFFFF)
+
+
+@njit
+def _mix(x):
+    """The murmur3/splitmix finalizer: a strong hash so linear probing stays short."""
+    x ^= x >> _S33
+    x *= _M1
+    x ^= x >> _S33
+    x *= _M2
+    x ^= x >> _S33
+    return x
+
+
+@njit
+def _hash_bytes(buf, start, end):
+    h = _FNV_OFFSET
+    for i in range(start, end):
+        h ^= np.uint64(buf[i])
+        h *= _FNV_PRIME
+    return _mix(h)
+
+
+@njit
+def _same_bytes(buf, start, end, tok_bytes, tok_start, tok_end):
+    if end - start != tok_end - tok_start:
+        return False
+    for i in range(end - start):
+        if buf[start + i] != tok_bytes[tok_start + i]:
+            return False
+    return True
+
+
+@njit
+def _whole_lookup(buf, start, end, tok_bytes, tok_off, whole):
+    """The id whose bytes are `buf[start:end]` (length >= 2), or -1."""
+    mask = np.uint64(whole.shape[0] - 1)
+    slot = _hash_bytes(buf, start, end) & mask
+    while True:
+        tid = whole[slot]
+        if tid < 0:
+            return -1
+        if _same_bytes(buf, start, end, tok_bytes, tok_off[tid], tok_off[tid + 1]):
+            return tid
+        slot = (slot + np.uint64(1)) & mask
+
+
+@njit
+def build_whole_table(tok_bytes, tok_off, tok_rank, capacity):
+    """Insert every producible id of length >= 2 into a fresh table of `capacity` (a power of 2)."""
+    whole = np.full(capacity, -1, dtype=np.int32)
+    mask = np.uint64(capacity - 1)
+    for tid in range(tok_off.shape[0] - 1):
+        start, end = tok_off[tid], tok_off[tid + 1]
+        if end - start < 2 or tok_rank[tid] == NEVER:
+            continue
+        slot = _hash_bytes(tok_bytes, start, end) & mask
+        while whole[slot] >= 0:
+            slot = (slot + np.uint64(1)) & mask
+        whole[slot] = tid
+    return whole
+
+
+@njit
+def _find_id(buf, start, end, byte_id, tok_bytes, tok_off, whole):
+    if end - start == 1:
+        return np.int64(byte_id[buf[start]])
+    return np.int64(_whole_lookup(buf, start, end, tok_bytes, tok_off, whole))
+
+
+@njit
+def collect_splits(tok_bytes, tok_off, tok_rank, byte_id, whole):
+    """Every `(left, right, result)` where `left + right` are the bytes of token `result`.
+
+    `abc` -> (a, bc) and (ab, c) when `bc` and `ab` are tokens: both pairs merge to `abc`.
+    """
+    total = 0
+    for tid in range(tok_off.shape[0] - 1):
+        length = tok_off[tid + 1] - tok_off[tid]
+        if length >= 2 and tok_rank[tid] != NEVER:
+            total += length - 1
+    lefts = np.empty(total, dtype=np.int64)
+    rights = np.empty(total, dtype=np.int64)
+    results = np.empty(total, dtype=np.int64)
+    n = 0
+    for tid in range(tok_off.shape[0] - 1):
+        start, end = tok_off[tid], tok_off[tid + 1]
+        if end - start < 2 or tok_rank[tid] == NEVER:
+            continue
+        for cut in range(start + 1, end):
+            left = _find_id(tok_bytes, start, cut, byte_id, tok_bytes, tok_off, whole)
+            if left < 0:
+                continue
+            right = _find_id(tok_bytes, cut, end, byte_id, tok_bytes, tok_off, whole)
+            if right < 0:
+                continue
+            lefts[n], rights[n], results[n] = left, right, tid
+            n += 1
+    return lefts[:n], rights[:n], results[:n]
+
+
+@njit
+def build_pair_table(lefts, rights, results, tok_rank, capacity):
+    """Open-addressing table `(left << 32 | right) -> (rank of result, result id)`."""
+    keys = np.full(capacity, EMPTY, dtype=np.uint64)
+    ranks = np.empty(capacity, dtype=np.int32)
+    ids = np.empty(capacity, dtype=np.int32)
+    mask = np.uint64(capacity - 1)
+    for i in range(lefts.shape[0]):
+        key = (np.uint64(lefts[i]) << np.uint64(32)) | np.uint64(rights[i])
+        slot = _mix(key) & mask
+        while keys[slot] != EMPTY:
+            slot = (slot + np.uint64(1)) & mask
+        keys[slot] = key
+        ranks[slot] = tok_rank[results[i]]
+        ids[slot] = results[i]
+    return keys, ranks, ids
+
+
+@njit
+def _pair(left, right, max_rank, keys, ranks, ids):
+    """(rank, merged id) of the pair, or (NEVER, -1) if it is not a token below `max_rank`."""
+    key = (np.uint64(left) << np.uint64(32)) | np.uint64(right)
+    mask = np.uint64(keys.shape[0] - 1)
+    slot = _mix(key) & mask
+    while True:
+        k = keys[slot]
+        if k == key:
+            rank = ranks[slot]
+            if rank < max_rank:
+                return rank, ids[slot]
+            return NEVER, np.int32(-1)
+        if k == EMPTY:
+            return NEVER, np.int32(-1)
+        slot = (slot + np.uint64(1)) & mask
+
+
+@njit
+def _merge_short(buf, start, end, max_rank, byte_id, keys, ranks, ids, part, prank, pid, out, pos):
+    """Linear-scan BPE (tiktoken's loop) for short pieces: O(n^2) but tiny n."""
+    m = end - start
+    for i in range(m):
+        part[i] = byte_id[buf[start + i]]
+    for i in range(m - 1):
+        prank[i], pid[i] = _pair(part[i], part[i + 1], max_rank, keys, ranks, ids)
+    while m > 1:
+        best = NEVER
+        at = -1
+        for i in range(m - 1):
+            if prank[i] < best:
+                best = prank[i]
+                at = i
+        if at < 0:
+            break
+        part[at] = pid[at]
+        for j in range(at + 1, m - 1):
+            part[j] = part[j + 1]
+        for j in range(at + 1, m - 2):
+            prank[j] = prank[j + 1]
+            pid[j] = pid[j + 1]
+        m -= 1
+        if at > 0:
+            prank[at - 1], pid[at - 1] = _pair(part[at - 1], part[at], max_rank, keys, ranks, ids)
+        if at < m - 1:
+            prank[at], pid[at] = _pair(part[at], part[at + 1], max_rank, keys, ranks, ids)
+    for i in range(m):
+        out[pos + i] = part[i]
+    return pos + m
+
+
+@njit
+def _heap_push(heap, size, value):
+    i = size
+    heap[i] = value
+    while i > 0:
+        parent = (i - 1) >> 1
+        if heap[parent] <= heap[i]:
+            break
+        heap[parent], heap[i] = heap[i], heap[parent]
+        i = parent
+    return size + 1
+
+
+@njit
+def _heap_pop(heap, size):
+    top = heap[0]
+    size -= 1
+    heap[0] = heap[size]
+    i = 0
+    while True:
+        child = 2 * i + 1
+        if child >= size:
+            break
+        if child + 1 < size and heap[child + 1] < heap[child]:
+            child += 1
+        if heap[i] <= heap[child]:
+            break
+        heap[i], heap[child] = heap[child], heap[i]
+        i = child
+    return top, size
+
+
+@njit
+def _merge_long(buf, start, end, max_rank, byte_id, keys, ranks, ids, out, pos):
+    """Heap + linked-list BPE: O(n log n), so a 1 MB piece without spaces stays fast.
+
+    Heap entries are `rank << 32 | node` (lowest rank, then leftmost, as tiktoken). An entry is
+    stale when its node died or its pair's rank changed; it is then skipped (subtle: a stale
+    entry can never match a live pair's rank, since the live pair's result is strictly longer).
+    """
+    n = end - start
+    tok = np.empty(n, dtype=np.int64)
+    nxt = np.empty(n, dtype=np.int64)
+    prv = np.empty(n, dtype=np.int64)
+    heap = np.empty(3 * n, dtype=np.int64)
+    size = 0
+    for i in range(n):
+        tok[i] = byte_id[buf[start + i]]
+        nxt[i] = i + 1
+        prv[i] = i - 1
+    for i in range(n - 1):
+        rank, _ = _pair(tok[i], tok[i + 1], max_rank, keys, ranks, ids)
+        if rank != NEVER:
+            size = _heap_push(heap, size, (np.int64(rank) << 32) | i)
+    while size > 0:
+        entry, size = _heap_pop(heap, size)
+        i = entry & _LOW32
+        j = nxt[i]
+        if tok[i] < 0 or j >= n:
+            continue
+        rank, merged = _pair(tok[i], tok[j], max_rank, keys, ranks, ids)
+        if np.int64(rank) != entry >> 32:
+            continue
+        tok[i] = merged
+        tok[j] = -1
+        nxt[i] = nxt[j]
+        if nxt[j] < n:
+            prv[nxt[j]] = i
+        p = prv[i]
+        if p >= 0:
+            rank, _ = _pair(tok[p], tok[i], max_rank, keys, ranks, ids)
+            if rank != NEVER:
+                size = _heap_push(heap, size, (np.int64(rank) << 32) | p)
+        k = nxt[i]
+        if k < n:
+            rank, _ = _pair(tok[i], tok[k], max_rank, keys, ranks, ids)
+            if rank != NEVER:
+                size = _heap_push(heap, size, (np.int64(rank) << 32) | i)
+    i = 0
+    while i < n:
+        out[pos] = tok[i]
+        pos += 1
+        i = nxt[i]
+    return pos
+
+
+@njit
+def _merge_piece(buf, start, end, max_rank, tables, scratch, out, pos):
+    tok_bytes, tok_off, tok_rank, byte_id, whole, keys, ranks, ids = tables
+    part, prank, pid = scratch
+    if end - start == 1:
+        out[pos] = byte_id[buf[start]]
+        return pos + 1
+    tid = _whole_lookup(buf, start, end, tok_bytes, tok_off, whole)
+    if tid >= 0 and tok_rank[tid] < max_rank:
+        out[pos] = tid
+        return pos + 1
+    if end - start <= SHORT:
+        return _merge_short(
+            buf, start, end, max_rank, byte_id, keys, ranks, ids, part, prank, pid, out, pos
+        )
+    return _merge_long(buf, start, end, max_rank, byte_id, keys, ranks, ids, out, pos)
+
+
+@njit
+def encode_pieces(buf, starts, ends, special_ids, max_rank, tables, out_ids, out_starts):
+    """Encode every piece of `buf`; a piece with `special_ids[i] >= 0` is that one token.
+
+    Writes ids to `out_ids` and each token's byte start to `out_starts` (both sized for the
+    worst case, one token per byte); returns how many tokens were written.
+    """
+    tok_off = tables[1]
+    part = np.empty(SHORT, dtype=np.int64)
+    prank = np.empty(SHORT, dtype=np.int32)
+    pid = np.empty(SHORT, dtype=np.int32)
+    scratch = (part, prank, pid)
+    pos = 0
+    for p in range(starts.shape[0]):
+        start, end = starts[p], ends[p]
+        if special_ids[p] >= 0:
+            out_ids[pos] = special_ids[p]
+            out_starts[pos] = start
+            pos += 1
+            continue
+        first = pos
+        pos = _merge_piece(buf, start, end, max_rank, tables, scratch, out_ids, pos)
+        offset = start
+        for k in range(first, pos):
+            out_starts[k] = offset
+            tid = out_ids[k]
+            offset += tok_off[tid + 1] - tok_off[tid]
+    return pos
+
+
+@njit
+def recover_merges(order, tables):
+    """For each token id in `order` (rank order), the pair BPE makes it from, or (-1, -1).
+
+    Token `order[r]` has rank `r`: merging its bytes with ranks below `r` must leave exactly two
+    parts, which are its merge. Used to rebuild merges from a tiktoken file, which lists ranks only.
+    """
+    tok_bytes, tok_off = tables[0], tables[1]
+    pairs = np.full((order.shape[0], 2), -1, dtype=np.int64)
+    longest = 1
+    for r in range(order.shape[0]):
+        tid = order[r]
+        longest = max(longest, tok_off[tid + 1] - tok_off[tid])
+    out = np.empty(longest, dtype=np.int64)
+    part = np.empty(SHORT, dtype=np.int64)
+    prank = np.empty(SHORT, dtype=np.int32)
+    pid = np.empty(SHORT, dtype=np.int32)
+    scratch = (part, prank, pid)
+    for r in range(order.shape[0]):
+        tid = order[r]
+        start, end = tok_off[tid], tok_off[tid + 1]
+        count = _merge_piece(tok_bytes, start, end, np.int32(r), tables, scratch, out, 0)
+        if count == 2:
+            pairs[r, 0], pairs[r, 1] = out[0], out[1]
+    return pairs

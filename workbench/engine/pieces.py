@@ -1,0 +1,50 @@
+"""Pre-tokenization as a swappable step of the encoder: text -> piece byte spans.
+
+A splitter is any callable `(text, data) -> (starts, ends)` where `data == text.encode()` and the
+result is two int64 arrays of byte offsets into `data`. The default runs `regex` (exactly the
+pieces tiktoken sees); a hand-written scanner can replace it (`Tokenizer.with_splitter`) by
+returning the same spans, e.g. `bounds = piece_bounds(data, preset); bounds[:-1], bounds[1:]`.
+Text the pattern does not match is dropped, as tiktoken does (the presets match everything).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from workbench.engine.patterns import compile_pattern
+
+Splitter = Callable[[str, bytes], tuple[np.ndarray, np.ndarray]]
+
+
+def char_to_byte(text: str) -> np.ndarray:
+    """Byte offset of every character boundary: `char_to_byte("aé") -> [0, 1, 3]`."""
+    points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    widths = 1 + (points >= 0x80).astype(np.int64) + (points >= 0x800) + (points >= 0x10000)
+    offsets = np.zeros(len(text) + 1, dtype=np.int64)
+    np.cumsum(widths, out=offsets[1:])
+    return offsets
+
+
+class RegexSplitter:
+    """The reference splitter: `regex.findall(pattern, text)`, as byte spans."""
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        self._compiled = compile_pattern(pattern)
+
+    def __call__(self, text: str, data: bytes) -> tuple[np.ndarray, np.ndarray]:
+        pieces = self._compiled.findall(text)
+        lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
+        if int(lengths.sum()) == len(text):  # the usual case: pieces tile the text
+            ends = np.cumsum(lengths)
+            starts = ends - lengths
+        else:
+            spans = [m.span() for m in self._compiled.finditer(text)]
+            table = np.array(spans, dtype=np.int64).reshape(-1, 2)
+            starts, ends = table[:, 0].copy(), table[:, 1].copy()
+        if len(data) != len(text):
+            offsets = char_to_byte(text)
+            starts, ends = offsets[starts], offsets[ends]
+        return starts, ends

@@ -1,0 +1,196 @@
+"""Pre-tokenizing a corpus into counted unique pieces (the word table), on all cores.
+
+`count_corpus(paths, config)` reads the files (see corpus.py), splits out special tokens,
+pre-tokenizes each segment with the pattern and counts the pieces. The pieces of a document are
+exactly `regex.findall(pattern, text)` of each stretch between special tokens, whatever the
+chunking or the number of processes.
+
+Work goes to spawned processes in batches of segments; results come back in order, so a file
+that turns out bad halfway can be dropped whole when the user chose to skip bad files.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from workbench.engine import _pretokenize_worker as worker
+from workbench.engine.config import TrainConfig
+from workbench.engine.corpus import Segmenter, list_files, read_documents
+from workbench.engine.errors import CancelledError, CorpusError
+from workbench.engine.patterns import preset_name
+from workbench.engine.words import WordTable
+
+BATCH_CHARS = 1 << 21  # text per task: big enough to amortise the hand-over
+PARALLEL_FROM_BYTES = 4 << 20  # smaller corpora are faster in one process
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class CorpusStats:
+    files: int = 0
+    documents: int = 0
+    bytes: int = 0  # UTF-8 bytes of text pre-tokenized (special tokens not counted)
+    pieces: int = 0
+    unique_pieces: int = 0
+    skipped: list[str] = field(default_factory=list)  # one message per file left out
+    seconds: float = 0.0
+
+
+@dataclass
+class PretokenizeResult:
+    words: WordTable
+    stats: CorpusStats
+    files: list[Path]
+
+
+def default_workers() -> int:
+    return max(1, min(os.cpu_count() or 1, 8))
+
+
+def count_corpus(
+    paths: Iterable[str | os.PathLike],
+    config: TrainConfig,
+    progress: Progress | None = None,
+    cancel: Callable[[], bool] | None = None,
+    workers: int | None = None,
+) -> PretokenizeResult:
+    """Count the pre-tokens of every document under `paths`.
+
+    Raises CorpusError for a bad file when `config.on_bad_file == "stop"` (otherwise the file
+    is left out whole and named in `stats.skipped`), CorpusError when nothing is left to train
+    on, and CancelledError as soon as `cancel()` says so."""
+    start = time.perf_counter()
+    files = list_files(paths)
+    if not files:
+        raise CorpusError(", ".join(map(str, paths)) or "(none)", "no files to read")
+    total = sum(f.stat().st_size for f in files)
+    stats = CorpusStats(files=len(files))
+    workers = default_workers() if workers is None else workers
+    tasks = _tasks(files, config, stats, progress, total)
+    counts: Counter[str] = Counter()
+    pending: dict[int, Counter[str]] = {}
+    if workers > 1 and total >= PARALLEL_FROM_BYTES:
+        context = multiprocessing.get_context("spawn")
+        with context.Pool(workers) as pool:
+            for result in pool.imap(worker.run_task, tasks):
+                _take(result, counts, pending, cancel)
+    else:
+        for task in tasks:
+            _take(worker.run_task(task), counts, pending, cancel)
+    if not counts:
+        raise CorpusError(
+            ", ".join(map(str, paths)), "the corpus holds no text to train on (empty, or all skipped)"
+        )
+    words = WordTable.from_counts({piece.encode("utf-8"): n for piece, n in counts.items()})
+    stats.pieces = words.total_pieces
+    stats.unique_pieces = len(words)
+    stats.bytes = words.total_bytes
+    stats.seconds = time.perf_counter() - start
+    return PretokenizeResult(words, stats, files)
+
+
+def _take(
+    result: tuple,
+    counts: Counter[str],
+    pending: dict[int, Counter[str]],
+    cancel: Callable[[], bool] | None,
+) -> None:
+    """Fold one task's counts in: straight into the total, or held until its file is whole."""
+    if cancel is not None and cancel():
+        raise CancelledError("pre-tokenizing cancelled")
+    key, action, part = result
+    if key is None:
+        counts.update(part)
+    elif action == "count":
+        pending.setdefault(key, Counter()).update(part)
+    elif action == "commit":
+        counts.update(pending.pop(key, Counter()))
+    else:  # "drop": the file went bad after some of it was counted
+        pending.pop(key, None)
+
+
+def _tasks(
+    files: list[Path],
+    config: TrainConfig,
+    stats: CorpusStats,
+    progress: Progress | None,
+    total: int,
+) -> Iterator[tuple]:
+    """(key, action, pattern, segments) tasks. Files that fit in one batch are read whole
+    (so a bad one is known before any of it is sent) and share batches; a larger file gets
+    tasks of its own under its index, then a commit, or a drop if it turns out bad."""
+    pattern = config.pattern_string
+    segmenter = Segmenter(config.special_tokens, cut_inside=preset_name(pattern) is not None)
+    batch: list[str] = []
+    size = 0
+    done = 0
+    for index, path in enumerate(files):
+        file_size = path.stat().st_size
+        whole = file_size <= BATCH_CHARS and not path.name.lower().endswith(".gz")
+        try:
+            if whole:
+                segments, documents = _read_whole(path, segmenter, stats)
+                stats.documents += documents
+                batch.extend(segments)
+                size += sum(map(len, segments))
+                if size >= BATCH_CHARS:
+                    yield None, "count", pattern, batch
+                    batch, size = [], 0
+            else:
+                yield from _stream_file(index, path, segmenter, stats, pattern)
+                yield index, "commit", pattern, []
+        except CorpusError as exc:
+            if config.on_bad_file == "stop":
+                raise
+            stats.skipped.append(str(exc))
+            if not whole:
+                yield index, "drop", pattern, []
+        done += file_size
+        if progress is not None:
+            progress(done, total)
+    if batch:
+        yield None, "count", pattern, batch
+
+
+def _read_whole(path: Path, segmenter: Segmenter, stats: CorpusStats) -> tuple[list[str], int]:
+    segments: list[str] = []
+    documents = 0
+    for document in read_documents(path, segmenter):
+        documents += 1
+        for segment in document.segments:
+            segments.append(segment)
+    return segments, documents
+
+
+def _stream_file(
+    index: int, path: Path, segmenter: Segmenter, stats: CorpusStats, pattern: str
+) -> Iterator[tuple]:
+    batch: list[str] = []
+    size = 0
+    for document in read_documents(path, segmenter):
+        stats.documents += 1
+        for segment in document.segments:
+            batch.append(segment)
+            size += len(segment)
+            if size >= BATCH_CHARS:
+                yield index, "count", pattern, batch
+                batch, size = [], 0
+    if batch:
+        yield index, "count", pattern, batch
+
+
+def count_texts(texts: Iterable[str], config: TrainConfig) -> WordTable:
+    """The word table of documents given as strings (tests, the demo, small inputs)."""
+    pattern = config.pattern_string
+    segmenter = Segmenter(config.special_tokens, cut_inside=False)
+    counts: Counter[str] = Counter()
+    for text in texts:
+        counts.update(worker.count_segments(pattern, segmenter.split(text)))
+    return WordTable.from_counts({piece.encode("utf-8"): n for piece, n in counts.items()})

@@ -1,0 +1,251 @@
+"""The BPE trainer: owns the merge loop's state and hands out batches of merges.
+
+    trainer = BpeTrainer(words, TrainConfig(vocab_size=1000))
+    for batch in trainer.batches():      # stop iterating at any batch boundary ...
+        show(batch)
+    trainer.batches(target_vocab_size=2000)  # ... and continue later, exactly where it stopped
+
+Training in pieces gives the same merges as training straight through: the state lives here
+between calls and the kernel is deterministic. Ids 0-255 are the bytes; each merge whose bytes
+are new takes the next id; the special tokens come after all merged tokens.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import numpy as np
+
+from workbench.engine import train_kernels as k
+from workbench.engine.byte_mapping import hf_byte_order
+from workbench.engine.config import TrainConfig
+from workbench.engine.events import MergeBatch
+from workbench.engine.words import WordTable
+
+STOP_REASONS = {
+    k.VOCAB_REACHED: "vocab_size",
+    k.NO_PAIRS: "no_pairs",
+    k.BELOW_MIN_FREQUENCY: "min_frequency",
+}
+
+# Names of the state arrays the merge kernel may reallocate, in the order it returns them.
+_GROWABLE = (
+    "tok_off tok_len tok_hash arena tt pkey pcnt plist pstamp pstep_list tie_stamp ph "
+    "lst_head lst_tail lst_last blk blk_next blk_fill hcnt hpair hlist touched"
+).split()
+
+
+class BpeTrainer:
+    """Byte-level BPE over a word table, in the tie-break mode of `config`."""
+
+    def __init__(self, words: WordTable, config: TrainConfig, want_ties: bool = True) -> None:
+        self.config = config
+        self.mode = k.HF if config.tie_break == "hf" else k.LEX
+        self.want_ties = want_ties
+        self.merges: list[tuple[int, int]] = []
+        self.merge_ids: list[int] = []
+        self.vocab: list[bytes] = [bytes([b]) for b in range(256)]
+        self.stop_reason: str | None = None
+        self.kernel_seconds = 0.0
+        self._batch_size = 1
+        self._init_state(words)
+
+    # -- state ---------------------------------------------------------------------------------
+
+    def _init_state(self, words: WordTable) -> None:
+        lengths = np.diff(words.offsets).astype(np.int32)
+        self.wsym = words.data.astype(np.int32)  # each byte is its own token id
+        self.woff = words.offsets[:-1].copy()
+        self.wlen = lengths
+        self.wcount = words.counts.copy()
+        symbols = int(lengths.sum())
+        pairs = max(symbols, 1024)
+
+        self.scal = np.zeros(k.N_SCAL, dtype=np.int64)
+        self.scal[k.S_NTOK] = 256
+        self.scal[k.S_ARENA] = 256
+        self.scal[k.S_TOKENS] = int((lengths.astype(np.int64) * words.counts).sum())
+        self.tok_off = np.arange(1024, dtype=np.int64)
+        self.tok_len = np.ones(1024, dtype=np.int32)
+        self.tok_hash = np.arange(1, 1025, dtype=np.int64)  # h(single byte b) = b + 1
+        self.arena = np.zeros(64 * 1024, dtype=np.uint8)
+        self.arena[:256] = np.arange(256, dtype=np.uint8)
+        self.tt = np.full(4096, -1, dtype=np.int32)
+        for t in range(256):
+            k._tt_insert(self.tt, t, self.tok_hash[t])
+
+        self.pkey = np.empty(pairs, dtype=np.int64)
+        self.pcnt = np.empty(pairs, dtype=np.int64)
+        self.plist = np.empty(pairs, dtype=np.int32)
+        self.pstamp = np.empty(pairs, dtype=np.int32)
+        self.pstep_list = np.empty(pairs, dtype=np.int32)
+        self.tie_stamp = np.full(pairs, -1, dtype=np.int32)
+        self.ph = np.full(k._next_pow2(4 * pairs), -1, dtype=np.int32)
+        self.lst_head = np.empty(pairs, dtype=np.int32)
+        self.lst_tail = np.empty(pairs, dtype=np.int32)
+        self.lst_last = np.empty(pairs, dtype=np.int32)
+        blocks = 2 * pairs
+        self.blk = np.empty(blocks * k.BLOCK, dtype=np.int32)
+        self.blk_next = np.empty(blocks, dtype=np.int32)
+        self.blk_fill = np.empty(blocks, dtype=np.int32)
+        self.hcnt = np.empty(pairs, dtype=np.int64)
+        self.hpair = np.empty(pairs, dtype=np.int32)
+        self.hlist = np.empty(pairs, dtype=np.int32)
+        self.touched = np.empty(pairs + 1, dtype=np.int32)
+        self.hf_order = np.array(hf_byte_order(), dtype=np.int64)
+
+        k._init_pairs(
+            self.mode, self.wsym, self.woff, self.wlen, self.wcount, self.ph, self.pkey,
+            self.pcnt, self.plist, self.pstamp, self.pstep_list, self.touched, self.lst_head,
+            self.lst_tail, self.lst_last, self.blk, self.blk_next, self.blk_fill, self.hcnt,
+            self.hpair, self.hlist, self.scal, self.tok_off, self.tok_len, self.arena,
+            self.hf_order,
+        )  # fmt: skip
+
+    # -- what it has made ----------------------------------------------------------------------
+
+    @property
+    def n_merges(self) -> int:
+        return len(self.merges)
+
+    @property
+    def n_tokens(self) -> int:
+        """Distinct tokens: 256 bytes + merged tokens (no specials)."""
+        return int(self.scal[k.S_NTOK])
+
+    @property
+    def vocab_size(self) -> int:
+        """Tokens including the special tokens, as `--vocab-size` counts them."""
+        return self.n_tokens + len(self.config.special_tokens)
+
+    @property
+    def corpus_tokens(self) -> int:
+        """Tokens the training corpus takes with the merges so far (specials not counted)."""
+        return int(self.scal[k.S_TOKENS])
+
+    @property
+    def special_ids(self) -> dict[str, int]:
+        return {s: self.n_tokens + i for i, s in enumerate(self.config.special_tokens)}
+
+    def merge_pairs(self) -> list[tuple[bytes, bytes]]:
+        """The merges as byte pairs, in rank order."""
+        return [(self.vocab[a], self.vocab[b]) for a, b in self.merges]
+
+    def vocab_bytes(self) -> dict[int, bytes]:
+        """id -> bytes for every token, special tokens included."""
+        vocab = dict(enumerate(self.vocab))
+        for token, i in self.special_ids.items():
+            vocab[i] = token.encode("utf-8")
+        return vocab
+
+    @property
+    def done(self) -> bool:
+        """Whether training reached the configured vocab size or can go no further."""
+        return self.stop_reason in ("no_pairs", "min_frequency") or (
+            self.vocab_size >= self.config.vocab_size
+        )
+
+    # -- training ------------------------------------------------------------------------------
+
+    def step(self, n: int, target_vocab_size: int | None = None) -> MergeBatch:
+        """Make up to n more merges (fewer if training ends) and return them as one batch."""
+        target = self.config.vocab_size if target_vocab_size is None else target_vocab_size
+        target_tokens = target - len(self.config.special_tokens)
+        n = max(int(n), 0)
+        ev_left = np.empty(n, dtype=np.int32)
+        ev_right = np.empty(n, dtype=np.int32)
+        ev_new = np.empty(n, dtype=np.int32)
+        ev_count = np.empty(n, dtype=np.int64)
+        ev_isnew = np.empty(n, dtype=np.bool_)
+        ev_ties = np.empty(n, dtype=np.int64)
+        ev_tokens = np.empty(n, dtype=np.int64)
+        start = time.perf_counter()
+        result = k._run_merges(
+            n, target_tokens, self.config.min_frequency, self.mode, self.want_ties,
+            self.wsym, self.woff, self.wlen, self.wcount,
+            self.tok_off, self.tok_len, self.tok_hash, self.arena, self.tt,
+            self.pkey, self.pcnt, self.plist, self.pstamp, self.pstep_list, self.tie_stamp,
+            self.ph, self.lst_head, self.lst_tail, self.lst_last, self.blk, self.blk_next,
+            self.blk_fill, self.hcnt, self.hpair, self.hlist, self.touched, self.scal,
+            self.hf_order, ev_left, ev_right, ev_new, ev_count, ev_isnew, ev_ties, ev_tokens,
+        )  # fmt: skip
+        seconds = time.perf_counter() - start
+        self.kernel_seconds += seconds
+        status, done = int(result[0]), int(result[1])
+        for name, array in zip(_GROWABLE, result[2:], strict=True):
+            setattr(self, name, array)
+        self.stop_reason = STOP_REASONS.get(status)
+
+        start_rank = len(self.merges)
+        tokens = []
+        for i in range(done):
+            new = int(ev_new[i])
+            if ev_isnew[i]:
+                off = int(self.tok_off[new])
+                self.vocab.append(self.arena[off : off + int(self.tok_len[new])].tobytes())
+            tokens.append(self.vocab[new])
+            self.merges.append((int(ev_left[i]), int(ev_right[i])))
+            self.merge_ids.append(new)
+        return MergeBatch(
+            start_rank=start_rank,
+            left=ev_left[:done],
+            right=ev_right[:done],
+            new_id=ev_new[:done],
+            count=ev_count[:done],
+            is_new=ev_isnew[:done],
+            ties=ev_ties[:done],
+            corpus_tokens=ev_tokens[:done],
+            tokens=tuple(tokens),
+            vocab_size=self.n_tokens,
+            seconds=seconds,
+        )
+
+    def batches(
+        self,
+        target_vocab_size: int | None = None,
+        max_merges: int | None = None,
+        batch_seconds: float | None = 0.05,
+    ) -> Iterator[MergeBatch]:
+        """Merge until the target vocab size (default: the config's), `max_merges` more merges,
+        or the end, yielding a batch about every `batch_seconds` of kernel time (None: one
+        batch). Stopping the iteration between batches loses nothing."""
+        made = 0
+        while max_merges is None or made < max_merges:
+            if batch_seconds is None:
+                # Each merge adds at most one token; merges that reuse bytes need a few more.
+                target = self.config.vocab_size if target_vocab_size is None else target_vocab_size
+                n = max(target - self.vocab_size, 0) + 64
+                if max_merges is not None:
+                    n = min(n, max_merges - made)
+            else:
+                n = self._batch_size
+                if max_merges is not None:
+                    n = min(n, max_merges - made)
+            batch = self.step(n, target_vocab_size)
+            made += len(batch)
+            if batch_seconds is not None:
+                self._adapt_batch_size(len(batch), batch.seconds, batch_seconds)
+            if len(batch):
+                yield batch
+            if self.stop_reason is not None:
+                return
+
+    def _adapt_batch_size(self, made: int, seconds: float, wanted: float) -> None:
+        """Aim the next batch at `wanted` seconds: merges get cheaper as counts fall."""
+        if made == 0:
+            return
+        rate = made / max(seconds, 1e-6)
+        self._batch_size = int(min(max(rate * wanted, 1), 2 * self._batch_size + 16))
+
+    def run(self, target_vocab_size: int | None = None) -> None:
+        """Train to the target (or the end) in one go."""
+        for _ in self.batches(target_vocab_size, batch_seconds=None):
+            pass
+
+
+def warm_up() -> None:
+    """Compile (or load from Numba's cache) every kernel the trainer uses, on a tiny table."""
+    words = WordTable.from_counts({b"hello": 3, b"yellow": 2, b"aaaa": 2})
+    for tie_break in ("lexicographic", "hf"):
+        BpeTrainer(words, TrainConfig(vocab_size=270, tie_break=tie_break)).run()
