@@ -20,7 +20,8 @@ class MergeEvent:
     `rank` counts merges from 0. `new_id` is 256 + the number of distinct tokens made before,
     except when the merged bytes are already a token (two merge paths to the same bytes, e.g.
     `a`+`bc` and `ab`+`c`): then the existing id is reused, as Hugging Face does, and `is_new`
-    is False. `ties` is how many other pairs had the same count when this one won (0 = none).
+    is False. `ties` is how many other pairs had the same count when this one won (0 = none), counted
+    up to the trainer's `tie_limit` (a figure equal to it means "that many or more").
     """
 
     rank: int

@@ -375,7 +375,7 @@ def _count_ties(hcnt, hpair, pcnt, scal, tie_stamp, stamp, limit):
     stack[0] = 0
     depth = 1
     found = 0
-    while depth > 0 and found <= limit:
+    while depth > 0 and found <= limit:  # past the limit the figure reads "limit or more"
         depth -= 1
         i = stack[depth]
         p = hpair[i]
@@ -390,7 +390,7 @@ def _count_ties(hcnt, hpair, pcnt, scal, tie_stamp, stamp, limit):
                     stack = bigger
                 stack[depth] = child
                 depth += 1
-    return max(found - 1, 0)
+    return min(max(found - 1, 0), limit)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -491,7 +491,7 @@ def _init_pairs(
 
 @njit
 def _run_merges(
-    max_merges, target_tokens, min_frequency, mode, want_ties,
+    max_merges, target_tokens, min_frequency, mode, tie_limit,
     wsym, woff, wlen, wcount,
     tok_off, tok_len, tok_hash, arena, tt,
     pkey, pcnt, plist, pstamp, pstep_list, tie_stamp, ph,
@@ -531,8 +531,8 @@ def _run_merges(
             status = BELOW_MIN_FREQUENCY
             break
         ties = 0
-        if want_ties:
-            ties = _count_ties(hcnt, hpair, pcnt, scal, tie_stamp, scal[S_STEP] + 1, 100000)
+        if tie_limit > 0:
+            ties = _count_ties(hcnt, hpair, pcnt, scal, tie_stamp, scal[S_STEP] + 1, tie_limit)
         p = hpair[0]
         lid = hlist[0]
         _heap_pop(hcnt, hpair, hlist, scal, pkey, mode, tok_off, tok_len, arena, hf_order)

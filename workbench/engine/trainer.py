@@ -29,6 +29,10 @@ STOP_REASONS = {
     k.BELOW_MIN_FREQUENCY: "min_frequency",
 }
 
+# Ties are counted up to this many (a figure of TIE_LIMIT reads "that many or more"): counting
+# them all costs as much as the merge itself late in training, when thousands of pairs tie.
+TIE_LIMIT = 100
+
 # Names of the state arrays the merge kernel may reallocate, in the order it returns them.
 _GROWABLE = (
     "tok_off tok_len tok_hash arena tt pkey pcnt plist pstamp pstep_list tie_stamp ph "
@@ -39,10 +43,10 @@ _GROWABLE = (
 class BpeTrainer:
     """Byte-level BPE over a word table, in the tie-break mode of `config`."""
 
-    def __init__(self, words: WordTable, config: TrainConfig, want_ties: bool = True) -> None:
+    def __init__(self, words: WordTable, config: TrainConfig, tie_limit: int = TIE_LIMIT) -> None:
         self.config = config
         self.mode = k.HF if config.tie_break == "hf" else k.LEX
-        self.want_ties = want_ties
+        self.tie_limit = tie_limit
         self.merges: list[tuple[int, int]] = []
         self.merge_ids: list[int] = []
         self.vocab: list[bytes] = [bytes([b]) for b in range(256)]
@@ -162,7 +166,7 @@ class BpeTrainer:
         ev_tokens = np.empty(n, dtype=np.int64)
         start = time.perf_counter()
         result = k._run_merges(
-            n, target_tokens, self.config.min_frequency, self.mode, self.want_ties,
+            n, target_tokens, self.config.min_frequency, self.mode, self.tie_limit,
             self.wsym, self.woff, self.wlen, self.wcount,
             self.tok_off, self.tok_len, self.tok_hash, self.arena, self.tt,
             self.pkey, self.pcnt, self.plist, self.pstamp, self.pstep_list, self.tie_stamp,

@@ -1,0 +1,54 @@
+"""A slow, obviously correct BPE trainer: recount every pair after every merge.
+
+Tokens are their bytes, so two merge paths to the same bytes make the same token (as in the
+CS336 reference, whose words are tuples of bytes). Among equal counts the greatest
+(left bytes, right bytes) wins. Stops when the vocabulary (256 bytes + distinct merged tokens +
+specials) reaches `vocab_size`, when no pair is left, or when the best count is below
+`min_frequency`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+
+def train_reference(
+    words: dict[bytes, int], vocab_size: int, n_specials: int = 0, min_frequency: int = 0
+) -> tuple[list[tuple[bytes, bytes]], list[int]]:
+    """Returns the merges as byte pairs and the pair count at each merge."""
+    table = {tuple(bytes([b]) for b in word): count for word, count in words.items()}
+    tokens = {bytes([b]) for b in range(256)}
+    merges: list[tuple[bytes, bytes]] = []
+    counts: list[int] = []
+    while len(tokens) + n_specials < vocab_size:
+        pairs: Counter[tuple[bytes, bytes]] = Counter()
+        for word, count in table.items():
+            for pair in zip(word, word[1:]):
+                pairs[pair] += count
+        if not pairs:
+            break
+        best = max(pairs, key=lambda p: (pairs[p], p))
+        if pairs[best] < max(min_frequency, 1):
+            break
+        merges.append(best)
+        counts.append(pairs[best])
+        tokens.add(best[0] + best[1])
+        table = _apply(table, best)
+    return merges, counts
+
+
+def _apply(table: dict[tuple, int], pair: tuple[bytes, bytes]) -> dict[tuple, int]:
+    merged: dict[tuple, int] = {}
+    for word, count in table.items():
+        out = []
+        i = 0
+        while i < len(word):
+            if i + 1 < len(word) and (word[i], word[i + 1]) == pair:
+                out.append(word[i] + word[i + 1])  # left to right: `aaa` -> `aa a`
+                i += 2
+            else:
+                out.append(word[i])
+                i += 1
+        key = tuple(out)
+        merged[key] = merged.get(key, 0) + count
+    return merged
