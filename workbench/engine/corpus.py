@@ -68,12 +68,11 @@ def is_jsonl(path: Path) -> bool:
 
 def _open_binary(path: Path) -> io.BufferedIOBase:
     try:
-        raw = open(path, "rb")  # noqa: SIM115 - closed by the caller's with-block
+        if path.name.lower().endswith(".gz"):
+            return gzip.open(path, "rb")  # type: ignore[return-value]
+        return open(path, "rb")  # noqa: SIM115 - closed by the caller's with-block
     except OSError as exc:
         raise CorpusError(str(path), f"cannot read: {exc.strerror or exc}") from None
-    if path.name.lower().endswith(".gz"):
-        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
-    return raw
 
 
 def _read_chunks(path: Path, size: int = 1 << 22) -> Iterator[bytes]:
