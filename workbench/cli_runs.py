@@ -1,0 +1,122 @@
+"""`bpe-workbench runs list|show ID|export ID|delete ID [--db FILE]`: the run history, headless.
+
+`export` rebuilds the tokenizer from the stored merges (the first k merges are the tokenizer at
+rank k, so a run interrupted mid-way exports what it reached) and writes it in a chosen format.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from workbench.store import RunInfo, RunStore
+
+
+def _open(args: argparse.Namespace) -> RunStore:
+    return RunStore(args.db)  # None -> $BPE_WORKBENCH_DB or the user's data folder
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    with _open(args) as store:
+        runs = store.list_runs()
+    if not runs:
+        print("no runs yet")
+        return 0
+    print(f"{'id':>5}  {'state':<11}  {'merges':>8}  {'vocab':>7}  {'created':<19}  name")
+    for run in runs:
+        print(
+            f"{run.id:>5}  {run.state:<11}  {run.merge_count:>8}  {run.vocab_size:>7}  "
+            f"{run.created[:19].replace('T', ' '):<19}  {run.name}"
+        )
+    return 0
+
+
+def _describe(run: RunInfo) -> dict[str, object]:
+    return {
+        "id": run.id,
+        "name": run.name,
+        "state": run.state,
+        "created": run.created,
+        "updated": run.updated,
+        "merges": run.merge_count,
+        "vocab_size": run.vocab_size,
+        "stop_reason": run.stop_reason,
+        "error": run.error,
+        "settings": run.settings,
+        "corpus": run.corpus,
+        "stats": run.stats,
+        "timings": run.timings,
+    }
+
+
+def _cmd_show(args: argparse.Namespace) -> int:
+    with _open(args) as store:
+        run = store.get_run(args.id)
+        first = store.merges(args.id, limit=args.merges)
+    print(json.dumps(_describe(run), indent=2, ensure_ascii=False))
+    if first:
+        print(f"\nfirst {len(first)} merges:")
+        for m in first:
+            print(
+                f"{m.rank:>7}  {m.left_id:>6} + {m.right_id:<6} -> {m.new_id:<6} "
+                f"{m.count:>10}  {m.readable}"
+            )
+    return 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    # Imported here: the tokenizer and formats pull in Numba, which `runs list` does not need.
+    from workbench.engine.formats import export
+    from workbench.engine.patterns import resolve
+    from workbench.engine.tokenizer import Tokenizer
+
+    with _open(args) as store:
+        run = store.get_run(args.id)
+        pairs = store.merges_as_pairs(args.id)
+    pattern = resolve(run.settings.get("pattern"))
+    specials = list(run.settings.get("special_tokens") or ())
+    tokenizer = Tokenizer.from_merges(pairs, pattern, specials)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    written = export(tokenizer, args.format, out)
+    print(f"run {run.id} ({len(pairs)} merges) exported as {args.format} to {out}")
+    for path in written or ():
+        print(f"  {path}")
+    return 0
+
+
+def _cmd_delete(args: argparse.Namespace) -> int:
+    with _open(args) as store:
+        run = store.get_run(args.id)
+        store.delete(args.id)
+    print(f"deleted run {run.id} ({run.name}, {run.merge_count} merges)")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("runs", help="list, show, export or delete stored runs")
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+
+    def action(
+        name: str, func: Callable[[argparse.Namespace], int], help_text: str, with_id: bool = True
+    ) -> argparse.ArgumentParser:
+        sub = actions.add_parser(name, help=help_text)
+        if with_id:
+            sub.add_argument("id", type=int, metavar="ID")
+        sub.add_argument(
+            "--db",
+            type=Path,
+            help="run database (default: $BPE_WORKBENCH_DB or runs.db in the user's data folder)",
+        )
+        sub.set_defaults(func=func)
+        return sub
+
+    action("list", _cmd_list, "every run with its state", with_id=False)
+    show = action("show", _cmd_show, "a run's settings, statistics, timings and first merges")
+    show.add_argument("--merges", type=int, default=10, help="how many merges to list")
+    export = action("export", _cmd_export, "write a run's tokenizer in a file format")
+    export.add_argument("--format", required=True, help="e.g. hf, gpt2, tiktoken")
+    export.add_argument("--out", required=True, type=Path, help="output folder")
+    action("delete", _cmd_delete, "delete a run and its merges")

@@ -1,0 +1,17 @@
+"""Store errors a user can act on (a missing run, a bad search, a database from a newer app)."""
+
+from __future__ import annotations
+
+from workbench.engine.errors import WorkbenchError
+
+
+class StoreError(WorkbenchError):
+    """A run store problem with a message fit to show as is."""
+
+
+class RunNotFound(StoreError):
+    """No run with the asked id (typo on the command line, or deleted in another window)."""
+
+    def __init__(self, run_id: int) -> None:
+        self.run_id = run_id
+        super().__init__(f"no run with id {run_id}")

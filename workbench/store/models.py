@@ -1,0 +1,73 @@
+"""Plain records the store hands out: a run's header and one stored merge."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class RunInfo:
+    """One row of `runs`, with its JSON columns decoded."""
+
+    id: int
+    name: str
+    created: str
+    updated: str
+    state: str
+    pid: int | None
+    merge_count: int
+    vocab_size: int
+    settings: dict[str, Any] = field(default_factory=dict)
+    corpus: dict[str, Any] = field(default_factory=dict)
+    stats: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, Any] = field(default_factory=dict)
+    stop_reason: str | None = None
+    error: str | None = None
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> RunInfo:
+        return cls(
+            id=row["id"],
+            name=row["name"],
+            created=row["created"],
+            updated=row["updated"],
+            state=row["state"],
+            pid=row["pid"],
+            merge_count=row["merge_count"],
+            vocab_size=row["vocab_size"],
+            settings=json.loads(row["settings"]),
+            corpus=json.loads(row["corpus"]),
+            stats=json.loads(row["stats"]),
+            timings=json.loads(row["timings"]),
+            stop_reason=row["stop_reason"],
+            error=row["error"],
+        )
+
+
+MERGE_COLUMNS = "rank, new_id, left_id, right_id, token, readable, count, length, is_new, ties"
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMerge:
+    """One merge as stored: `left_id` + `right_id` -> `new_id`, whose bytes are `token`."""
+
+    rank: int
+    new_id: int
+    left_id: int
+    right_id: int
+    token: bytes
+    readable: str
+    count: int
+    length: int
+    is_new: bool
+    ties: int
+
+    @classmethod
+    def from_tuple(cls, row: tuple[Any, ...]) -> StoredMerge:
+        """From a row selected as `MERGE_COLUMNS`."""
+        rank, new_id, left_id, right_id, token, text, count, length, is_new, ties = row
+        return cls(
+            rank, new_id, left_id, right_id, bytes(token), text, count, length, bool(is_new), ties
+        )

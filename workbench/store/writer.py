@@ -1,0 +1,181 @@
+"""`RunWriter`: the training thread's side of the run database.
+
+One writer per run, on its own connection, used from the thread that trains. Each `MergeBatch`
+is one short transaction (insert the merges, bump the run's counters), so a crash keeps every
+batch committed before it and a reader sees whole batches only. Readers on other connections
+never wait for it: WAL lets them read the last commit while a batch is being written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from workbench.engine.events import MergeBatch
+from workbench.store.connection import connect
+from workbench.store.errors import RunNotFound
+from workbench.store.liveness import owner_token
+from workbench.store.readable import readable
+from workbench.store.runs import now_iso, to_json
+from workbench.store.schema import RUN_STATES, fts_rowid, has_fts, init_db
+
+_INSERT = (
+    "INSERT INTO merges (run_id, rank, new_id, left_id, right_id, token, readable, count, "
+    "length, is_new, ties, corpus_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _column(batch: MergeBatch, name: str, n: int) -> list[Any]:
+    """An optional batch column as a list (all None when this engine version lacks it)."""
+    values = getattr(batch, name, None)
+    return [None] * n if values is None else values.tolist()
+
+
+_INSERT_FTS = "INSERT INTO merges_fts (rowid, readable) VALUES (?, ?)"
+
+
+class RunWriter:
+    """Appends merges to run `run_id` and records its state; claims the run for this process.
+
+    Opening takes over the run (pid/owner = this process, state `running`) and continues after
+    the last stored rank, so a batch must start exactly there: ranks stay gap-free.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], run_id: int) -> None:
+        self.path = Path(path)
+        self.run_id = run_id
+        self.conn: sqlite3.Connection = init_db(connect(self.path))
+        row = self.conn.execute("SELECT merge_count FROM runs WHERE id = ?", [run_id]).fetchone()
+        if row is None:
+            self.conn.close()
+            raise RunNotFound(run_id)
+        self._fts = has_fts(self.conn)
+        self.next_rank = self._stored_count()
+        self._commit(
+            "UPDATE runs SET state = 'running', pid = ?, owner = ?, updated = ?, "
+            "merge_count = ? WHERE id = ?",
+            [os.getpid(), owner_token(), now_iso(), self.next_rank, run_id],
+        )
+
+    def _stored_count(self) -> int:
+        row = self.conn.execute(
+            "SELECT max(rank) FROM merges WHERE run_id = ?", [self.run_id]
+        ).fetchone()
+        return 0 if row[0] is None else int(row[0]) + 1
+
+    def _commit(self, sql: str, params: Iterable[Any]) -> None:
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            self.conn.execute(sql, list(params))
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+
+    def write(self, batch: MergeBatch) -> None:
+        """Store one batch in one transaction; it must start at `next_rank`."""
+        if batch.start_rank != self.next_rank:
+            raise ValueError(
+                f"batch starts at rank {batch.start_rank}, expected {self.next_rank} "
+                "(merges must arrive in order without gaps)"
+            )
+        n = len(batch)
+        if n == 0:
+            return
+        # .tolist() turns the numpy columns into Python ints in one C loop each.
+        texts = [readable(t) for t in batch.tokens]
+        ranks = range(batch.start_rank, batch.start_rank + n)
+        rows = zip(
+            [self.run_id] * n,
+            ranks,
+            batch.new_id.tolist(),
+            batch.left.tolist(),
+            batch.right.tolist(),
+            batch.tokens,
+            texts,
+            batch.count.tolist(),
+            [len(t) for t in batch.tokens],
+            [int(x) for x in batch.is_new.tolist()],
+            batch.ties.tolist(),
+            _column(batch, "corpus_tokens", n),
+            strict=True,
+        )
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Plain executemany, not sqlite-utils insert_all: this is the hot path, and
+            # insert_all would commit on its own (we want the run counters in the same commit).
+            self.conn.executemany(_INSERT, rows)
+            if self._fts:
+                base = fts_rowid(self.run_id, 0)
+                self.conn.executemany(
+                    _INSERT_FTS, zip([base + r for r in ranks], texts, strict=True)
+                )
+            self.conn.execute(
+                "UPDATE runs SET merge_count = ?, vocab_size = ?, updated = ? WHERE id = ?",
+                [batch.end_rank, batch.vocab_size, now_iso(), self.run_id],
+            )
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.next_rank = batch.end_rank
+
+    def set_state(
+        self,
+        state: str,
+        stop_reason: str | None = None,
+        error: str | None = None,
+        timings: Mapping[str, float] | None = None,
+    ) -> None:
+        """Record a state change; `timings` are merged into those already stored."""
+        if state not in RUN_STATES:
+            raise ValueError(f"unknown run state {state!r}; expected one of {RUN_STATES}")
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            row = self.conn.execute(
+                "SELECT timings FROM runs WHERE id = ?", [self.run_id]
+            ).fetchone()
+            merged = {**json.loads(row[0]), **dict(timings or {})}
+            self.conn.execute(
+                "UPDATE runs SET state = ?, stop_reason = ?, error = ?, timings = ?, updated = ? "
+                "WHERE id = ?",
+                [state, stop_reason, error, to_json(merged), now_iso(), self.run_id],
+            )
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+
+    def set_stats(self, stats: Any) -> None:
+        """Corpus statistics, once pre-tokenizing has produced them."""
+        self._commit(
+            "UPDATE runs SET stats = ?, updated = ? WHERE id = ?",
+            [to_json(stats), now_iso(), self.run_id],
+        )
+
+    def write_top_pieces(self, pieces: Iterable[tuple[bytes, int]]) -> None:
+        """Replace the run's most frequent pre-tokens (for the corpus panel)."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            self.conn.execute("DELETE FROM top_pieces WHERE run_id = ?", [self.run_id])
+            self.conn.executemany(
+                "INSERT INTO top_pieces (run_id, piece, count) VALUES (?, ?, ?)",
+                [(self.run_id, bytes(p), int(c)) for p, c in pieces],
+            )
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> RunWriter:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        self.close()
