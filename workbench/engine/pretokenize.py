@@ -14,7 +14,8 @@ from __future__ import annotations
 import multiprocessing
 import os
 import time
-from collections import Counter
+from collections import Counter, deque
+from concurrent.futures import ProcessPoolExecutor
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,10 +78,8 @@ def count_corpus(
     counts: Counter[str] = Counter()
     pending: dict[int, Counter[str]] = {}
     if workers > 1 and total >= PARALLEL_FROM_BYTES:
-        context = multiprocessing.get_context("spawn")
-        with context.Pool(workers) as pool:
-            for result in pool.imap(worker.run_task, tasks):
-                _take(result, counts, pending, cancel)
+        for result in _in_processes(tasks, workers):
+            _take(result, counts, pending, cancel)
     else:
         for task in tasks:
             _take(worker.run_task(task), counts, pending, cancel)
@@ -94,6 +93,25 @@ def count_corpus(
     stats.bytes = words.total_bytes
     stats.seconds = time.perf_counter() - start
     return PretokenizeResult(words, stats, files)
+
+
+def _in_processes(tasks: Iterator[tuple], workers: int) -> Iterator[tuple]:
+    """Results of the tasks, in order, from spawned processes, with at most two tasks per
+    process in flight so memory stays bounded however large the corpus is. A worker that dies
+    surfaces as an error (BrokenProcessPool), never as a hang."""
+    context = multiprocessing.get_context("spawn")  # no fork: the window's threads stay safe
+    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        in_flight: deque = deque()
+        try:
+            for task in tasks:
+                in_flight.append(pool.submit(worker.run_task, task))
+                if len(in_flight) >= 2 * workers:
+                    yield in_flight.popleft().result()
+            while in_flight:
+                yield in_flight.popleft().result()
+        finally:
+            for future in in_flight:
+                future.cancel()
 
 
 def _take(

@@ -1,0 +1,136 @@
+"""Benchmarks against the peers, each in its own process, on the same corpus in the same run.
+
+Wall time is measured around the whole process (start-up and imports included) and peak memory
+is the process's max RSS from `wait4`, so every trainer pays the same overheads. The workbench
+runs once unmeasured first so Numba's on-disk cache is warm, as it is for a user's second run.
+"""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from workbench.engine.patterns import GPT2
+
+
+@dataclass
+class Measurement:
+    name: str
+    seconds: list[float]
+    peak_mb: float
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.seconds)
+
+
+def run_measured(argv: list[str]) -> tuple[float, float]:
+    """(wall seconds, peak RSS in MB) of one child process; raises if it fails."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - start
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    if proc.stderr:
+        proc.stderr.close()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{argv[:4]} failed ({proc.returncode}): {err.strip()[-500:]}")
+    return seconds, usage.ru_maxrss / 1024
+
+
+_HF = """
+import sys
+from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+tok = Tokenizer(models.BPE())
+tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+trainer = trainers.BpeTrainer(vocab_size=int(sys.argv[2]), show_progress=False,
+                              initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+tok.train([sys.argv[1]], trainer)
+"""
+
+_RUSTBPE = """
+import sys, rustbpe
+tok = rustbpe.Tokenizer()
+with open(sys.argv[1], encoding="utf-8") as f:
+    tok.train_from_iterator(f, int(sys.argv[2]), pattern=sys.argv[3])
+"""
+
+
+def train_commands(path: Path, vocab_size: int, out: Path) -> dict[str, list[str]]:
+    """The command of each trainer that is installed, the workbench first."""
+    commands = {
+        "bpe-workbench": [
+            sys.executable, "-m", "workbench", "train", str(path), "--vocab-size",
+            str(vocab_size), "--out", str(out), "--no-db", "--quiet",
+        ],  # fmt: skip
+    }
+    if importlib.util.find_spec("tokenizers"):
+        commands["hf tokenizers"] = [sys.executable, "-c", _HF, str(path), str(vocab_size)]
+    if importlib.util.find_spec("rustbpe"):
+        commands["rustbpe"] = [
+            sys.executable, "-c", _RUSTBPE, str(path), str(vocab_size), GPT2,
+        ]  # fmt: skip
+    return commands
+
+
+def bench_train(path: Path, vocab_size: int, repeat: int = 3) -> list[Measurement]:
+    with tempfile.TemporaryDirectory() as tmp:
+        commands = train_commands(path, vocab_size, Path(tmp))
+        run_measured(commands["bpe-workbench"])  # warm Numba's cache; not counted
+        results = {name: Measurement(name, [], 0.0) for name in commands}
+        for _ in range(repeat):  # interleaved, so drifts in machine load hit every peer alike
+            for name, argv in commands.items():
+                seconds, peak = run_measured(argv)
+                results[name].seconds.append(seconds)
+                results[name].peak_mb = max(results[name].peak_mb, peak)
+    return list(results.values())
+
+
+def format_table(results: list[Measurement], title: str) -> str:
+    ours = results[0]
+    lines = [title, f"{'trainer':<16}{'median s':>10}{'peak MB':>10}{'time ratio':>12}"]
+    for r in results:
+        ratio = r.median / ours.median
+        lines.append(f"{r.name:<16}{r.median:>10.2f}{r.peak_mb:>10.0f}{ratio:>11.2f}x")
+    lines.append("time ratio = peer's median wall time / the workbench's (above 1: we are faster)")
+    return "\n".join(lines)
+
+
+def make_corpus(out: Path, megabytes: float, sources: list[Path]) -> int:
+    """Assemble real text from the given folders (plain and .gz text files, binaries skipped)
+    into one file of about `megabytes` MB. Returns the bytes written."""
+    budget = int(megabytes * 1_000_000)
+    written = 0
+    with open(out, "wb") as sink:
+        for source in sources:
+            for path in sorted(p for p in source.rglob("*") if p.is_file()):
+                if written >= budget:
+                    return written
+                data = _read_text_bytes(path)
+                if data:
+                    sink.write(data + b"\n")
+                    written += len(data) + 1
+    return written
+
+
+def _read_text_bytes(path: Path) -> bytes | None:
+    try:
+        data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    except (OSError, EOFError, gzip.BadGzipFile):
+        return None
+    if b"\0" in data[:4096] or path.suffix in (".html", ".htm", ".png", ".svg", ".js", ".css"):
+        return None
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return data

@@ -1,0 +1,54 @@
+"""`bpe-workbench bench`: the workbench against its peers on the same corpus, same run.
+
+    bpe-workbench bench corpus.txt --vocab-size 32000          # training, whole processes
+    bpe-workbench bench corpus.txt --encode                    # single-thread encoding
+    bpe-workbench bench --make-corpus big.txt --megabytes 28   # real text from this machine
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from workbench.engine.errors import WorkbenchError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("bench", help="compare speed and memory with the peers")
+    p.add_argument("path", nargs="?", type=Path, help="the corpus (one text file)")
+    p.add_argument("--vocab-size", type=int, default=32000)
+    p.add_argument("--repeat", type=int, default=3, help="runs of each (the median is shown)")
+    p.add_argument("--encode", action="store_true", help="encode throughput vs tiktoken/HF")
+    p.add_argument("--make-corpus", type=Path, metavar="OUT", help="assemble a corpus file")
+    p.add_argument("--megabytes", type=float, default=28.0)
+    p.add_argument(
+        "--source",
+        type=Path,
+        action="append",
+        help="folders to take text from for --make-corpus (default: /usr/share/doc)",
+    )
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from workbench import bench
+
+    if args.make_corpus:
+        sources = args.source or [Path("/usr/share/doc")]
+        n = bench.make_corpus(args.make_corpus, args.megabytes, sources)
+        print(f"wrote {n:,} bytes to {args.make_corpus}")
+        return 0
+    if args.path is None or not args.path.is_file():
+        raise WorkbenchError("bench needs a corpus file (or --make-corpus OUT)")
+    if args.encode:
+        from workbench.engine.bench_encode import bench_encode
+
+        results = bench_encode(args.path)
+        for name, value in results.items():
+            print(f"{name:<28}{value:>10.2f}" if isinstance(value, float) else f"{name:<28}{value}")
+        return 0
+    size = args.path.stat().st_size / 1e6
+    results = bench.bench_train(args.path, args.vocab_size, args.repeat)
+    title = f"train {args.path.name} ({size:.1f} MB) to vocab {args.vocab_size:,}, {args.repeat} runs each"
+    print(bench.format_table(results, title))
+    return 0

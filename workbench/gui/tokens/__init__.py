@@ -1,0 +1,230 @@
+"""Token inspection: how a tokenizer cuts a text, token by token (issue 6).
+
+`TokensPanel` assembles the parts for the main window: the Tokens view (`tokens_view`), token
+details with merge tree and ties (`token_details`), the vocabulary scrubber (`scrubber`), the
+side-by-side comparison (`compare`), the corpus drill-down (`drilldown`), export with a
+round-trip check (`export_dialog`) and share as HTML/PNG (`share`). The window needs only
+`set_tokenizer`, `set_corpus_paths`, `sigJumpToRank` and `shutdown` (call it before closing).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QCloseEvent
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workbench.engine import formats
+from workbench.engine.tokenizer import Tokenizer
+from workbench.gui.tokens.compare import CompareView
+from workbench.gui.tokens.drilldown import DrillDown
+from workbench.gui.tokens.encoded import Encoded
+from workbench.gui.tokens.export_dialog import ExportDialog
+from workbench.gui.tokens.jobs import JobLane
+from workbench.gui.tokens.scrubber import Scrubber
+from workbench.gui.tokens.share import save_html, save_png
+from workbench.gui.tokens.token_details import TokenDetails
+from workbench.gui.tokens.tokens_view import TokensView
+from workbench.store import RunStore
+
+SAMPLE_CHARS = 4000  # text the export dialog checks the round trip on, besides its own
+
+
+class TokensPanel(QWidget):
+    """The "Tokens" tab. `sigJumpToRank(rank)` asks the window to show a merge in its list."""
+
+    sigJumpToRank = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._base: Tokenizer | None = None
+        self._label = ""
+        self._store: RunStore | None = None
+        self._run_id: int | None = None
+        self._compare_dirty = True
+        self.export_dialog: ExportDialog | None = None
+        self.source = QLabel("no tokenizer: train a run or open a tokenizer file", self)
+        self.open_button = QPushButton("Open tokenizer…", self)
+        self.export_button = QPushButton("Export…", self, enabled=False)
+        self.share_button = QPushButton("Share HTML + PNG…", self, enabled=False)
+        self.view = TokensView(self)
+        self.scrubber = Scrubber(self)
+        self.details = TokenDetails(self)
+        self.compare = CompareView(self)
+        self.drilldown = DrillDown(self)
+        self.tabs = QTabWidget(self)
+        self.tabs.addTab(self.view, "Split")
+        self.tabs.addTab(self.compare, "Compare")
+        side = QTabWidget(self)
+        side.addTab(self.details, "Token")
+        side.addTab(self.drilldown, "In the corpus")
+        self.side_tabs = side
+        self._loader = JobLane(self)
+        self._layout(side)
+        self._connect()
+
+    def _layout(self, side: QTabWidget) -> None:
+        bar = QHBoxLayout()
+        bar.addWidget(self.source, 1)
+        for button in (self.open_button, self.export_button, self.share_button):
+            bar.addWidget(button)
+        split = QSplitter(Qt.Orientation.Horizontal, self)
+        split.addWidget(self.tabs)
+        split.addWidget(side)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 1)
+        layout = QVBoxLayout(self)
+        layout.addLayout(bar)
+        layout.addWidget(self.scrubber)
+        layout.addWidget(split, 1)
+
+    def _connect(self) -> None:
+        self.open_button.clicked.connect(self._open_dialog)
+        self.export_button.clicked.connect(self.open_export_dialog)
+        self.share_button.clicked.connect(self._share_dialog)
+        self.view.sigEncoded.connect(self._on_encoded)
+        self.view.sigTokenHovered.connect(self._on_hover)
+        self.view.sigTokenClicked.connect(self._on_click)
+        self.scrubber.sigRankChanged.connect(self.set_rank)
+        self.details.sigJumpToRank.connect(self.sigJumpToRank)
+        self.details.sigShowToken.connect(self._show_token)
+        self.tabs.currentChanged.connect(lambda _: self._sync_compare())
+        self._loader.sigResult.connect(lambda r: self.set_tokenizer(*r))
+        self._loader.sigError.connect(lambda m: self.source.setText(f"cannot open: {m}"))
+
+    # ----- the window's API ---------------------------------------------------------------------
+
+    def set_tokenizer(
+        self,
+        tok: Tokenizer,
+        source_label: str,
+        store: RunStore | None = None,
+        run_id: int | None = None,
+    ) -> None:
+        """Inspect `tok` (a finished or paused run, or an imported file)."""
+        self._base, self._label = tok, source_label
+        self._store, self._run_id = store, run_id
+        self.source.setText(
+            f"<b>{source_label}</b> — {len(tok.merges):,} merges, vocab {tok.vocab_size:,}"
+        )
+        self.scrubber.set_tokenizer(tok)
+        self.details.set_source(tok, store, run_id)
+        self.compare.set_store(store)
+        self.compare.set_primary(source_label, tok)
+        self.view.set_tokenizer(tok)
+        self.export_button.setEnabled(True)
+        self.share_button.setEnabled(True)
+
+    def set_corpus_paths(self, paths) -> None:
+        self.drilldown.set_corpus_paths(paths)
+
+    def set_text(self, text: str) -> None:
+        self.view.set_text(text)
+
+    def set_rank(self, k: int) -> None:
+        """Show the tokenizer of the first `k` merges (the scrubber calls this)."""
+        base = self._base
+        if base is None:
+            return
+        shown = base if k >= len(base.merges) else base.prefix(k)
+        self.view.set_tokenizer(shown)
+        self.details.set_source(shown, self._store, self._run_id)
+        label = self._label if shown is base else f"{self._label} @ {k:,} merges"
+        self.compare.set_primary(label, shown)
+
+    def open_tokenizer_file(self, path: str | Path) -> None:
+        """Load a tokenizer file in the background and inspect it."""
+        path = Path(path)
+        self.source.setText(f"opening {path.name}…")
+        self._loader.submit(lambda: (formats.load(path), path.name))
+
+    def open_export_dialog(self) -> ExportDialog | None:
+        if self._base is None:
+            return None
+        self.export_dialog = ExportDialog(self._base, self.view.text()[:SAMPLE_CHARS], parent=self)
+        self.export_dialog.show()
+        return self.export_dialog
+
+    def share(self, html_path: str | Path) -> tuple[Path, Path]:
+        """Write the current split as HTML and, beside it, PNG; returns both paths."""
+        tok = self.view.tokenizer or self._base
+        if tok is None:
+            raise ValueError("no tokenizer to draw with")
+        html_path = Path(html_path)
+        text = self.view.text()
+        title = self._label
+        return save_html(tok, text, html_path, title), save_png(
+            tok, text, html_path.with_suffix(".png"), title
+        )
+
+    def busy(self) -> bool:
+        parts = (self.view, self.scrubber._lane, self.compare, self.drilldown, self._loader)
+        return any(p.busy() for p in parts)
+
+    def shutdown(self) -> None:
+        """Wait for every background job of the panel; call before the window closes."""
+        for part in (self.view, self.scrubber, self.compare, self.drilldown, self._loader):
+            part.shutdown()
+        if self.export_dialog is not None:
+            self.export_dialog.shutdown()
+
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802 (Qt override)
+        self.shutdown()
+        super().closeEvent(event)
+
+    # ----- internals ----------------------------------------------------------------------------
+
+    def _on_encoded(self, enc: Encoded) -> None:
+        tok = self.view.tokenizer
+        if tok is not None:
+            k = len(tok.merges)
+            self.scrubber.show_compression(k, len(enc), enc.n_bytes, tok.vocab_size)
+        self.scrubber.set_text(enc.text)
+        self._compare_dirty = True
+        self._sync_compare()
+
+    def _sync_compare(self) -> None:
+        """The comparison encodes only while its tab is shown (it re-cuts the text N times)."""
+        if self.tabs.currentWidget() is self.compare and self._compare_dirty:
+            self._compare_dirty = False
+            self.compare.set_text(self.view.text())
+
+    def _on_hover(self, enc: Encoded, index: int) -> None:
+        self.details.show_token(int(enc.ids[index]))
+
+    def _on_click(self, enc: Encoded, index: int) -> None:
+        self._show_token(int(enc.ids[index]))
+
+    def _show_token(self, tid: int) -> None:
+        self.details.show_token(tid)
+        tok = self.view.tokenizer
+        if tok is not None:
+            self.drilldown.show_token(tok, tid)
+
+    def _open_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Open a tokenizer file", "", "Tokenizers (*.json *.txt *.tiktoken *.model)"
+        )
+        if path:
+            self.open_tokenizer_file(path)
+
+    def _share_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Share the split", "split.html", "HTML (*.html)"
+        )
+        if path:
+            written = self.share(path)
+            self.source.setText("wrote " + " and ".join(p.name for p in written))
+
+
+__all__ = ["TokensPanel"]

@@ -1,0 +1,178 @@
+"""Corpus drill-down: where one token occurs in the corpus -- lines in context, counts per file.
+
+`find_token` (no Qt) reads each file, keeps only lines holding the token's bytes (a token can only
+occur where its bytes do), encodes those lines and counts the lines' tokens equal to the id. Lines
+are encoded one by one, so a whitespace token that would span a newline in the whole document is
+counted per line: a documented approximation that keeps memory flat on big corpora. It runs in a
+`JobLane` thread and stops early when a newer request or `shutdown()` sets its cancel event.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtWidgets import QLabel, QListWidget, QSplitter, QTableView, QVBoxLayout, QWidget
+
+from workbench.engine.tokenizer import Tokenizer
+from workbench.gui.tokens.jobs import JobLane
+from workbench.store import readable
+
+CONTEXT_LIMIT = 200
+CONTEXT_CHARS = 50
+_HEADERS = ("file", "occurrences", "lines")
+
+
+@dataclass
+class DrillResult:
+    token_id: int
+    per_file: list[tuple[str, int, int]] = field(default_factory=list)  # path, count, lines
+    contexts: list[str] = field(default_factory=list)
+    total: int = 0
+    cancelled: bool = False
+
+
+def corpus_files(paths: Iterable[str | Path]) -> list[Path]:
+    """Files given, and the files inside folders given (sorted, hidden ones skipped)."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            out += sorted(f for f in p.rglob("*") if f.is_file() and not f.name.startswith("."))
+        elif p.is_file():
+            out.append(p)
+    return out
+
+
+def _context(line: str, spans: list[tuple[int, int]]) -> str:
+    """The line around its first occurrence, occurrences marked «like this»."""
+    a, b = spans[0]
+    left = max(0, a - CONTEXT_CHARS)
+    right = min(len(line), b + CONTEXT_CHARS)
+    marked, pos = [], left
+    for s, e in spans:
+        if s < left or e > right:
+            continue
+        marked += [line[pos:s], "«", line[s:e], "»"]
+        pos = e
+    marked.append(line[pos:right])
+    text = "".join(marked).replace("\n", "⏎").replace("\r", "␍").replace("\t", "→")
+    return ("…" if left else "") + text + ("…" if right < len(line) else "")
+
+
+def find_token(
+    tok: Tokenizer, tid: int, paths: Iterable[str | Path], cancel: threading.Event | None = None
+) -> DrillResult:
+    """Occurrences of token `tid` in the files under `paths` (see the module docstring)."""
+    result = DrillResult(tid)
+    needle = tok.decode_bytes([tid])
+    for path in corpus_files(paths):
+        count = lines = 0
+        with open(path, encoding="utf-8", errors="replace", newline="") as handle:
+            for line in handle:
+                if cancel is not None and cancel.is_set():
+                    result.cancelled = True
+                    return result
+                if needle not in line.encode("utf-8"):
+                    continue
+                spans = [
+                    (s.char_start, s.char_end) for s in tok.encode_with_spans(line) if s.id == tid
+                ]
+                if not spans:
+                    continue
+                count += len(spans)
+                lines += 1
+                if len(result.contexts) < CONTEXT_LIMIT:
+                    result.contexts.append(f"{path.name}: {_context(line, spans)}")
+        result.per_file.append((str(path), count, lines))
+        result.total += count
+    return result
+
+
+class FileCountsModel(QAbstractTableModel):
+    """Rows: corpus files with the token's occurrences and the lines holding it."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.rows: list[tuple[str, int, int]] = []
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(_HEADERS)
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ):  # noqa: N802
+        horizontal = orientation == Qt.Orientation.Horizontal
+        if role == Qt.ItemDataRole.DisplayRole and horizontal and 0 <= section < len(_HEADERS):
+            return _HEADERS[section]
+        return None
+
+    def data(
+        self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole
+    ):
+        if not index.isValid() or role != Qt.ItemDataRole.DisplayRole:
+            return None
+        path, count, lines = self.rows[index.row()]
+        return (Path(path).name, f"{count:,}", f"{lines:,}")[index.column()]
+
+    def set_rows(self, rows: list[tuple[str, int, int]]) -> None:
+        self.beginResetModel()
+        self.rows = list(rows)
+        self.endResetModel()
+
+
+class DrillDown(QWidget):
+    """`show_token(tok, tid)` starts a search; `sigResult`-driven; `result` is the last answer."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._paths: list[str] = []
+        self.result: DrillResult | None = None
+        self.summary = QLabel("no corpus files (set them in the corpus panel)", self)
+        self.model = FileCountsModel(self)
+        self.table = QTableView(self)
+        self.table.setModel(self.model)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.contexts = QListWidget(self)
+        split = QSplitter(Qt.Orientation.Vertical, self)
+        split.addWidget(self.table)
+        split.addWidget(self.contexts)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.summary)
+        layout.addWidget(split, 1)
+        self._lane = JobLane(self)
+        self._lane.sigResult.connect(self._on_result)
+        self._lane.sigError.connect(self.summary.setText)
+
+    def set_corpus_paths(self, paths: Iterable[str | Path]) -> None:
+        self._paths = [str(p) for p in paths]
+
+    def show_token(self, tok: Tokenizer, tid: int) -> None:
+        if not self._paths:
+            return
+        paths = list(self._paths)
+        self.summary.setText(f"searching the corpus for {readable(tok.decode_bytes([tid]))}…")
+        self._lane.submit(lambda cancel: find_token(tok, tid, paths, cancel), cancellable=True)
+
+    def busy(self) -> bool:
+        return self._lane.busy()
+
+    def shutdown(self) -> None:
+        self._lane.shutdown()
+
+    def _on_result(self, result: DrillResult) -> None:
+        self.result = result
+        self.model.set_rows(result.per_file)
+        self.contexts.clear()
+        self.contexts.addItems(result.contexts)
+        shown = len(result.contexts)
+        self.summary.setText(
+            f"token {result.token_id}: {result.total:,} occurrences in {len(result.per_file)} "
+            f"files (first {shown} lines shown)"
+        )

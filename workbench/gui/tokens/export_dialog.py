@@ -1,0 +1,102 @@
+"""The export dialog: pick formats and a folder; write, read back, and say whether it round-trips.
+
+The work (`roundtrip.export_and_check`) runs in a `JobLane` thread: loading a 50k vocabulary
+back through a library takes seconds, and the window must not wait.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDialog,
+    QFileDialog,
+    QHBoxLayout,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workbench.engine.formats import FORMATS
+from workbench.engine.tokenizer import Tokenizer
+from workbench.gui.tokens.jobs import JobLane
+from workbench.gui.tokens.roundtrip import CheckResult, export_and_check
+
+
+class ExportDialog(QDialog):
+    """`results` holds the last run's `CheckResult`s; `sigFinished` is the lane's result."""
+
+    def __init__(
+        self, tok: Tokenizer, sample: str = "", folder: str = "", parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Export tokenizer")
+        self._tok = tok
+        self._sample = sample
+        self.results: list[CheckResult] = []
+        self.boxes = {fmt: QCheckBox(fmt, self) for fmt in FORMATS}
+        for fmt in ("hf", "gpt2"):
+            self.boxes[fmt].setChecked(True)
+        self.folder = QLineEdit(folder, self)
+        self.folder.setPlaceholderText("output folder")
+        browse = QPushButton("Browse…", self)
+        browse.clicked.connect(self._browse)
+        self.export_button = QPushButton("Export and check", self)
+        self.export_button.clicked.connect(self.start)
+        self.log = QPlainTextEdit(self, readOnly=True)
+        row = QHBoxLayout()
+        for box in self.boxes.values():
+            row.addWidget(box)
+        folder_row = QHBoxLayout()
+        folder_row.addWidget(self.folder, 1)
+        folder_row.addWidget(browse)
+        layout = QVBoxLayout(self)
+        layout.addLayout(row)
+        layout.addLayout(folder_row)
+        layout.addWidget(self.export_button)
+        layout.addWidget(self.log, 1)
+        self._lane = JobLane(self)
+        self._lane.sigResult.connect(self._on_done)
+        self._lane.sigError.connect(lambda m: self._finish([f"export failed: {m}"]))
+        self.sigFinished = self._lane.sigResult
+        self.resize(640, 360)
+
+    def selected_formats(self) -> list[str]:
+        return [fmt for fmt, box in self.boxes.items() if box.isChecked()]
+
+    def start(self) -> None:
+        folder = self.folder.text().strip()
+        fmts = self.selected_formats()
+        if not folder or not fmts:
+            self.log.setPlainText("choose at least one format and a folder")
+            return
+        self.export_button.setEnabled(False)
+        self.log.setPlainText("writing and checking…")
+        tok, sample, out = self._tok, self._sample, Path(folder)
+        self._lane.submit(lambda: [export_and_check(tok, f, out, sample) for f in fmts])
+
+    def busy(self) -> bool:
+        return self._lane.busy()
+
+    def shutdown(self) -> None:
+        self._lane.shutdown()
+
+    def done(self, result: int) -> None:  # closing the dialog waits for a running export
+        self.shutdown()
+        super().done(result)
+
+    def _on_done(self, results: list[CheckResult]) -> None:
+        self.results = results
+        self._finish([line for r in results for line in r.lines])
+
+    def _finish(self, lines: list[str]) -> None:
+        self.log.setPlainText("\n".join(lines))
+        self.export_button.setEnabled(True)
+
+    def _browse(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Export to folder", self.folder.text())
+        if folder:
+            self.folder.setText(folder)

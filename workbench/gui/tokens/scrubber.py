@@ -1,0 +1,126 @@
+"""Vocabulary scrubber: a slider over merge rank k; the text is re-cut by the first k merges.
+
+Merges are a prefix-stable sequence, so `tokenizer.prefix(k)` is the tokenizer a run had after
+k merges -- no retraining. The curve shows bytes per token of the current text at evenly spaced
+k (computed in a `JobLane` thread) with a line at the slider's k, so the user sees where more
+merges stop paying off on this text.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QVBoxLayout, QWidget
+
+from workbench.engine.tokenizer import Tokenizer
+from workbench.gui.tokens.jobs import JobLane
+
+CURVE_POINTS = 24
+CURVE_MAX_CHARS = 20_000  # the curve encodes the text CURVE_POINTS times: keep it cheap
+
+
+def compression_curve(
+    tok: Tokenizer, text: str, points: int = CURVE_POINTS, cancel: threading.Event | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(k values, bytes per token at each k) for `text`; `k` spans 0..len(merges).
+
+    `compression_curve(t, "aaaa")` with one merge `a+a`: k=[0, 1], bytes/token=[1.0, 2.0].
+    """
+    total = len(tok.merges)
+    ks = np.unique(np.linspace(0, total, num=min(points, total + 1)).astype(np.int64))
+    n_bytes = len(text.encode("utf-8"))
+    values = np.full(len(ks), np.nan)
+    for i, k in enumerate(ks.tolist()):
+        if cancel is not None and cancel.is_set():
+            break
+        count = len(tok.prefix(k).encode_array(text))
+        values[i] = n_bytes / count if count else 0.0
+    return ks, values
+
+
+class Scrubber(QWidget):
+    """`sigRankChanged(k)` (debounced) when the slider settles on k merges."""
+
+    sigRankChanged = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._tok: Tokenizer | None = None
+        self._text = ""
+        self.slider = QSlider(Qt.Orientation.Horizontal, self)
+        self.slider.valueChanged.connect(self._on_value)
+        self.label = QLabel("no tokenizer", self)
+        self._timer = QTimer(self, singleShot=True, interval=40)
+        self._timer.timeout.connect(lambda: self.sigRankChanged.emit(self.slider.value()))
+        self.plot = pg.PlotWidget(self, background="w")
+        self.plot.setFixedHeight(130)
+        self.plot.setLabel("left", "bytes/token")
+        self.plot.setLabel("bottom", "merges k")
+        self.plot.setMouseEnabled(False, False)
+        self.plot.hideButtons()
+        self.curve = self.plot.plot(
+            [], [], pen=pg.mkPen("#2c7fb8", width=2), symbol="o", symbolSize=4
+        )
+        self.marker = pg.InfiniteLine(angle=90, pen=pg.mkPen("#d95f02", width=1))
+        self.plot.addItem(self.marker)
+        self._lane = JobLane(self)
+        self._lane.sigResult.connect(self._on_curve)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("merges", self))
+        row.addWidget(self.slider, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(row)
+        layout.addWidget(self.label)
+        layout.addWidget(self.plot)
+
+    def set_tokenizer(self, tok: Tokenizer | None) -> None:
+        """The full tokenizer; the slider resets to all its merges."""
+        self._tok = tok
+        total = len(tok.merges) if tok is not None else 0
+        self.slider.blockSignals(True)
+        self.slider.setRange(0, total)
+        self.slider.setValue(total)
+        self.slider.blockSignals(False)
+        self.marker.setValue(total)
+        self._update_curve()
+
+    def set_text(self, text: str) -> None:
+        if text != self._text:
+            self._text = text
+            self._update_curve()
+
+    def show_compression(self, k: int, tokens: int, n_bytes: int, vocab: int) -> None:
+        """The label under the slider, once the view has re-cut the text at k merges."""
+        per = n_bytes / tokens if tokens else 0.0
+        self.label.setText(
+            f"k = {k:,} merges · vocab {vocab:,} · {tokens:,} tokens · {per:.2f} bytes/token"
+        )
+
+    def set_rank(self, k: int) -> None:
+        self.slider.setValue(k)
+
+    def shutdown(self) -> None:
+        self._timer.stop()
+        self._lane.shutdown()
+
+    def _on_value(self, k: int) -> None:
+        self.marker.setValue(k)
+        self._timer.start()
+
+    def _update_curve(self) -> None:
+        tok, text = self._tok, self._text[:CURVE_MAX_CHARS]
+        if tok is None or not text:
+            self.curve.setData([], [])
+            return
+        self._lane.submit(
+            lambda cancel: compression_curve(tok, text, cancel=cancel), cancellable=True
+        )
+
+    def _on_curve(self, result: tuple[np.ndarray, np.ndarray]) -> None:
+        ks, values = result
+        keep = ~np.isnan(values)
+        self.curve.setData(ks[keep], values[keep])

@@ -1,0 +1,279 @@
+"""The Tokens view: type, paste or open a text and see it cut into coloured tokens, live.
+
+Top: the editor, coloured in place (`TokenHighlighter`). Bottom: the token strip (ids, bytes,
+whitespace glyphs, split characters as groups). Above both: toggles and the counts.
+
+The editor cannot hold a carriage return (Qt turns `\\r\\n` into a paragraph break), so the view
+keeps the true text itself and shows each `\\r` as `␍` -- one UTF-16 unit for one, so every Qt
+position stays the position in the true text. Typing maps `␍` back to `\\r`.
+
+Short texts are encoded inline at once; long ones after a short pause, in a `JobLane` thread.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from PySide6.QtCore import QEvent, QObject, QTimer, Signal
+from PySide6.QtGui import QFont, QTextOption
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workbench.engine.tokenizer import Tokenizer
+from workbench.gui.tokens.encoded import Encoded, TokenTable, clean_text, encode_text
+from workbench.gui.tokens.highlight import RangeHighlighter, TokenHighlighter
+from workbench.gui.tokens.jobs import JobLane
+from workbench.gui.tokens.strip import Strip, build_strip
+
+INLINE_CHARS = 4000  # below this, encoding takes < 5 ms: no thread, no delay
+DEBOUNCE_MS = 120
+CR_GLYPH = "↵"  # one UTF-16 unit, and in the common fonts (DejaVu lacks ␍)
+
+
+def to_display(text: str) -> str:
+    """True text -> what the editor holds (same UTF-16 length)."""
+    return text.replace("\r", CR_GLYPH)
+
+
+def from_display(raw: str) -> str:
+    """`QTextDocument.toRawText()` -> true text (paragraph separators are newlines)."""
+    return raw.replace("\u2029", "\n").replace(CR_GLYPH, "\r")
+
+
+def format_counts(enc: Encoded) -> str:
+    return (
+        f"{len(enc):,} tokens · {len(enc.text):,} chars · {enc.n_bytes:,} bytes · "
+        f"{enc.bytes_per_token:.2f} bytes/token · {enc.tokens_per_word:.2f} tokens/word"
+    )
+
+
+class TokensView(QWidget):
+    """Editor + strip + counts for one tokenizer. `sigEncoded(Encoded)` after every render;
+    `sigTokenHovered(Encoded, index)` and `sigTokenClicked(Encoded, index)` for the details."""
+
+    sigEncoded = Signal(object)
+    sigTokenHovered = Signal(object, int)
+    sigTokenClicked = Signal(object, int)
+    sigTextChanged = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._tokenizer: Tokenizer | None = None
+        self._table: TokenTable | None = None
+        self._encoded: Encoded | None = None
+        self._strip = Strip()
+        self._requested_at = 0.0
+        self._last_text = ""
+        self.last_render_ms = 0.0
+        self._lane = JobLane(self)
+        self._lane.sigResult.connect(self._on_result)
+        self._lane.sigError.connect(self._on_error)
+        self._timer = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
+        self._timer.timeout.connect(self.refresh)
+        self._build()
+
+    # ----- layout ------------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        mono = QFont("DejaVu Sans Mono")
+        mono.setStyleHint(QFont.StyleHint.Monospace)
+        self.editor = QPlainTextEdit(self)
+        self.editor.setFont(mono)
+        self.editor.setPlaceholderText("Type or paste text here, or open a file…")
+        self.editor.setMouseTracking(True)
+        self.editor.viewport().installEventFilter(self)
+        self.highlighter = TokenHighlighter(self.editor.document())
+        self.editor.textChanged.connect(self._on_text_changed)
+        self.strip_edit = QPlainTextEdit(self, readOnly=True)
+        self.strip_edit.setFont(mono)
+        self.strip_edit.setMouseTracking(True)
+        self.strip_edit.viewport().installEventFilter(self)
+        self.strip_highlighter = RangeHighlighter(self.strip_edit.document())
+
+        self.ids_box = QCheckBox("ids", self)
+        self.glyphs_box = QCheckBox("whitespace ·→⏎", self)
+        self.bytes_box = QCheckBox("bytes", self)
+        for box in (self.ids_box, self.glyphs_box, self.bytes_box):
+            box.toggled.connect(self._on_toggle)
+        self.open_button = QPushButton("Open text…", self)
+        self.open_button.clicked.connect(self._open_dialog)
+        self.counts = QLabel("no tokenizer", self)
+        self.counts.setTextInteractionFlags(self.counts.textInteractionFlags())
+
+        bar = QHBoxLayout()
+        bar.addWidget(self.open_button)
+        for box in (self.ids_box, self.glyphs_box, self.bytes_box):
+            bar.addWidget(box)
+        bar.addStretch(1)
+        bar.addWidget(self.counts)
+        splitter = QSplitter(self)
+        splitter.setOrientation(splitter.orientation().Vertical)
+        splitter.addWidget(self.editor)
+        splitter.addWidget(self.strip_edit)
+        splitter.setSizes([300, 200])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(bar)
+        layout.addWidget(splitter, 1)
+
+    # ----- public API -----------------------------------------------------------------------------
+
+    @property
+    def encoded(self) -> Encoded | None:
+        return self._encoded
+
+    @property
+    def tokenizer(self) -> Tokenizer | None:
+        return self._tokenizer
+
+    @property
+    def table(self) -> TokenTable | None:
+        return self._table
+
+    def text(self) -> str:
+        """The true text (carriage returns included)."""
+        doc = self.editor.document()
+        raw = doc.toRawText()
+        if raw.endswith("\u2029") and len(raw.encode("utf-16-le")) // 2 == doc.characterCount():
+            raw = raw[:-1]  # the document's own final separator, not the user's
+        return from_display(raw)
+
+    def set_text(self, text: str) -> None:
+        self.editor.setPlainText(to_display(text))
+
+    def open_file(self, path: str | Path) -> None:
+        data = Path(path).read_bytes()
+        self.set_text(data.decode("utf-8", errors="replace"))
+
+    def set_tokenizer(self, tokenizer: Tokenizer | None, table: TokenTable | None = None) -> None:
+        """Show the text cut by `tokenizer`; `table` when the caller already built it."""
+        self._tokenizer = tokenizer
+        self._table = table if table is not None and table.tokenizer is tokenizer else None
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Encode the current text now (inline when short, else in the lane)."""
+        self._timer.stop()
+        tok = self._tokenizer
+        if tok is None:
+            self.highlighter.set_encoded(None)
+            return
+        text = self.text()
+        table = self._table
+        self._requested_at = time.perf_counter()
+
+        def job() -> tuple[TokenTable, Encoded]:
+            t = table if table is not None else TokenTable(tok)
+            return t, encode_text(t, text)
+
+        self._lane.submit(job, inline=len(text) < INLINE_CHARS and table is not None)
+
+    def busy(self) -> bool:
+        return self._lane.busy() or self._timer.isActive()
+
+    def shutdown(self) -> None:
+        """Stop the timer and wait for the worker: call before the widget goes away."""
+        self._timer.stop()
+        self._lane.shutdown()
+
+    # ----- slots ------------------------------------------------------------------------------
+
+    def _on_text_changed(self) -> None:
+        text = self.text()
+        if text == self._last_text:
+            return  # the highlighter re-laid a block: formats changed, the text did not
+        self._last_text = text
+        self.sigTextChanged.emit()
+        if self._tokenizer is None:
+            return
+        if self.editor.document().characterCount() < INLINE_CHARS and self._table is not None:
+            self.refresh()
+        else:
+            self._timer.start()
+
+    def _on_toggle(self) -> None:
+        opt = self.editor.document().defaultTextOption()
+        flags = QTextOption.Flag(0)
+        if self.glyphs_box.isChecked():
+            flags = (
+                QTextOption.Flag.ShowTabsAndSpaces | QTextOption.Flag.ShowLineAndParagraphSeparators
+            )
+        opt.setFlags(flags)
+        self.editor.document().setDefaultTextOption(opt)
+        self._render_strip()
+
+    def _on_result(self, result: tuple[TokenTable, Encoded]) -> None:
+        table, enc = result
+        if table.tokenizer is not self._tokenizer:
+            return  # answer for a tokenizer we no longer show
+        self._table = table
+        if enc.text != clean_text(self.text()):
+            self._timer.start()  # typed meanwhile: go again
+            return
+        self._encoded = enc
+        first = self.editor.firstVisibleBlock().blockNumber()
+        self.highlighter.set_encoded(enc, first_block=first)
+        self.counts.setText(format_counts(enc))
+        self._render_strip()
+        self.last_render_ms = (time.perf_counter() - self._requested_at) * 1000
+        self.sigEncoded.emit(enc)
+
+    def _on_error(self, message: str) -> None:
+        self.counts.setText(f"cannot encode: {message}")
+
+    def _render_strip(self) -> None:
+        enc, table = self._encoded, self._table
+        if enc is None or table is None:
+            return
+        self._strip = build_strip(
+            enc,
+            table.bytes_of,
+            self.ids_box.isChecked(),
+            self.bytes_box.isChecked(),
+            self.glyphs_box.isChecked(),
+        )
+        self.strip_highlighter.set_ranges([])
+        self.strip_edit.setPlainText(self._strip.text)
+        self.strip_highlighter.set_ranges(self._strip.ranges)
+
+    def _open_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open a text file")
+        if path:
+            self.open_file(path)
+
+    # ----- hover and click ----------------------------------------------------------------------
+
+    def token_at_editor(self, position: int) -> int | None:
+        enc = self._encoded
+        return None if enc is None else enc.token_at_u16(position)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
+        kind = event.type()
+        if kind in (QEvent.Type.MouseMove, QEvent.Type.MouseButtonRelease) and self._encoded:
+            index = self._index_under(watched, event.position().toPoint())
+            if index is not None:
+                if kind == QEvent.Type.MouseMove:
+                    self.sigTokenHovered.emit(self._encoded, index)
+                else:
+                    self.sigTokenClicked.emit(self._encoded, index)
+        return super().eventFilter(watched, event)
+
+    def _index_under(self, viewport: QObject, point) -> int | None:
+        edit = self.editor if viewport is self.editor.viewport() else self.strip_edit
+        cursor = edit.cursorForPosition(point)
+        position = cursor.position()
+        if edit.cursorRect(cursor).center().x() > point.x() and position > 0:
+            position -= 1  # the click was on the character left of the nearest boundary
+        if edit is self.editor:
+            return self.token_at_editor(position)
+        return self._strip.token_at(position)
