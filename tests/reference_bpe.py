@@ -23,7 +23,7 @@ def train_reference(
     while len(tokens) + n_specials < vocab_size:
         pairs: Counter[tuple[bytes, bytes]] = Counter()
         for word, count in table.items():
-            for pair in zip(word, word[1:]):
+            for pair in zip(word, word[1:], strict=False):
                 pairs[pair] += count
         if not pairs:
             break

@@ -57,7 +57,8 @@ def test_hf_identical_on_real_text(corpora, name, vocab_size):
 
 # Characters both regex engines class alike (Oniguruma runs HF's ByteLevel pattern).
 _pieces = st.sampled_from(
-    list("abcab  \n\t.,'!?019") + ["'s", "'ll", "ab", "aaa", "é", "ß", "日本語", "😀", "👍🏽", "ё", "\r\n"]
+    list("abcab  \n\t.,'!?019")
+    + ["'s", "'ll", "ab", "aaa", "é", "ß", "日本語", "😀", "👍🏽", "ё", "\r\n"]
 )
 _texts = st.lists(_pieces, min_size=1, max_size=50).map("".join)
 

@@ -69,8 +69,17 @@ def train_commands(path: Path, vocab_size: int, out: Path) -> dict[str, list[str
     """The command of each trainer that is installed, the workbench first."""
     commands = {
         "bpe-workbench": [
-            sys.executable, "-m", "workbench", "train", str(path), "--vocab-size",
-            str(vocab_size), "--out", str(out), "--no-db", "--quiet",
+            sys.executable,
+            "-m",
+            "workbench",
+            "train",
+            str(path),
+            "--vocab-size",
+            str(vocab_size),
+            "--out",
+            str(out),
+            "--no-db",
+            "--quiet",
         ],  # fmt: skip
     }
     if importlib.util.find_spec("tokenizers"):

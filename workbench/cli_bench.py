@@ -1,8 +1,8 @@
 """`bpe-workbench bench`: the workbench against its peers on the same corpus, same run.
 
-    bpe-workbench bench corpus.txt --vocab-size 32000          # training, whole processes
-    bpe-workbench bench corpus.txt --encode                    # single-thread encoding
-    bpe-workbench bench --make-corpus big.txt --megabytes 28   # real text from this machine
+bpe-workbench bench corpus.txt --vocab-size 32000          # training, whole processes
+bpe-workbench bench corpus.txt --encode                    # single-thread encoding
+bpe-workbench bench --make-corpus big.txt --megabytes 28   # real text from this machine
 """
 
 from __future__ import annotations

@@ -67,7 +67,9 @@ def run(args: argparse.Namespace) -> int:
     formats = [f.strip() for f in args.format.split(",") if f.strip()]
     unknown = sorted(set(formats) - set(FORMATS))
     if unknown:
-        raise WorkbenchError(f"unknown format {', '.join(unknown)}; choose from {', '.join(FORMATS)}")
+        raise WorkbenchError(
+            f"unknown format {', '.join(unknown)}; choose from {', '.join(FORMATS)}"
+        )
     config = TrainConfig(
         vocab_size=args.vocab_size,
         pattern=args.pattern,
@@ -81,7 +83,10 @@ def run(args: argparse.Namespace) -> int:
 
     t0 = time.perf_counter()
     counted = count_corpus(
-        args.paths, config, progress=lambda d, t: bar.show("pre-tokenize", d, t), workers=args.workers
+        args.paths,
+        config,
+        progress=lambda d, t: bar.show("pre-tokenize", d, t),
+        workers=args.workers,
     )
     bar.end()
     timings = {"pretokenize": time.perf_counter() - t0}

@@ -12,8 +12,8 @@ and ids that must never be produced (specials, holes) have `NEVER`.
 
 Tables (all numpy arrays):
 - `tok_bytes`/`tok_off`: byte arena; id `i` is `tok_bytes[tok_off[i]:tok_off[i + 1]]`.
-- `whole`: open-addressing table of ids (length >= 2) keyed by a hash of their bytes, -1 = empty.
-- `pair_keys`/`pair_rank`/`pair_id`: open addressing on `left << 32 | right`.
+- `whole`: open-addressing rows `(hash, id)` of ids of length >= 2, keyed by their bytes' hash.
+- `pairs`: open-addressing rows `(left << 32 | right, rank << 32 | merged id)`.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def _hash_bytes(buf, start, end):
 def _same_bytes(buf, start, end, tok_bytes, tok_start, tok_end):
     if end - start != tok_end - tok_start:
         return False
-    for i in range(end - start):
+    for i in range(end - start):  # noqa: SIM110 -- a plain loop is what Numba compiles best
         if buf[start + i] != tok_bytes[tok_start + i]:
             return False
     return True
@@ -67,30 +67,38 @@ def _same_bytes(buf, start, end, tok_bytes, tok_start, tok_end):
 @njit
 def _whole_lookup(buf, start, end, tok_bytes, tok_off, whole):
     """The id whose bytes are `buf[start:end]` (length >= 2), or -1."""
-    mask = np.uint64(whole.shape[0] - 1)
-    slot = _hash_bytes(buf, start, end) & mask
+    mask = np.int64(whole.shape[0] - 1)
+    h = np.int64(_hash_bytes(buf, start, end) >> np.uint64(1))
+    slot = h & mask
     while True:
-        tid = whole[slot]
+        tid = whole[slot, 1]
         if tid < 0:
             return -1
-        if _same_bytes(buf, start, end, tok_bytes, tok_off[tid], tok_off[tid + 1]):
+        if whole[slot, 0] == h and _same_bytes(
+            buf, start, end, tok_bytes, tok_off[tid], tok_off[tid + 1]
+        ):
             return tid
-        slot = (slot + np.uint64(1)) & mask
+        slot = (slot + 1) & mask
 
 
 @njit
 def build_whole_table(tok_bytes, tok_off, tok_rank, capacity):
-    """Insert every producible id of length >= 2 into a fresh table of `capacity` (a power of 2)."""
-    whole = np.full(capacity, -1, dtype=np.int32)
-    mask = np.uint64(capacity - 1)
+    """Rows `(hash, id)` of every producible id of length >= 2; `capacity` is a power of 2.
+
+    The hash sits next to the id so a probe that misses costs one cache line, not a byte compare.
+    """
+    whole = np.full((capacity, 2), -1, dtype=np.int64)
+    mask = np.int64(capacity - 1)
     for tid in range(tok_off.shape[0] - 1):
         start, end = tok_off[tid], tok_off[tid + 1]
         if end - start < 2 or tok_rank[tid] == NEVER:
             continue
-        slot = _hash_bytes(tok_bytes, start, end) & mask
-        while whole[slot] >= 0:
-            slot = (slot + np.uint64(1)) & mask
-        whole[slot] = tid
+        h = np.int64(_hash_bytes(tok_bytes, start, end) >> np.uint64(1))
+        slot = h & mask
+        while whole[slot, 1] >= 0:
+            slot = (slot + 1) & mask
+        whole[slot, 0] = h
+        whole[slot, 1] = tid
     return whole
 
 
@@ -134,48 +142,49 @@ def collect_splits(tok_bytes, tok_off, tok_rank, byte_id, whole):
 
 @njit
 def build_pair_table(lefts, rights, results, tok_rank, capacity):
-    """Open-addressing table `(left << 32 | right) -> (rank of result, result id)`."""
-    keys = np.full(capacity, EMPTY, dtype=np.uint64)
-    ranks = np.empty(capacity, dtype=np.int32)
-    ids = np.empty(capacity, dtype=np.int32)
+    """Rows `(left << 32 | right, rank of result << 32 | result id)`, key -1 = empty.
+
+    Key and value share a cache line, so a lookup costs one miss.
+    """
+    pairs = np.full((capacity, 2), -1, dtype=np.int64)
     mask = np.uint64(capacity - 1)
     for i in range(lefts.shape[0]):
-        key = (np.uint64(lefts[i]) << np.uint64(32)) | np.uint64(rights[i])
-        slot = _mix(key) & mask
-        while keys[slot] != EMPTY:
-            slot = (slot + np.uint64(1)) & mask
-        keys[slot] = key
-        ranks[slot] = tok_rank[results[i]]
-        ids[slot] = results[i]
-    return keys, ranks, ids
+        key = (lefts[i] << 32) | rights[i]
+        slot = np.int64(_mix(np.uint64(key)) & mask)
+        while pairs[slot, 0] != -1:
+            slot = (slot + 1) & np.int64(mask)
+        pairs[slot, 0] = key
+        pairs[slot, 1] = (np.int64(tok_rank[results[i]]) << 32) | results[i]
+    return pairs
 
 
 @njit
-def _pair(left, right, max_rank, keys, ranks, ids):
+def _pair(left, right, max_rank, pairs):
     """(rank, merged id) of the pair, or (NEVER, -1) if it is not a token below `max_rank`."""
-    key = (np.uint64(left) << np.uint64(32)) | np.uint64(right)
-    mask = np.uint64(keys.shape[0] - 1)
-    slot = _mix(key) & mask
+    key = (np.int64(left) << 32) | np.int64(right)
+    mask = np.int64(pairs.shape[0] - 1)
+    slot = np.int64(_mix(np.uint64(key)) & np.uint64(mask))
     while True:
-        k = keys[slot]
+        k = pairs[slot, 0]
         if k == key:
-            rank = ranks[slot]
+            value = pairs[slot, 1]
+            rank = np.int32(value >> 32)
             if rank < max_rank:
-                return rank, ids[slot]
+                return rank, np.int32(value & _LOW32)
             return NEVER, np.int32(-1)
-        if k == EMPTY:
+        if k == -1:
             return NEVER, np.int32(-1)
-        slot = (slot + np.uint64(1)) & mask
+        slot = (slot + 1) & mask
 
 
 @njit
-def _merge_short(buf, start, end, max_rank, byte_id, keys, ranks, ids, part, prank, pid, out, pos):
+def _merge_short(buf, start, end, max_rank, byte_id, pairs, part, prank, pid, out, pos):
     """Linear-scan BPE (tiktoken's loop) for short pieces: O(n^2) but tiny n."""
     m = end - start
     for i in range(m):
         part[i] = byte_id[buf[start + i]]
     for i in range(m - 1):
-        prank[i], pid[i] = _pair(part[i], part[i + 1], max_rank, keys, ranks, ids)
+        prank[i], pid[i] = _pair(part[i], part[i + 1], max_rank, pairs)
     while m > 1:
         best = NEVER
         at = -1
@@ -193,9 +202,9 @@ def _merge_short(buf, start, end, max_rank, byte_id, keys, ranks, ids, part, pra
             pid[j] = pid[j + 1]
         m -= 1
         if at > 0:
-            prank[at - 1], pid[at - 1] = _pair(part[at - 1], part[at], max_rank, keys, ranks, ids)
+            prank[at - 1], pid[at - 1] = _pair(part[at - 1], part[at], max_rank, pairs)
         if at < m - 1:
-            prank[at], pid[at] = _pair(part[at], part[at + 1], max_rank, keys, ranks, ids)
+            prank[at], pid[at] = _pair(part[at], part[at + 1], max_rank, pairs)
     for i in range(m):
         out[pos + i] = part[i]
     return pos + m
@@ -234,7 +243,7 @@ def _heap_pop(heap, size):
 
 
 @njit
-def _merge_long(buf, start, end, max_rank, byte_id, keys, ranks, ids, out, pos):
+def _merge_long(buf, start, end, max_rank, byte_id, pairs, out, pos):
     """Heap + linked-list BPE: O(n log n), so a 1 MB piece without spaces stays fast.
 
     Heap entries are `rank << 32 | node` (lowest rank, then leftmost, as tiktoken). An entry is
@@ -252,7 +261,7 @@ def _merge_long(buf, start, end, max_rank, byte_id, keys, ranks, ids, out, pos):
         nxt[i] = i + 1
         prv[i] = i - 1
     for i in range(n - 1):
-        rank, _ = _pair(tok[i], tok[i + 1], max_rank, keys, ranks, ids)
+        rank, _ = _pair(tok[i], tok[i + 1], max_rank, pairs)
         if rank != NEVER:
             size = _heap_push(heap, size, (np.int64(rank) << 32) | i)
     while size > 0:
@@ -261,7 +270,7 @@ def _merge_long(buf, start, end, max_rank, byte_id, keys, ranks, ids, out, pos):
         j = nxt[i]
         if tok[i] < 0 or j >= n:
             continue
-        rank, merged = _pair(tok[i], tok[j], max_rank, keys, ranks, ids)
+        rank, merged = _pair(tok[i], tok[j], max_rank, pairs)
         if np.int64(rank) != entry >> 32:
             continue
         tok[i] = merged
@@ -271,12 +280,12 @@ def _merge_long(buf, start, end, max_rank, byte_id, keys, ranks, ids, out, pos):
             prv[nxt[j]] = i
         p = prv[i]
         if p >= 0:
-            rank, _ = _pair(tok[p], tok[i], max_rank, keys, ranks, ids)
+            rank, _ = _pair(tok[p], tok[i], max_rank, pairs)
             if rank != NEVER:
                 size = _heap_push(heap, size, (np.int64(rank) << 32) | p)
         k = nxt[i]
         if k < n:
-            rank, _ = _pair(tok[i], tok[k], max_rank, keys, ranks, ids)
+            rank, _ = _pair(tok[i], tok[k], max_rank, pairs)
             if rank != NEVER:
                 size = _heap_push(heap, size, (np.int64(rank) << 32) | i)
     i = 0
@@ -288,9 +297,10 @@ def _merge_long(buf, start, end, max_rank, byte_id, keys, ranks, ids, out, pos):
 
 
 @njit
-def _merge_piece(buf, start, end, max_rank, tables, scratch, out, pos):
-    tok_bytes, tok_off, tok_rank, byte_id, whole, keys, ranks, ids = tables
-    part, prank, pid = scratch
+def _merge_piece(
+    buf, start, end, max_rank, tok_bytes, tok_off, tok_rank, byte_id, whole, pairs,
+    part, prank, pid, out, pos,
+):  # fmt: skip
     if end - start == 1:
         out[pos] = byte_id[buf[start]]
         return pos + 1
@@ -299,34 +309,38 @@ def _merge_piece(buf, start, end, max_rank, tables, scratch, out, pos):
         out[pos] = tid
         return pos + 1
     if end - start <= SHORT:
-        return _merge_short(
-            buf, start, end, max_rank, byte_id, keys, ranks, ids, part, prank, pid, out, pos
-        )
-    return _merge_long(buf, start, end, max_rank, byte_id, keys, ranks, ids, out, pos)
+        return _merge_short(buf, start, end, max_rank, byte_id, pairs, part, prank, pid, out, pos)
+    return _merge_long(buf, start, end, max_rank, byte_id, pairs, out, pos)
 
 
 @njit
 def encode_pieces(buf, starts, ends, special_ids, max_rank, tables, out_ids, out_starts):
     """Encode every piece of `buf`; a piece with `special_ids[i] >= 0` is that one token.
 
-    Writes ids to `out_ids` and each token's byte start to `out_starts` (both sized for the
-    worst case, one token per byte); returns how many tokens were written.
+    Writes ids to `out_ids` and, unless `out_starts` is empty, each token's byte start to
+    `out_starts` (both sized for the worst case, one token per byte); returns the token count.
     """
-    tok_off = tables[1]
+    tok_bytes, tok_off, tok_rank, byte_id, whole, pairs = tables
+    want_starts = out_starts.shape[0] > 0
     part = np.empty(SHORT, dtype=np.int64)
     prank = np.empty(SHORT, dtype=np.int32)
     pid = np.empty(SHORT, dtype=np.int32)
-    scratch = (part, prank, pid)
     pos = 0
     for p in range(starts.shape[0]):
         start, end = starts[p], ends[p]
         if special_ids[p] >= 0:
             out_ids[pos] = special_ids[p]
-            out_starts[pos] = start
+            if want_starts:
+                out_starts[pos] = start
             pos += 1
             continue
         first = pos
-        pos = _merge_piece(buf, start, end, max_rank, tables, scratch, out_ids, pos)
+        pos = _merge_piece(
+            buf, start, end, max_rank, tok_bytes, tok_off, tok_rank, byte_id, whole, pairs,
+            part, prank, pid, out_ids, pos,
+        )  # fmt: skip
+        if not want_starts:
+            continue
         offset = start
         for k in range(first, pos):
             out_starts[k] = offset
@@ -342,8 +356,8 @@ def recover_merges(order, tables):
     Token `order[r]` has rank `r`: merging its bytes with ranks below `r` must leave exactly two
     parts, which are its merge. Used to rebuild merges from a tiktoken file, which lists ranks only.
     """
-    tok_bytes, tok_off = tables[0], tables[1]
-    pairs = np.full((order.shape[0], 2), -1, dtype=np.int64)
+    tok_bytes, tok_off, tok_rank, byte_id, whole, pairs = tables
+    found = np.full((order.shape[0], 2), -1, dtype=np.int64)
     longest = 1
     for r in range(order.shape[0]):
         tid = order[r]
@@ -352,11 +366,13 @@ def recover_merges(order, tables):
     part = np.empty(SHORT, dtype=np.int64)
     prank = np.empty(SHORT, dtype=np.int32)
     pid = np.empty(SHORT, dtype=np.int32)
-    scratch = (part, prank, pid)
     for r in range(order.shape[0]):
         tid = order[r]
         start, end = tok_off[tid], tok_off[tid + 1]
-        count = _merge_piece(tok_bytes, start, end, np.int32(r), tables, scratch, out, 0)
+        count = _merge_piece(
+            tok_bytes, start, end, np.int32(r), tok_bytes, tok_off, tok_rank, byte_id, whole,
+            pairs, part, prank, pid, out, 0,
+        )  # fmt: skip
         if count == 2:
-            pairs[r, 0], pairs[r, 1] = out[0], out[1]
-    return pairs
+            found[r, 0], found[r, 1] = out[0], out[1]
+    return found

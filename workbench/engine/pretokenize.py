@@ -15,8 +15,8 @@ import multiprocessing
 import os
 import time
 from collections import Counter, deque
-from concurrent.futures import ProcessPoolExecutor
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -85,7 +85,8 @@ def count_corpus(
             _take(worker.run_task(task), counts, pending, cancel)
     if not counts:
         raise CorpusError(
-            ", ".join(map(str, paths)), "the corpus holds no text to train on (empty, or all skipped)"
+            ", ".join(map(str, paths)),
+            "the corpus holds no text to train on (empty, or all skipped)",
         )
     words = WordTable.from_counts({piece.encode("utf-8"): n for piece, n in counts.items()})
     stats.pieces = words.total_pieces

@@ -23,6 +23,8 @@ that decoding. Every byte is covered and each step advances at least one byte.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from workbench.engine import unicode_classes as uc
@@ -37,8 +39,9 @@ _PRESET_CODES = {"gpt2": 0, "cl100k": 1, "o200k": 2}
 # from unicode_classes inside kernels) so that Numba's on-disk cache, keyed on this file, can never
 # hold kernels built with other values; the check below keeps the two files in step.
 _L, _N, _S, _UP, _LO = 1, 2, 4, 8, 16
-_END = 128  # past the end of the data: no class, and not "other" either
-_NOT_OTHER = _L | _N | _S | _END
+_CONT = 32  # a continuation byte of a well-formed multi-byte character
+_NL = 64  # \r or \n (literal in the patterns, so not a regex class)
+_LNS = _L | _N | _S  # a character with none of these is "other": [^\s\p{L}\p{N}]
 assert (_L, _N, _S, _UP, _LO) == (uc.L, uc.N, uc.S, uc.UPPERISH, uc.LOWERISH)
 
 _APOSTROPHE, _SPACE, _LF, _CR, _SLASH = 39, 32, 10, 13, 47
@@ -49,94 +52,123 @@ def can_scan(pattern: str) -> bool:
     return pattern in _PRESET_STRINGS.values()
 
 
-# --- characters -------------------------------------------------------------------------------
+# Design: one pass classifies every byte (`cls[i]` = class bits of the character starting at byte
+# i, or _CONT inside a character); the scan then works on bytes, and a run of a class is a plain
+# byte loop over `cls[i] & (mask | _CONT)`. Numba optimises each function before linking, so a call
+# is never inlined by LLVM and a call with array arguments also pays reference counting: the small
+# helpers are inlined at the Numba level (inline="always"), each at few call sites to keep the
+# compile time short. Rare paths (contractions) stay calls.
+
+# --- classifying bytes -------------------------------------------------------------------------
 
 
-@njit
-def _decode(data, i, n):
-    r"""(code point, next offset) of the multi-byte or invalid sequence starting at `i`.
+@njit(inline="always")
+def _decode(b0, b1, b2, b3, avail):
+    r"""(code point, length) of the sequence b0 b1 b2 b3 (of which `avail` exist), per RFC 3629.
 
-    Example: b"\xc3\xa9" at 0 -> (0xE9, 2); a stray b"\x80" -> (0xDC80, 1).
+    An invalid lead byte b0 is (0xDC00 + b0, 1): Python's "surrogateescape" code point, which
+    `regex` classes as "other". Example: (0xC3, 0xA9, 0, 0, 2) -> (0xE9, 2).
     """
-    b0 = np.int64(data[i])
     if b0 < 0xC2 or b0 > 0xF4:
-        return 0xDC00 + b0, i + 1
+        return 0xDC00 + b0, 1
     length = 2 if b0 < 0xE0 else (3 if b0 < 0xF0 else 4)
-    if i + length > n:
-        return 0xDC00 + b0, i + 1
+    if length > avail:
+        return 0xDC00 + b0, 1
     cp = b0 & (0x7F >> length)
-    for k in range(1, length):
-        b = np.int64(data[i + k])
+    for k in range(length - 1):
+        b = b1 if k == 0 else (b2 if k == 1 else b3)
         if (b & 0xC0) != 0x80:
-            return 0xDC00 + b0, i + 1
+            return 0xDC00 + b0, 1
         cp = (cp << 6) | (b & 0x3F)
     too_small = (length == 3 and cp < 0x800) or (length == 4 and cp < 0x10000)
     if too_small or cp > 0x10FFFF or (0xD800 <= cp <= 0xDFFF):
-        return 0xDC00 + b0, i + 1
-    return cp, i + length
+        return 0xDC00 + b0, 1
+    return cp, length
 
 
-@njit
-def _at(data, i, n, flags):
-    """(code point, next offset, class bits) at byte `i`; (-1, n, _END) past the end."""
-    if i >= n:
-        return np.int64(-1), n, np.int64(_END)
+@njit(inline="always")
+def _decode_at(data, i, n):
+    """(code point, length) of the character at byte `i` (ASCII or not)."""
     b0 = np.int64(data[i])
-    if b0 < 0x80:  # ASCII fast path: most English text never leaves it
-        return b0, i + 1, np.int64(flags[b0])
-    cp, nxt = _decode(data, i, n)
-    return cp, nxt, np.int64(flags[cp])
+    if b0 < 0x80:
+        return b0, 1
+    avail = min(n - i, 4)
+    b1 = np.int64(data[i + 1]) if avail > 1 else 0
+    b2 = np.int64(data[i + 2]) if avail > 2 else 0
+    b3 = np.int64(data[i + 3]) if avail > 3 else 0
+    return _decode(b0, b1, b2, b3, avail)
 
 
 @njit
-def _run(data, i, n, flags, mask):
-    """End of the run of characters with any bit of `mask`, starting at `i`."""
+def _classify(data, flags, cls):
+    """Fill `cls` for `data`: class bits at each character's first byte, _CONT at the others.
+
+    `flags` already carries _NL on \r and \n. Example: "é!" (C3 A9 21) -> [L|LO, _CONT, 0].
+    """
+    n = data.shape[0]
+    i = 0
     while i < n:
-        _, nxt, f = _at(data, i, n, flags)
-        if (f & mask) == 0:
-            break
-        i = nxt
-    return i
+        b0 = data[i]
+        if b0 < 0x80:
+            cls[i] = flags[b0]
+            i += 1
+            continue
+        cp, length = _decode_at(data, i, n)
+        cls[i] = flags[cp]
+        for k in range(i + 1, i + length):
+            cls[k] = _CONT
+        i += length
 
 
-@njit
-def _run_other(data, i, n, flags):
-    r"""End of the run of `[^\s\p{L}\p{N}]` characters starting at `i`."""
-    while i < n:
-        _, nxt, f = _at(data, i, n, flags)
-        if (f & _NOT_OTHER) != 0:
-            break
-        i = nxt
-    return i
+# --- runs over classified bytes ----------------------------------------------------------------
 
 
-@njit
-def _run_digits(data, i, n, flags):
-    r"""`\p{N}{1,3}` after its first digit, which ends at `i`: at most two more digits."""
-    for _ in range(2):
-        _, nxt, f = _at(data, i, n, flags)
-        if (f & _N) == 0:
-            break
-        i = nxt
-    return i
-
-
-@njit
-def _run_newlines(data, i, n, slash):
-    r"""End of `[\r\n]*` (or `[\r\n/]*` when `slash`); ASCII, so bytes can be compared."""
-    while i < n:
-        b = data[i]
-        if not (b in (_LF, _CR) or (slash and b == _SLASH)):
-            break
+@njit(inline="always")
+def _skip(cls, i, n, mask):
+    """End of the run of characters with a bit of `mask` (their continuation bytes ride along)."""
+    m = mask | _CONT
+    while i < n and (cls[i] & m) != 0:
         i += 1
     return i
 
 
-# --- whitespace and contractions ---------------------------------------------------------------
+@njit(inline="always")
+def _skip_other(cls, i, n):
+    r"""End of the run of `[^\s\p{L}\p{N}]` characters (continuation bytes have no such bit)."""
+    while i < n and (cls[i] & _LNS) == 0:
+        i += 1
+    return i
 
 
-@njit
-def _whitespace(data, i, n, flags, newline_rule):
+@njit(inline="always")
+def _next_char(cls, i, n):
+    """Byte offset of the character after the one starting at `i`."""
+    i += 1
+    while i < n and cls[i] == _CONT:
+        i += 1
+    return i
+
+
+@njit(inline="always")
+def _digits(cls, i, n):
+    r"""`\p{N}{1,3}` after its first digit, which ends at `i`: at most two more digits."""
+    for _ in range(2):
+        if i >= n or (cls[i] & _N) == 0:
+            break
+        i = _next_char(cls, i, n)
+    return i
+
+
+@njit(inline="always")
+def _newlines(data, i, n, slash):
+    r"""End of `[\r\n]*` (or `[\r\n/]*` when `slash`); ASCII, so bytes can be compared."""
+    while i < n and (data[i] == _LF or data[i] == _CR or (slash and data[i] == _SLASH)):
+        i += 1
+    return i
+
+
+@njit(inline="always")
+def _whitespace(cls, i, n, newline_rule):
     r"""The piece for a whitespace run at `i`: `\s*[\r\n]+` (if `newline_rule`), `\s+(?!\S)`, `\s+`.
 
     Example: "a   b" at 1 -> 3 (two spaces; the third goes with "b"); "  \n x" at 0 -> 3.
@@ -144,11 +176,9 @@ def _whitespace(data, i, n, flags, newline_rule):
     last = i
     after_newline = -1
     j = i
-    while j < n:
-        cp, nxt, f = _at(data, j, n, flags)
-        if (f & _S) == 0:
-            break
-        if cp in (_LF, _CR):
+    while j < n and (cls[j] & _S) != 0:
+        nxt = _next_char(cls, j, n)
+        if (cls[j] & _NL) != 0:
             after_newline = nxt
         last = j
         j = nxt
@@ -157,6 +187,9 @@ def _whitespace(data, i, n, flags, newline_rule):
     if j < n and last > i:  # a non-space follows: give the last whitespace character back
         return last
     return j
+
+
+# --- contractions (after an apostrophe only, so they may be calls) -----------------------------
 
 
 @njit
@@ -182,81 +215,82 @@ def _letter(data, i, n, fold_cps, fold_letters, ignore_case):
     """(lowercase ASCII contraction letter or 0, next offset) for the character at `i`."""
     if i >= n:
         return 0, n
-    b0 = np.int64(data[i])
-    if b0 < 0x80:
-        cp, nxt = b0, i + 1
-    else:
-        cp, nxt = _decode(data, i, n)
+    cp, length = _decode_at(data, i, n)
     if not ignore_case:
-        return (cp if cp < 0x80 else 0), nxt
+        return (cp if cp < 0x80 else 0), i + length
     for k in range(fold_cps.shape[0]):
         if fold_cps[k] == cp:
-            return np.int64(fold_letters[k]), nxt
-    return 0, nxt
+            return np.int64(fold_letters[k]), i + length
+    return 0, i + length
+
+
+@njit(inline="always")
+def _optional_contraction(data, i, n, fold_cps, fold_letters):
+    """`(?i:'s|'t|'re|'ve|'m|'ll|'d)?` at `i`: its end if present, else `i`."""
+    if i >= n or data[i] != _APOSTROPHE:  # the common case, without a call
+        return i
+    end = _contraction(data, i, n, fold_cps, fold_letters, True)
+    return end if end > 0 else i
 
 
 # --- the three presets -------------------------------------------------------------------------
 
 
-@njit
-def _piece_gpt2(data, i, n, flags, fold_cps, fold_letters):
-    r"""End of the gpt2 piece at `i`: contraction, ` ?` + letters/digits/other, whitespace."""
-    cp, j, f = _at(data, i, n, flags)
-    if cp == _APOSTROPHE:
+@njit(inline="always")
+def _piece_gpt2(data, cls, i, n, fold_cps, fold_letters):
+    """End of the gpt2 piece at `i`: contraction, ` ?` + letters/digits/other, whitespace."""
+    c = cls[i]
+    if data[i] == _APOSTROPHE:
         end = _contraction(data, i, n, fold_cps, fold_letters, False)
         if end > 0:
             return end
-    if cp == _SPACE:  # ` ?` then a letter, digit or "other" run
-        _, k, f2 = _at(data, j, n, flags)
-        if (f2 & _L) != 0:
-            return _run(data, k, n, flags, _L)
-        if (f2 & _N) != 0:
-            return _run(data, k, n, flags, _N)
-        if (f2 & _NOT_OTHER) == 0:
-            return _run_other(data, k, n, flags)
-    if (f & _L) != 0:
-        return _run(data, j, n, flags, _L)
-    if (f & _N) != 0:
-        return _run(data, j, n, flags, _N)
-    if (f & _NOT_OTHER) == 0:
-        return _run_other(data, j, n, flags)
-    return _whitespace(data, i, n, flags, False)
+    if data[i] == _SPACE and i + 1 < n:  # ` ?` then a letter, digit or "other" run
+        c2 = cls[i + 1]
+        if (c2 & _L) != 0:
+            return _skip(cls, i + 2, n, _L)
+        if (c2 & _N) != 0:
+            return _skip(cls, i + 2, n, _N)
+        if (c2 & _LNS) == 0:
+            return _skip_other(cls, i + 2, n)
+    if (c & _L) != 0:
+        return _skip(cls, i + 1, n, _L)
+    if (c & _N) != 0:
+        return _skip(cls, i + 1, n, _N)
+    if (c & _LNS) == 0:
+        return _skip_other(cls, i + 1, n)
+    return _whitespace(cls, i, n, False)
 
 
-@njit
-def _piece_cl100k(data, i, n, flags, fold_cps, fold_letters):
+@njit(inline="always")
+def _punct_or_space(data, cls, i, n, slash):
+    r"""cl100k/o200k tail: ` ?[^\s\p{L}\p{N}]+[\r\n]*` (`/` too in o200k), then whitespace."""
+    if data[i] == _SPACE and i + 1 < n and (cls[i + 1] & _LNS) == 0:
+        return _newlines(data, _skip_other(cls, i + 2, n), n, slash)
+    if (cls[i] & _LNS) == 0:
+        return _newlines(data, _skip_other(cls, i + 1, n), n, slash)
+    return _whitespace(cls, i, n, True)
+
+
+@njit(inline="always")
+def _piece_cl100k(data, cls, i, n, fold_cps, fold_letters):
     """End of the cl100k piece at `i` (see `patterns.CL100K` for the alternatives, in order)."""
-    cp, j, f = _at(data, i, n, flags)
-    if cp == _APOSTROPHE:
+    c = cls[i]
+    if data[i] == _APOSTROPHE:
         end = _contraction(data, i, n, fold_cps, fold_letters, True)
         if end > 0:
             return end
-    if (f & _L) != 0:
-        return _run(data, j, n, flags, _L)
-    if cp != _LF and cp != _CR and (f & _N) == 0:  # `[^\r\n\p{L}\p{N}]?\p{L}+`
-        _, k, f2 = _at(data, j, n, flags)
-        if (f2 & _L) != 0:
-            return _run(data, k, n, flags, _L)
-    if (f & _N) != 0:
-        return _run_digits(data, j, n, flags)
-    return _punct_or_space(data, i, n, flags, False)
+    if (c & _L) != 0:
+        return _skip(cls, i + 1, n, _L)
+    j = _next_char(cls, i, n)
+    if (c & (_L | _N | _NL)) == 0 and j < n and (cls[j] & _L) != 0:  # `[^\r\n\p{L}\p{N}]?\p{L}+`
+        return _skip(cls, j + 1, n, _L)
+    if (c & _N) != 0:
+        return _digits(cls, j, n)
+    return _punct_or_space(data, cls, i, n, False)
 
 
-@njit
-def _punct_or_space(data, i, n, flags, slash):
-    r"""cl100k/o200k tail: ` ?[^\s\p{L}\p{N}]+[\r\n]*` (`/` too in o200k), then whitespace."""
-    cp, j, f = _at(data, i, n, flags)
-    if cp == _SPACE:
-        _, k, f2 = _at(data, j, n, flags)
-        if (f2 & _NOT_OTHER) == 0:
-            return _run_newlines(data, _run_other(data, k, n, flags), n, slash)
-    if (f & _NOT_OTHER) == 0:
-        return _run_newlines(data, _run_other(data, j, n, flags), n, slash)
-    return _whitespace(data, i, n, flags, True)
-
-
-@njit
-def _upper_then_lower(data, s, n, flags, fold_cps, fold_letters):
+@njit(inline="always")
+def _upper_then_lower(data, cls, s, n, fold_cps, fold_letters):
     """`[Up]*[Lo]+(?i:contraction)?` at `s`, or -1.
 
     `[Up]*` takes the longest run, then backtracks to the last character that can start `[Lo]+`:
@@ -265,16 +299,13 @@ def _upper_then_lower(data, s, n, flags, fold_cps, fold_letters):
     """
     j = s
     last_lower_end = -1
-    while j < n:
-        _, nxt, f = _at(data, j, n, flags)
-        if (f & _UP) == 0:
-            break
-        if (f & _LO) != 0:
+    while j < n and (cls[j] & _UP) != 0:
+        nxt = _next_char(cls, j, n)
+        if (cls[j] & _LO) != 0:
             last_lower_end = nxt
         j = nxt
-    _, nxt, f = _at(data, j, n, flags)
-    if (f & _LO) != 0:
-        end = _run(data, nxt, n, flags, _LO)
+    if j < n and (cls[j] & _LO) != 0:
+        end = _skip(cls, j + 1, n, _LO)
     elif last_lower_end >= 0:
         end = last_lower_end  # what follows it is upper-only or not a letter: the run ends here
     else:
@@ -282,184 +313,201 @@ def _upper_then_lower(data, s, n, flags, fold_cps, fold_letters):
     return _optional_contraction(data, end, n, fold_cps, fold_letters)
 
 
-@njit
-def _upper_only(data, s, n, flags, fold_cps, fold_letters):
+@njit(inline="always")
+def _upper_only(data, cls, s, n, fold_cps, fold_letters):
     """`[Up]+[Lo]*(?i:contraction)?` at `s`, or -1. Example: "ABC" -> 3, "ABC's" -> 5."""
-    j = _run(data, s, n, flags, _UP)
+    j = _skip(cls, s, n, _UP) if s < n and (cls[s] & _UP) != 0 else s
     if j == s:
         return -1
-    end = _run(data, j, n, flags, _LO)
+    end = _skip(cls, j, n, _LO)
     return _optional_contraction(data, end, n, fold_cps, fold_letters)
 
 
-@njit
-def _optional_contraction(data, i, n, fold_cps, fold_letters):
-    """`(?i:'s|'t|'re|'ve|'m|'ll|'d)?` at `i`: its end if present, else `i`."""
-    end = _contraction(data, i, n, fold_cps, fold_letters, True)
-    return end if end > 0 else i
-
-
-@njit
-def _piece_o200k(data, i, n, flags, fold_cps, fold_letters):
+@njit(inline="always")
+def _piece_o200k(data, cls, i, n, fold_cps, fold_letters):
     """End of the o200k piece at `i`: each case alternative is tried with, then without, prefix."""
-    cp, j, f = _at(data, i, n, flags)
-    prefix = cp != _LF and cp != _CR and (f & (_L | _N)) == 0  # `[^\r\n\p{L}\p{N}]?`
-    if prefix:
-        end = _upper_then_lower(data, j, n, flags, fold_cps, fold_letters)
+    c = cls[i]
+    j = _next_char(cls, i, n)
+    prefix = (c & (_L | _N | _NL)) == 0  # `[^\r\n\p{L}\p{N}]?` may take the character at i
+    # `regex` tries all of the first alternative (with, then without, the prefix) before the second.
+    # A start that is not a cased letter or mark fails at once, which keeps punctuation cheap.
+    prefix_ok = prefix and j < n and (cls[j] & (_UP | _LO)) != 0
+    here_ok = (c & (_UP | _LO)) != 0
+    for attempt in range(4):
+        first_alternative = attempt < 2
+        start = j if attempt % 2 == 0 else i
+        if not (prefix_ok if attempt % 2 == 0 else here_ok):
+            continue
+        if first_alternative:
+            end = _upper_then_lower(data, cls, start, n, fold_cps, fold_letters)
+        else:
+            end = _upper_only(data, cls, start, n, fold_cps, fold_letters)
         if end >= 0:
             return end
-    end = _upper_then_lower(data, i, n, flags, fold_cps, fold_letters)
-    if end >= 0:
-        return end
-    if prefix:
-        end = _upper_only(data, j, n, flags, fold_cps, fold_letters)
-        if end >= 0:
-            return end
-    end = _upper_only(data, i, n, flags, fold_cps, fold_letters)
-    if end >= 0:
-        return end
-    if (f & _N) != 0:
-        return _run_digits(data, j, n, flags)
-    return _punct_or_space(data, i, n, flags, True)
-
-
-@njit
-def _next_piece(data, i, n, preset, flags, fold_cps, fold_letters):
-    """End of the piece starting at `i` (always > i) for preset code 0 gpt2, 1 cl100k, 2 o200k."""
-    if preset == 0:
-        return _piece_gpt2(data, i, n, flags, fold_cps, fold_letters)
-    if preset == 1:
-        return _piece_cl100k(data, i, n, flags, fold_cps, fold_letters)
-    return _piece_o200k(data, i, n, flags, fold_cps, fold_letters)
+    if (c & _N) != 0:
+        return _digits(cls, j, n)
+    return _punct_or_space(data, cls, i, n, True)
 
 
 # --- drivers -----------------------------------------------------------------------------------
 
 
 @njit
-def _scan_starts(data, start, preset, flags, fold_cps, fold_letters, out):
+def _scan_starts(data, cls, start, preset, fold_cps, fold_letters, out):
     """Write piece starts from byte `start` into `out` until it is full or the data ends.
 
     Returns (pieces written, where to resume). Pieces depend only on where they start, so a
-    resumed scan continues exactly where `regex.findall` would.
+    resumed scan continues exactly where `regex.findall` would. Preset 0 gpt2, 1 cl100k, 2 o200k;
+    one loop per preset so each piece function is inlined once.
     """
     n = data.shape[0]
     i = start
     k = 0
-    while i < n and k < out.shape[0]:
-        out[k] = i
-        i = _next_piece(data, i, n, preset, flags, fold_cps, fold_letters)
-        k += 1
+    cap = out.shape[0]
+    if preset == 0:
+        while i < n and k < cap:
+            out[k] = i
+            i = _piece_gpt2(data, cls, i, n, fold_cps, fold_letters)
+            k += 1
+    elif preset == 1:
+        while i < n and k < cap:
+            out[k] = i
+            i = _piece_cl100k(data, cls, i, n, fold_cps, fold_letters)
+            k += 1
+    else:
+        while i < n and k < cap:
+            out[k] = i
+            i = _piece_o200k(data, cls, i, n, fold_cps, fold_letters)
+            k += 1
     return k, i
 
 
 # --- counting: an open-addressing table of byte slices ------------------------------------------
 
 
-@njit
-def _hash_bytes(data, s, e):
-    """A strong 64-bit hash of data[s:e]: FNV-1a over the bytes, then the murmur3 finalizer.
+# A slot is one row of a uint64 array, so a probe touches one cache line: the piece's hash, its
+# first 8 bytes packed into a word (pieces of up to 8 bytes compare by word alone), its length and
+# its entry number + 1 (0 = empty slot).
+_HASH, _WORD, _LEN, _ENTRY = 0, 1, 2, 3
 
-    The finalizer matters: the table indexes with the low bits, which FNV alone mixes poorly.
+
+@njit(inline="always")
+def _hash_bytes(data, s, e):
+    """(first 8 bytes packed, strong 64-bit hash) of data[s:e], fast for short pieces.
+
+    The packing is branch-free (most pieces are under 8 bytes, and a loop exit that depends on
+    the length mispredicts); longer pieces fold their other bytes in FNV-1a style, and the
+    murmur3 finalizer spreads the result, since the table indexes with the low bits.
     """
-    h = np.uint64(0xCBF29CE484222325) ^ np.uint64(e - s)
-    prime = np.uint64(0x100000001B3)
-    for k in range(s, e):
-        h = (h ^ np.uint64(data[k])) * prime
+    length = e - s
+    word = np.uint64(0)
+    for k in range(8):
+        byte = np.uint64(data[min(s + k, e - 1)])
+        word |= (byte if k < length else np.uint64(0)) << np.uint64(8 * k)
+    h = word ^ (np.uint64(length) * np.uint64(0x9E3779B97F4A7C15))
+    for k in range(s + 8, e):
+        h = (h ^ np.uint64(data[k])) * np.uint64(0x100000001B3)
     h ^= h >> np.uint64(33)
     h *= np.uint64(0xFF51AFD7ED558CCD)
     h ^= h >> np.uint64(33)
     h *= np.uint64(0xC4CEB9FE1A85EC53)
     h ^= h >> np.uint64(33)
-    return h
+    return word, h
 
 
-@njit
-def _same_bytes(data, a, b, length):
-    """data[a:a+length] == data[b:b+length], without making slices."""
+@njit(inline="always")
+def _same_bytes(arena, a, data, b, length):
+    """arena[a:a+length] == data[b:b+length], without making slices."""
     for k in range(length):  # noqa: SIM110 -- a Numba kernel: no generators
-        if data[a + k] != data[b + k]:
+        if arena[a + k] != data[b + k]:
             return False
     return True
 
 
+@njit(inline="always")
+def _probe(slots, offsets, arena, h, word, data, s, length):
+    """The slot holding piece data[s:s+length], or the empty slot where it belongs.
+
+    Long keys are compared in the arena of unique pieces, which stays in cache (the first
+    occurrence in the corpus would be a cache miss per piece).
+    """
+    mask = slots.shape[0] - 1
+    slot = np.int64(h & np.uint64(mask))
+    while True:
+        entry = np.int64(slots[slot, _ENTRY]) - 1
+        if entry < 0:
+            return slot
+        same = slots[slot, _HASH] == h and slots[slot, _WORD] == word
+        same = same and slots[slot, _LEN] == np.uint64(length)
+        if same and (length <= 8 or _same_bytes(arena, offsets[entry], data, s, length)):
+            return slot
+        slot = (slot + 1) & mask
+
+
 @njit
-def _slots_for(hashes, used, capacity):
-    """A fresh slot array (entry index + 1; 0 = empty) for the first `used` entries."""
-    slots = np.zeros(capacity, dtype=np.int64)
-    mask = np.uint64(capacity - 1)
-    for idx in range(used):
-        slot = np.int64(hashes[idx] & mask)
-        while slots[slot] != 0:
-            slot = (slot + 1) & (capacity - 1)
-        slots[slot] = idx + 1
-    return slots
+def _rehashed(slots, capacity):
+    """The slots moved into `capacity` rows (by stored hash; no bytes are read)."""
+    new = np.zeros((capacity, 4), dtype=np.uint64)
+    mask = capacity - 1
+    for old in range(slots.shape[0]):
+        if slots[old, _ENTRY] != 0:
+            slot = np.int64(slots[old, _HASH] & np.uint64(mask))
+            while new[slot, _ENTRY] != 0:
+                slot = (slot + 1) & mask
+            for field in range(4):
+                new[slot, field] = slots[old, field]
+    return new
 
 
 @njit
 def _grown(values, capacity):
-    """`values` copied into a new array of `capacity` (entries grow by doubling)."""
+    """`values` copied into a new array of `capacity` (tables grow by doubling)."""
     out = np.empty(capacity, dtype=values.dtype)
     out[: values.shape[0]] = values
     return out
 
 
 @njit
-def _count_table(data, preset, flags, fold_cps, fold_letters):
-    """Scan and count every piece; entries are kept in order of first occurrence.
+def _count_table(data, cls, preset, fold_cps, fold_letters):
+    """Scan and count every piece; unique pieces are kept in order of first occurrence.
 
-    Returns (starts, lengths, counts, used): entry k is data[starts[k]:starts[k]+lengths[k]], seen
-    counts[k] times. Keys are offsets into `data`, so no bytes are copied until the end.
+    Returns (arena, offsets, counts, used): unique piece k is arena[offsets[k]:offsets[k+1]], seen
+    counts[k] times. Pieces are scanned a block at a time into `bounds`, then counted.
     """
     n = data.shape[0]
-    capacity = 1 << 12  # slots; entries never exceed half of it
-    slots = np.zeros(capacity, dtype=np.int64)
-    starts = np.empty(capacity // 2, dtype=np.int64)
-    lengths = np.empty(capacity // 2, dtype=np.int64)
-    hashes = np.empty(capacity // 2, dtype=np.uint64)
-    counts = np.empty(capacity // 2, dtype=np.int64)
+    bounds = np.empty(1 << 16, dtype=np.int64)
+    capacity = 1 << 12  # slots; unique pieces never exceed half of it
+    slots = np.zeros((capacity, 4), dtype=np.uint64)
+    offsets = np.zeros(capacity // 2 + 1, dtype=np.int64)
+    counts = np.zeros(capacity // 2, dtype=np.int64)
+    arena = np.empty(1 << 16, dtype=np.uint8)
     used = 0
     i = 0
     while i < n:
-        end = _next_piece(data, i, n, preset, flags, fold_cps, fold_letters)
-        length = end - i
-        h = _hash_bytes(data, i, end)
-        slot = np.int64(h & np.uint64(capacity - 1))
-        while True:
-            idx = slots[slot] - 1
-            if idx < 0:
-                starts[used], lengths[used], hashes[used], counts[used] = i, length, h, 1
-                used += 1
-                slots[slot] = used
-                break
-            if (
-                hashes[idx] == h
-                and lengths[idx] == length
-                and _same_bytes(data, starts[idx], i, length)
-            ):
-                counts[idx] += 1
-                break
-            slot = (slot + 1) & (capacity - 1)
-        if used * 2 == capacity:  # keep the load at or below one half
-            capacity *= 2
-            starts, lengths = _grown(starts, capacity // 2), _grown(lengths, capacity // 2)
-            hashes, counts = _grown(hashes, capacity // 2), _grown(counts, capacity // 2)
-            slots = _slots_for(hashes, used, capacity)
-        i = end
-    return starts, lengths, counts, used
-
-
-@njit
-def _gather(data, starts, lengths, used):
-    """The unique pieces as a flat buffer and offsets: piece k is buf[offsets[k]:offsets[k+1]]."""
-    offsets = np.empty(used + 1, dtype=np.int64)
-    offsets[0] = 0
-    for k in range(used):
-        offsets[k + 1] = offsets[k] + lengths[k]
-    buf = np.empty(offsets[used], dtype=np.uint8)
-    for k in range(used):
-        buf[offsets[k] : offsets[k + 1]] = data[starts[k] : starts[k] + lengths[k]]
-    return buf, offsets
+        k, resume = _scan_starts(data, cls, i, preset, fold_cps, fold_letters, bounds)
+        for p in range(k):
+            s = bounds[p]
+            length = (bounds[p + 1] if p + 1 < k else resume) - s
+            word, h = _hash_bytes(data, s, s + length)
+            slot = _probe(slots, offsets, arena, h, word, data, s, length)
+            if slots[slot, _ENTRY] != 0:
+                counts[np.int64(slots[slot, _ENTRY]) - 1] += 1
+                continue
+            top = offsets[used]
+            if top + length > arena.shape[0]:
+                arena = _grown(arena, 2 * (top + length))
+            arena[top : top + length] = data[s : s + length]
+            offsets[used + 1] = top + length
+            counts[used] = 1
+            used += 1
+            slots[slot, _HASH], slots[slot, _WORD] = h, word
+            slots[slot, _LEN], slots[slot, _ENTRY] = length, used
+            if used * 2 == capacity:  # keep the load at or below one half
+                capacity *= 2
+                offsets, counts = _grown(offsets, capacity // 2 + 1), _grown(counts, capacity // 2)
+                slots = _rehashed(slots, capacity)
+        i = resume
+    return arena, offsets, counts, used
 
 
 # --- public wrappers ---------------------------------------------------------------------------
@@ -489,10 +537,21 @@ def _preset_code(preset: str) -> int:
     raise ValueError(f"the scanner knows the presets {PRESETS_SCANNABLE}, not {preset!r}")
 
 
+@functools.cache
 def _kernel_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The class tables as the kernels take them."""
+    r"""The class tables as the kernels take them: `flags` with _NL added on \r and \n."""
     t = uc.tables()
-    return t.flags, t.fold_cps, t.fold_letters
+    flags = t.flags.copy()
+    flags[[_LF, _CR]] |= _NL
+    return flags, t.fold_cps, t.fold_letters
+
+
+def _classified(data: BytesLike) -> tuple[np.ndarray, np.ndarray]:
+    """The input as a uint8 view and its per-byte class array."""
+    array = _as_uint8(data)
+    cls = np.empty(array.shape[0], dtype=np.uint8)
+    _classify(array, _kernel_tables()[0], cls)
+    return array, cls
 
 
 def piece_bounds(data: BytesLike, preset: str) -> np.ndarray:
@@ -500,15 +559,15 @@ def piece_bounds(data: BytesLike, preset: str) -> np.ndarray:
 
     Example: piece_bounds(b"a   b", "gpt2") -> [0, 1, 3, 5] ("a", "  ", " b").
     """
-    array = _as_uint8(data)
     code = _preset_code(preset)
-    flags, fold_cps, fold_letters = _kernel_tables()
+    array, cls = _classified(data)
+    _, fold_cps, fold_letters = _kernel_tables()
     n = array.shape[0]
-    out = np.empty(max(1024, n // 3), dtype=np.int64)  # English averages ~4.5 bytes per piece
+    out = np.empty(max(1024, n // 3), dtype=np.int64)  # English averages ~4 bytes per piece
     parts: list[np.ndarray] = []
     i = 0
     while i < n:
-        k, i = _scan_starts(array, i, code, flags, fold_cps, fold_letters, out)
+        k, i = _scan_starts(array, cls, i, code, fold_cps, fold_letters, out)
         parts.append(out[:k].copy())
     parts.append(np.array([n], dtype=np.int64))
     return np.concatenate(parts)
@@ -528,12 +587,11 @@ def count_pieces_arrays(data: BytesLike, preset: str) -> tuple[np.ndarray, np.nd
     Python object per piece.
     Example: b"a a a" (gpt2) -> buf b"a a", offsets [0, 1, 3], counts [1, 2].
     """
-    array = _as_uint8(data)
     code = _preset_code(preset)
-    flags, fold_cps, fold_letters = _kernel_tables()
-    starts, lengths, counts, used = _count_table(array, code, flags, fold_cps, fold_letters)
-    buf, offsets = _gather(array, starts, lengths, used)
-    return buf, offsets, counts[:used].copy()
+    array, cls = _classified(data)
+    _, fold_cps, fold_letters = _kernel_tables()
+    arena, offsets, counts, used = _count_table(array, cls, code, fold_cps, fold_letters)
+    return arena[: offsets[used]].copy(), offsets[: used + 1].copy(), counts[:used].copy()
 
 
 def count_pieces(data: BytesLike, preset: str) -> dict[bytes, int]:

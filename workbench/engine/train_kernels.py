@@ -419,16 +419,92 @@ def _merge_word(
         if s == left and r + 1 < n and wsym[base + r + 1] == right:
             if o > 0:
                 prev = wsym[base + o - 1]
-                _add_pair(prev, left, -c, w, mode, ph, pkey, pcnt, plist, pstamp, pstep_list,
-                          touched, lst_head, lst_tail, lst_last, blk, blk_next, blk_fill, scal)
-                _add_pair(prev, new, c, w, mode, ph, pkey, pcnt, plist, pstamp, pstep_list,
-                          touched, lst_head, lst_tail, lst_last, blk, blk_next, blk_fill, scal)
+                _add_pair(
+                    prev,
+                    left,
+                    -c,
+                    w,
+                    mode,
+                    ph,
+                    pkey,
+                    pcnt,
+                    plist,
+                    pstamp,
+                    pstep_list,
+                    touched,
+                    lst_head,
+                    lst_tail,
+                    lst_last,
+                    blk,
+                    blk_next,
+                    blk_fill,
+                    scal,
+                )
+                _add_pair(
+                    prev,
+                    new,
+                    c,
+                    w,
+                    mode,
+                    ph,
+                    pkey,
+                    pcnt,
+                    plist,
+                    pstamp,
+                    pstep_list,
+                    touched,
+                    lst_head,
+                    lst_tail,
+                    lst_last,
+                    blk,
+                    blk_next,
+                    blk_fill,
+                    scal,
+                )
             if r + 2 < n:
                 nxt = wsym[base + r + 2]
-                _add_pair(right, nxt, -c, w, mode, ph, pkey, pcnt, plist, pstamp, pstep_list,
-                          touched, lst_head, lst_tail, lst_last, blk, blk_next, blk_fill, scal)
-                _add_pair(new, nxt, c, w, mode, ph, pkey, pcnt, plist, pstamp, pstep_list,
-                          touched, lst_head, lst_tail, lst_last, blk, blk_next, blk_fill, scal)
+                _add_pair(
+                    right,
+                    nxt,
+                    -c,
+                    w,
+                    mode,
+                    ph,
+                    pkey,
+                    pcnt,
+                    plist,
+                    pstamp,
+                    pstep_list,
+                    touched,
+                    lst_head,
+                    lst_tail,
+                    lst_last,
+                    blk,
+                    blk_next,
+                    blk_fill,
+                    scal,
+                )
+                _add_pair(
+                    new,
+                    nxt,
+                    c,
+                    w,
+                    mode,
+                    ph,
+                    pkey,
+                    pcnt,
+                    plist,
+                    pstamp,
+                    pstep_list,
+                    touched,
+                    lst_head,
+                    lst_tail,
+                    lst_last,
+                    blk,
+                    blk_next,
+                    blk_fill,
+                    scal,
+                )
             wsym[base + o] = new
             o += 1
             r += 2
@@ -479,14 +555,33 @@ def _init_pairs(
         base = woff[w]
         c = wcount[w]
         for i in range(wlen[w] - 1):
-            _add_pair(wsym[base + i], wsym[base + i + 1], c, w, mode, ph, pkey, pcnt, plist,
-                      pstamp, pstep_list, touched, lst_head, lst_tail, lst_last, blk, blk_next,
-                      blk_fill, scal)
+            _add_pair(
+                wsym[base + i],
+                wsym[base + i + 1],
+                c,
+                w,
+                mode,
+                ph,
+                pkey,
+                pcnt,
+                plist,
+                pstamp,
+                pstep_list,
+                touched,
+                lst_head,
+                lst_tail,
+                lst_last,
+                blk,
+                blk_next,
+                blk_fill,
+                scal,
+            )
     for i in range(1, touched[0] + 1):
         p = touched[i]
         lid = pstep_list[p] if mode == HF else plist[p]
-        _heap_push(pcnt[p], p, lid, hcnt, hpair, hlist, scal, pkey, mode, tok_off, tok_len,
-                   arena, hf_order)
+        _heap_push(
+            pcnt[p], p, lid, hcnt, hpair, hlist, scal, pkey, mode, tok_off, tok_len, arena, hf_order
+        )
 
 
 @njit
@@ -518,8 +613,21 @@ def _run_merges(
             lid = hlist[0]
             _heap_pop(hcnt, hpair, hlist, scal, pkey, mode, tok_off, tok_len, arena, hf_order)
             if mode == HF or live > 0:  # HF re-pushes even at 0; the result is the same
-                _heap_push(live, p, lid, hcnt, hpair, hlist, scal, pkey, mode, tok_off,
-                           tok_len, arena, hf_order)
+                _heap_push(
+                    live,
+                    p,
+                    lid,
+                    hcnt,
+                    hpair,
+                    hlist,
+                    scal,
+                    pkey,
+                    mode,
+                    tok_off,
+                    tok_len,
+                    arena,
+                    hf_order,
+                )
         if scal[S_NHEAP] == 0:
             status = NO_PAIRS
             break
@@ -608,9 +716,31 @@ def _run_merges(
         while b != -1:
             for k in range(blk_fill[b]):
                 w = blk[b * BLOCK + k]
-                m = _merge_word(w, left, right, new, mode, wsym, woff, wlen, wcount, ph, pkey,
-                                pcnt, plist, pstamp, pstep_list, touched, lst_head, lst_tail,
-                                lst_last, blk, blk_next, blk_fill, scal)
+                m = _merge_word(
+                    w,
+                    left,
+                    right,
+                    new,
+                    mode,
+                    wsym,
+                    woff,
+                    wlen,
+                    wcount,
+                    ph,
+                    pkey,
+                    pcnt,
+                    plist,
+                    pstamp,
+                    pstep_list,
+                    touched,
+                    lst_head,
+                    lst_tail,
+                    lst_last,
+                    blk,
+                    blk_next,
+                    blk_fill,
+                    scal,
+                )
                 merged_weighted += m * wcount[w]
             b = blk_next[b]
         if mode != HF:
@@ -619,8 +749,21 @@ def _run_merges(
             q = touched[i]
             if pcnt[q] > 0:
                 qlist = pstep_list[q] if mode == HF else plist[q]
-                _heap_push(pcnt[q], q, qlist, hcnt, hpair, hlist, scal, pkey, mode, tok_off,
-                           tok_len, arena, hf_order)
+                _heap_push(
+                    pcnt[q],
+                    q,
+                    qlist,
+                    hcnt,
+                    hpair,
+                    hlist,
+                    scal,
+                    pkey,
+                    mode,
+                    tok_off,
+                    tok_len,
+                    arena,
+                    hf_order,
+                )
         scal[S_TOKENS] -= merged_weighted
 
         ev_left[done] = left
@@ -633,7 +776,28 @@ def _run_merges(
         done += 1
 
     return (
-        status, done, tok_off, tok_len, tok_hash, arena, tt, pkey, pcnt, plist, pstamp,
-        pstep_list, tie_stamp, ph, lst_head, lst_tail, lst_last, blk, blk_next, blk_fill,
-        hcnt, hpair, hlist, touched,
+        status,
+        done,
+        tok_off,
+        tok_len,
+        tok_hash,
+        arena,
+        tt,
+        pkey,
+        pcnt,
+        plist,
+        pstamp,
+        pstep_list,
+        tie_stamp,
+        ph,
+        lst_head,
+        lst_tail,
+        lst_last,
+        blk,
+        blk_next,
+        blk_fill,
+        hcnt,
+        hpair,
+        hlist,
+        touched,
     )

@@ -35,9 +35,29 @@ TIE_LIMIT = 100
 
 # Names of the state arrays the merge kernel may reallocate, in the order it returns them.
 _GROWABLE = (
-    "tok_off tok_len tok_hash arena tt pkey pcnt plist pstamp pstep_list tie_stamp ph "
-    "lst_head lst_tail lst_last blk blk_next blk_fill hcnt hpair hlist touched"
-).split()
+    "tok_off",
+    "tok_len",
+    "tok_hash",
+    "arena",
+    "tt",
+    "pkey",
+    "pcnt",
+    "plist",
+    "pstamp",
+    "pstep_list",
+    "tie_stamp",
+    "ph",
+    "lst_head",
+    "lst_tail",
+    "lst_last",
+    "blk",
+    "blk_next",
+    "blk_fill",
+    "hcnt",
+    "hpair",
+    "hlist",
+    "touched",
+)
 
 
 class BpeTrainer:

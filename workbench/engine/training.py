@@ -1,7 +1,7 @@
 """Training end to end: corpus -> word table -> merges, for the CLI, tests and the store.
 
-    result = train_files(["corpus.txt"], TrainConfig(vocab_size=1000))
-    result.merge_pairs()   # [(b" ", b"t"), (b"h", b"e"), ...]
+result = train_files(["corpus.txt"], TrainConfig(vocab_size=1000))
+result.merge_pairs()   # [(b" ", b"t"), (b"h", b"e"), ...]
 """
 
 from __future__ import annotations
@@ -65,5 +65,7 @@ def _train(words, config, on_batch, batch_seconds, timings) -> TrainResult:
         if on_batch is not None:
             on_batch(batch)
     timings["merge"] = time.perf_counter() - start
-    stats = CorpusStats(pieces=words.total_pieces, unique_pieces=len(words), bytes=words.total_bytes)
+    stats = CorpusStats(
+        pieces=words.total_pieces, unique_pieces=len(words), bytes=words.total_bytes
+    )
     return TrainResult(trainer, stats, timings)
