@@ -47,7 +47,7 @@ class MergeBatch:
     ties: np.ndarray  # int64
     corpus_tokens: np.ndarray  # int64, tokens the whole corpus takes after each merge
     tokens: tuple[bytes, ...]  # bytes of each merge's token
-    vocab_size: int  # distinct tokens (bytes + merged, no specials) after the last merge here
+    vocab_size: int  # tokens after the last merge here: bytes + merged + special tokens
     seconds: float  # wall time the kernel spent on this batch
 
     def __len__(self) -> int:

@@ -545,10 +545,13 @@ def _next_pow2(n):
 def _init_pairs(
     mode, wsym, woff, wlen, wcount, ph, pkey, pcnt, plist, pstamp, pstep_list, touched,
     lst_head, lst_tail, lst_last, blk, blk_next, blk_fill, hcnt, hpair, hlist, scal,
-    tok_off, tok_len, arena, hf_order,
+    tok_off, tok_len, tok_hash, tt, arena, hf_order,
 ):  # fmt: skip
     """Count every adjacent pair of every word (weighted by the word's count), index the words
-    that hold each pair, and push one heap entry per pair. Capacities are the caller's job."""
+    that hold each pair, and push one heap entry per pair. Capacities are the caller's job.
+    Also files the 256 single bytes in the token table `tt`."""
+    for t in range(256):
+        _tt_insert(tt, t, tok_hash[t])
     scal[S_STEP] = 0
     touched[0] = 0
     for w in range(wlen.size):

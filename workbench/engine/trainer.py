@@ -96,8 +96,6 @@ class BpeTrainer:
         self.arena = np.zeros(64 * 1024, dtype=np.uint8)
         self.arena[:256] = np.arange(256, dtype=np.uint8)
         self.tt = np.full(4096, -1, dtype=np.int32)
-        for t in range(256):
-            k._tt_insert(self.tt, t, self.tok_hash[t])
 
         self.pkey = np.empty(pairs, dtype=np.int64)
         self.pcnt = np.empty(pairs, dtype=np.int64)
@@ -105,7 +103,7 @@ class BpeTrainer:
         self.pstamp = np.empty(pairs, dtype=np.int32)
         self.pstep_list = np.empty(pairs, dtype=np.int32)
         self.tie_stamp = np.full(pairs, -1, dtype=np.int32)
-        self.ph = np.full(k._next_pow2(4 * pairs), -1, dtype=np.int32)
+        self.ph = np.full(1 << (4 * pairs - 1).bit_length(), -1, dtype=np.int32)
         self.lst_head = np.empty(pairs, dtype=np.int32)
         self.lst_tail = np.empty(pairs, dtype=np.int32)
         self.lst_last = np.empty(pairs, dtype=np.int32)
@@ -123,8 +121,8 @@ class BpeTrainer:
             self.mode, self.wsym, self.woff, self.wlen, self.wcount, self.ph, self.pkey,
             self.pcnt, self.plist, self.pstamp, self.pstep_list, self.touched, self.lst_head,
             self.lst_tail, self.lst_last, self.blk, self.blk_next, self.blk_fill, self.hcnt,
-            self.hpair, self.hlist, self.scal, self.tok_off, self.tok_len, self.arena,
-            self.hf_order,
+            self.hpair, self.hlist, self.scal, self.tok_off, self.tok_len, self.tok_hash,
+            self.tt, self.arena, self.hf_order,
         )  # fmt: skip
 
     # -- what it has made ----------------------------------------------------------------------
@@ -221,7 +219,7 @@ class BpeTrainer:
             ties=ev_ties[:done],
             corpus_tokens=ev_tokens[:done],
             tokens=tuple(tokens),
-            vocab_size=self.n_tokens,
+            vocab_size=self.vocab_size,
             seconds=seconds,
         )
 
