@@ -1,0 +1,73 @@
+"""Tokenizer files: `export(tokenizer, fmt, out_dir)` and `load(path)` with format detection.
+
+One module per format (`hf_json`, `gpt2_files`, `tiktoken_file`, `minbpe_model`); each has
+`export(tokenizer, out_dir) -> list[Path]` and a `load`. Files that carry no pattern (GPT-2 files,
+a tiktoken file without sidecar) take `pattern` (default: the gpt2 preset); a file's own pattern
+always wins. SentencePiece `.model` files are not byte-level regex BPE and are refused.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from workbench.engine.errors import TokenizerError, TokenizerFileError
+from workbench.engine.formats import gpt2_files, hf_json, minbpe_model, tiktoken_file
+from workbench.engine.tokenizer import Tokenizer
+
+FORMATS = {
+    "hf": hf_json.export,
+    "gpt2": gpt2_files.export,
+    "tiktoken": tiktoken_file.export,
+    "minbpe": minbpe_model.export,
+}
+
+
+def export(tokenizer: Tokenizer, fmt: str, out_dir: str | Path) -> list[Path]:
+    """Write `tokenizer` in format `fmt` into `out_dir` (created if needed); the files written."""
+    if fmt not in FORMATS:
+        raise TokenizerError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    return FORMATS[fmt](tokenizer, Path(out_dir))
+
+
+def _load_file(path: Path, pattern: str | None) -> Tokenizer:
+    name = path.name
+    if name.endswith(".tiktoken"):
+        return tiktoken_file.load(path, pattern)
+    if name.endswith(".model"):
+        if not minbpe_model.is_minbpe(path):
+            raise TokenizerFileError(
+                str(path), "is not a minbpe model (SentencePiece models are not supported)"
+            )
+        return minbpe_model.load(path, pattern)
+    pair = gpt2_files.find_pair(path)
+    if pair is not None:
+        return gpt2_files.load(*pair, pattern)
+    if name.endswith((gpt2_files.VOCAB, gpt2_files.MERGES)):
+        raise TokenizerFileError(str(path), "the matching vocab.json / merges.txt is missing")
+    if name.endswith(".json"):
+        return hf_json.load(path, pattern)
+    raise TokenizerFileError(str(path), "cannot tell the tokenizer format from the file name")
+
+
+def load(path: str | Path, pattern: str | None = None) -> Tokenizer:
+    """A tokenizer from a file or a folder holding one (tokenizer.json, vocab.json + merges.txt,
+    *.tiktoken, tokenizer.model, in that order of preference)."""
+    path = Path(path)
+    if path.is_file():
+        return _load_file(path, pattern)
+    if not path.is_dir():
+        raise TokenizerFileError(str(path), "no such file or folder")
+    for candidate in (
+        path / hf_json.FILE,
+        path / gpt2_files.VOCAB,
+        *sorted(path.glob("*vocab.json")),
+        path / tiktoken_file.FILE,
+        *sorted(path.glob("*.tiktoken")),
+        path / minbpe_model.FILE,
+    ):
+        if candidate.is_file():
+            return _load_file(candidate, pattern)
+    raise TokenizerFileError(str(path), "holds no tokenizer file this workbench can read")
+
+
+__all__ = ["FORMATS", "export", "load"]

@@ -1,0 +1,190 @@
+"""Hugging Face `tokenizer.json` with the byte-level recipe, written and read.
+
+Written: Split(Regex(pattern), "Isolated") + ByteLevel(add_prefix_space=false, use_regex=false),
+ByteLevel decoder and post-processor, specials in `added_tokens` only (not in the model vocab,
+so no piece can look them up), and `ignore_merges: true`, which makes Hugging Face look a whole
+piece up first, as tiktoken and our encoder do.
+
+Merges are listed in the rank order of the token they make (stable). Normally that is the
+original order. Where two merges make the same bytes (`ab`+`c` and later `a`+`bc`), the later
+one moves up next to the first: our encoder (tiktoken's rule) ranks a pair by the token it makes,
+Hugging Face by the pair's line, so this order is what makes the two agree. What still differs,
+in that corner only: two overlapping pairs making the same token (`ab a ba` -> `aba`), where
+tiktoken takes the leftmost and Hugging Face the earlier line; and a pair that makes a token
+without being listed at all, which tiktoken merges and Hugging Face does not. Such a file
+re-imports with the same vocabulary and encoding but its merges in the moved order.
+
+Read: model BPE over the byte-level alphabet; the pattern comes from a Split(Regex) or from
+ByteLevel(use_regex=true) (GPT-2's pattern); normalizers, prefix spaces, byte fallback and
+word prefixes/suffixes change encoding in ways we do not reproduce, so they are refused.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from workbench.engine.byte_mapping import to_mapped
+from workbench.engine.errors import TokenizerError, TokenizerFileError
+from workbench.engine.formats._common import as_file_error, read_json, unmapped, write_atomic
+from workbench.engine.patterns import GPT2, resolve
+from workbench.engine.tokenizer import Tokenizer
+
+FILE = "tokenizer.json"
+
+
+def _byte_level(use_regex: bool, trim_offsets: bool) -> dict[str, Any]:
+    return {
+        "type": "ByteLevel",
+        "add_prefix_space": False,
+        "trim_offsets": trim_offsets,
+        "use_regex": use_regex,
+    }
+
+
+def to_json(tokenizer: Tokenizer) -> dict[str, Any]:
+    """The tokenizer.json document for `tokenizer`."""
+    order = sorted(
+        range(len(tokenizer.merges)),
+        key=lambda r: tokenizer.token_rank(tokenizer.merge_results[r]),
+    )
+    pairs = tokenizer.merge_bytes
+    added = [
+        {
+            "id": tid,
+            "content": name,
+            "single_word": False,
+            "lstrip": False,
+            "rstrip": False,
+            "normalized": False,
+            "special": True,
+        }
+        for name, tid in sorted(tokenizer.special_tokens.items(), key=lambda item: item[1])
+    ]
+    split = {
+        "type": "Split",
+        "pattern": {"Regex": tokenizer.pattern},
+        "behavior": "Isolated",
+        "invert": False,
+    }
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": added,
+        "normalizer": None,
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [split, _byte_level(False, True)]},
+        "post_processor": _byte_level(False, False),
+        "decoder": _byte_level(True, True),
+        "model": {
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": None,
+            "continuing_subword_prefix": None,
+            "end_of_word_suffix": None,
+            "fuse_unk": False,
+            "byte_fallback": False,
+            "ignore_merges": True,
+            "vocab": {to_mapped(tok): tid for tid, tok in sorted(tokenizer.vocab.items())},
+            "merges": [[to_mapped(pairs[r][0]), to_mapped(pairs[r][1])] for r in order],
+        },
+    }
+
+
+def export(tokenizer: Tokenizer, out_dir: Path) -> list[Path]:
+    text = json.dumps(to_json(tokenizer), ensure_ascii=False, indent=1)
+    return [write_atomic(out_dir / FILE, text + "\n")]
+
+
+def _pattern(path: Path, pre: Any) -> str | None:
+    """The pre-tokenization regex of a byte-level pre_tokenizer, refusing what we cannot copy."""
+    steps = pre.get("pretokenizers", []) if pre.get("type") == "Sequence" else [pre]
+    pattern: str | None = None
+    byte_level = False
+    for step in steps:
+        kind = step.get("type")
+        if kind == "Split":
+            regex = step.get("pattern", {}).get("Regex")
+            if regex is None or step.get("behavior") != "Isolated" or step.get("invert"):
+                raise TokenizerFileError(
+                    str(path), "only Split(Regex, 'Isolated') pre-tokenizers are supported"
+                )
+            if pattern is not None:
+                raise TokenizerFileError(str(path), "has two Split pre-tokenizers")
+            pattern = regex
+        elif kind == "ByteLevel":
+            byte_level = True
+            if step.get("add_prefix_space"):
+                raise TokenizerFileError(str(path), "adds a prefix space, which we cannot copy")
+            if step.get("use_regex", True):
+                if pattern is not None:
+                    raise TokenizerFileError(str(path), "splits with two patterns")
+                pattern = GPT2
+        else:
+            raise TokenizerFileError(str(path), f"pre-tokenizer {kind!r} is not supported")
+    if not byte_level:
+        raise TokenizerFileError(str(path), "has no ByteLevel pre-tokenizer: not byte-level BPE")
+    return pattern
+
+
+def _check_model(path: Path, doc: Any) -> dict[str, Any]:
+    if not isinstance(doc, dict) or not isinstance(doc.get("model"), dict):
+        raise TokenizerFileError(str(path), "has no 'model' object: not a tokenizer.json")
+    model = doc["model"]
+    if model.get("type", "BPE") != "BPE":
+        raise TokenizerFileError(str(path), f"model is {model.get('type')!r}, not BPE")
+    if model.get("byte_fallback") or model.get("continuing_subword_prefix"):
+        raise TokenizerFileError(str(path), "uses byte fallback or subword prefixes")
+    if model.get("end_of_word_suffix"):
+        raise TokenizerFileError(str(path), "uses an end-of-word suffix")
+    if doc.get("normalizer") is not None:
+        kind = doc["normalizer"].get("type") if isinstance(doc["normalizer"], dict) else "?"
+        raise TokenizerFileError(str(path), f"has a normalizer ({kind}), which we do not apply")
+    if not isinstance(doc.get("pre_tokenizer"), dict):
+        raise TokenizerFileError(str(path), "has no pre_tokenizer: not byte-level BPE")
+    if not isinstance(model.get("vocab"), dict) or not isinstance(model.get("merges"), list):
+        raise TokenizerFileError(str(path), "model has no vocab object or merges list")
+    return model
+
+
+def _merge_pair(path: Path, rank: int, entry: Any) -> tuple[str, str]:
+    parts = entry.split(" ") if isinstance(entry, str) else entry
+    if not isinstance(parts, list) or len(parts) != 2 or not all(isinstance(p, str) for p in parts):
+        raise TokenizerFileError(str(path), f"merge {rank} is not a pair: {entry!r}")
+    return parts[0], parts[1]
+
+
+def load(path: Path, pattern: str | None = None) -> Tokenizer:
+    doc = read_json(path)
+    model = _check_model(path, doc)
+    file_pattern = _pattern(path, doc["pre_tokenizer"])
+    specials = {
+        t["content"]: t["id"]
+        for t in doc.get("added_tokens") or []
+        if isinstance(t, dict) and "content" in t and "id" in t
+    }
+    special_ids = set(specials.values())
+    vocab: dict[int, bytes] = {}
+    by_mapped: dict[str, int] = {}
+    for token, tid in model["vocab"].items():
+        if not isinstance(tid, int):
+            raise TokenizerFileError(str(path), f"token {token!r} has a non-integer id")
+        if tid in special_ids:
+            continue
+        by_mapped[token] = tid
+        vocab[tid] = unmapped(path, token)
+    merges: list[tuple[int, int]] = []
+    for rank, entry in enumerate(model["merges"]):
+        left, right = _merge_pair(path, rank, entry)
+        for part in (left, right):
+            if part not in by_mapped:
+                raise TokenizerFileError(
+                    str(path), f"merge {rank}: part {part!r} is not in the vocab"
+                )
+        merges.append((by_mapped[left], by_mapped[right]))
+    try:
+        pattern = file_pattern or resolve(pattern)
+        return Tokenizer.from_vocab_merges(vocab, merges, pattern, specials)
+    except TokenizerError as exc:
+        raise as_file_error(path, exc) from None

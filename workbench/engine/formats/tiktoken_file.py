@@ -1,0 +1,94 @@
+"""tiktoken `tokenizer.tiktoken` (`base64(token) rank` lines) + sidecar `tokenizer.tiktoken.json`.
+
+tiktoken's ids are its ranks, so we write rank = id; that is faithful only when merged tokens'
+ids grow in merge order (true for trained tokenizers, GPT-2, and Hugging Face-trained files),
+and the exporter refuses otherwise. The file lists no merges: the loader rebuilds them (the merge
+of rank r is the two parts BPE leaves when only ranks below r may merge). The sidecar holds what
+the file cannot: `{"pattern": ..., "special_tokens": {token: id}}`; without it the loader uses
+the given pattern (default the gpt2 preset) and no specials.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from pathlib import Path
+
+from workbench.engine.errors import TokenizerError, TokenizerFileError
+from workbench.engine.formats._common import as_file_error, read_json, read_text, write_atomic
+from workbench.engine.patterns import resolve
+from workbench.engine.tokenizer import Tokenizer
+
+FILE = "tokenizer.tiktoken"
+
+
+def sidecar_path(path: Path) -> Path:
+    return path.with_name(path.name + ".json")
+
+
+def _check_exportable(tokenizer: Tokenizer) -> None:
+    last = -1
+    for tid in sorted(set(tokenizer.merge_results), key=tokenizer.token_rank):
+        if tid <= last:
+            raise TokenizerError(
+                "tiktoken ranks are token ids, but these ids are not in merge order "
+                f"(id {tid} is made after id {last}); export to hf or gpt2 instead"
+            )
+        last = tid
+
+
+def export(tokenizer: Tokenizer, out_dir: Path) -> list[Path]:
+    _check_exportable(tokenizer)
+    lines = [
+        f"{base64.b64encode(token).decode('ascii')} {tid}"
+        for tid, token in sorted(tokenizer.vocab.items())
+    ]
+    path = out_dir / FILE
+    side = {"pattern": tokenizer.pattern, "special_tokens": tokenizer.special_tokens}
+    return [
+        write_atomic(path, "\n".join(lines) + "\n"),
+        write_atomic(sidecar_path(path), json.dumps(side, ensure_ascii=False, indent=1) + "\n"),
+    ]
+
+
+def read_ranks(path: Path) -> dict[int, bytes]:
+    """rank -> token bytes; ranks must run 0, 1, 2, ... without gaps or repeats."""
+    ranks: dict[int, bytes] = {}
+    for number, line in enumerate(read_text(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        parts = line.split()
+        if len(parts) != 2 or not parts[1].isdigit():
+            raise TokenizerFileError(where, f"is not 'base64 rank': {line[:40]!r}")
+        try:
+            token = base64.b64decode(parts[0], validate=True)
+        except (binascii.Error, ValueError):
+            raise TokenizerFileError(where, f"bad base64 {parts[0][:40]!r}") from None
+        rank = int(parts[1])
+        if rank != len(ranks):
+            what = "repeats" if rank < len(ranks) else "skips"
+            raise TokenizerFileError(where, f"rank {rank} {what}: rank {len(ranks)} expected")
+        ranks[rank] = token
+    if not ranks:
+        raise TokenizerFileError(str(path), "is empty")
+    return ranks
+
+
+def load(path: Path, pattern: str | None = None) -> Tokenizer:
+    ranks = read_ranks(path)
+    specials: dict[str, int] = {}
+    side_path = sidecar_path(path)
+    if side_path.is_file():
+        side = read_json(side_path)
+        if not isinstance(side, dict) or not isinstance(side.get("special_tokens", {}), dict):
+            raise TokenizerFileError(str(side_path), "is not {pattern, special_tokens}")
+        pattern = side.get("pattern") or pattern
+        specials = side.get("special_tokens", {})
+        if not all(isinstance(v, int) for v in specials.values()):
+            raise TokenizerFileError(str(side_path), "special token ids must be integers")
+    try:
+        return Tokenizer.from_ranks(ranks, resolve(pattern), specials)
+    except TokenizerError as exc:
+        raise as_file_error(path, exc) from None

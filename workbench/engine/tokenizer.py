@@ -1,0 +1,466 @@
+"""A byte-level BPE tokenizer: vocabulary, ranked merges, pattern, special tokens; encode/decode.
+
+Encoding gives exactly tiktoken's ids for the same ranks and pattern: special tokens are split
+out first (longest wins), the rest is cut into pieces by the pattern, and within a piece the
+adjacent pair whose concatenated bytes form the lowest-ranked token merges first (leftmost on
+ties), after looking the whole piece up. A token's rank is the index of the first merge that
+makes it.
+
+Why the concatenation (tiktoken) and not the listed `(left, right)` merge (Hugging Face): the two
+differ only when some bytes can be made in two ways. With merges `b+c`, `a+b`, `ab+c` (-> abc),
+`bc+d`, `a+bc` (-> abc again), the text `abcd` becomes `a bc d`; tiktoken then merges `a+bc` at the
+rank of `abc` (2) -> `abc d`, while Hugging Face ranks `a+bc` by its own line (4) and merges
+`bc+d` first -> `a bcd`. We follow tiktoken because its ids are the contract; the Hugging Face
+exporter lists merges in result-rank order (see `formats/hf_json.py`) so the two agree on real text.
+
+Not here: reading/writing files (`formats/`), the fast scanner (pass it as a `Splitter`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal, NamedTuple
+
+import numpy as np
+
+from workbench.engine import encode_kernels as kernels
+from workbench.engine.errors import TokenizerError
+from workbench.engine.patterns import compile_pattern, resolve
+from workbench.engine.pieces import RegexSplitter, Splitter, char_to_byte
+from workbench.engine.specials import specials_regex
+
+AllowedSpecial = Literal["all", "none"] | set[str] | frozenset[str]
+
+
+class TokenSpan(NamedTuple):
+    """One token of an encoded text; `splits_char` when it starts or ends inside a character."""
+
+    id: int
+    byte_start: int
+    byte_end: int
+    char_start: int
+    char_end: int
+    splits_char: bool
+
+
+@dataclass(frozen=True, eq=False)
+class _Core:
+    """Everything prefixes share: built once, never copied by `prefix(k)`."""
+
+    vocab: dict[int, bytes]  # ordinary tokens (no specials)
+    merges: list[tuple[int, int]]  # id pairs in rank order
+    results: list[int]  # the id each merge makes
+    tok_rank: np.ndarray  # per id: -1 byte, first making merge, or NEVER
+    tables: tuple
+    trainer_ids: bool  # ids follow the trainer's convention (from_merges)
+
+
+def _capacity(count: int) -> int:
+    return max(16, 1 << int(2 * max(count, 1) - 1).bit_length())
+
+
+def _build_core(
+    vocab: dict[int, bytes], merges: list[tuple[int, int]], results: list[int], trainer_ids: bool
+) -> _Core:
+    size = max(vocab) + 1
+    lengths = np.zeros(size, dtype=np.int64)
+    tok_rank = np.full(size, kernels.NEVER, dtype=np.int32)
+    for tid, token in vocab.items():
+        lengths[tid] = len(token)
+    byte_id = np.full(256, -1, dtype=np.int32)
+    for tid, token in vocab.items():
+        if len(token) == 1:
+            byte_id[token[0]] = tid
+            tok_rank[tid] = -1
+    for rank in range(len(results) - 1, -1, -1):  # backwards: the first maker wins
+        tok_rank[results[rank]] = rank
+    tok_off = np.zeros(size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=tok_off[1:])
+    arena = bytearray(int(tok_off[-1]))
+    for tid, token in vocab.items():
+        arena[tok_off[tid] : tok_off[tid + 1]] = token
+    tok_bytes = np.frombuffer(bytes(arena), dtype=np.uint8)
+    whole = kernels.build_whole_table(tok_bytes, tok_off, tok_rank, _capacity(len(vocab)))
+    lefts, rights, made = kernels.collect_splits(tok_bytes, tok_off, tok_rank, byte_id, whole)
+    pairs = kernels.build_pair_table(lefts, rights, made, tok_rank, _capacity(len(lefts)))
+    tables = (tok_bytes, tok_off, tok_rank, byte_id, whole, pairs)
+    return _Core(vocab, merges, results, tok_rank, tables, trainer_ids)
+
+
+def _clean_text(text: str) -> str:
+    """Lone surrogates cannot be UTF-8: replace them, as tiktoken does."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+class Tokenizer:
+    """Byte-level BPE with tiktoken's encoding; cheap prefixes for "the tokenizer at merge k"."""
+
+    def __init__(
+        self,
+        core: _Core,
+        pattern: str,
+        special_tokens: dict[str, int],
+        max_rank: int,
+        splitter: Splitter | None = None,
+    ) -> None:
+        self._core = core
+        self.pattern = pattern
+        self.special_tokens = dict(special_tokens)
+        self._max_rank = max_rank
+        self._splitter = splitter or RegexSplitter(pattern)
+        self._vocab: dict[int, bytes] | None = None
+        self._decoder: dict[int, bytes] | None = None
+
+    # ----- construction -------------------------------------------------------------------
+
+    @classmethod
+    def from_merges(
+        cls, merges: Iterable[tuple[bytes, bytes]], pattern: str, special_tokens: Sequence[str] = ()
+    ) -> Tokenizer:
+        """The trainer's ids: bytes are 0..255, each new merged token the next id, specials last.
+
+        `[(b"a", b"b"), (b"ab", b"c"), (b"a", b"bc")]` -> ab=256, abc=257, and the third merge
+        reuses 257 (Hugging Face reuses the id too) -- after `(b"b", b"c")` made bc, of course.
+        """
+        vocab = {b: bytes([b]) for b in range(256)}
+        id_of = {token: tid for tid, token in vocab.items()}
+        pairs: list[tuple[int, int]] = []
+        results: list[int] = []
+        for rank, (left, right) in enumerate(merges):
+            for part in (left, right):
+                if part not in id_of:
+                    raise TokenizerError(f"merge {rank}: {part!r} is not a token at that point")
+            merged = left + right
+            if merged not in id_of:
+                id_of[merged] = len(vocab)
+                vocab[len(vocab)] = merged
+            pairs.append((id_of[left], id_of[right]))
+            results.append(id_of[merged])
+        specials = _number_specials(special_tokens, len(vocab))
+        core = _build_core(vocab, pairs, results, trainer_ids=True)
+        return cls(core, _checked_pattern(pattern), specials, len(pairs))
+
+    @classmethod
+    def from_vocab_merges(
+        cls,
+        vocab: dict[int, bytes],
+        merges: Sequence[tuple[int, int]],
+        pattern: str,
+        special_tokens: dict[str, int] | None = None,
+    ) -> Tokenizer:
+        """Arbitrary ids (imported files): every check that makes a file trustworthy is here."""
+        specials = dict(special_tokens or {})
+        results = _check_vocab_merges(vocab, merges, specials)
+        core = _build_core(dict(vocab), list(map(tuple, merges)), results, trainer_ids=False)
+        return cls(core, _checked_pattern(pattern), specials, len(results))
+
+    @classmethod
+    def from_ranks(
+        cls, ranks: dict[int, bytes], pattern: str, special_tokens: dict[str, int] | None = None
+    ) -> Tokenizer:
+        """tiktoken's view (id = rank, no merges listed): the merges are rebuilt from the ranks.
+
+        The merge of the r-th multi-byte token is what BPE leaves of its bytes when only the
+        r - 1 earlier tokens may be made; more or fewer than two parts is an inconsistent file.
+        """
+        specials = dict(special_tokens or {})
+        _check_vocab_merges(ranks, [], specials, orphans_ok=True)
+        order = [tid for tid in sorted(ranks) if len(ranks[tid]) > 1]
+        core = _build_core(dict(ranks), [], order, trainer_ids=False)
+        pairs = kernels.recover_merges(np.array(order, dtype=np.int64), core.tables)
+        for r, (left, _) in enumerate(pairs.tolist()):
+            if left < 0:
+                raise TokenizerError(
+                    f"token {ranks[order[r]]!r} (rank {order[r]}) is not two earlier tokens merged"
+                )
+        merges = [(int(a), int(b)) for a, b in pairs.tolist()]
+        core = _Core(core.vocab, merges, order, core.tok_rank, core.tables, False)
+        return cls(core, _checked_pattern(pattern), specials, len(merges))
+
+    def prefix(self, k: int) -> Tokenizer:
+        """The tokenizer of the first `k` merges: shares all tables and encodes with a rank cutoff.
+
+        Ids stay those of the full tokenizer; with trainer ids the specials are renumbered to
+        follow the prefix's tokens, so `t.prefix(k)` equals `from_merges(merges[:k], ...)`.
+        """
+        if not 0 <= k <= len(self._core.merges):
+            raise TokenizerError(f"prefix {k} is outside 0..{len(self._core.merges)}")
+        specials = self.special_tokens
+        if self._core.trainer_ids:
+            rank = self._core.tok_rank
+            made = int(np.count_nonzero((rank >= 0) & (rank < k)))
+            names = sorted(specials, key=specials.__getitem__)
+            specials = _number_specials(names, 256 + made)
+        return Tokenizer(self._core, self.pattern, specials, k, self._splitter)
+
+    def with_splitter(self, splitter: Splitter) -> Tokenizer:
+        """The same tokenizer with another pre-tokenizer (e.g. the Numba scanner)."""
+        return Tokenizer(self._core, self.pattern, self.special_tokens, self._max_rank, splitter)
+
+    # ----- what it holds ----------------------------------------------------------------------
+
+    @property
+    def merges(self) -> list[tuple[int, int]]:
+        """Merges as id pairs, in rank order."""
+        return self._core.merges[: self._max_rank]
+
+    @property
+    def merge_bytes(self) -> list[tuple[bytes, bytes]]:
+        vocab = self._core.vocab
+        return [(vocab[a], vocab[b]) for a, b in self.merges]
+
+    @property
+    def merge_results(self) -> list[int]:
+        """The id each merge makes (equal ids where two merges make the same bytes)."""
+        return self._core.results[: self._max_rank]
+
+    @property
+    def vocab(self) -> dict[int, bytes]:
+        """Ordinary tokens (no specials) id -> bytes."""
+        if self._vocab is None:
+            if self._max_rank == len(self._core.merges):
+                self._vocab = self._core.vocab
+            else:
+                rank = self._core.tok_rank
+                self._vocab = {
+                    t: b for t, b in self._core.vocab.items() if -1 <= rank[t] < self._max_rank
+                }
+        return self._vocab
+
+    def token_rank(self, tid: int) -> int:
+        """-1 for a single byte, else the index of the first merge that makes the token."""
+        return int(self._core.tok_rank[tid])
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.vocab) + len(self.special_tokens)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Tokenizer):
+            return NotImplemented
+        return (
+            self.vocab == other.vocab
+            and self.merges == other.merges
+            and self.pattern == other.pattern
+            and self.special_tokens == other.special_tokens
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"Tokenizer({len(self.vocab)} tokens, {len(self.merges)} merges, "
+            f"{len(self.special_tokens)} specials)"
+        )
+
+    # ----- encode / decode ------------------------------------------------------------------
+
+    def encode(self, text: str, allowed_special: AllowedSpecial = "all") -> list[int]:
+        """Token ids of `text`; specials not allowed are encoded as ordinary text."""
+        ids, _, _ = self._encode(text, allowed_special, want_starts=False)
+        return ids.tolist()
+
+    def encode_array(self, text: str, allowed_special: AllowedSpecial = "all") -> np.ndarray:
+        """Like `encode`, as an int32 array (no Python int per token)."""
+        return self._encode(text, allowed_special, want_starts=False)[0]
+
+    def encode_with_spans(
+        self, text: str, allowed_special: AllowedSpecial = "all"
+    ) -> list[TokenSpan]:
+        """Each token with its byte span in `text.encode()` and character span in `text`.
+
+        A token that ends inside a character (byte-level BPE can cut `é` = C3 A9 in two) covers
+        that character in its character span and has `splits_char` set.
+        """
+        text = _clean_text(text)
+        ids, starts, data_len = self._encode(text, allowed_special, want_starts=True)
+        lengths = self._token_lengths(ids)
+        ends = starts + lengths
+        offsets = char_to_byte(text)
+        char_start = np.searchsorted(offsets, starts, side="right") - 1
+        char_end = np.searchsorted(offsets, ends, side="left")
+        on_start = offsets[char_start] == starts
+        on_end = offsets[np.minimum(char_end, len(text))] == ends
+        split = ~(on_start & on_end)
+        return [
+            TokenSpan(*row[:5], bool(row[5]))
+            for row in zip(
+                ids.tolist(),
+                starts.tolist(),
+                ends.tolist(),
+                char_start.tolist(),
+                char_end.tolist(),
+                split.tolist(),
+                strict=True,
+            )
+        ]
+
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        table = self._decode_table()
+        try:
+            return b"".join([table[i] for i in ids])
+        except KeyError as exc:
+            raise TokenizerError(f"token id {exc.args[0]} is not in this tokenizer") from None
+
+    def decode(self, ids: Iterable[int]) -> str:
+        """Text of `ids`; bytes that are not valid UTF-8 become U+FFFD."""
+        return self.decode_bytes(ids).decode("utf-8", errors="replace")
+
+    # ----- internals --------------------------------------------------------------------------
+
+    def _decode_table(self) -> dict[int, bytes]:
+        if self._decoder is None:
+            table = dict(self.vocab)
+            table.update((tid, name.encode()) for name, tid in self.special_tokens.items())
+            self._decoder = table
+        return self._decoder
+
+    def _token_lengths(self, ids: np.ndarray) -> np.ndarray:
+        tok_off = self._core.tables[1]
+        size = len(tok_off) - 1
+        inside = ids < size
+        safe = np.where(inside, ids, 0)
+        lengths = np.where(inside, tok_off[safe + 1] - tok_off[safe], 0)
+        for name, tid in self.special_tokens.items():
+            lengths[ids == tid] = len(name.encode())
+        return lengths
+
+    def _allowed(self, allowed_special: AllowedSpecial) -> tuple[str, ...]:
+        if allowed_special == "all":
+            return tuple(self.special_tokens)
+        if allowed_special == "none":
+            return ()
+        unknown = set(allowed_special) - set(self.special_tokens)
+        if unknown:
+            raise TokenizerError(f"not special tokens of this tokenizer: {sorted(unknown)}")
+        return tuple(allowed_special)
+
+    def _encode(
+        self, text: str, allowed_special: AllowedSpecial, want_starts: bool
+    ) -> tuple[np.ndarray, np.ndarray, int]:
+        text = _clean_text(text)
+        data, starts, ends, special_ids = self._pieces(text, self._allowed(allowed_special))
+        buf = np.frombuffer(data, dtype=np.uint8)
+        out_ids = np.empty(len(data) + 1, dtype=np.int32)
+        out_starts = np.empty(len(data) + 1 if want_starts else 0, dtype=np.int64)
+        count = kernels.encode_pieces(
+            buf,
+            starts,
+            ends,
+            special_ids,
+            np.int32(self._max_rank),
+            self._core.tables,
+            out_ids,
+            out_starts,
+        )
+        return out_ids[:count].copy(), out_starts[:count].copy(), len(data)
+
+    def _pieces(
+        self, text: str, specials: tuple[str, ...]
+    ) -> tuple[bytes, np.ndarray, np.ndarray, np.ndarray]:
+        """Bytes of `text` and its pieces (byte spans); specials are pieces with their id."""
+        matcher = specials_regex(tuple(sorted(specials))) if specials else None
+        found = list(matcher.finditer(text)) if matcher is not None else []
+        if not found:
+            data = text.encode("utf-8")
+            starts, ends = self._splitter(text, data)
+            return data, starts, ends, np.full(len(starts), -1, dtype=np.int32)
+        chunks: list[bytes] = []
+        spans: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        offset = 0
+        position = 0
+
+        def ordinary(segment: str) -> None:
+            nonlocal offset
+            if not segment:
+                return
+            seg_data = segment.encode("utf-8")
+            s, e = self._splitter(segment, seg_data)
+            spans.append((s + offset, e + offset, np.full(len(s), -1, dtype=np.int32)))
+            chunks.append(seg_data)
+            offset += len(seg_data)
+
+        for match in found:
+            ordinary(text[position : match.start()])
+            raw = match.group().encode("utf-8")
+            one = np.array([offset], dtype=np.int64)
+            tid = np.array([self.special_tokens[match.group()]], dtype=np.int32)
+            spans.append((one, one + len(raw), tid))
+            chunks.append(raw)
+            offset += len(raw)
+            position = match.end()
+        ordinary(text[position:])
+        starts = np.concatenate([s for s, _, _ in spans]).astype(np.int64)
+        ends = np.concatenate([e for _, e, _ in spans]).astype(np.int64)
+        special_ids = np.concatenate([t for _, _, t in spans])
+        return b"".join(chunks), starts, ends, special_ids
+
+
+def _checked_pattern(pattern: str) -> str:
+    resolved = resolve(pattern)
+    compile_pattern(resolved)
+    return resolved
+
+
+def _number_specials(names: Sequence[str], first_id: int) -> dict[str, int]:
+    specials: dict[str, int] = {}
+    for name in names:
+        if not name:
+            raise TokenizerError("a special token cannot be empty")
+        if name in specials:
+            raise TokenizerError(f"special token {name!r} is listed twice")
+        specials[name] = first_id + len(specials)
+    return specials
+
+
+def _check_vocab_merges(
+    vocab: dict[int, bytes],
+    merges: Sequence[tuple[int, int]],
+    specials: dict[str, int],
+    orphans_ok: bool = False,
+) -> list[int]:
+    """The id each merge makes; raises TokenizerError naming the first inconsistency.
+
+    `orphans_ok` skips the "every token is made by a merge" check (ranks-only files).
+    """
+    id_of: dict[bytes, int] = {}
+    for tid, token in vocab.items():
+        if tid < 0:
+            raise TokenizerError(f"token id {tid} is negative")
+        if not token:
+            raise TokenizerError(f"token id {tid} is empty")
+        if token in id_of:
+            raise TokenizerError(f"ids {id_of[token]} and {tid} are the same bytes {token!r}")
+        id_of[token] = tid
+    for b in range(256):
+        if bytes([b]) not in id_of:
+            raise TokenizerError(f"the single byte 0x{b:02X} is missing from the vocabulary")
+    made = {tid for token, tid in id_of.items() if len(token) == 1}
+    results: list[int] = []
+    for rank, (left, right) in enumerate(merges):
+        for part in (left, right):
+            if part not in vocab:
+                raise TokenizerError(f"merge {rank}: token id {part} is not in the vocabulary")
+            if part not in made:
+                raise TokenizerError(
+                    f"merge {rank}: token {vocab[part]!r} is used before any merge makes it"
+                )
+        merged = vocab[left] + vocab[right]
+        if merged not in id_of:
+            raise TokenizerError(f"merge {rank}: the result {merged!r} is not in the vocabulary")
+        results.append(id_of[merged])
+        made.add(id_of[merged])
+    for tid, token in vocab.items():
+        if tid not in made and not orphans_ok:
+            raise TokenizerError(f"token id {tid} ({token!r}) is not a byte and no merge makes it")
+    for name, tid in specials.items():
+        if tid in vocab:
+            raise TokenizerError(f"special token {name!r} has id {tid}, already a token's id")
+    if len(set(specials.values())) != len(specials):
+        raise TokenizerError("two special tokens share an id")
+    return results

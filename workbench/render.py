@@ -1,0 +1,180 @@
+"""Show how a tokenizer splits a text: token groups, as HTML or painted with QPainter.
+
+A group is one token, or the run of tokens that split one character between them (byte-level BPE
+can cut `é` = C3 A9 in two): the viewer never prints U+FFFD for half a character, it shows the
+whole character once and lists every token's bytes (`<C3>`, `<A9>`) in the tooltip/title.
+Colours are a stable function of the first token id, so the same token looks the same everywhere.
+The Qt part is imported lazily so the HTML path (and the engine) never need a display.
+"""
+
+from __future__ import annotations
+
+import colorsys
+import html
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from workbench.engine.tokenizer import Tokenizer
+
+if TYPE_CHECKING:
+    from PySide6.QtGui import QImage, QPainter
+
+_GOLDEN = 0.618033988749895
+_HEX = re.compile(r"\\x([0-9a-f]{2})")
+
+
+@dataclass(frozen=True, slots=True)
+class TokenGroup:
+    """Tokens `ids` covering `text` (characters `char_start:char_end` of the source)."""
+
+    ids: tuple[int, ...]
+    text: str
+    char_start: int
+    char_end: int
+    shown: tuple[str, ...]  # each token's bytes, readable: b"\xe2\x80" -> "<E2><80>"
+
+
+def show_bytes(token: bytes) -> str:
+    """Readable token bytes: b' th' -> ' th', b'\\xe2\\x80' -> '<E2><80>'."""
+    text = token.decode("utf-8", errors="backslashreplace")
+    return _HEX.sub(lambda m: f"<{m.group(1).upper()}>", text)
+
+
+def token_groups(tokenizer: Tokenizer, text: str) -> list[TokenGroup]:
+    """Group tokens whose character spans overlap (a character split across tokens)."""
+    table = tokenizer._decode_table()
+    groups: list[TokenGroup] = []
+    run: list = []
+
+    def flush() -> None:
+        if run:
+            start, end = run[0].char_start, max(s.char_end for s in run)
+            ids = tuple(s.id for s in run)
+            shown = tuple(show_bytes(table[i]) for i in ids)
+            groups.append(TokenGroup(ids, text[start:end], start, end, shown))
+            run.clear()
+
+    for span in tokenizer.encode_with_spans(text):
+        if run and span.char_start >= max(s.char_end for s in run):
+            flush()
+        run.append(span)
+    flush()
+    return groups
+
+
+def colour_of(token_id: int) -> tuple[int, int, int]:
+    """A pastel RGB that depends only on the id (golden-ratio hue steps keep neighbours apart)."""
+    hue = (token_id * _GOLDEN) % 1.0
+    red, green, blue = colorsys.hls_to_rgb(hue, 0.82, 0.65)
+    return round(red * 255), round(green * 255), round(blue * 255)
+
+
+def to_html(groups: list[TokenGroup], title: str = "tokens") -> str:
+    """A standalone page: one `<span data-ids="...">` per group, coloured by its first id."""
+    spans = []
+    for group in groups:
+        red, green, blue = colour_of(group.ids[0])
+        ids = " ".join(map(str, group.ids))
+        tip = html.escape(
+            " | ".join(f"{i}: {s}" for i, s in zip(group.ids, group.shown, strict=True))
+        )
+        spans.append(
+            f'<span class="t" data-ids="{ids}" title="{tip}" '
+            f'style="background:#{red:02x}{green:02x}{blue:02x}">{html.escape(group.text)}</span>'
+        )
+    style = (
+        "body{font-family:monospace;white-space:pre-wrap;line-height:1.7}"
+        ".t{border-radius:3px;margin-right:1px;padding:1px 0}"
+    )
+    return (
+        f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+        f"<style>{style}</style></head>\n<body>{''.join(spans)}</body></html>\n"
+    )
+
+
+def _ensure_app() -> None:
+    if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtGui import QGuiApplication
+
+    if QGuiApplication.instance() is None:
+        _ensure_app.app = QGuiApplication([])  # type: ignore[attr-defined]
+
+
+def _layout(groups: list[TokenGroup], metrics, width: int) -> list[tuple[int, int, int, str, int]]:
+    """Boxes `(x, y, w, label, first_id)`; a newline shows as ↵ and starts a new line."""
+    boxes = []
+    pad, line_h = 3, metrics.height() + 6
+    x = y = pad
+    for group in groups:
+        lines = group.text.split("\n")
+        for number, part in enumerate(lines):
+            last = number == len(lines) - 1
+            label = part.replace("\t", "→") + ("" if last else "↵")
+            if label:
+                w = metrics.horizontalAdvance(label) + 2
+                if x + w > width - pad and x > pad:
+                    x, y = pad, y + line_h
+                boxes.append((x, y, w, label, group.ids[0]))
+                x += w + 1
+            if not last:
+                x, y = pad, y + line_h
+    return boxes
+
+
+def paint_groups(painter: QPainter, groups: list[TokenGroup], width: int) -> int:
+    """Paint the groups as coloured boxes wrapped to `width`; returns the height used."""
+    from PySide6.QtCore import QRectF, Qt
+    from PySide6.QtGui import QColor
+
+    metrics = painter.fontMetrics()
+    boxes = _layout(groups, metrics, width)
+    for x, y, w, label, first in boxes:
+        rect = QRectF(x, y, w, metrics.height() + 4)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(QColor(*colour_of(first)))
+        painter.drawRoundedRect(rect, 3, 3)
+        painter.setPen(QColor(20, 20, 20))
+        painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, label)
+    return (boxes[-1][1] if boxes else 0) + metrics.height() + 12
+
+
+def render_image(groups: list[TokenGroup], width: int = 900) -> QImage:
+    """The groups painted offscreen into a white QImage of `width` and the height they need."""
+    _ensure_app()
+    from PySide6.QtGui import QColor, QFont, QImage, QPainter
+
+    font = QFont("monospace", 11)
+    probe = QImage(1, 1, QImage.Format.Format_ARGB32)
+    painter = QPainter(probe)
+    painter.setFont(font)
+    height = max(1, _height(groups, painter, width))
+    painter.end()
+    image = QImage(width, height, QImage.Format.Format_ARGB32)
+    image.fill(QColor("white"))
+    painter = QPainter(image)
+    painter.setFont(font)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    paint_groups(painter, groups, width)
+    painter.end()
+    return image
+
+
+def _height(groups: list[TokenGroup], painter: QPainter, width: int) -> int:
+    metrics = painter.fontMetrics()
+    boxes = _layout(groups, metrics, width)
+    return (boxes[-1][1] if boxes else 0) + metrics.height() + 12
+
+
+def render_file(tokenizer: Tokenizer, text: str, out: Path) -> Path:
+    """Write `out` as .html or .png (chosen by suffix)."""
+    groups = token_groups(tokenizer, text)
+    if out.suffix.lower() == ".png":
+        if not render_image(groups).save(str(out)):
+            raise OSError(f"could not write {out}")
+    else:
+        out.write_text(to_html(groups, out.stem), encoding="utf-8")
+    return out
