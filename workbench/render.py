@@ -98,10 +98,11 @@ def to_html(groups: list[TokenGroup], title: str = "tokens") -> str:
 def _ensure_app() -> None:
     if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtGui import QGuiApplication
+    from PySide6.QtWidgets import QApplication
 
-    if QGuiApplication.instance() is None:
-        _ensure_app.app = QGuiApplication([])  # type: ignore[attr-defined]
+    # A QApplication (not a bare QGuiApplication) so the window or a widget test can share it.
+    if QApplication.instance() is None:
+        _ensure_app.app = QApplication([])  # type: ignore[attr-defined]
 
 
 def _layout(groups: list[TokenGroup], metrics, width: int) -> list[tuple[int, int, int, str, int]]:
