@@ -1,7 +1,8 @@
 r"""A hand-written pre-tokenizer ("scanner") for the three preset patterns, over UTF-8 bytes.
 
-It splits exactly like `regex.findall(pattern, text)` for `gpt2`, `cl100k` and `o200k`, about ten
-times faster than the regex engine, and counts pieces without making a Python object per piece.
+It splits exactly like `regex.findall(pattern, text)` for `gpt2`, `cl100k` and `o200k`, over ten
+times faster than the regex engine (see bench_scanner.py), and counts pieces without making a
+Python object per piece. It is single-threaded; kernels release the GIL.
 Custom patterns are not handled here: `can_scan` says when the scanner may stand in for `regex`.
 
 How the regex semantics map onto the code (each alternative is tried in pattern order at the
@@ -333,6 +334,11 @@ def _piece_o200k(data, cls, i, n, fold_cps, fold_letters):
     # A start that is not a cased letter or mark fails at once, which keeps punctuation cheap.
     prefix_ok = prefix and j < n and (cls[j] & (_UP | _LO)) != 0
     here_ok = (c & (_UP | _LO)) != 0
+    # Fast path, same result: a lowercase-only (Ll) start makes `[Up]*` empty and `[Lo]+` greedy.
+    if prefix_ok and (cls[j] & (_UP | _LO)) == _LO:
+        return _optional_contraction(data, _skip(cls, j + 1, n, _LO), n, fold_cps, fold_letters)
+    if (c & (_UP | _LO)) == _LO:  # Ll is a letter, so no prefix was possible
+        return _optional_contraction(data, _skip(cls, i + 1, n, _LO), n, fold_cps, fold_letters)
     for attempt in range(4):
         first_alternative = attempt < 2
         start = j if attempt % 2 == 0 else i
@@ -396,23 +402,19 @@ def _hash_bytes(data, s, e):
     """(first 8 bytes packed, strong 64-bit hash) of data[s:e], fast for short pieces.
 
     The packing is branch-free (most pieces are under 8 bytes, and a loop exit that depends on
-    the length mispredicts); longer pieces fold their other bytes in FNV-1a style, and the
-    murmur3 finalizer spreads the result, since the table indexes with the low bits.
+    the length mispredicts); longer pieces fold their other bytes in FNV-1a style; a final
+    multiply by the golden-ratio constant spreads every bit into the high bits, which index the
+    table (Fibonacci hashing).
     """
     length = e - s
     word = np.uint64(0)
     for k in range(8):
         byte = np.uint64(data[min(s + k, e - 1)])
         word |= (byte if k < length else np.uint64(0)) << np.uint64(8 * k)
-    h = word ^ (np.uint64(length) * np.uint64(0x9E3779B97F4A7C15))
+    h = word ^ (np.uint64(length) << np.uint64(56))
     for k in range(s + 8, e):
         h = (h ^ np.uint64(data[k])) * np.uint64(0x100000001B3)
-    h ^= h >> np.uint64(33)
-    h *= np.uint64(0xFF51AFD7ED558CCD)
-    h ^= h >> np.uint64(33)
-    h *= np.uint64(0xC4CEB9FE1A85EC53)
-    h ^= h >> np.uint64(33)
-    return word, h
+    return word, h * np.uint64(0x9E3779B97F4A7C15)
 
 
 @njit(inline="always")
@@ -425,14 +427,14 @@ def _same_bytes(arena, a, data, b, length):
 
 
 @njit(inline="always")
-def _probe(slots, offsets, arena, h, word, data, s, length):
+def _probe(slots, shift, offsets, arena, h, word, data, s, length):
     """The slot holding piece data[s:s+length], or the empty slot where it belongs.
 
     Long keys are compared in the arena of unique pieces, which stays in cache (the first
     occurrence in the corpus would be a cache miss per piece).
     """
     mask = slots.shape[0] - 1
-    slot = np.int64(h & np.uint64(mask))
+    slot = np.int64(h >> np.uint64(shift))
     while True:
         entry = np.int64(slots[slot, _ENTRY]) - 1
         if entry < 0:
@@ -445,13 +447,13 @@ def _probe(slots, offsets, arena, h, word, data, s, length):
 
 
 @njit
-def _rehashed(slots, capacity):
-    """The slots moved into `capacity` rows (by stored hash; no bytes are read)."""
+def _rehashed(slots, capacity, shift):
+    """The slots moved into `capacity` = 2**(64 - shift) rows (by stored hash; no bytes read)."""
     new = np.zeros((capacity, 4), dtype=np.uint64)
     mask = capacity - 1
     for old in range(slots.shape[0]):
         if slots[old, _ENTRY] != 0:
-            slot = np.int64(slots[old, _HASH] & np.uint64(mask))
+            slot = np.int64(slots[old, _HASH] >> np.uint64(shift))
             while new[slot, _ENTRY] != 0:
                 slot = (slot + 1) & mask
             for field in range(4):
@@ -476,7 +478,7 @@ def _count_table(data, cls, preset, fold_cps, fold_letters):
     """
     n = data.shape[0]
     bounds = np.empty(1 << 16, dtype=np.int64)
-    capacity = 1 << 12  # slots; unique pieces never exceed half of it
+    capacity, shift = 1 << 12, 64 - 12  # slots; unique pieces never exceed half of them
     slots = np.zeros((capacity, 4), dtype=np.uint64)
     offsets = np.zeros(capacity // 2 + 1, dtype=np.int64)
     counts = np.zeros(capacity // 2, dtype=np.int64)
@@ -489,7 +491,7 @@ def _count_table(data, cls, preset, fold_cps, fold_letters):
             s = bounds[p]
             length = (bounds[p + 1] if p + 1 < k else resume) - s
             word, h = _hash_bytes(data, s, s + length)
-            slot = _probe(slots, offsets, arena, h, word, data, s, length)
+            slot = _probe(slots, shift, offsets, arena, h, word, data, s, length)
             if slots[slot, _ENTRY] != 0:
                 counts[np.int64(slots[slot, _ENTRY]) - 1] += 1
                 continue
@@ -503,9 +505,9 @@ def _count_table(data, cls, preset, fold_cps, fold_letters):
             slots[slot, _HASH], slots[slot, _WORD] = h, word
             slots[slot, _LEN], slots[slot, _ENTRY] = length, used
             if used * 2 == capacity:  # keep the load at or below one half
-                capacity *= 2
+                capacity, shift = capacity * 2, shift - 1
                 offsets, counts = _grown(offsets, capacity // 2 + 1), _grown(counts, capacity // 2)
-                slots = _rehashed(slots, capacity)
+                slots = _rehashed(slots, capacity, shift)
         i = resume
     return arena, offsets, counts, used
 
@@ -557,18 +559,25 @@ def _classified(data: BytesLike) -> tuple[np.ndarray, np.ndarray]:
 def piece_bounds(data: BytesLike, preset: str) -> np.ndarray:
     """Byte offsets of the pieces: piece i is data[b[i]:b[i+1]], b[0] = 0, b[-1] = len(data).
 
-    Example: piece_bounds(b"a   b", "gpt2") -> [0, 1, 3, 5] ("a", "  ", " b").
+    Example: piece_bounds(b"a   b", "gpt2") -> [0, 1, 3, 5] ("a", "  ", " b"). The result may be
+    a view into a larger, mostly untouched buffer (saves a copy of the biggest array).
     """
     code = _preset_code(preset)
     array, cls = _classified(data)
     _, fold_cps, fold_letters = _kernel_tables()
     n = array.shape[0]
-    out = np.empty(max(1024, n // 3), dtype=np.int64)  # English averages ~4 bytes per piece
-    parts: list[np.ndarray] = []
-    i = 0
-    while i < n:
-        k, i = _scan_starts(array, cls, i, code, fold_cps, fold_letters, out)
-        parts.append(out[:k].copy())
+    # Room for English (~4 bytes per piece) plus the final offset. Pages never written are never
+    # committed, so the unused tail costs no memory and the common case returns a view, no copy.
+    out = np.empty(n // 3 + 2, dtype=np.int64)
+    k, i = _scan_starts(array, cls, 0, code, fold_cps, fold_letters, out[:-1])
+    if i == n:
+        out[k] = n
+        return out[: k + 1]
+    parts = [out[:k]]
+    while i < n:  # text with many short pieces: continue in more blocks
+        block = np.empty(max(1 << 16, (n - i) // 2), dtype=np.int64)
+        k, i = _scan_starts(array, cls, i, code, fold_cps, fold_letters, block)
+        parts.append(block[:k])
     parts.append(np.array([n], dtype=np.int64))
     return np.concatenate(parts)
 

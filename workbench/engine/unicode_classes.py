@@ -126,11 +126,14 @@ def _save(path: Path, tables: ClassTables) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    except OSError:
+        return
+    try:
         with os.fdopen(fd, "wb") as handle:
             np.savez(handle, **tables._asdict())
         os.replace(tmp, path)
     except OSError:
-        return
+        Path(tmp).unlink(missing_ok=True)
 
 
 @functools.cache
