@@ -1,0 +1,56 @@
+"""`run_app()`: what `bpe-workbench` with no arguments and `python -m workbench` open."""
+
+from __future__ import annotations
+
+import multiprocessing
+import signal
+import sys
+
+from PySide6.QtCore import QCoreApplication, QTimer
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import QApplication
+
+from workbench.gui.resources import icon_path
+
+ORGANIZATION = "bpe-workbench"
+APPLICATION = "BPE Workbench"
+
+
+def configure_application() -> None:
+    """Names QSettings and the desktop entry use (settings land in ~/.config/bpe-workbench/)."""
+    QCoreApplication.setOrganizationName(ORGANIZATION)
+    QCoreApplication.setApplicationName(APPLICATION)
+    QCoreApplication.setApplicationVersion("0.1.0")
+    QApplication.setDesktopFileName("io.github.bpe_workbench.BpeWorkbench")
+
+
+def run_app(argv: list[str] | None = None) -> int:
+    """Open the window and run the event loop; returns the exit code."""
+    # The corpus counter uses spawned processes; a frozen build must route them here.
+    multiprocessing.freeze_support()
+    import pyqtgraph as pg
+
+    from workbench.gui.main_window import MainWindow
+
+    configure_application()
+    app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv)
+    app.setWindowIcon(QIcon(str(icon_path())))
+    pg.setConfigOptions(antialias=False, background="#12161f", foreground="#d0d4dc")
+    window = MainWindow()
+    window.sigClosed.connect(app.quit)
+    window.show()
+    # Ctrl+C in the terminal closes the window the clean way (the run keeps its merges).
+    # Python runs signal handlers only between bytecodes, so a timer gives it a chance.
+    signal.signal(signal.SIGINT, lambda *_: window.close())
+    signal.signal(signal.SIGTERM, lambda *_: window.close())
+    wake = QTimer()
+    wake.timeout.connect(lambda: None)
+    wake.start(200)
+    code = app.exec()
+    # exec returns when the window closed, which it does only after its threads finished;
+    # on any other exit (a signal, app.quit()) wind them down here, no UI left to freeze.
+    window.worker.request_stop()
+    for thread in (window.train_thread, window.warm_thread):
+        thread.quit()
+        thread.wait(5000)
+    return int(code)

@@ -1,0 +1,126 @@
+"""Numpy buffers the live charts draw from: appended per batch, read per redraw.
+
+Kept free of Qt so the arithmetic is tested on its own. A `GrowingArray` doubles its capacity
+when full, so appending n values costs O(n) overall and the charts can hand pyqtgraph a view
+(`array[:n]`) without copying.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from workbench.engine.events import MergeBatch
+
+MAX_LENGTH_BIN = 64  # tokens longer than this share the last histogram bar
+
+
+class GrowingArray:
+    """An append-only 1-D array: `a.extend([1, 2]); a.view() -> array([1, 2])`."""
+
+    def __init__(self, dtype: type | np.dtype = np.float64, capacity: int = 1024) -> None:
+        self._data = np.empty(capacity, dtype=dtype)
+        self._size = 0
+
+    def __len__(self) -> int:
+        return self._size
+
+    def extend(self, values: np.ndarray | list) -> None:
+        values = np.asarray(values, dtype=self._data.dtype)
+        need = self._size + len(values)
+        if need > len(self._data):
+            capacity = len(self._data)
+            while capacity < need:
+                capacity *= 2
+            grown = np.empty(capacity, dtype=self._data.dtype)
+            grown[: self._size] = self._data[: self._size]
+            self._data = grown
+        self._data[self._size : need] = values
+        self._size = need
+
+    def view(self) -> np.ndarray:
+        return self._data[: self._size]
+
+    def clear(self) -> None:
+        self._size = 0
+
+
+class ChartData:
+    """Everything the four charts show, for one run.
+
+    `corpus_bytes` turns the trainer's `corpus_tokens` into bytes per token; it is 0 until the
+    corpus statistics are known (then that chart stays empty rather than dividing by zero).
+    """
+
+    RATE_INTERVAL = 0.25  # seconds between merges/s samples: steadier than per batch
+
+    def __init__(self) -> None:
+        self.rank = GrowingArray(np.float64)
+        self.count = GrowingArray(np.float64)
+        self.bytes_per_token = GrowingArray(np.float64)
+        self.rate_time = GrowingArray(np.float64)
+        self.rate = GrowingArray(np.float64)
+        self.length_counts = np.zeros(MAX_LENGTH_BIN + 1, dtype=np.int64)
+        self.tokens: list[bytes] = []
+        self.left: list[int] = []
+        self.right: list[int] = []
+        self.new_id: list[int] = []
+        self.corpus_bytes = 0
+        self._clock_start: float | None = None
+        self._rate_mark: tuple[float, int] | None = None
+        self._active_seconds = 0.0
+
+    def reset(self, corpus_bytes: int = 0) -> None:
+        self.__init__()
+        self.corpus_bytes = corpus_bytes
+
+    @property
+    def n(self) -> int:
+        return len(self.rank)
+
+    def add(self, batch: MergeBatch, now: float | None = None, timed: bool = True) -> None:
+        """Append one batch; `now` (perf_counter seconds) is injectable for tests; a stored
+        run replayed from history is not `timed` (its merges/s would be the replay's)."""
+        now = time.perf_counter() if now is None else now
+        ranks = np.arange(batch.start_rank, batch.end_rank, dtype=np.float64)
+        self.rank.extend(ranks)
+        self.count.extend(batch.count)
+        if self.corpus_bytes:
+            tokens = np.maximum(np.asarray(batch.corpus_tokens, dtype=np.float64), 1.0)
+            self.bytes_per_token.extend(self.corpus_bytes / tokens)
+        lengths = np.fromiter((len(t) for t in batch.tokens), dtype=np.int64, count=len(batch))
+        self.length_counts += np.bincount(
+            np.minimum(lengths, MAX_LENGTH_BIN), minlength=MAX_LENGTH_BIN + 1
+        )
+        self.tokens.extend(batch.tokens)
+        self.left.extend(batch.left.tolist())
+        self.right.extend(batch.right.tolist())
+        self.new_id.extend(batch.new_id.tolist())
+        if timed:
+            self._sample_rate(now)
+
+    def pause_clock(self) -> None:
+        """Stop the merges/s clock so a pause does not read as a slow stretch."""
+        if self._clock_start is not None:
+            self._active_seconds += time.perf_counter() - self._clock_start
+        self._clock_start = None
+        self._rate_mark = None
+
+    def _sample_rate(self, now: float) -> None:
+        if self._clock_start is None:
+            self._clock_start = now
+            self._rate_mark = (now, self.n)
+            return
+        assert self._rate_mark is not None
+        mark_time, mark_n = self._rate_mark
+        if now - mark_time >= self.RATE_INTERVAL:
+            self.rate_time.extend([self._active_seconds + now - self._clock_start])
+            self.rate.extend([(self.n - mark_n) / (now - mark_time)])
+            self._rate_mark = (now, self.n)
+
+    def index_at(self, x: float) -> int | None:
+        """The merge index nearest to rank `x`, or None when there are no merges yet."""
+        if not self.n:
+            return None
+        return int(min(max(round(x), 0), self.n - 1))

@@ -1,0 +1,260 @@
+"""The four live charts: pair count by rank, bytes per token, merges per second, token lengths.
+
+Batches only append to `ChartData`; a QTimer redraws at most `REDRAW_MS` apart and only when
+something changed, so a run making 50k merges a second costs a few `setData` calls a second,
+never one per merge. Curves clip to the view and downsample by peak so long runs stay cheap.
+Hovering a chart shows the merge under the cursor in the line below the charts.
+
+Painting is the real cost, not the data: pyqtgraph repaints the whole view whenever an axis
+range moves, and drawing the eight axes' tick labels takes tens of milliseconds. So autorange is
+off and each range grows in steps (`grown_limit`: 1.5x with a round number, whole decades on the
+log axis); between steps only the curves' own rectangles are repainted.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, QTimer, Signal
+from PySide6.QtWidgets import QGraphicsView, QLabel, QVBoxLayout, QWidget
+
+from workbench.engine.events import MergeBatch
+from workbench.gui.buffers import MAX_LENGTH_BIN, ChartData
+from workbench.store.readable import readable
+
+REDRAW_MS = 200
+MOVES_PER_FRAME = 3  # axis ranges moved per redraw (each costs a label repaint, ~10 ms)
+_PEN = pg.mkPen("#4cc9f0", width=1)
+_PEN_2 = pg.mkPen("#f72585", width=1)
+_PEN_3 = pg.mkPen("#90be6d", width=1)
+
+
+def grown_limit(value: float) -> float:
+    """A round upper limit with room to grow: 1.5x `value`, rounded up to 1, 2 or 5 x 10^k.
+
+    grown_limit(70) -> 200; grown_limit(1000) -> 2000; grown_limit(0) -> 1.
+    """
+    if value <= 0:
+        return 1.0
+    target = value * 1.5
+    decade = 10 ** math.floor(math.log10(target))
+    for step in (1, 2, 5, 10):
+        if step * decade >= target:
+            return float(step * decade)
+    return float(10 * decade)
+
+
+class _Range:
+    """One axis's range, moved only when the data leaves it (see the module docstring)."""
+
+    def __init__(self, plot: pg.PlotItem, axis: str, log: bool = False) -> None:
+        self.plot, self.axis, self.log = plot, axis, log
+        self.low: float | None = None
+        self.high: float | None = None
+
+    def reset(self) -> None:
+        self.low = self.high = None
+
+    def fit(self, low: float, high: float) -> bool:
+        """Grow the range to hold [low, high]; True if it moved (an axis repaint)."""
+        if self.log:
+            low, high = math.floor(math.log10(max(low, 1))), math.ceil(math.log10(max(high, 1)))
+            high = max(high, low + 1)
+        else:
+            low = min(low, 0.0)
+            high = grown_limit(high) if self.high is None or high > self.high else self.high
+        if self.low is not None and self.high is not None:
+            if low >= self.low and high <= self.high:
+                return False
+            low, high = min(low, self.low), max(high, self.high)
+        self.low, self.high = low, high
+        if self.axis == "x":
+            self.plot.setXRange(low, high, padding=0)
+        else:
+            self.plot.setYRange(low, high, padding=0)
+        return True
+
+
+def _plot(layout: pg.GraphicsLayoutWidget, title: str, x: str, y: str) -> pg.PlotItem:
+    plot = layout.addPlot(title=title)
+    plot.setLabel("bottom", x)
+    plot.setLabel("left", y)
+    # No grid: a grid makes each axis item cover the plot area, so every curve update would
+    # repaint the axes' tick labels too (the most expensive thing on screen).
+    plot.setClipToView(True)
+    plot.setDownsampling(auto=True, mode="peak")
+    plot.setMenuEnabled(False)
+    plot.disableAutoRange()
+    return plot
+
+
+class ChartsPanel(QWidget):
+    """Live charts over a `ChartData`; `sigHoverMerge(index)` when the cursor is over a merge."""
+
+    sigHoverMerge = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.data = ChartData()
+        self._dirty = False
+        self.graphics = pg.GraphicsLayoutWidget()
+        self.graphics.setBackground("#12161f")
+        self.graphics.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.MinimalViewportUpdate)
+        self.count_plot = _plot(self.graphics, "Pair count at merge", "rank", "count")
+        self.count_plot.setLogMode(y=True)
+        self.bpt_plot = _plot(self.graphics, "Compression", "merges", "bytes / token")
+        self.graphics.nextRow()
+        self.rate_plot = _plot(self.graphics, "Speed", "seconds training", "merges / s")
+        self.length_plot = _plot(self.graphics, "Token lengths", "bytes", "tokens")
+        self.length_plot.setClipToView(False)
+        self._next_range = 0
+        self.ranges = [
+            _Range(self.count_plot, "x"),
+            _Range(self.count_plot, "y", log=True),
+            _Range(self.bpt_plot, "x"),
+            _Range(self.bpt_plot, "y"),
+            _Range(self.rate_plot, "x"),
+            _Range(self.rate_plot, "y"),
+            _Range(self.length_plot, "x"),
+            _Range(self.length_plot, "y"),
+        ]
+        self.count_curve = self.count_plot.plot(pen=_PEN)
+        self.bpt_curve = self.bpt_plot.plot(pen=_PEN_2)
+        # Symbols too: a short run has only a few rate samples, and one point draws no line.
+        self.rate_curve = self.rate_plot.plot(
+            pen=_PEN_3, symbol="o", symbolSize=4, symbolBrush="#90be6d", symbolPen=None
+        )
+        self.length_bars = pg.BarGraphItem(x=[], height=[], width=0.8, brush="#b5179e")
+        self.length_plot.addItem(self.length_bars)
+        self.markers = [pg.InfiniteLine(angle=90, pen=pg.mkPen("#ffffff55")) for _ in range(2)]
+        for plot, marker in zip((self.count_plot, self.bpt_plot), self.markers, strict=True):
+            marker.hide()
+            plot.addItem(marker, ignoreBounds=True)
+        self.hover_label = QLabel("Hover a chart to see its merge.")
+        self.hover_label.setObjectName("hoverLabel")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.graphics, 1)
+        layout.addWidget(self.hover_label)
+        self._empty_ranges()
+        self.graphics.scene().sigMouseMoved.connect(self._on_mouse_moved)
+        self.timer = QTimer(self)
+        self.timer.setInterval(REDRAW_MS)
+        self.timer.timeout.connect(self.redraw_if_dirty)
+        self.timer.start()
+
+    # --- feeding -------------------------------------------------------------------------
+    def reset(self, corpus_bytes: int = 0) -> None:
+        self.data.reset(corpus_bytes)
+        for axis_range in self.ranges:
+            axis_range.reset()
+        self._empty_ranges()
+        self._dirty = True
+
+    def _empty_ranges(self) -> None:
+        """Plausible axes before the first merge (a log axis over 1..10 shows odd minor ticks);
+        the first data replaces them."""
+        self.count_plot.setXRange(0, 1000, padding=0)
+        self.count_plot.setYRange(0, 5, padding=0)  # 1 .. 10^5, in decades
+        self.bpt_plot.setXRange(0, 1000, padding=0)
+        self.bpt_plot.setYRange(0, 5, padding=0)
+        self.rate_plot.setXRange(0, 10, padding=0)
+        self.rate_plot.setYRange(0, 10_000, padding=0)
+        self.length_plot.setXRange(0, 16, padding=0)
+        self.length_plot.setYRange(0, 1000, padding=0)
+        self.redraw_if_dirty()
+
+    def set_corpus_bytes(self, corpus_bytes: int) -> None:
+        self.data.corpus_bytes = corpus_bytes
+
+    def add_batch(self, batch: MergeBatch) -> None:
+        """Cheap: appends to buffers; the timer draws."""
+        self.data.add(batch)
+        self._dirty = True
+
+    def pause_clock(self) -> None:
+        self.data.pause_clock()
+
+    def mark_dirty(self) -> None:
+        self._dirty = True
+
+    # --- drawing -------------------------------------------------------------------------
+    def redraw_if_dirty(self) -> None:
+        if not self._dirty:
+            return
+        self._dirty = False
+        d = self.data
+        self.count_curve.setData(d.rank.view(), d.count.view())
+        n_bpt = len(d.bytes_per_token)
+        self.bpt_curve.setData(d.rank.view()[:n_bpt] + 1, d.bytes_per_token.view())
+        self.rate_curve.setData(d.rate_time.view(), d.rate.view())
+        lengths = np.nonzero(d.length_counts)[0]
+        self.length_bars.setOpts(x=lengths, height=d.length_counts[lengths])
+        self._fit_ranges()
+
+    def _fit_ranges(self) -> None:
+        """Move at most `MOVES_PER_FRAME` axes per redraw, taking turns: each move repaints
+        that axis's labels, and a frame that moved all eight would be the longest pause of the
+        run. The others catch up on the next ticks (a curve may run past its axis briefly)."""
+        wanted = self._wanted_bounds()
+        n = len(self.ranges)
+        moved = 0
+        for step in range(n):
+            i = (self._next_range + step) % n
+            if wanted[i] is not None and self.ranges[i].fit(*wanted[i]):
+                moved += 1
+                if moved == MOVES_PER_FRAME:
+                    self._next_range = (i + 1) % n
+                    self._dirty = True  # come back for the axes still behind
+                    return
+
+    def _wanted_bounds(self) -> list[tuple[float, float] | None]:
+        d = self.data
+        counts = d.count.view()
+        bpt = d.bytes_per_token.view()
+        lengths = np.nonzero(d.length_counts)[0]
+        return [
+            (0, d.n) if d.n else None,
+            (float(counts.min()), float(counts.max())) if d.n else None,
+            (0, len(bpt)) if len(bpt) else None,
+            (0, float(bpt.max())) if len(bpt) else None,
+            (0, float(d.rate_time.view()[-1])) if len(d.rate) else None,
+            (0, float(d.rate.view().max())) if len(d.rate) else None,
+            (0, float(lengths.max()) + 1) if len(lengths) else None,
+            (0, float(d.length_counts.max())) if len(lengths) else None,
+        ]
+
+    # --- hover ---------------------------------------------------------------------------
+    def _on_mouse_moved(self, pos: QPointF) -> None:
+        for plot, offset, marker in (
+            (self.count_plot, 0, self.markers[0]),
+            (self.bpt_plot, -1, self.markers[1]),
+        ):
+            if plot.sceneBoundingRect().contains(pos):
+                x = plot.vb.mapSceneToView(pos).x() + offset
+                index = self.data.index_at(x)
+                if index is not None:
+                    marker.setValue(index - offset)
+                    marker.show()
+                    self.hover_label.setText(self.describe(index))
+                    self.sigHoverMerge.emit(index)
+                return
+        for marker in self.markers:
+            marker.hide()
+
+    def describe(self, index: int) -> str:
+        """One line for merge `index`: rank, ids, readable token, count and compression."""
+        d = self.data
+        token = readable(d.tokens[index])
+        text = (
+            f"rank {index} · id {d.new_id[index]} = {d.left[index]} + {d.right[index]}"
+            f" · “{token}” · count {int(d.count.view()[index]):,}"
+        )
+        if index < len(d.bytes_per_token):
+            text += f" · {d.bytes_per_token.view()[index]:.3f} bytes/token"
+        return text
+
+
+__all__ = ["ChartsPanel", "MAX_LENGTH_BIN"]

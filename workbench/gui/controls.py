@@ -1,0 +1,178 @@
+"""Training settings and the Train / Pause / Resume / Stop / Step buttons.
+
+The buttons are views of the window's QActions (which carry the keyboard shortcuts and the
+enabled state), so a shortcut and a click always do the same thing. A custom pattern is
+compiled as it is typed and a bad one is shown at once, before the user presses Train.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFormLayout,
+    QGridLayout,
+    QGroupBox,
+    QLabel,
+    QLineEdit,
+    QSpinBox,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workbench.engine.config import TIE_BREAKS, TrainConfig
+from workbench.engine.errors import WorkbenchError
+from workbench.engine.patterns import PRESETS, compile_pattern
+from workbench.gui.settings import WindowSettings
+
+CUSTOM = "custom regex"
+MAX_VOCAB = 1_000_000
+
+
+def parse_specials(text: str) -> tuple[str, ...]:
+    """ "<|endoftext|>, <pad>" -> ("<|endoftext|>", "<pad>"); blanks dropped."""
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+class TrainingControls(QWidget):
+    """Settings fields plus buttons for the given actions; `sigPatternChanged(spec)` when the
+    pattern changes to one that compiles (the corpus preview follows it)."""
+
+    sigPatternChanged = Signal(str)
+
+    def __init__(self, actions: list[QAction], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.vocab = QSpinBox()
+        self.vocab.setRange(257, MAX_VOCAB)
+        self.vocab.setSingleStep(256)
+        self.vocab.setGroupSeparatorShown(True)
+        self.vocab.setToolTip("Tokens in the vocabulary: 256 bytes + merges + special tokens")
+        self.preset = QComboBox()
+        self.preset.addItems([*PRESETS, CUSTOM])
+        self.regex = QLineEdit()
+        self.regex.setPlaceholderText("a regex; pieces are regex.findall(pattern, text)")
+        self.pattern_error = QLabel()
+        self.pattern_error.setWordWrap(True)
+        self.pattern_error.setStyleSheet("color: #e5383b")
+        self.specials = QLineEdit()
+        self.specials.setPlaceholderText("comma-separated, e.g. <|endoftext|>")
+        self.min_frequency = QSpinBox()
+        self.min_frequency.setRange(0, 1_000_000_000)
+        self.min_frequency.setToolTip("Stop when the best pair is seen fewer times (0: no floor)")
+        self.tie_break = QComboBox()
+        self.tie_break.addItems(list(TIE_BREAKS))
+        self.tie_break.setToolTip(
+            "lexicographic: among equal counts the greatest (left, right) bytes win;\n"
+            "hf: the pair Hugging Face's BpeTrainer would take"
+        )
+
+        form = QFormLayout()
+        form.addRow("Vocab size", self.vocab)
+        form.addRow("Pattern", self.preset)
+        form.addRow("", self.regex)
+        form.addRow("", self.pattern_error)
+        form.addRow("Special tokens", self.specials)
+        form.addRow("Min frequency", self.min_frequency)
+        form.addRow("Tie-break", self.tie_break)
+        settings_box = QGroupBox("Settings")
+        settings_box.setLayout(form)
+
+        buttons = QGridLayout()
+        self.buttons: dict[str, QToolButton] = {}
+        for i, action in enumerate(actions):
+            button = QToolButton()
+            button.setDefaultAction(action)
+            button.setToolButtonStyle(button.toolButtonStyle().ToolButtonTextOnly)
+            button.setMinimumWidth(64)
+            button.setObjectName(f"button_{action.objectName()}")
+            buttons.addWidget(button, i // 4, i % 4)
+            self.buttons[action.objectName()] = button
+        run_box = QGroupBox("Run")
+        run_box.setLayout(buttons)
+        self.corpus_summary = QLabel("No corpus yet: drop files or folders on the window")
+        self.corpus_summary.setWordWrap(True)
+        corpus_box = QGroupBox("Corpus")
+        QVBoxLayout(corpus_box).addWidget(self.corpus_summary)
+        keys = QLabel(
+            "<small>Train Ctrl+Enter · Pause Ctrl+P · Resume Ctrl+R · Stop Ctrl+. · "
+            "Step Ctrl+1 / 2 / 3 (+1 / +10 / +100)</small>"
+        )
+        keys.setWordWrap(True)
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(settings_box)
+        layout.addWidget(run_box)
+        layout.addWidget(corpus_box)
+        layout.addWidget(keys)
+        layout.addStretch(1)
+
+        self.preset.currentTextChanged.connect(self._pattern_edited)
+        self.regex.textChanged.connect(self._pattern_edited)
+
+    # --- pattern ---------------------------------------------------------------------------
+    def pattern_spec(self) -> str:
+        """The preset name, or the custom regex as typed."""
+        preset = self.preset.currentText()
+        return self.regex.text() if preset == CUSTOM else preset
+
+    def pattern_ok(self) -> bool:
+        return not self.pattern_error.text()
+
+    def _pattern_edited(self, *_: object) -> None:
+        custom = self.preset.currentText() == CUSTOM
+        self.regex.setEnabled(custom)
+        if not custom:
+            self.regex.blockSignals(True)
+            self.regex.setText(PRESETS[self.preset.currentText()])
+            self.regex.blockSignals(False)
+        spec = self.pattern_spec()
+        try:
+            compile_pattern(spec)
+        except WorkbenchError as exc:
+            self.pattern_error.setText(str(exc))
+            self.regex.setStyleSheet("border: 1px solid #e5383b")
+            return
+        self.pattern_error.clear()
+        self.regex.setStyleSheet("")
+        self.sigPatternChanged.emit(spec)
+
+    # --- values ----------------------------------------------------------------------------
+    def config(self) -> TrainConfig:
+        """The settings as a checked TrainConfig; raises WorkbenchError with a message."""
+        return TrainConfig(
+            vocab_size=self.vocab.value(),
+            pattern=self.pattern_spec(),
+            special_tokens=parse_specials(self.specials.text()),
+            tie_break=self.tie_break.currentText(),
+            min_frequency=self.min_frequency.value(),
+            on_bad_file="skip",  # a window run reports skipped files instead of failing
+        )
+
+    def load(self, values: WindowSettings) -> None:
+        self.vocab.setValue(values.vocab_size)
+        if values.pattern in PRESETS:
+            self.preset.setCurrentText(values.pattern)
+        else:
+            self.preset.setCurrentText(CUSTOM)
+            self.regex.setText(values.pattern)
+        self.specials.setText(values.special_tokens)
+        self.min_frequency.setValue(values.min_frequency)
+        if values.tie_break in TIE_BREAKS:
+            self.tie_break.setCurrentText(values.tie_break)
+        self._pattern_edited()
+
+    def store(self, values: WindowSettings) -> None:
+        values.vocab_size = self.vocab.value()
+        values.pattern = self.pattern_spec()
+        values.special_tokens = self.specials.text()
+        values.min_frequency = self.min_frequency.value()
+        values.tie_break = self.tie_break.currentText()
+
+    def set_settings_enabled(self, enabled: bool) -> None:
+        """Settings are locked while a run is open: the run records the settings it used."""
+        for widget in (self.preset, self.regex, self.specials, self.min_frequency, self.tie_break):
+            widget.setEnabled(enabled)
+        if enabled:
+            self.regex.setEnabled(self.preset.currentText() == CUSTOM)

@@ -1,0 +1,71 @@
+"""Replays a stored run into the charts a page per timer tick, so opening a run with many
+thousands of merges never holds the UI thread for more than one page read.
+
+The store keeps no corpus token counts per merge, so a replayed run shows pair counts and token
+lengths, not the compression curve.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QObject, QTimer
+
+from workbench.engine.events import MergeBatch
+from workbench.gui.charts import ChartsPanel
+from workbench.store import RunInfo, RunStore, StoredMerge
+
+PAGE = 2000
+
+
+def batch_from_stored(merges: list[StoredMerge]) -> MergeBatch:
+    """Stored merges (consecutive ranks) as a MergeBatch the charts can take."""
+    return MergeBatch(
+        start_rank=merges[0].rank,
+        left=np.array([m.left_id for m in merges], dtype=np.int32),
+        right=np.array([m.right_id for m in merges], dtype=np.int32),
+        new_id=np.array([m.new_id for m in merges], dtype=np.int32),
+        count=np.array([m.count for m in merges], dtype=np.int64),
+        is_new=np.array([m.is_new for m in merges], dtype=np.bool_),
+        ties=np.array([m.ties for m in merges], dtype=np.int64),
+        corpus_tokens=np.zeros(len(merges), dtype=np.int64),
+        tokens=tuple(m.token for m in merges),
+        vocab_size=0,
+        seconds=0.0,
+    )
+
+
+class HistoryLoader(QObject):
+    def __init__(self, charts: ChartsPanel, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.charts = charts
+        self.store: RunStore | None = None
+        self.run_id: int | None = None
+        self.after = -1
+        self.timer = QTimer(self)
+        self.timer.setInterval(0)
+        self.timer.timeout.connect(self._next_page)
+
+    def load(self, store: RunStore, run: RunInfo) -> None:
+        self.charts.reset(0)  # no corpus_tokens in the store: no compression curve
+        self.store, self.run_id, self.after = store, run.id, -1
+        self.timer.start()
+
+    def cancel(self) -> None:
+        self.timer.stop()
+        self.store = None
+
+    @property
+    def loading(self) -> bool:
+        return self.timer.isActive()
+
+    def _next_page(self) -> None:
+        if self.store is None or self.run_id is None:
+            self.timer.stop()
+            return
+        page = self.store.merges(self.run_id, after_rank=self.after, limit=PAGE)
+        if not page:
+            self.timer.stop()
+            return
+        self.charts.data.add(batch_from_stored(page), timed=False)
+        self.charts.mark_dirty()
+        self.after = page[-1].rank

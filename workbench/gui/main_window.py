@@ -1,0 +1,518 @@
+"""The workbench window: corpus, training controls, live charts, merge list and run history.
+
+The window owns two threads: the training worker (counting, training, the store writer) and a
+short-lived one that compiles the Numba kernels at start. It never waits on either: it sends
+requests as queued signals and reacts to the answers. Closing the window while training hides
+it, asks the worker to stop at its next batch and close its run, and closes for real when the
+threads have finished, so no merge is lost and no QThread outlives its window.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, Qt, QThread, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QIcon, QKeySequence
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QMainWindow,
+    QMenu,
+    QSplitter,
+    QTabWidget,
+)
+
+from workbench.engine.config import TrainConfig
+from workbench.engine.errors import WorkbenchError
+from workbench.engine.events import MergeBatch
+from workbench.gui import settings as settings_io
+from workbench.gui.charts import ChartsPanel
+from workbench.gui.controls import TrainingControls, parse_specials
+from workbench.gui.corpus_panel import CorpusPanel
+from workbench.gui.history_loader import HistoryLoader
+from workbench.gui.merge_list import MergeListPanel
+from workbench.gui.resources import demo_corpus, icon_path
+from workbench.gui.run_history import RunHistoryPanel
+from workbench.gui.status import RateMeter, TrainingStatus
+from workbench.gui.tokens_tab import TokensTab
+from workbench.gui.worker import CorpusReport, IdleState, KernelWarmer, TrainWorker
+from workbench.store import RunStore
+
+STATUS_MS = 250
+RECOUNT_DELAY_MS = 600
+STEP_TARGET = 2**31 - 1  # Step goes past the vocab size the run was started with
+
+# action name -> (text, shortcut, tooltip)
+ACTIONS = {
+    "train": ("Train", "Ctrl+Return", "Start a new run with these settings"),
+    "pause": ("Pause", "Ctrl+P", "Pause after the current batch"),
+    "resume": ("Resume", "Ctrl+R", "Continue the run (to a larger vocab size too)"),
+    "stop": ("Stop", "Ctrl+.", "End the run; every merge so far is kept"),
+    "step1": ("+1", "Ctrl+1", "Make one more merge"),
+    "step10": ("+10", "Ctrl+2", "Make ten more merges"),
+    "step100": ("+100", "Ctrl+3", "Make a hundred more merges"),
+}
+STEPS = {"step1": 1, "step10": 10, "step100": 100}
+
+
+class MainWindow(QMainWindow):
+    """`MainWindow(settings=QSettings(path, IniFormat), db_path=tmp/"runs.db")` in tests.
+
+    `sigClosed` fires when the window has really closed (threads finished): a hidden window
+    does not count as the last window closed, so the app quits on this signal instead.
+    """
+
+    sigClosed = Signal()
+
+    def __init__(
+        self,
+        settings: QSettings | None = None,
+        db_path: Path | None = None,
+        start_threads: bool = True,
+    ) -> None:
+        super().__init__()
+        self.setWindowTitle("BPE Workbench")
+        self.setWindowIcon(QIcon(str(icon_path())))
+        self.setAcceptDrops(True)
+        self.qsettings = settings if settings is not None else QSettings()
+        self.values = settings_io.load(self.qsettings)
+        if db_path is None:
+            from workbench.store import default_db_path
+
+            db_path = default_db_path()
+        self.store = RunStore(db_path)
+        self.mode = "idle"  # idle | training | paused | finished
+        self.can_continue = False
+        self.run_id: int | None = None
+        self.merges_done = 0
+        self.corpus_paths: list[Path] = []
+        self.meter = RateMeter()
+        self._closing = False
+        self.closed = False
+
+        self.actions_by_name = self._make_actions()
+        self.controls = TrainingControls(list(self.actions_by_name.values()))
+        self.corpus_panel = CorpusPanel()
+        self.charts = ChartsPanel()
+        self.merge_list = MergeListPanel()
+        self.runs = RunHistoryPanel(self.store)
+        self.history = HistoryLoader(self.charts, self)
+        self.tokens = TokensTab(db_path, self.store, self)
+        self._layout()
+        self.status = TrainingStatus(self.statusBar())
+        self._make_menus()
+
+        self.warm_event = threading.Event()
+        self.train_thread = QThread(self)
+        self.train_thread.setObjectName("train-worker")
+        self.worker = TrainWorker(db_path, self.warm_event)
+        self.worker.moveToThread(self.train_thread)
+        self.warm_thread = QThread(self)
+        self.warm_thread.setObjectName("kernel-warm-up")
+        self.warmer = KernelWarmer(self.warm_event)
+        self.warmer.moveToThread(self.warm_thread)
+        self._connect()
+
+        self.status_timer = QTimer(self)
+        self.status_timer.setInterval(STATUS_MS)
+        self.status_timer.timeout.connect(self._tick)
+        self.status_timer.start()
+        self.recount_timer = QTimer(self)
+        self.recount_timer.setSingleShot(True)
+        self.recount_timer.setInterval(RECOUNT_DELAY_MS)
+        self.recount_timer.timeout.connect(self.analyze)
+
+        self.controls.load(self.values)
+        if not self.values.geometry.isEmpty():
+            self.restoreGeometry(self.values.geometry)
+        if not self.values.window_state.isEmpty():
+            self.restoreState(self.values.window_state)
+        self.runs.refresh()
+        if start_threads:
+            self.start_threads()
+        paths = [Path(p) for p in self.values.corpus]
+        if paths and all(p.exists() for p in paths):
+            self.load_corpus(paths)
+        else:
+            self.load_demo()
+        self._update_actions()
+
+    # --- construction ----------------------------------------------------------------------
+    def _make_actions(self) -> dict[str, QAction]:
+        actions = {}
+        for name, (text, shortcut, tip) in ACTIONS.items():
+            action = QAction(text, self)
+            action.setObjectName(name)
+            action.setShortcut(QKeySequence(shortcut))
+            action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+            action.setToolTip(f"{tip} ({shortcut})")
+            self.addAction(action)
+            actions[name] = action
+        actions["train"].triggered.connect(self.train)
+        actions["pause"].triggered.connect(self.pause)
+        actions["resume"].triggered.connect(self.resume)
+        actions["stop"].triggered.connect(self.stop)
+        for name, n in STEPS.items():
+            actions[name].triggered.connect(lambda _checked=False, n=n: self.step(n))
+        return actions
+
+    def _layout(self) -> None:
+        train_split = QSplitter()
+        train_split.addWidget(self.charts)
+        train_split.addWidget(self.merge_list)
+        train_split.setStretchFactor(0, 3)
+        train_split.setStretchFactor(1, 2)
+        train_split.setSizes([700, 560])
+        self.tabs = QTabWidget()
+        self.tabs.addTab(train_split, "Training")
+        self.tabs.addTab(self.corpus_panel, "Corpus")
+        self.tabs.addTab(self.runs, "Runs")
+        self.tabs.addTab(self.tokens.panel, "Tokens")
+        main = QSplitter()
+        main.addWidget(self.controls)
+        main.addWidget(self.tabs)
+        main.setStretchFactor(1, 1)
+        main.setSizes([280, 1100])
+        self.setCentralWidget(main)
+        self.resize(1400, 860)
+
+    def _make_menus(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        file_menu.addAction("Open files…", QKeySequence.StandardKey.Open, self.open_files)
+        file_menu.addAction("Open folder…", QKeySequence("Ctrl+Shift+O"), self.open_folder)
+        file_menu.addAction("Demo corpus", self.load_demo)
+        self.recent_menu = QMenu("Recent corpora", self)
+        file_menu.addMenu(self.recent_menu)
+        file_menu.addSeparator()
+        file_menu.addAction("Quit", QKeySequence.StandardKey.Quit, self.close)
+        train_menu = self.menuBar().addMenu("&Train")
+        for action in self.actions_by_name.values():
+            train_menu.addAction(action)
+        self._fill_recent()
+
+    def _connect(self) -> None:
+        w = self.worker
+        w.sigStage.connect(self._on_stage)
+        w.sigProgress.connect(self.corpus_panel.set_progress)
+        w.sigCorpus.connect(self._on_corpus)
+        w.sigRunStarted.connect(self._on_run_started)
+        w.sigBatch.connect(self._on_batch)
+        w.sigIdle.connect(self._on_idle)
+        w.sigFailed.connect(self._on_failed)
+        w.sigShutDown.connect(self.train_thread.quit)
+        self.train_thread.finished.connect(self._thread_finished)
+        self.warm_thread.started.connect(self.warmer.run)
+        self.warmer.sigWarm.connect(self._on_warm)
+        self.warmer.sigFailed.connect(self._on_failed)
+        self.warm_thread.finished.connect(self._thread_finished)
+        self.controls.sigPatternChanged.connect(self._pattern_changed)
+        self.controls.specials.textChanged.connect(self._pattern_changed)
+        self.controls.regex.textChanged.connect(lambda _text: self._update_actions())
+        self.controls.preset.currentTextChanged.connect(lambda _text: self._update_actions())
+        self.corpus_panel.sigOpenFiles.connect(self.open_files)
+        self.corpus_panel.sigOpenFolder.connect(self.open_folder)
+        self.corpus_panel.sigCancel.connect(self.worker.cancel_flag.set)
+        self.runs.sigOpenRun.connect(self.open_run)
+        self.tokens.panel.sigJumpToRank.connect(self.jump_to_rank)
+
+    def start_threads(self) -> None:
+        self.train_thread.start()
+        self.warm_thread.start()
+
+    # --- corpus ----------------------------------------------------------------------------
+    def load_demo(self) -> None:
+        files = demo_corpus()
+        size = sum(f.stat().st_size for f in files)
+        title = (
+            f"Demo corpus: about_bpe.txt + {len(files) - 1} Python standard-library modules"
+            f" ({size / 1e6:.1f} MB)"
+        )
+        self.values.corpus = []
+        self._set_corpus(files, title)
+
+    def load_corpus(self, paths: list[Path]) -> None:
+        """Open files and/or folders as the corpus (dialogs, drops and Recent come here)."""
+        if self.mode == "training":
+            self.statusBar().showMessage("Stop or pause training before changing the corpus", 5000)
+            return
+        paths = [Path(p) for p in paths]
+        self.values.remember_corpus([str(p) for p in paths])
+        self._fill_recent()
+        names = ", ".join(p.name or str(p) for p in paths[:3])
+        more = f" and {len(paths) - 3} more" if len(paths) > 3 else ""
+        self._set_corpus(paths, f"Corpus: {names}{more}")
+
+    def _set_corpus(self, paths: list[Path], title: str) -> None:
+        self.corpus_paths = list(paths)
+        self.corpus_panel.set_paths(self.corpus_paths, title)
+        self.controls.corpus_summary.setText(title)
+        self.tokens.set_corpus_paths(self.corpus_paths)
+        self.controls.setToolTip(title)
+        self._pattern_changed()
+        self.analyze()
+
+    def counting_config(self) -> TrainConfig | None:
+        """A config good enough to count with (vocab size does not matter for counting)."""
+        if not self.controls.pattern_ok():
+            return None
+        specials = parse_specials(self.controls.specials.text())
+        try:
+            return TrainConfig(
+                vocab_size=max(self.controls.vocab.value(), 256 + len(specials)),
+                pattern=self.controls.pattern_spec(),
+                special_tokens=specials,
+                on_bad_file="skip",
+            )
+        except WorkbenchError:
+            return None
+
+    def analyze(self) -> None:
+        config = self.counting_config()
+        if config is None or not self.corpus_paths or self.mode == "training":
+            return
+        self.corpus_panel.set_counting(True)
+        self.worker.cancel_flag.clear()
+        self.worker.sigAnalyzeRequested.emit(tuple(str(p) for p in self.corpus_paths), config)
+
+    def _pattern_changed(self, *_: object) -> None:
+        if not self.controls.pattern_ok():
+            return
+        specials = parse_specials(self.controls.specials.text())
+        self.corpus_panel.update_preview(self.controls.pattern_spec(), specials)
+        self.recount_timer.start()
+
+    def open_files(self) -> None:
+        files, _ = QFileDialog.getOpenFileNames(
+            self, "Open corpus files", "", "Text (*.txt *.jsonl *.md *.py);;All files (*)"
+        )
+        if files:
+            self.load_corpus([Path(f) for f in files])
+
+    def open_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Open corpus folder")
+        if folder:
+            self.load_corpus([Path(folder)])
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        for paths in self.values.recent:
+            label = ", ".join(Path(p).name or p for p in paths[:3])
+            action = self.recent_menu.addAction(label or "(empty)")
+            action.triggered.connect(
+                lambda _checked=False, paths=paths: self.load_corpus([Path(p) for p in paths])
+            )
+        self.recent_menu.setEnabled(bool(self.values.recent))
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        urls = event.mimeData().urls()
+        if urls and all(url.isLocalFile() for url in urls):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        paths = [Path(url.toLocalFile()) for url in event.mimeData().urls() if url.isLocalFile()]
+        if paths:
+            event.acceptProposedAction()
+            self.load_corpus(paths)
+
+    # --- training requests -----------------------------------------------------------------
+    def train(self) -> None:
+        if self.mode == "training" or not self.corpus_paths:
+            return
+        try:
+            config = self.controls.config()
+        except WorkbenchError as exc:
+            self._on_failed(str(exc))
+            return
+        self.history.cancel()
+        self.charts.reset(0)
+        self.meter.reset()
+        self.merges_done = 0
+        self.run_id = None
+        self.merge_list.set_run(None, None)
+        self.target_merges = config.merged_token_target
+        self.mode = "training"
+        self.corpus_panel.set_counting(True)
+        self.worker.arm()
+        self.worker.sigTrainRequested.emit(tuple(str(p) for p in self.corpus_paths), config)
+        self._update_actions()
+
+    def pause(self) -> None:
+        if self.mode == "training":
+            self.worker.request_pause()
+
+    def resume(self) -> None:
+        if self.mode in ("paused", "finished") and self.can_continue:
+            vocab = self.controls.vocab.value()
+            self.target_merges = max(self.target_merges, vocab - self._base_vocab())
+            self._continue(vocab, None)
+
+    def step(self, n: int) -> None:
+        if self.mode in ("paused", "finished") and self.can_continue:
+            self.target_merges = max(self.target_merges, self.merges_done + n)
+            self._continue(STEP_TARGET, n)
+
+    def stop(self) -> None:
+        if self.mode == "training":
+            self.worker.request_stop()
+        if self.mode in ("training", "paused", "finished"):
+            self.worker.sigFinishRequested.emit()
+            self.can_continue = False
+            if self.mode != "training":
+                self.mode = "idle"
+        self._update_actions()
+
+    def _continue(self, target: int, max_merges: int | None) -> None:
+        self.mode = "training"
+        self.worker.arm()
+        self.worker.sigContinueRequested.emit(target, max_merges)
+        self._update_actions()
+
+    def _base_vocab(self) -> int:
+        return 256 + len(parse_specials(self.controls.specials.text()))
+
+    # --- worker answers --------------------------------------------------------------------
+    def _on_stage(self, text: str) -> None:
+        self.status.stage.setText(text)
+        if text == "Training":
+            self.meter.start(self.merges_done)
+
+    def _on_corpus(self, report: CorpusReport) -> None:
+        self.corpus_panel.show_report(report)
+        self.controls.corpus_summary.setText(
+            f"{self.corpus_panel.title.text()}\n{report.bytes / 1e6:,.1f} MB · "
+            f"{report.documents:,} documents · {report.pieces:,} pre-tokens "
+            f"({report.unique_pieces:,} unique)"
+            + (f" · {len(report.skipped)} files skipped" if report.skipped else "")
+        )
+        self.charts.set_corpus_bytes(report.bytes)
+
+    def _on_run_started(self, run_id: int) -> None:
+        self.corpus_panel.set_counting(False)
+        self.run_id = run_id if run_id >= 0 else None
+        self.merge_list.set_run(self.store, self.run_id, 0)
+        self.runs.refresh()
+
+    def _on_batch(self, batch: MergeBatch) -> None:
+        """Per batch: append to buffers and counters only; timers do the drawing."""
+        self.charts.add_batch(batch)
+        self.merges_done = batch.end_rank
+        self.merge_list.model.note_total(batch.end_rank)
+        self.meter.note(batch.end_rank)
+
+    def _on_idle(self, state: IdleState) -> None:
+        self.meter.stop()
+        self.charts.pause_clock()
+        self.corpus_panel.set_counting(False)
+        self.can_continue = state.can_continue and state.reason != "stopped"
+        if state.reason in ("paused", "stepped"):
+            self.mode = "paused"
+            stage = f"Paused at {state.merges:,} merges"
+        elif state.reason == "stopped":
+            self.mode = "idle"
+            stage = f"Stopped at {state.merges:,} merges"
+        else:
+            self.mode = "finished"
+            stage = f"Done: {state.merges:,} merges, vocab {state.vocab_size:,} ({state.reason})"
+        self.status.stage.setText(stage)
+        self.merge_list.model.note_total(state.merges)
+        self.merge_list.poke()
+        self.runs.refresh()
+        if state.merges:
+            self.tokens.show_run(self.run_id)
+        self._update_actions()
+        if self._closing:
+            self._shutdown()
+
+    def _on_failed(self, message: str) -> None:
+        self.corpus_panel.set_counting(False)
+        if self.mode == "training":
+            self.mode = "idle"
+            self.meter.stop()
+        self.status.stage.setText(message)
+        self.statusBar().showMessage(message, 10000)
+        self._update_actions()
+
+    def _on_warm(self, seconds: float) -> None:
+        self.warm_thread.quit()
+        if self.mode != "training":
+            # The stage label, not showMessage: a temporary message hides the stage for seconds.
+            self.status.stage.setText(f"Trainer ready (kernels loaded in {seconds:.1f} s)")
+
+    # --- history ---------------------------------------------------------------------------
+    def open_run(self, run_id: int) -> None:
+        """Browse a stored run: its merges and charts, without retraining."""
+        if self.mode == "training":
+            self.statusBar().showMessage("Pause or stop training before opening a run", 5000)
+            return
+        if self.mode in ("paused", "finished"):
+            self.stop()
+        run = self.store.get_run(run_id)
+        self.run_id = run_id
+        self.merges_done = run.merge_count
+        self.target_merges = run.merge_count
+        self.merge_list.set_run(self.store, run_id, run.merge_count)
+        self.history.load(self.store, run)
+        self.tokens.show_run(run_id)
+        self.status.stage.setText(f"Run {run.id} “{run.name}”: {run.merge_count:,} merges")
+        self.tabs.setCurrentIndex(0)
+
+    def jump_to_rank(self, rank: int) -> None:
+        """Show merge `rank` in the merge list (the Tokens tab asks for this on a click)."""
+        self.tabs.setCurrentIndex(0)
+        self.merge_list.show_rank(rank)
+
+    # --- timers ----------------------------------------------------------------------------
+    def _tick(self) -> None:
+        running = self.mode == "training"
+        if running or self.merges_done:
+            self.status.show(
+                self.merges_done, getattr(self, "target_merges", 0), self.meter, running
+            )
+        self.merge_list.poke()
+
+    def _update_actions(self) -> None:
+        a = self.actions_by_name
+        can_more = self.mode in ("paused", "finished") and self.can_continue
+        a["train"].setEnabled(self.mode != "training" and self.controls.pattern_ok())
+        a["pause"].setEnabled(self.mode == "training")
+        a["resume"].setEnabled(can_more)
+        a["stop"].setEnabled(self.mode in ("training", "paused", "finished"))
+        for name in STEPS:
+            a[name].setEnabled(can_more)
+        self.controls.set_settings_enabled(self.mode not in ("training", "paused"))
+
+    # --- closing ---------------------------------------------------------------------------
+    def threads_running(self) -> bool:
+        return self.train_thread.isRunning() or self.warm_thread.isRunning()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        """Close only when both threads have finished; until then hide and wind them down."""
+        if not self._closing:
+            self._closing = True
+            self.controls.store(self.values)
+            self.values.geometry = self.saveGeometry()
+            self.values.window_state = self.saveState()
+            settings_io.save(self.qsettings, self.values)
+        if self.threads_running():
+            event.ignore()
+            self.hide()
+            self.worker.request_stop()
+            self._shutdown()
+            return
+        self.status_timer.stop()
+        self.history.cancel()
+        self.tokens.shutdown()
+        self.store.close()
+        self.closed = True
+        event.accept()
+        self.sigClosed.emit()
+
+    def _shutdown(self) -> None:
+        """Queue the worker's last request: close the run and let the thread quit."""
+        if not getattr(self, "_shutdown_sent", False) and self.train_thread.isRunning():
+            self._shutdown_sent = True
+            self.worker.sigShutdownRequested.emit()
+
+    def _thread_finished(self) -> None:
+        if self._closing and not self.threads_running():
+            self.close()

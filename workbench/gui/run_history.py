@@ -1,0 +1,166 @@
+"""Run history: every stored run, to open (browse merges and charts without retraining),
+rename or delete.
+
+The list is small (one row per run), so it is read whole on refresh; the merges of an opened
+run are what the lazy merge list is for.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QInputDialog,
+    QLabel,
+    QMessageBox,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workbench.store import RunInfo, RunStore, StoreError
+
+_HEADERS = ("id", "name", "state", "merges", "vocab", "pattern", "created")
+_INDEX = QModelIndex | QPersistentModelIndex
+
+
+class RunHistoryModel(QAbstractTableModel):
+    """Stored runs, newest first."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._runs: list[RunInfo] = []
+
+    def set_runs(self, runs: list[RunInfo]) -> None:
+        self.beginResetModel()
+        self._runs = list(runs)
+        self.endResetModel()
+
+    def run_at(self, row: int) -> RunInfo:
+        return self._runs[row]
+
+    def rowCount(self, parent: _INDEX = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._runs)
+
+    def columnCount(self, parent: _INDEX = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(_HEADERS)
+
+    def data(self, index: _INDEX, role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        if not index.isValid():
+            return None
+        run = self._runs[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            pattern = str(run.settings.get("pattern", ""))
+            values = (
+                str(run.id),
+                run.name,
+                run.state + (f" ({run.stop_reason})" if run.stop_reason else ""),
+                f"{run.merge_count:,}",
+                f"{run.vocab_size:,}",
+                pattern if len(pattern) < 24 else pattern[:21] + "…",
+                run.created[:19].replace("T", " "),
+            )
+            return values[index.column()]
+        if role == Qt.ItemDataRole.ToolTipRole and run.error:
+            return run.error
+        if role == Qt.ItemDataRole.UserRole:
+            return run.id
+        return None
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> object:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return _HEADERS[section]
+        return None
+
+
+class RunHistoryPanel(QWidget):
+    """The runs tab; `sigOpenRun(run_id)` when the user opens one."""
+
+    sigOpenRun = Signal(int)
+
+    def __init__(self, store: RunStore | None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.store = store
+        self.model = RunHistoryModel(self)
+        self.view = QTableView()
+        self.view.setModel(self.model)
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.view.verticalHeader().hide()
+        self.view.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        self.view.doubleClicked.connect(lambda _index: self.open_selected())
+        self.message = QLabel()
+        buttons = QHBoxLayout()
+        for text, slot in (
+            ("Open", self.open_selected),
+            ("Rename…", self.rename_selected),
+            ("Delete", self.delete_selected),
+            ("Refresh", self.refresh),
+        ):
+            button = QPushButton(text)
+            button.setObjectName(f"runs_{text.rstrip('…').lower()}")
+            # clicked(bool) would land in the slots' optional arguments: drop it.
+            button.clicked.connect(lambda _checked=False, slot=slot: slot())
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.message)
+        layout = QVBoxLayout(self)
+        layout.addLayout(buttons)
+        layout.addWidget(self.view, 1)
+
+    def refresh(self) -> None:
+        if self.store is not None:
+            self.model.set_runs(self.store.list_runs())
+
+    def selected_run(self) -> RunInfo | None:
+        rows = self.view.selectionModel().selectedRows()
+        return self.model.run_at(rows[0].row()) if rows else None
+
+    def select_run(self, run_id: int) -> None:
+        for row in range(self.model.rowCount()):
+            if self.model.run_at(row).id == run_id:
+                self.view.selectRow(row)
+                return
+
+    def open_selected(self) -> None:
+        run = self.selected_run()
+        if run is not None:
+            self.sigOpenRun.emit(run.id)
+
+    def rename_selected(self, name: str | None = None) -> None:
+        """Rename the selected run; `name` skips the dialog (tests, scripts)."""
+        run = self.selected_run()
+        if run is None or self.store is None:
+            return
+        if not isinstance(name, str):
+            name, ok = QInputDialog.getText(self, "Rename run", "Name:", text=run.name)
+            if not ok or not name.strip():
+                return
+        self.store.rename(run.id, name.strip())
+        self.refresh()
+        self.select_run(run.id)
+
+    def delete_selected(self, confirm: bool = True) -> None:
+        run = self.selected_run()
+        if run is None or self.store is None:
+            return
+        if confirm:
+            answer = QMessageBox.question(
+                self,
+                "Delete run",
+                f"Delete run {run.id} “{run.name}” and its {run.merge_count:,} merges?",
+            )
+            if answer != QMessageBox.StandardButton.Yes:
+                return
+        try:
+            self.store.delete(run.id)
+        except StoreError as exc:
+            self.message.setText(str(exc))
+            return
+        self.message.setText(f"deleted run {run.id}")
+        self.refresh()

@@ -1,0 +1,65 @@
+"""Wires issue 6's Tokens panel into the window: which tokenizer it inspects, and jumps back.
+
+When a run pauses, finishes or stops, or a stored run is opened, its merges are read and turned
+into a `Tokenizer` on a background lane (a run of 50k merges takes a noticeable moment), then
+handed to the panel. The build opens its own store connection, so it never shares the window's.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QObject
+
+from workbench.engine.patterns import resolve
+from workbench.engine.tokenizer import Tokenizer
+from workbench.gui.tokens import TokensPanel
+from workbench.gui.tokens.jobs import JobLane
+from workbench.store import RunStore
+
+
+def tokenizer_of_run(db_path: Path, run_id: int) -> tuple[Tokenizer, str, int]:
+    """The tokenizer a stored run made so far (its pattern and specials from its settings)."""
+    store = RunStore(db_path)
+    try:
+        run = store.get_run(run_id)
+        pairs = store.merges_as_pairs(run_id)
+    finally:
+        store.close()
+    settings = run.settings
+    tok = Tokenizer.from_merges(
+        pairs, resolve(settings.get("pattern")), tuple(settings.get("special_tokens") or ())
+    )
+    return tok, f"run {run.id} “{run.name}”", run_id
+
+
+class TokensTab(QObject):
+    """Owns the panel's feed; `panel` goes into the window's tabs."""
+
+    def __init__(self, db_path: Path, store: RunStore, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.db_path = db_path
+        self.store = store
+        self.panel = TokensPanel()
+        self.lane = JobLane(self)
+        self.lane.sigResult.connect(self._on_tokenizer)
+        self.lane.sigError.connect(lambda message: self.panel.source.setText(message))
+
+    def show_run(self, run_id: int | None) -> None:
+        """Inspect run `run_id` as it is in the store now (None: leave the panel as it is)."""
+        if run_id is None:
+            return
+        db_path = self.db_path
+        self.lane.submit(lambda: tokenizer_of_run(db_path, run_id))
+
+    def set_corpus_paths(self, paths: list[Path]) -> None:
+        self.panel.set_corpus_paths(paths)
+
+    def _on_tokenizer(self, result: tuple[Tokenizer, str, int]) -> None:
+        tok, label, run_id = result
+        self.panel.set_tokenizer(tok, label, self.store, run_id)
+
+    def shutdown(self) -> None:
+        """Wait for background jobs (at close only: nothing may outlive the window)."""
+        self.lane.shutdown()
+        self.panel.shutdown()
