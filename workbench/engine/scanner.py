@@ -469,47 +469,83 @@ def _grown(values, capacity):
     return out
 
 
-@njit
-def _count_table(data, cls, preset, fold_cps, fold_letters):
-    """Scan and count every piece; unique pieces are kept in order of first occurrence.
+@njit(inline="always")
+def _add_piece(data, s, length, weight, slots, shift, capacity, arena, offsets, counts, used):
+    """Count data[s:s+length] `weight` more times, filing it if new. Returns the table's
+    (possibly regrown) parts: (slots, shift, capacity, arena, offsets, counts, used)."""
+    word, h = _hash_bytes(data, s, s + length)
+    slot = _probe(slots, shift, offsets, arena, h, word, data, s, length)
+    if slots[slot, _ENTRY] != 0:
+        counts[np.int64(slots[slot, _ENTRY]) - 1] += weight
+        return slots, shift, capacity, arena, offsets, counts, used
+    top = offsets[used]
+    if top + length > arena.shape[0]:
+        arena = _grown(arena, 2 * (top + length))
+    arena[top : top + length] = data[s : s + length]
+    offsets[used + 1] = top + length
+    counts[used] = weight
+    used += 1
+    slots[slot, _HASH], slots[slot, _WORD] = h, word
+    slots[slot, _LEN], slots[slot, _ENTRY] = length, used
+    if used * 2 == capacity:  # keep the load at or below one half
+        capacity, shift = capacity * 2, shift - 1
+        offsets, counts = _grown(offsets, capacity // 2 + 1), _grown(counts, capacity // 2)
+        slots = _rehashed(slots, capacity, shift)
+    return slots, shift, capacity, arena, offsets, counts, used
 
-    Returns (arena, offsets, counts, used): unique piece k is arena[offsets[k]:offsets[k+1]], seen
-    counts[k] times. Pieces are scanned a block at a time into `bounds`, then counted.
-    """
-    n = data.shape[0]
-    bounds = np.empty(1 << 16, dtype=np.int64)
+
+@njit
+def _empty_table():
     capacity, shift = 1 << 12, 64 - 12  # slots; unique pieces never exceed half of them
     slots = np.zeros((capacity, 4), dtype=np.uint64)
     offsets = np.zeros(capacity // 2 + 1, dtype=np.int64)
     counts = np.zeros(capacity // 2, dtype=np.int64)
     arena = np.empty(1 << 16, dtype=np.uint8)
+    return slots, shift, capacity, arena, offsets, counts
+
+
+@njit
+def _count_table(data, cls, seg_starts, seg_ends, preset, fold_cps, fold_letters):
+    """Scan and count every piece of every segment data[seg_starts[j]:seg_ends[j]] (pieces
+    never cross a segment's ends); unique pieces are kept in order of first occurrence.
+
+    Returns (arena, offsets, counts, used): unique piece k is arena[offsets[k]:offsets[k+1]], seen
+    counts[k] times. Pieces are scanned a block at a time into `bounds`, then counted.
+    """
+    bounds = np.empty(1 << 16, dtype=np.int64)
+    slots, shift, capacity, arena, offsets, counts = _empty_table()
     used = 0
-    i = 0
-    while i < n:
-        k, resume = _scan_starts(data, cls, i, preset, fold_cps, fold_letters, bounds)
-        for p in range(k):
-            s = bounds[p]
-            length = (bounds[p + 1] if p + 1 < k else resume) - s
-            word, h = _hash_bytes(data, s, s + length)
-            slot = _probe(slots, shift, offsets, arena, h, word, data, s, length)
-            if slots[slot, _ENTRY] != 0:
-                counts[np.int64(slots[slot, _ENTRY]) - 1] += 1
-                continue
-            top = offsets[used]
-            if top + length > arena.shape[0]:
-                arena = _grown(arena, 2 * (top + length))
-            arena[top : top + length] = data[s : s + length]
-            offsets[used + 1] = top + length
-            counts[used] = 1
-            used += 1
-            slots[slot, _HASH], slots[slot, _WORD] = h, word
-            slots[slot, _LEN], slots[slot, _ENTRY] = length, used
-            if used * 2 == capacity:  # keep the load at or below one half
-                capacity, shift = capacity * 2, shift - 1
-                offsets, counts = _grown(offsets, capacity // 2 + 1), _grown(counts, capacity // 2)
-                slots = _rehashed(slots, capacity, shift)
-        i = resume
+    for j in range(seg_starts.shape[0]):
+        a = seg_starts[j]
+        seg = data[a : seg_ends[j]]
+        seg_cls = cls[a : seg_ends[j]]
+        n = seg.shape[0]
+        i = 0
+        while i < n:
+            k, resume = _scan_starts(seg, seg_cls, i, preset, fold_cps, fold_letters, bounds)
+            for p in range(k):
+                s = bounds[p]
+                length = (bounds[p + 1] if p + 1 < k else resume) - s
+                slots, shift, capacity, arena, offsets, counts, used = _add_piece(
+                    seg, s, length, 1, slots, shift, capacity, arena, offsets, counts, used
+                )
+            i = resume
     return arena, offsets, counts, used
+
+
+@njit
+def _merge_tables(buf, offsets, counts):
+    """Unique pieces of several tables laid end to end (`buf`, `offsets`, `counts`), counted
+    together: the same piece in two tables becomes one entry with the summed count."""
+    slots, shift, capacity, arena, out_offsets, out_counts = _empty_table()
+    used = 0
+    for k in range(counts.shape[0]):
+        s = offsets[k]
+        slots, shift, capacity, arena, out_offsets, out_counts, used = _add_piece(
+            buf, s, offsets[k + 1] - s, counts[k], slots, shift, capacity, arena,
+            out_offsets, out_counts, used,
+        )  # fmt: skip
+    return arena, out_offsets, out_counts, used
 
 
 # --- public wrappers ---------------------------------------------------------------------------
@@ -589,18 +625,48 @@ def pieces(data: BytesLike, preset: str) -> list[bytes]:
     return [raw[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
-def count_pieces_arrays(data: BytesLike, preset: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def count_pieces_arrays(
+    data: BytesLike, preset: str, segments: tuple[np.ndarray, np.ndarray] | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(buf, offsets, counts): unique piece k is buf[offsets[k]:offsets[k+1]], seen counts[k] times.
 
     Pieces are in order of first occurrence. This is the trainer's word table, built without a
-    Python object per piece.
+    Python object per piece. `segments` = (starts, ends) byte offsets limits the scan to those
+    stretches, each scanned on its own (the text between special tokens); default: all of it.
     Example: b"a a a" (gpt2) -> buf b"a a", offsets [0, 1, 3], counts [1, 2].
     """
     code = _preset_code(preset)
     array, cls = _classified(data)
     _, fold_cps, fold_letters = _kernel_tables()
-    arena, offsets, counts, used = _count_table(array, cls, code, fold_cps, fold_letters)
+    if segments is None:
+        segments = (np.zeros(1, dtype=np.int64), np.full(1, array.shape[0], dtype=np.int64))
+    starts = np.ascontiguousarray(segments[0], dtype=np.int64)
+    ends = np.ascontiguousarray(segments[1], dtype=np.int64)
+    arena, offsets, counts, used = _count_table(
+        array, cls, starts, ends, code, fold_cps, fold_letters
+    )
     return arena[: offsets[used]].copy(), offsets[: used + 1].copy(), counts[:used].copy()
+
+
+def merge_count_tables(
+    tables: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Several (buf, offsets, counts) tables as one, counts of the same piece summed."""
+    if len(tables) == 1:
+        return tables[0]
+    buf = np.concatenate([t[0] for t in tables]) if tables else np.empty(0, np.uint8)
+    shifted, base = [], 0
+    for t_buf, t_offsets, _ in tables:
+        shifted.append(t_offsets[:-1] + base)
+        base += t_buf.shape[0]
+    offsets = np.concatenate([*shifted, np.array([base], dtype=np.int64)])
+    counts = np.concatenate([t[2] for t in tables]) if tables else np.empty(0, np.int64)
+    arena, out_offsets, out_counts, used = _merge_tables(buf, offsets, counts)
+    return (
+        arena[: out_offsets[used]].copy(),
+        out_offsets[: used + 1].copy(),
+        out_counts[:used].copy(),
+    )
 
 
 def count_pieces(data: BytesLike, preset: str) -> dict[bytes, int]:
