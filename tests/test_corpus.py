@@ -21,12 +21,18 @@ from workbench.engine.pretokenize import count_corpus
 EXAMPLES = int(os.environ.get("HYPOTHESIS_EXAMPLES", "150"))
 
 
+@pytest.fixture(params=["auto", "regex"])
+def pretokenizer(request) -> str:
+    """Both paths: the Numba scanner (auto, for presets) and the regex package."""
+    return request.param
+
+
 def pieces_of(texts: list[str], pattern: str = "gpt2") -> Counter[bytes]:
     compiled = compile_pattern(pattern)
     return Counter(p.encode() for t in texts for p in compiled.findall(t))
 
 
-def test_files_folders_jsonl_and_gzip(tmp_path):
+def test_files_folders_jsonl_and_gzip(tmp_path, pretokenizer):
     (tmp_path / "a.txt").write_text("hello world", encoding="utf-8")
     sub = tmp_path / "sub"
     sub.mkdir()
@@ -39,7 +45,7 @@ def test_files_folders_jsonl_and_gzip(tmp_path):
     )
     with gzip.open(tmp_path / "e.jsonl.gz", "wt", encoding="utf-8") as f:
         f.write(json.dumps({"text": "gz json", "id": 3}) + "\n")
-    result = count_corpus([tmp_path], TrainConfig())
+    result = count_corpus([tmp_path], TrainConfig(pretokenizer=pretokenizer))
     assert result.stats.files == 5
     assert result.stats.documents == 1 + 1 + 1 + 2 + 1
     expected = pieces_of(
@@ -56,11 +62,11 @@ def test_files_folders_jsonl_and_gzip(tmp_path):
         (b"line one\nline two\xff\xfe\n", ":2: invalid UTF-8"),
     ],
 )
-def test_bad_files_stop_with_a_clear_message(tmp_path, content, message):
+def test_bad_files_stop_with_a_clear_message(tmp_path, content, message, pretokenizer):
     bad = tmp_path / "bad.txt"
     bad.write_bytes(content)
     with pytest.raises(CorpusError, match=message) as info:
-        count_corpus([bad], TrainConfig())
+        count_corpus([bad], TrainConfig(pretokenizer=pretokenizer))
     assert "bad.txt" in str(info.value) and "\n" not in str(info.value)
 
 
@@ -68,42 +74,46 @@ def test_bad_files_stop_with_a_clear_message(tmp_path, content, message):
     "line, message",
     [("{not json", ":2: not valid JSON"), ('{"title": "x"}', ':2: no "text"')],
 )
-def test_bad_jsonl_lines(tmp_path, line, message):
+def test_bad_jsonl_lines(tmp_path, line, message, pretokenizer):
     path = tmp_path / "d.jsonl"
     path.write_text(json.dumps({"text": "fine"}) + "\n" + line + "\n")
     with pytest.raises(CorpusError, match=message):
-        count_corpus([path], TrainConfig())
+        count_corpus([path], TrainConfig(pretokenizer=pretokenizer))
 
 
-def test_skip_bad_files_reports_them(tmp_path):
+def test_skip_bad_files_reports_them(tmp_path, pretokenizer):
     (tmp_path / "good.txt").write_text("good text here", encoding="utf-8")
     (tmp_path / "bad.txt").write_bytes(b"ok\n\xc3\x28")
-    result = count_corpus([tmp_path], TrainConfig(on_bad_file="skip"))
+    result = count_corpus([tmp_path], TrainConfig(on_bad_file="skip", pretokenizer=pretokenizer))
     assert result.words.to_dict() == dict(pieces_of(["good text here"]))
     assert len(result.stats.skipped) == 1 and "bad.txt:2" in result.stats.skipped[0]
 
 
-def test_large_bad_file_is_dropped_whole(tmp_path, monkeypatch):
+def test_large_bad_file_is_dropped_whole(tmp_path, monkeypatch, pretokenizer):
     import workbench.engine.pretokenize as pre
+    import workbench.engine.scan_count as scan
 
     monkeypatch.setattr(pre, "BATCH_CHARS", 64)  # stream it in many tasks
+    monkeypatch.setattr(scan, "UNIT_BYTES", 64)
     big = tmp_path / "big.txt"
     big.write_bytes(("word " * 200).encode() + b"\xff")
     (tmp_path / "small.txt").write_text("kept", encoding="utf-8")
-    result = count_corpus([tmp_path], TrainConfig(on_bad_file="skip"), workers=1)
+    result = count_corpus(
+        [tmp_path], TrainConfig(on_bad_file="skip", pretokenizer=pretokenizer), workers=1
+    )
     assert result.words.to_dict() == {b"kept": 1}
 
 
-def test_missing_path_and_empty_corpus(tmp_path):
+def test_missing_path_and_empty_corpus(tmp_path, pretokenizer):
     with pytest.raises(CorpusError, match="no such file"):
-        count_corpus([tmp_path / "nope.txt"], TrainConfig())
+        count_corpus([tmp_path / "nope.txt"], TrainConfig(pretokenizer=pretokenizer))
     (tmp_path / "empty.txt").write_text("")
     with pytest.raises(CorpusError, match="no text"):
-        count_corpus([tmp_path / "empty.txt"], TrainConfig())
+        count_corpus([tmp_path / "empty.txt"], TrainConfig(pretokenizer=pretokenizer))
     empty_folder = tmp_path / "sub"
     empty_folder.mkdir()
     with pytest.raises(CorpusError, match="no files"):
-        count_corpus([empty_folder], TrainConfig())
+        count_corpus([empty_folder], TrainConfig(pretokenizer=pretokenizer))
 
 
 def test_unreadable_file(tmp_path):
@@ -166,3 +176,29 @@ def test_parallel_count_equals_single_process(corpora, tmp_path, monkeypatch):
     )
     assert single.words.to_dict() == dict(expected)
     assert text  # both files were read
+
+
+@pytest.mark.parametrize("specials", [(), ("<|endoftext|>",)])
+def test_scanner_path_equals_regex_path_on_real_text(corpora, monkeypatch, specials):
+    import workbench.engine.scan_count as scan
+
+    monkeypatch.setattr(scan, "UNIT_BYTES", 20_000)  # many units, cut at safe points
+    paths = sorted(corpora.glob("*.txt")) + [corpora / "corpus.en"]
+    for pattern in sorted(PRESETS):
+        fast = count_corpus(paths, TrainConfig(pattern=pattern, special_tokens=specials))
+        slow = count_corpus(
+            paths, TrainConfig(pattern=pattern, special_tokens=specials, pretokenizer="regex")
+        )
+        assert fast.words.to_dict() == slow.words.to_dict()
+        assert fast.stats.documents == slow.stats.documents == len(paths)
+
+
+def test_scanner_path_on_jsonl_with_specials(tmp_path):
+    texts = ["a<s>b c", "<s><s>x", "plain words here", "ends<s"]
+    path = tmp_path / "d.jsonl"
+    path.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts), encoding="utf-8")
+    config = TrainConfig(special_tokens=("<s>",))
+    fast = count_corpus([path], config)
+    expected = pieces_of([part for t in texts for part in t.split("<s>")])
+    assert fast.words.to_dict() == dict(expected)
+    assert fast.stats.documents == 4

@@ -34,7 +34,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--min-frequency", type=int, default=0)
     p.add_argument("--format", default="gpt2", help=f"comma-separated: {','.join(FORMATS)}")
     p.add_argument("--skip-bad-files", action="store_true", help="skip unreadable files, report")
-    p.add_argument("--workers", type=int, default=None, help="pre-tokenizing processes")
+    p.add_argument("--workers", type=int, default=None, help="pre-tokenizing threads/processes")
+    p.add_argument(
+        "--regex-pretokenizer",
+        action="store_true",
+        help="pre-tokenize with the regex package even for a preset (same pieces, slower)",
+    )
     p.add_argument("--db", type=Path, default=None, help="run store (default: user database)")
     p.add_argument("--no-db", action="store_true", help="do not record the run")
     p.add_argument("--name", default=None, help="name of the run in the store")
@@ -77,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
         tie_break=args.tie_break,
         min_frequency=args.min_frequency,
         on_bad_file="skip" if args.skip_bad_files else "stop",
+        pretokenizer="regex" if args.regex_pretokenizer else "auto",
     )
     bar = _Bar(enabled=not args.quiet and sys.stderr.isatty())
     started = time.perf_counter()

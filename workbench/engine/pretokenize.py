@@ -25,6 +25,8 @@ from workbench.engine.config import TrainConfig
 from workbench.engine.corpus import Segmenter, list_files, read_documents
 from workbench.engine.errors import CancelledError, CorpusError
 from workbench.engine.patterns import preset_name
+from workbench.engine.scan_count import count_with_scanner
+from workbench.engine.scanner import can_scan
 from workbench.engine.words import WordTable
 
 BATCH_CHARS = 1 << 21  # text per task: big enough to amortise the hand-over
@@ -74,6 +76,15 @@ def count_corpus(
     total = sum(f.stat().st_size for f in files)
     stats = CorpusStats(files=len(files))
     workers = default_workers() if workers is None else workers
+    if config.pretokenizer == "auto" and can_scan(config.pattern_string):
+        table = count_with_scanner(files, config, stats, progress, cancel, workers)
+        words = WordTable.from_arrays(*table)
+        if len(words) == 0:
+            raise CorpusError(
+                ", ".join(map(str, paths)),
+                "the corpus holds no text to train on (empty, or all skipped)",
+            )
+        return _finish(words, stats, files, start)
     tasks = _tasks(files, config, stats, progress, total)
     counts: Counter[str] = Counter()
     pending: dict[int, Counter[str]] = {}
@@ -89,6 +100,12 @@ def count_corpus(
             "the corpus holds no text to train on (empty, or all skipped)",
         )
     words = WordTable.from_counts({piece.encode("utf-8"): n for piece, n in counts.items()})
+    return _finish(words, stats, files, start)
+
+
+def _finish(
+    words: WordTable, stats: CorpusStats, files: list[Path], start: float
+) -> PretokenizeResult:
     stats.pieces = words.total_pieces
     stats.unique_pieces = len(words)
     stats.bytes = words.total_bytes

@@ -1,0 +1,229 @@
+"""Counting a corpus's pre-tokens with the Numba scanner (the presets' fast path).
+
+The same documents, segments and pieces as the regex path in `pretokenize.py`, without ever
+making a Python string per piece: files are read as bytes, checked as UTF-8, cut into units of
+work at points where no preset piece can cross (after an ASCII letter that a space, tab or
+newline follows, never inside a special token), split on special tokens into segments, and
+counted by the scanner in threads (its kernels release the GIL). The per-unit count tables are
+merged in Numba. A file is counted into tables of its own until it has been read to the end, so
+a file that turns out bad halfway can be dropped whole.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import regex
+
+from workbench.engine import scanner
+from workbench.engine.config import TrainConfig
+from workbench.engine.corpus import _read_chunks, is_jsonl
+from workbench.engine.errors import CancelledError, CorpusError
+
+UNIT_BYTES = 8 << 20  # bytes per unit of work: big enough to amortise, small enough to balance
+_CUT = regex.compile(rb"(?r)[A-Za-z](?=[ \t\n])")
+_BOM = b"\xef\xbb\xbf"
+
+Table = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+class _Unit:
+    """Bytes to count and the (starts, ends) of their segments."""
+
+    __slots__ = ("data", "starts", "ends")
+
+    def __init__(self, data: bytes, starts: np.ndarray, ends: np.ndarray) -> None:
+        self.data = data
+        self.starts = starts
+        self.ends = ends
+
+
+def count_with_scanner(
+    files: list[Path],
+    config: TrainConfig,
+    stats,
+    progress: Callable[[int, int], None] | None,
+    cancel: Callable[[], bool] | None,
+    workers: int,
+) -> Table:
+    """(buf, offsets, counts) of all pieces of all files; fills `stats` as it goes."""
+    preset = config.pattern_string
+    specials = _specials_pattern(config.special_tokens)
+    total = sum(f.stat().st_size for f in files)
+    done = 0
+    merged: list[Table] = []
+    with ThreadPoolExecutor(max(1, workers)) as pool:
+        for path in files:
+            if cancel is not None and cancel():
+                raise CancelledError("pre-tokenizing cancelled")
+            try:
+                tables, documents = _count_file(path, preset, specials, pool, workers, cancel)
+            except CorpusError as exc:
+                if config.on_bad_file == "stop":
+                    raise
+                stats.skipped.append(str(exc))
+            else:
+                stats.documents += documents
+                merged.extend(tables)
+                if len(merged) >= 16:  # bound memory: fold the tables as they pile up
+                    merged = [scanner.merge_count_tables(merged)]
+            done += path.stat().st_size
+            if progress is not None:
+                progress(done, total)
+    if not merged:
+        return np.empty(0, np.uint8), np.zeros(1, np.int64), np.empty(0, np.int64)
+    return scanner.merge_count_tables(merged)
+
+
+def _count_file(path, preset, specials, pool, workers, cancel) -> tuple[list[Table], int]:
+    units = _jsonl_units(path, specials) if is_jsonl(path) else _text_units(path, specials)
+    in_flight: deque[Future] = deque()
+    tables: list[Table] = []
+    documents = 0
+    try:
+        for unit, docs in units:
+            documents += docs
+            if cancel is not None and cancel():
+                raise CancelledError("pre-tokenizing cancelled")
+            in_flight.append(pool.submit(_count_unit, unit, preset))
+            if len(in_flight) >= 2 * workers:
+                tables.append(in_flight.popleft().result())
+        while in_flight:
+            tables.append(in_flight.popleft().result())
+    finally:
+        for future in in_flight:
+            future.cancel()
+    return tables, documents
+
+
+def _count_unit(unit: _Unit, preset: str) -> Table:
+    return scanner.count_pieces_arrays(unit.data, preset, (unit.starts, unit.ends))
+
+
+def _specials_pattern(specials: tuple[str, ...]) -> regex.Pattern | None:
+    """Special tokens as one bytes alternation, longest first so the longest wins."""
+    if not specials:
+        return None
+    ordered = sorted((s.encode("utf-8") for s in specials), key=len, reverse=True)
+    return regex.compile(b"|".join(regex.escape(s) for s in ordered))
+
+
+def _segments(data: bytes, specials: regex.Pattern | None, base: int = 0):
+    """(starts, ends) of the stretches of data between special tokens, offset by `base`."""
+    if specials is None:
+        return [base], [base + len(data)]
+    starts, ends = [base], []
+    for m in specials.finditer(data):
+        ends.append(base + m.start())
+        starts.append(base + m.end())
+    ends.append(base + len(data))
+    return starts, ends
+
+
+def _unit(data: bytes, specials: regex.Pattern | None) -> _Unit:
+    starts, ends = _segments(data, specials)
+    return _Unit(data, np.array(starts, np.int64), np.array(ends, np.int64))
+
+
+def _check_utf8(path: Path, data: bytes, lines_before: int) -> None:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = lines_before + data.count(b"\n", 0, exc.start) + 1
+        raise CorpusError(
+            str(path), f"invalid UTF-8 (byte 0x{data[exc.start]:02X})", line
+        ) from None
+
+
+def _cut(buffer: bytes, specials: regex.Pattern | None) -> int:
+    """Where a unit may end: after the last ASCII letter that whitespace follows, outside any
+    special token (0: no such point yet)."""
+    end = len(buffer)
+    while True:
+        m = _CUT.search(buffer, 0, end)
+        if m is None:
+            return 0
+        cut = m.end()
+        if specials is None or not _inside_special(buffer, cut, specials):
+            return cut
+        end = m.start()
+
+
+def _inside_special(buffer: bytes, cut: int, specials: regex.Pattern) -> bool:
+    reach = 1024  # longer than any special token a user would register
+    window = specials.finditer(buffer, max(0, cut - reach), cut + reach, overlapped=True)
+    return any(m.start() < cut < m.end() for m in window)
+
+
+def _text_units(path: Path, specials: regex.Pattern | None) -> Iterator[tuple[_Unit, int]]:
+    """Units of a plain text file (one document)."""
+    pending = b""
+    lines = 0
+    first = True
+    for chunk in _read_chunks(path, UNIT_BYTES):
+        if first:
+            first = False
+            if b"\0" in chunk[:8192]:
+                raise CorpusError(str(path), "looks like a binary file (it holds NUL bytes)")
+            if chunk.startswith(_BOM):
+                chunk = chunk[len(_BOM) :]
+        pending += chunk
+        if len(pending) < UNIT_BYTES:
+            continue
+        cut = _cut(pending, specials)
+        if cut == 0:
+            continue
+        data, pending = pending[:cut], pending[cut:]
+        _check_utf8(path, data, lines)
+        lines += data.count(b"\n")
+        yield _unit(data, specials), 0
+    _check_utf8(path, pending, lines)
+    yield _unit(pending, specials), 1
+
+
+def _jsonl_units(path: Path, specials: regex.Pattern | None) -> Iterator[tuple[_Unit, int]]:
+    """Units of a JSONL file: each record's text is a document of its own."""
+    parts: list[bytes] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    size = 0
+    documents = 0
+    number = 0
+    pending = b""
+    for chunk in [*_read_chunks(path, UNIT_BYTES), b""]:
+        pending += chunk
+        lines = pending.split(b"\n")
+        pending = lines.pop() if chunk else b""
+        for raw in lines:
+            number += 1
+            if not raw.strip():
+                continue
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise CorpusError(
+                    str(path), f"invalid UTF-8 (byte 0x{raw[exc.start]:02X})", number
+                ) from None
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise CorpusError(str(path), f"not valid JSON ({exc.msg})", number) from None
+            text = record.get("text") if isinstance(record, dict) else None
+            if not isinstance(text, str):
+                raise CorpusError(str(path), 'no "text" string in this record', number)
+            data = text.encode("utf-8")
+            s, e = _segments(data, specials, size)
+            starts.extend(s)
+            ends.extend(e)
+            parts.append(data)
+            size += len(data)
+            documents += 1
+            if size >= UNIT_BYTES:
+                yield _Unit(b"".join(parts), np.array(starts), np.array(ends)), documents
+                parts, starts, ends, size, documents = [], [], [], 0, 0
+    yield _Unit(b"".join(parts), np.array(starts, np.int64), np.array(ends, np.int64)), documents
