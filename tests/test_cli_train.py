@@ -107,3 +107,23 @@ def test_sigkill_mid_training_leaves_a_consistent_prefix(corpora, tmp_path):
     assert pairs == full.merge_pairs()
     listing = cli("runs", "list", "--db", str(db))
     assert "interrupted" in listing.stdout
+
+
+def test_continue_a_stored_run_to_a_larger_vocabulary(corpora, tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_bytes((corpora / "taylorswift.txt").read_bytes())
+    db = tmp_path / "runs.db"
+    out = str(tmp_path / "o")
+    assert (
+        cli("train", str(corpus), "--vocab-size", "400", "--out", out, "--db", str(db)).returncode
+        == 0
+    )
+    proc = cli("runs", "continue", "1", "--vocab-size", "600", "--db", str(db))
+    assert proc.returncode == 0, proc.stderr
+    with RunStore(db) as store:
+        pairs = store.merges_as_pairs(1)
+        assert store.get_run(1).state == "done"
+    assert pairs == train_files([corpus], TrainConfig(vocab_size=600)).merge_pairs()
+    corpus.write_text("changed", encoding="utf-8")
+    proc = cli("runs", "continue", "1", "--vocab-size", "800", "--db", str(db))
+    assert proc.returncode == 2 and "corpus changed" in proc.stderr

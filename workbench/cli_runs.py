@@ -1,4 +1,4 @@
-"""`bpe-workbench runs list|show ID|export ID|delete ID [--db FILE]`: the run history, headless.
+"""`bpe-workbench runs list|show ID|export ID|delete ID|continue ID [--db FILE]`: run history.
 
 `export` rebuilds the tokenizer from the stored merges (the first k merges are the tokenizer at
 rank k, so a run interrupted mid-way exports what it reached) and writes it in a chosen format.
@@ -95,8 +95,21 @@ def _cmd_delete(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_continue(args: argparse.Namespace) -> int:
+    from workbench.continue_run import continue_run
+
+    with _open(args) as store:
+        before = store.merge_count(args.id)
+        trainer = continue_run(store, args.id, args.vocab_size)
+    print(
+        f"run {args.id}: {before} -> {trainer.n_merges} merges, vocab {trainer.vocab_size}"
+        f" (stopped: {trainer.stop_reason or 'vocab_size'})"
+    )
+    return 0
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("runs", help="list, show, export or delete stored runs")
+    parser = subparsers.add_parser("runs", help="list, show, export, continue or delete runs")
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
 
     def action(
@@ -120,3 +133,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     export.add_argument("--format", required=True, help="e.g. hf, gpt2, tiktoken")
     export.add_argument("--out", required=True, type=Path, help="output folder")
     action("delete", _cmd_delete, "delete a run and its merges")
+    more = action("continue", _cmd_continue, "train a stored run on to a larger vocabulary")
+    more.add_argument("--vocab-size", type=int, required=True)

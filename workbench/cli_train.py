@@ -138,17 +138,11 @@ def _open_run(args, config, counted):
     """The store writer for this run, or (None, None, None) with --no-db."""
     if args.no_db:
         return None, None, None
-    from workbench.engine.corpus import fingerprint
+    from workbench.engine.corpus import corpus_record
     from workbench.store import RunStore
 
     store = RunStore(args.db)
-    files = counted.files
-    corpus = {
-        "paths": [str(Path(p).resolve()) for p in args.paths],
-        "files": len(files),
-        "sizes": sum(f.stat().st_size for f in files),
-        "fingerprint": fingerprint(files),
-    }
+    corpus = corpus_record(args.paths, counted.files)
     stats = asdict(counted.stats)
     name = args.name or f"{Path(args.paths[0]).name} · {config.vocab_size:,}"
     run_id = store.create_run(name, settings=asdict(config), corpus=corpus, stats=stats)

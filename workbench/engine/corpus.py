@@ -222,3 +222,13 @@ def _jsonl_documents(path: Path, segmenter: Segmenter) -> Iterator[Document]:
             if not isinstance(text, str):
                 raise CorpusError(str(path), 'no "text" string in this record', number)
             yield Document(path, number, iter(segmenter.split(text)))
+
+
+def corpus_record(paths: Iterable[str | os.PathLike], files: list[Path]) -> dict:
+    """What a run store keeps of a corpus, so the run can be continued later if it is unchanged."""
+    return {
+        "paths": [str(Path(p).resolve()) for p in paths],
+        "files": len(files),
+        "sizes": sum(f.stat().st_size for f in files),
+        "fingerprint": fingerprint(files),
+    }

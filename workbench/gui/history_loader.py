@@ -1,8 +1,8 @@
 """Replays a stored run into the charts a page per timer tick, so opening a run with many
 thousands of merges never holds the UI thread for more than one page read.
 
-The store keeps no corpus token counts per merge, so a replayed run shows pair counts and token
-lengths, not the compression curve.
+The store keeps the corpus's token count after each merge, so a replayed run shows the same
+compression curve as it did live.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def batch_from_stored(merges: list[StoredMerge]) -> MergeBatch:
         count=np.array([m.count for m in merges], dtype=np.int64),
         is_new=np.array([m.is_new for m in merges], dtype=np.bool_),
         ties=np.array([m.ties for m in merges], dtype=np.int64),
-        corpus_tokens=np.zeros(len(merges), dtype=np.int64),
+        corpus_tokens=np.array([m.corpus_tokens or 0 for m in merges], dtype=np.int64),
         tokens=tuple(m.token for m in merges),
         vocab_size=0,
         seconds=0.0,
@@ -46,7 +46,7 @@ class HistoryLoader(QObject):
         self.timer.timeout.connect(self._next_page)
 
     def load(self, store: RunStore, run: RunInfo) -> None:
-        self.charts.reset(0)  # no corpus_tokens in the store: no compression curve
+        self.charts.reset(int(run.stats.get("bytes", 0) or 0))
         self.store, self.run_id, self.after = store, run.id, -1
         self.timer.start()
 

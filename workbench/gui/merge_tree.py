@@ -48,16 +48,8 @@ def build_tree(token_id: int, lookup: Lookup) -> QStandardItem:
 
 
 def later_merges(store: RunStore, run_id: int, token_id: int) -> list[StoredMerge]:
-    """Merges that use `token_id` as a part, in rank order (a scan of the run's merges: the
-    store has no index on the parts; fine for tens of thousands of merges)."""
-    from workbench.store.models import MERGE_COLUMNS
-
-    rows = store.conn.execute(
-        f"SELECT {MERGE_COLUMNS} FROM merges WHERE run_id = ? AND (left_id = ? OR right_id = ?) "
-        "ORDER BY rank LIMIT ?",
-        [run_id, token_id, token_id, LATER_LIMIT],
-    ).fetchall()
-    return [StoredMerge.from_tuple(row) for row in rows]
+    """Merges that use `token_id` as a part, in rank order (indexed in the store)."""
+    return store.merges_using(run_id, token_id, LATER_LIMIT)
 
 
 class MergeTreePanel(QWidget):

@@ -229,6 +229,7 @@ class TrainWorker(QObject):
         self._writer = None
         if self.db_path is None:
             return
+        from workbench.engine.corpus import corpus_record
         from workbench.store import RunStore
 
         if self._store is None:
@@ -238,7 +239,7 @@ class TrainWorker(QObject):
         self.run_id = self._store.create_run(
             f"{name} · {config.vocab_size}",
             settings=config,
-            corpus={"paths": list(paths)},
+            corpus=corpus_record(paths, result.files),
             stats={
                 k: getattr(stats, k)
                 for k in ("documents", "bytes", "pieces", "unique_pieces", "files", "seconds")

@@ -46,7 +46,9 @@ class RunInfo:
         )
 
 
-MERGE_COLUMNS = "rank, new_id, left_id, right_id, token, readable, count, length, is_new, ties"
+MERGE_COLUMNS = (
+    "rank, new_id, left_id, right_id, token, readable, count, length, is_new, ties, corpus_tokens"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,11 +65,13 @@ class StoredMerge:
     length: int
     is_new: bool
     ties: int
+    corpus_tokens: int | None = None  # tokens the whole corpus took after this merge
 
     @classmethod
     def from_tuple(cls, row: tuple[Any, ...]) -> StoredMerge:
         """From a row selected as `MERGE_COLUMNS`."""
-        rank, new_id, left_id, right_id, token, text, count, length, is_new, ties = row
+        rank, new_id, left_id, right_id, token, text, count, length, is_new, ties, tokens = row
         return cls(
-            rank, new_id, left_id, right_id, bytes(token), text, count, length, bool(is_new), ties
-        )
+            rank, new_id, left_id, right_id, bytes(token), text, count, length, bool(is_new), ties,
+            tokens,
+        )  # fmt: skip

@@ -221,6 +221,18 @@ class RunStore:
             ).fetchone()
         return None if row is None else StoredMerge.from_tuple(row)
 
+    def merges_using(self, run_id: int, token_id: int, limit: int = 200) -> list[StoredMerge]:
+        """Merges that take `token_id` as a part (left or right), in rank order."""
+        with self._lock:
+            rows = self.conn.execute(
+                f"SELECT {MERGE_COLUMNS} FROM ("
+                f" SELECT {MERGE_COLUMNS} FROM merges WHERE run_id = ? AND left_id = ?"
+                f" UNION SELECT {MERGE_COLUMNS} FROM merges WHERE run_id = ? AND right_id = ?"
+                ") ORDER BY rank LIMIT ?",
+                [run_id, token_id, run_id, token_id, limit],
+            ).fetchall()
+        return [StoredMerge.from_tuple(row) for row in rows]
+
     def merges_as_pairs(self, run_id: int) -> list[tuple[bytes, bytes]]:
         """(left bytes, right bytes) in rank order: what `Tokenizer.from_merges` takes."""
         token_of = {i: bytes([i]) for i in range(256)}

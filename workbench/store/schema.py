@@ -112,7 +112,13 @@ def _v1(conn: sqlite3.Connection) -> None:
         conn.execute(sql)
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1]
+def _v2(conn: sqlite3.Connection) -> None:
+    """Indexes on a merge's parts, for "later merges that use this token"."""
+    conn.execute("CREATE INDEX merges_by_left ON merges (run_id, left_id)")
+    conn.execute("CREATE INDEX merges_by_right ON merges (run_id, right_id)")
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
