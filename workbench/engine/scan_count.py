@@ -25,7 +25,7 @@ from workbench.engine.config import TrainConfig
 from workbench.engine.corpus import _read_chunks, is_jsonl
 from workbench.engine.errors import CancelledError, CorpusError
 
-UNIT_BYTES = 8 << 20  # bytes per unit of work: big enough to amortise, small enough to balance
+UNIT_BYTES = 2 << 20  # bytes per unit of work: enough to amortise a call, small for memory
 _CUT = regex.compile(rb"(?r)[A-Za-z](?=[ \t\n])")
 _BOM = b"\xef\xbb\xbf"
 
@@ -91,7 +91,7 @@ def _count_file(path, preset, specials, pool, workers, cancel) -> tuple[list[Tab
             if cancel is not None and cancel():
                 raise CancelledError("pre-tokenizing cancelled")
             in_flight.append(pool.submit(_count_unit, unit, preset))
-            if len(in_flight) >= 2 * workers:
+            if len(in_flight) > workers:  # one queued per thread: memory stays flat
                 tables.append(in_flight.popleft().result())
         while in_flight:
             tables.append(in_flight.popleft().result())
