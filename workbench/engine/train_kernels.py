@@ -1,17 +1,31 @@
 """Numba kernels of the BPE merge loop (private: `trainer.py` owns the state and calls them).
 
-The data, all numpy arrays:
-- words: unique pre-tokens as token ids in `wsym`; word w is `wsym[woff[w]:woff[w] + wlen[w]]`
-  and shrinks in place as merges happen; `wcount[w]` is how often it occurs (int64).
-- tokens: bytes in one arena (`tok_off`, `tok_len`), a rolling hash per token and an
-  open-addressing table `tt` so a merge whose bytes already exist reuses that token's id.
-- pairs: dense pair ids with packed keys `left << 32 | right` (`pkey`), live counts (`pcnt`) and
-  an open-addressing table `ph` from key to pair id. Pair ids never move, so heap entries may
-  hold them across a table resize.
-- word lists: which words hold a pair, as chained blocks of `BLOCK` ints. Stale entries are fine:
-  merging a word that no longer holds the pair changes nothing.
-- a lazy max-heap of (count, pair, list) entries. An entry whose count is not the pair's live
-  count is stale: it is re-pushed with the live count when it reaches the top, never trusted.
+The data, all numpy arrays. Whatever one step reads about one thing sits in one row of a 2-D
+array, so a random access costs one cache miss rather than one per field: late in training the
+loop is bound by memory latency, not arithmetic.
+- words: unique pre-tokens as token ids in `wsym`; row w of `wrec` is (offset, length, count):
+  word w is `wsym[off:off + len]`, shrinks in place as merges happen, and occurs `count` times.
+- tokens: bytes in one arena (`tok_off`, `tok_len`), a rolling hash per token, an
+  open-addressing table `tt` so a merge whose bytes already exist reuses that token's id, and
+  `tok_key`, a 64-bit key per token that orders tokens like their bytes (see `_lex_key`).
+- pairs: dense pair ids; row p of `pr` is (packed key `left << 32 | right`, live count, word
+  list, step stamp). `ph` is an open-addressing table of (key, pair id) rows, so a probe reads
+  the key where it finds the id. Pair ids never move, so heap entries may hold them across a
+  resize.
+- word lists: which words hold a pair, as chained blocks: row b of `blk` is (next block, fill,
+  up to `BLOCK` words); row l of `lst` is (head block, tail block, last word appended). Stale
+  entries are fine: merging a word that no longer holds the pair changes nothing.
+- a lazy 4-ary max-heap: row i of `hp` is (count, tie key 1, tie key 2, pair << 32 | list). An
+  entry whose count is not the pair's live count is stale: it is re-pushed with the live count
+  when it reaches the top, never trusted. The tie keys are fixed when an entry is pushed, so a
+  comparison reads nothing outside the heap but in rare cases (see `_beats`).
+
+Capacities grow as needed, checked once per word against what that word can add, so nothing is
+allocated per merge and nothing is sized for the worst case up front.
+
+Helpers on the hot path are `inline="always"` (inlined in Numba's IR): called as functions,
+each array argument costs an atomic incref/decref pair per call, which took a third of the
+merge loop's time before.
 
 Tie-breaks (`mode`): LEX takes the greatest (left bytes, right bytes) among equal counts (the
 CS336 reference); HF takes the smallest (left id, right id) in Hugging Face's id order, where
@@ -35,7 +49,16 @@ from workbench.engine.numba_config import njit
 LEX = 0
 HF = 1
 
-BLOCK = 6  # ints per word-list block; most pairs live in one or two words
+BLOCK = 6  # words per word-list block; most pairs live in one or two words
+
+# columns of the 2-D state arrays
+W_OFF, W_LEN, W_COUNT = 0, 1, 2  # wrec (int64, 4 columns: 32-byte rows)
+P_KEY, P_CNT, P_LIST, P_STAMP = 0, 1, 2, 3  # pr (int64)
+H_CNT, H_K1, H_K2, H_REF = 0, 1, 2, 3  # hp (int64)
+L_HEAD, L_TAIL, L_LAST = 0, 1, 2  # lst (int32, 4 columns)
+B_NEXT, B_FILL, B_WORDS = 0, 1, 2  # blk (int32, 2 + BLOCK = 8 columns: 32-byte rows)
+ARITY = 4  # heap fan-out: half the depth of a binary heap, children in one or two cache lines
+TIE_STACK = 256  # DFS stack of _count_ties: 3 per level of a 4-ary heap, 2^64 entries fit
 
 # scal indices
 S_NTOK = 0  # tokens so far (256 bytes + distinct merged tokens)
@@ -56,6 +79,7 @@ BELOW_MIN_FREQUENCY = 3
 
 HASH_BASE = 1099511628211  # FNV prime: rolling hash of token bytes
 MIX = -7046029254386353131  # 0x9E3779B97F4A7C15 as int64: spreads keys over the tables
+SIGN = -9223372036854775808  # flips the top bit: unsigned order as signed int64 order
 
 
 # ---------------------------------------------------------------------------------------------
@@ -93,6 +117,16 @@ def _grow_u8(a, need):
 
 
 @njit
+def _grow_rows(a, used, need):
+    """`a` with room for `need` rows (doubling), keeping the first `used`."""
+    if need <= a.shape[0]:
+        return a
+    out = np.empty((max(need, 2 * a.shape[0]), a.shape[1]), dtype=a.dtype)
+    out[:used] = a[:used]
+    return out
+
+
+@njit(inline="always")
 def _slot(key, mask):
     return ((key * MIX) >> 24) & mask
 
@@ -109,11 +143,19 @@ def _pow_base(n):
     return result
 
 
+@njit
+def _next_pow2(n):
+    size = 1024
+    while size < n:
+        size *= 2
+    return size
+
+
 # ---------------------------------------------------------------------------------------------
 # tokens
 
 
-@njit
+@njit(inline="always")
 def _token_cmp(a, b, tok_off, tok_len, arena):
     """-1, 0, 1 as bytes(a) <, ==, > bytes(b) (a shorter prefix is smaller, as Python's bytes)."""
     if a == b:
@@ -170,225 +212,280 @@ def _tt_insert(tt, t, h):
     tt[i] = t
 
 
+@njit
+def _lex_key(t, tok_off, tok_len, arena):
+    """A 64-bit key ordered like token t's bytes: the first 7 bytes (zero-padded), then
+    min(length, 8). Keys differ -> the bytes compare the same way (a shorter prefix is
+    smaller, the length byte settles it); keys equal and length byte < 8 -> the same bytes,
+    so the same token; both 8 -> at least 8 bytes each, same first 7: compare the bytes."""
+    n = tok_len[t]
+    o = tok_off[t]
+    key = np.int64(0)
+    for i in range(7):
+        key = key << 8
+        if i < n:
+            key |= np.int64(arena[o + i])
+    key = (key << 8) | min(n, 8)
+    return key ^ SIGN
+
+
 # ---------------------------------------------------------------------------------------------
 # pairs and word lists
 
 
-@njit
-def _pair_find(key, ph, pkey):
-    mask = ph.size - 1
+@njit(inline="always")
+def _pair_find(key, ph):
+    mask = ph.shape[0] - 1
     i = _slot(key, mask)
     while True:
-        p = ph[i]
-        if p == -1 or pkey[p] == key:
-            return p
+        k = ph[i, 0]
+        if k == key:
+            return ph[i, 1]
+        if k == -1:
+            return -1
         i = (i + 1) & mask
 
 
-@njit
-def _pair_insert(key, ph, pkey, pcnt, plist, pstamp, pstep_list, scal):
+@njit(inline="always")
+def _pair_insert(key, ph, pr, scal):
     """Id of the pair `key`, adding it (count 0, no list) if new. Capacity is the caller's job."""
-    mask = ph.size - 1
+    mask = ph.shape[0] - 1
     i = _slot(key, mask)
     while True:
-        p = ph[i]
-        if p == -1:
+        k = ph[i, 0]
+        if k == key:
+            return ph[i, 1]
+        if k == -1:
             p = scal[S_NPAIRS]
             scal[S_NPAIRS] += 1
-            ph[i] = p
-            pkey[p] = key
-            pcnt[p] = 0
-            plist[p] = -1
-            pstamp[p] = -1
-            pstep_list[p] = -1
-            return p
-        if pkey[p] == key:
+            ph[i, 0] = key
+            ph[i, 1] = p
+            pr[p, P_KEY] = key
+            pr[p, P_CNT] = 0
+            pr[p, P_LIST] = -1
+            pr[p, P_STAMP] = -1
             return p
         i = (i + 1) & mask
 
 
 @njit
-def _rehash_pairs(npairs, pkey, size):
-    ph = np.full(size, -1, dtype=np.int32)
+def _rehash_pairs(npairs, pr, size):
+    ph = np.full((size, 2), -1, dtype=np.int64)
     mask = size - 1
     for p in range(npairs):
-        i = _slot(pkey[p], mask)
-        while ph[i] != -1:
+        key = pr[p, P_KEY]
+        i = _slot(key, mask)
+        while ph[i, 0] != -1:
             i = (i + 1) & mask
-        ph[i] = p
+        ph[i, 0] = key
+        ph[i, 1] = p
     return ph
 
 
 @njit
-def _new_list(lst_head, lst_tail, lst_last, blk_next, blk_fill, scal):
+def _reserve(n, pr, tie_stamp, ph, lst, blk, touched, scal):
+    """Room for what merging (or counting) one word of n symbols can add: at most n pairs
+    gain count (two per occurrence, at most n/2 occurrences), so at most n new pairs, n new
+    lists, 2n new blocks (a list's first block, an overflow block per append) and n touched."""
+    npairs = scal[S_NPAIRS]
+    need = npairs + n
+    if need > pr.shape[0]:
+        pr = _grow_rows(pr, npairs, need)
+        old = tie_stamp.size
+        tie_stamp = _grow_i32(tie_stamp, pr.shape[0])
+        tie_stamp[old:] = -1  # here, not in _add_pair: one array fewer in the hot path
+    if 2 * need > ph.shape[0]:  # load factor at most 1/2
+        ph = _rehash_pairs(npairs, pr, _next_pow2(4 * need))
+    lst = _grow_rows(lst, scal[S_NLISTS], scal[S_NLISTS] + n)
+    blk = _grow_rows(blk, scal[S_NBLOCKS], scal[S_NBLOCKS] + 2 * n)
+    touched = _grow_i32(touched, touched[0] + n + 1)
+    return pr, tie_stamp, ph, lst, blk, touched
+
+
+@njit(inline="always")
+def _needs_room(n, pr, ph, lst, blk, touched, scal):
+    """Whether `_reserve(n, ...)` would grow anything: the cheap check made per word."""
+    need = scal[S_NPAIRS] + n
+    return (
+        need > pr.shape[0]
+        or 2 * need > ph.shape[0]
+        or scal[S_NLISTS] + n > lst.shape[0]
+        or scal[S_NBLOCKS] + 2 * n > blk.shape[0]
+        or touched[0] + n + 1 > touched.size
+    )
+
+
+@njit(inline="always")
+def _new_list(lst, blk, scal):
     b = scal[S_NBLOCKS]
     scal[S_NBLOCKS] += 1
-    blk_next[b] = -1
-    blk_fill[b] = 0
+    blk[b, B_NEXT] = -1
+    blk[b, B_FILL] = 0
     lid = scal[S_NLISTS]
     scal[S_NLISTS] += 1
-    lst_head[lid] = b
-    lst_tail[lid] = b
-    lst_last[lid] = -1
+    lst[lid, L_HEAD] = b
+    lst[lid, L_TAIL] = b
+    lst[lid, L_LAST] = -1
     return lid
 
 
-@njit
-def _list_append(lid, w, lst_tail, lst_last, blk, blk_next, blk_fill, scal):
-    if lst_last[lid] == w:  # the same word twice in a row: once is enough
+@njit(inline="always")
+def _list_append(lid, w, lst, blk, scal):
+    if lst[lid, L_LAST] == w:  # the same word twice in a row: once is enough
         return
-    lst_last[lid] = w
-    b = lst_tail[lid]
-    f = blk_fill[b]
+    lst[lid, L_LAST] = w
+    b = lst[lid, L_TAIL]
+    f = blk[b, B_FILL]
     if f == BLOCK:
         nb = scal[S_NBLOCKS]
         scal[S_NBLOCKS] += 1
-        blk_next[nb] = -1
-        blk_fill[nb] = 0
-        blk_next[b] = nb
-        lst_tail[lid] = nb
+        blk[nb, B_NEXT] = -1
+        blk[nb, B_FILL] = 0
+        blk[b, B_NEXT] = nb
+        lst[lid, L_TAIL] = nb
         b = nb
         f = 0
-    blk[b * BLOCK + f] = w
-    blk_fill[b] = f + 1
+    blk[b, B_WORDS + f] = w
+    blk[b, B_FILL] = f + 1
 
 
-@njit
-def _add_pair(
-    a, b, delta, w, mode, ph, pkey, pcnt, plist, pstamp, pstep_list, touched,
-    lst_head, lst_tail, lst_last, blk, blk_next, blk_fill, scal,
-):  # fmt: skip
+@njit(inline="always")
+def _add_pair(a, b, delta, w, mode, ph, pr, touched, lst, blk, scal):
     """Add `delta` to the count of (a, b); on a gain, remember word w under the pair."""
     key = (np.int64(a) << 32) | np.int64(b)
     if delta < 0:
-        p = _pair_find(key, ph, pkey)
-        pcnt[p] += delta
+        p = _pair_find(key, ph)
+        pr[p, P_CNT] += delta
         return
-    p = _pair_insert(key, ph, pkey, pcnt, plist, pstamp, pstep_list, scal)
-    pcnt[p] += delta
+    p = _pair_insert(key, ph, pr, scal)
+    pr[p, P_CNT] += delta
     step = scal[S_STEP]
-    if pstamp[p] != step:
-        pstamp[p] = step
+    if pr[p, P_STAMP] != step:
+        pr[p, P_STAMP] = step
         touched[0] += 1
         touched[touched[0]] = p
         if mode == HF:  # HF: a fresh word set for every step in which the pair gains
-            pstep_list[p] = _new_list(lst_head, lst_tail, lst_last, blk_next, blk_fill, scal)
-    if mode == HF:
-        lid = pstep_list[p]
-    else:
-        lid = plist[p]
-        if lid == -1:
-            lid = _new_list(lst_head, lst_tail, lst_last, blk_next, blk_fill, scal)
-            plist[p] = lid
-    _list_append(lid, w, lst_tail, lst_last, blk, blk_next, blk_fill, scal)
+            pr[p, P_LIST] = _new_list(lst, blk, scal)
+    if pr[p, P_LIST] == -1:  # LEX: one list per pair, made on its first gain
+        pr[p, P_LIST] = _new_list(lst, blk, scal)
+    _list_append(pr[p, P_LIST], w, lst, blk, scal)
 
 
 # ---------------------------------------------------------------------------------------------
 # the heap
 
 
-@njit
-def _above(i, j, hcnt, hpair, pkey, mode, tok_off, tok_len, arena, hf_order):
-    """Whether heap entry i belongs above entry j."""
-    ci = hcnt[i]
-    cj = hcnt[j]
-    if ci != cj:
-        return ci > cj
-    pi = hpair[i]
-    pj = hpair[j]
-    if pi == pj:
-        return False
-    ki = pkey[pi]
-    kj = pkey[pj]
-    li = ki >> 32
-    ri = ki & 0xFFFFFFFF
-    lj = kj >> 32
-    rj = kj & 0xFFFFFFFF
+@njit(inline="always")
+def _tie_keys(key, mode, tok_key, hf_order):
+    """The two tie keys of pair `key`: the greater wins among equal counts. LEX: the tokens'
+    byte-order keys. HF: the smallest (left, right) in HF's id order wins, so one key, negated."""
+    left = key >> 32
+    right = key & 0xFFFFFFFF
     if mode == HF:
-        ai = hf_order[li] if li < 256 else li
-        aj = hf_order[lj] if lj < 256 else lj
-        if ai != aj:
-            return ai < aj
-        bi = hf_order[ri] if ri < 256 else ri
-        bj = hf_order[rj] if rj < 256 else rj
-        return bi < bj
-    c = _token_cmp(li, lj, tok_off, tok_len, arena)
-    if c != 0:
-        return c > 0
-    return _token_cmp(ri, rj, tok_off, tok_len, arena) > 0
+        a = hf_order[left] if left < 256 else left
+        b = hf_order[right] if right < 256 else right
+        return -((a << 32) | b), np.int64(0)
+    return tok_key[left], tok_key[right]
 
 
-@njit
-def _heap_swap(i, j, hcnt, hpair, hlist):
-    hcnt[i], hcnt[j] = hcnt[j], hcnt[i]
-    hpair[i], hpair[j] = hpair[j], hpair[i]
-    hlist[i], hlist[j] = hlist[j], hlist[i]
+@njit(inline="always")
+def _beats(c, k1, k2, ref, hp, j, mode, pr, tok_off, tok_len, arena):
+    """Whether the entry (c, k1, k2, ref) belongs above heap row j."""
+    cj = hp[j, H_CNT]
+    if c != cj:
+        return c > cj
+    kj = hp[j, H_K1]
+    if k1 != kj:
+        return k1 > kj
+    if mode == LEX and (k1 & 0xFF) == 8:  # both lefts long, same first 7 bytes: look further
+        ki = pr[ref >> 32, P_KEY]
+        kk = pr[hp[j, H_REF] >> 32, P_KEY]
+        d = _token_cmp(ki >> 32, kk >> 32, tok_off, tok_len, arena)
+        if d != 0:
+            return d > 0
+    kj = hp[j, H_K2]
+    if k2 != kj:
+        return k2 > kj
+    if mode == LEX and (k2 & 0xFF) == 8:
+        ki = pr[ref >> 32, P_KEY]
+        kk = pr[hp[j, H_REF] >> 32, P_KEY]
+        return _token_cmp(ki & 0xFFFFFFFF, kk & 0xFFFFFFFF, tok_off, tok_len, arena) > 0
+    return False
 
 
-@njit
-def _heap_push(c, p, lid, hcnt, hpair, hlist, scal, pkey, mode, tok_off, tok_len, arena, hf_order):
+@njit(inline="always")
+def _sift_down(i, hp, n, mode, pr, tok_off, tok_len, arena):
+    """Move heap row i down to its place in a heap of n rows."""
+    while True:
+        first = ARITY * i + 1
+        if first >= n:
+            return
+        best = i
+        for ch in range(first, min(first + ARITY, n)):
+            if _beats(
+                hp[ch, H_CNT], hp[ch, H_K1], hp[ch, H_K2], hp[ch, H_REF], hp, best, mode, pr,
+                tok_off, tok_len, arena,
+            ):  # fmt: skip
+                best = ch
+        if best == i:
+            return
+        for col in range(4):
+            hp[i, col], hp[best, col] = hp[best, col], hp[i, col]
+        i = best
+
+
+@njit(inline="always")
+def _heap_push(c, key, ref, hp, scal, mode, pr, tok_key, hf_order, tok_off, tok_len, arena):
+    """Push an entry for pair `key` with count c (capacity is the caller's job)."""
+    k1, k2 = _tie_keys(key, mode, tok_key, hf_order)
     i = scal[S_NHEAP]
-    scal[S_NHEAP] += 1
-    hcnt[i] = c
-    hpair[i] = p
-    hlist[i] = lid
-    while i > 0:
-        parent = (i - 1) >> 1
-        if not _above(i, parent, hcnt, hpair, pkey, mode, tok_off, tok_len, arena, hf_order):
+    scal[S_NHEAP] = i + 1
+    while i > 0:  # move parents down into the hole until the new entry fits
+        parent = (i - 1) // ARITY
+        if not _beats(c, k1, k2, ref, hp, parent, mode, pr, tok_off, tok_len, arena):
             break
-        _heap_swap(i, parent, hcnt, hpair, hlist)
+        for col in range(4):
+            hp[i, col] = hp[parent, col]
         i = parent
+    hp[i, H_CNT] = c
+    hp[i, H_K1] = k1
+    hp[i, H_K2] = k2
+    hp[i, H_REF] = ref
 
 
-@njit
-def _heap_pop(hcnt, hpair, hlist, scal, pkey, mode, tok_off, tok_len, arena, hf_order):
-    """Remove the top entry (read it from index 0 first)."""
+@njit(inline="always")
+def _heap_pop(hp, scal, mode, pr, tok_off, tok_len, arena):
+    """Remove the top entry (read it from row 0 first)."""
     n = scal[S_NHEAP] - 1
     scal[S_NHEAP] = n
     if n == 0:
         return
-    hcnt[0] = hcnt[n]
-    hpair[0] = hpair[n]
-    hlist[0] = hlist[n]
-    i = 0
-    while True:
-        best = i
-        a = 2 * i + 1
-        if a < n and _above(a, best, hcnt, hpair, pkey, mode, tok_off, tok_len, arena, hf_order):
-            best = a
-        b = a + 1
-        if b < n and _above(b, best, hcnt, hpair, pkey, mode, tok_off, tok_len, arena, hf_order):
-            best = b
-        if best == i:
-            return
-        _heap_swap(i, best, hcnt, hpair, hlist)
-        i = best
+    for col in range(4):
+        hp[0, col] = hp[n, col]
+    _sift_down(0, hp, n, mode, pr, tok_off, tok_len, arena)
 
 
-@njit
-def _count_ties(hcnt, hpair, pcnt, scal, tie_stamp, stamp, limit):
+@njit(inline="always")
+def _count_ties(hp, pr, scal, tie_stamp, stamp, limit, stack):
     """Other pairs whose live count equals the top's: they sit in the subtree of equal counts
-    hanging from the root, since no entry is above a smaller count."""
+    hanging from the root, since no entry is above a smaller count. The figure is
+    min(such pairs, limit) whatever the heap's shape or the order of the walk."""
     n = scal[S_NHEAP]
-    top = hcnt[0]
-    stack = np.empty(64, dtype=np.int64)
+    top = hp[0, H_CNT]
     stack[0] = 0
     depth = 1
     found = 0
     while depth > 0 and found <= limit:  # past the limit the figure reads "limit or more"
         depth -= 1
         i = stack[depth]
-        p = hpair[i]
-        if pcnt[p] == top and tie_stamp[p] != stamp:
+        p = hp[i, H_REF] >> 32
+        if pr[p, P_CNT] == top and tie_stamp[p] != stamp:
             tie_stamp[p] = stamp
             found += 1
-        for child in (2 * i + 1, 2 * i + 2):
-            if child < n and hcnt[child] == top:
-                if depth == stack.size:
-                    bigger = np.empty(2 * stack.size, dtype=np.int64)
-                    bigger[:depth] = stack
-                    stack = bigger
-                stack[depth] = child
+        first = ARITY * i + 1
+        for ch in range(first, min(first + ARITY, n)):
+            if hp[ch, H_CNT] == top:  # at most ARITY - 1 more per level: TIE_STACK is plenty
+                stack[depth] = ch
                 depth += 1
     return min(max(found - 1, 0), limit)
 
@@ -397,20 +494,17 @@ def _count_ties(hcnt, hpair, pcnt, scal, tie_stamp, stamp, limit):
 # merging in one word
 
 
-@njit
-def _merge_word(
-    w, left, right, new, mode, wsym, woff, wlen, wcount, ph, pkey, pcnt, plist, pstamp,
-    pstep_list, touched, lst_head, lst_tail, lst_last, blk, blk_next, blk_fill, scal,
-):  # fmt: skip
+@njit(inline="always")
+def _merge_word(w, left, right, new, mode, wsym, wrec, ph, pr, touched, lst, blk, scal):
     """Replace every (left, right) in word w, left to right, by `new`; update the neighbours'
     pair counts. Returns the number of replacements.
 
     Subtle: `aaa` holds the pair (a, a) twice but merges once, to `aa a`: the second (a, a) is
     lost as the right neighbour of the first replacement, which the -c below accounts for.
     """
-    base = woff[w]
-    n = wlen[w]
-    c = wcount[w]
+    base = wrec[w, W_OFF]
+    n = wrec[w, W_LEN]
+    c = wrec[w, W_COUNT]
     r = 0
     o = 0
     merged = 0
@@ -419,92 +513,12 @@ def _merge_word(
         if s == left and r + 1 < n and wsym[base + r + 1] == right:
             if o > 0:
                 prev = wsym[base + o - 1]
-                _add_pair(
-                    prev,
-                    left,
-                    -c,
-                    w,
-                    mode,
-                    ph,
-                    pkey,
-                    pcnt,
-                    plist,
-                    pstamp,
-                    pstep_list,
-                    touched,
-                    lst_head,
-                    lst_tail,
-                    lst_last,
-                    blk,
-                    blk_next,
-                    blk_fill,
-                    scal,
-                )
-                _add_pair(
-                    prev,
-                    new,
-                    c,
-                    w,
-                    mode,
-                    ph,
-                    pkey,
-                    pcnt,
-                    plist,
-                    pstamp,
-                    pstep_list,
-                    touched,
-                    lst_head,
-                    lst_tail,
-                    lst_last,
-                    blk,
-                    blk_next,
-                    blk_fill,
-                    scal,
-                )
+                _add_pair(prev, left, -c, w, mode, ph, pr, touched, lst, blk, scal)
+                _add_pair(prev, new, c, w, mode, ph, pr, touched, lst, blk, scal)
             if r + 2 < n:
                 nxt = wsym[base + r + 2]
-                _add_pair(
-                    right,
-                    nxt,
-                    -c,
-                    w,
-                    mode,
-                    ph,
-                    pkey,
-                    pcnt,
-                    plist,
-                    pstamp,
-                    pstep_list,
-                    touched,
-                    lst_head,
-                    lst_tail,
-                    lst_last,
-                    blk,
-                    blk_next,
-                    blk_fill,
-                    scal,
-                )
-                _add_pair(
-                    new,
-                    nxt,
-                    c,
-                    w,
-                    mode,
-                    ph,
-                    pkey,
-                    pcnt,
-                    plist,
-                    pstamp,
-                    pstep_list,
-                    touched,
-                    lst_head,
-                    lst_tail,
-                    lst_last,
-                    blk,
-                    blk_next,
-                    blk_fill,
-                    scal,
-                )
+                _add_pair(right, nxt, -c, w, mode, ph, pr, touched, lst, blk, scal)
+                _add_pair(new, nxt, c, w, mode, ph, pr, touched, lst, blk, scal)
             wsym[base + o] = new
             o += 1
             r += 2
@@ -513,7 +527,7 @@ def _merge_word(
             wsym[base + o] = s
             o += 1
             r += 1
-    wlen[w] = o
+    wrec[w, W_LEN] = o
     return merged
 
 
@@ -522,79 +536,55 @@ def _merge_word(
 
 
 @njit
-def _list_symbols(lid, lst_head, blk, blk_next, blk_fill, wlen):
-    """Symbols in the words of a list: a bound on the pairs one merge there can create."""
-    total = 0
-    b = lst_head[lid]
-    while b != -1:
-        for k in range(blk_fill[b]):
-            total += wlen[blk[b * BLOCK + k]]
-        b = blk_next[b]
-    return total
-
-
-@njit
-def _next_pow2(n):
-    size = 1024
-    while size < n:
-        size *= 2
-    return size
+def _push_touched(hp, touched, pr, scal, mode, tok_key, hf_order, tok_off, tok_len, arena):
+    """An entry for every pair the step gave count, with its live count; returns the heap."""
+    hp = _grow_rows(hp, scal[S_NHEAP], scal[S_NHEAP] + touched[0])
+    for i in range(1, touched[0] + 1):
+        q = touched[i]
+        c = pr[q, P_CNT]
+        if c > 0:
+            ref = (np.int64(q) << 32) | pr[q, P_LIST]
+            _heap_push(
+                c, pr[q, P_KEY], ref, hp, scal, mode, pr, tok_key, hf_order, tok_off, tok_len,
+                arena,
+            )  # fmt: skip
+    return hp
 
 
 @njit
 def _init_pairs(
-    mode, wsym, woff, wlen, wcount, ph, pkey, pcnt, plist, pstamp, pstep_list, touched,
-    lst_head, lst_tail, lst_last, blk, blk_next, blk_fill, hcnt, hpair, hlist, scal,
-    tok_off, tok_len, tok_hash, tt, arena, hf_order,
+    mode, wsym, wrec, ph, pr, tie_stamp, touched, lst, blk, hp, scal,
+    tok_off, tok_len, tok_hash, tok_key, tt, arena, hf_order,
 ):  # fmt: skip
     """Count every adjacent pair of every word (weighted by the word's count), index the words
-    that hold each pair, and push one heap entry per pair. Capacities are the caller's job.
-    Also files the 256 single bytes in the token table `tt`."""
+    that hold each pair, and push one heap entry per pair. Also files the 256 single bytes in
+    the token table `tt` and gives them their tie keys. Returns the arrays that grew."""
     for t in range(256):
         _tt_insert(tt, t, tok_hash[t])
+        tok_key[t] = _lex_key(t, tok_off, tok_len, arena)
     scal[S_STEP] = 0
     touched[0] = 0
-    for w in range(wlen.size):
-        base = woff[w]
-        c = wcount[w]
-        for i in range(wlen[w] - 1):
-            _add_pair(
-                wsym[base + i],
-                wsym[base + i + 1],
-                c,
-                w,
-                mode,
-                ph,
-                pkey,
-                pcnt,
-                plist,
-                pstamp,
-                pstep_list,
-                touched,
-                lst_head,
-                lst_tail,
-                lst_last,
-                blk,
-                blk_next,
-                blk_fill,
-                scal,
+    for w in range(wrec.shape[0]):
+        base = wrec[w, W_OFF]
+        n = wrec[w, W_LEN]
+        c = wrec[w, W_COUNT]
+        if _needs_room(n, pr, ph, lst, blk, touched, scal):
+            pr, tie_stamp, ph, lst, blk, touched = _reserve(
+                n, pr, tie_stamp, ph, lst, blk, touched, scal
             )
-    for i in range(1, touched[0] + 1):
-        p = touched[i]
-        lid = pstep_list[p] if mode == HF else plist[p]
-        _heap_push(
-            pcnt[p], p, lid, hcnt, hpair, hlist, scal, pkey, mode, tok_off, tok_len, arena, hf_order
-        )
+        for i in range(n - 1):
+            _add_pair(
+                wsym[base + i], wsym[base + i + 1], c, w, mode, ph, pr, touched, lst, blk, scal,
+            )  # fmt: skip
+    hp = _push_touched(hp, touched, pr, scal, mode, tok_key, hf_order, tok_off, tok_len, arena)
+    return pr, tie_stamp, ph, lst, blk, touched, hp
 
 
 @njit
 def _run_merges(
     max_merges, target_tokens, min_frequency, mode, tie_limit,
-    wsym, woff, wlen, wcount,
-    tok_off, tok_len, tok_hash, arena, tt,
-    pkey, pcnt, plist, pstamp, pstep_list, tie_stamp, ph,
-    lst_head, lst_tail, lst_last, blk, blk_next, blk_fill,
-    hcnt, hpair, hlist, touched, scal, hf_order,
+    wsym, wrec, tok_off, tok_len, tok_hash, tok_key, arena, tt,
+    pr, tie_stamp, ph, lst, blk, hp, touched, tie_stack, scal, hf_order,
     ev_left, ev_right, ev_new, ev_count, ev_isnew, ev_ties, ev_tokens,
 ):  # fmt: skip
     """Make up to `max_merges` merges, stopping early when the vocabulary has `target_tokens`
@@ -607,34 +597,22 @@ def _run_merges(
         if scal[S_NTOK] >= target_tokens:
             status = VOCAB_REACHED
             break
-        # Bring a live entry to the top: stale ones go back with their live count.
+        # Bring a live entry to the top: a stale one gets its live count and sinks (the same
+        # as popping it and pushing it back, in one pass).
         while scal[S_NHEAP] > 0:
-            p = hpair[0]
-            live = pcnt[p]
-            if hcnt[0] == live:
+            p = hp[0, H_REF] >> 32
+            live = pr[p, P_CNT]
+            if hp[0, H_CNT] == live:
                 break
-            lid = hlist[0]
-            _heap_pop(hcnt, hpair, hlist, scal, pkey, mode, tok_off, tok_len, arena, hf_order)
             if mode == HF or live > 0:  # HF re-pushes even at 0; the result is the same
-                _heap_push(
-                    live,
-                    p,
-                    lid,
-                    hcnt,
-                    hpair,
-                    hlist,
-                    scal,
-                    pkey,
-                    mode,
-                    tok_off,
-                    tok_len,
-                    arena,
-                    hf_order,
-                )
+                hp[0, H_CNT] = live
+                _sift_down(0, hp, scal[S_NHEAP], mode, pr, tok_off, tok_len, arena)
+            else:
+                _heap_pop(hp, scal, mode, pr, tok_off, tok_len, arena)
         if scal[S_NHEAP] == 0:
             status = NO_PAIRS
             break
-        count = hcnt[0]
+        count = hp[0, H_CNT]
         if count < 1:
             status = NO_PAIRS
             break
@@ -643,11 +621,12 @@ def _run_merges(
             break
         ties = 0
         if tie_limit > 0:
-            ties = _count_ties(hcnt, hpair, pcnt, scal, tie_stamp, scal[S_STEP] + 1, tie_limit)
-        p = hpair[0]
-        lid = hlist[0]
-        _heap_pop(hcnt, hpair, hlist, scal, pkey, mode, tok_off, tok_len, arena, hf_order)
-        key = pkey[p]
+            ties = _count_ties(hp, pr, scal, tie_stamp, scal[S_STEP] + 1, tie_limit, tie_stack)
+        ref = hp[0, H_REF]
+        p = ref >> 32
+        lid = ref & 0xFFFFFFFF
+        _heap_pop(hp, scal, mode, pr, tok_off, tok_len, arena)
+        key = pr[p, P_KEY]
         left = key >> 32
         right = key & 0xFFFFFFFF
 
@@ -660,6 +639,7 @@ def _run_merges(
             size = tok_len[left] + tok_len[right]
             tok_off = _grow_i64(tok_off, ntok + 1)
             tok_hash = _grow_i64(tok_hash, ntok + 1)
+            tok_key = _grow_i64(tok_key, ntok + 1)
             tok_len = _grow_i32(tok_len, ntok + 1)
             arena = _grow_u8(arena, scal[S_ARENA] + size)
             start = scal[S_ARENA]
@@ -673,6 +653,7 @@ def _run_merges(
             tok_off[new] = start
             tok_len[new] = size
             tok_hash[new] = h
+            tok_key[new] = _lex_key(new, tok_off, tok_len, arena)
             scal[S_ARENA] = start + size
             scal[S_NTOK] = ntok + 1
             if 2 * (ntok + 1) > tt.size:
@@ -682,91 +663,28 @@ def _run_merges(
             else:
                 _tt_insert(tt, new, h)
 
-        # Room for everything this step can add, so nothing moves while words are merged.
-        bound = _list_symbols(lid, lst_head, blk, blk_next, blk_fill, wlen) + 1
-        need_pairs = scal[S_NPAIRS] + bound
-        if need_pairs > pkey.size:
-            pkey = _grow_i64(pkey, need_pairs)
-            pcnt = _grow_i64(pcnt, need_pairs)
-            plist = _grow_i32(plist, need_pairs)
-            pstamp = _grow_i32(pstamp, need_pairs)
-            pstep_list = _grow_i32(pstep_list, need_pairs)
-            tie_stamp = _grow_i32(tie_stamp, need_pairs)
-            tie_stamp[scal[S_NPAIRS] :] = -1
-        if 2 * need_pairs > ph.size:
-            ph = _rehash_pairs(scal[S_NPAIRS], pkey, _next_pow2(4 * need_pairs))
-        need_lists = scal[S_NLISTS] + bound
-        if need_lists > lst_head.size:
-            lst_head = _grow_i32(lst_head, need_lists)
-            lst_tail = _grow_i32(lst_tail, need_lists)
-            lst_last = _grow_i32(lst_last, need_lists)
-        need_blocks = scal[S_NBLOCKS] + 2 * bound
-        if need_blocks > blk_next.size:
-            blk_next = _grow_i32(blk_next, need_blocks)
-            blk_fill = _grow_i32(blk_fill, need_blocks)
-            blk = _grow_i32(blk, blk_next.size * BLOCK)
-        need_heap = scal[S_NHEAP] + bound
-        if need_heap > hcnt.size:
-            hcnt = _grow_i64(hcnt, need_heap)
-            hpair = _grow_i32(hpair, need_heap)
-            hlist = _grow_i32(hlist, need_heap)
-        touched = _grow_i32(touched, bound + 1)
-
         scal[S_STEP] += 1
         touched[0] = 0
         merged_weighted = 0
-        b = lst_head[lid]
+        b = lst[lid, L_HEAD]
         while b != -1:
-            for k in range(blk_fill[b]):
-                w = blk[b * BLOCK + k]
+            # Re-read through `blk` each time: a word may grow it. This list itself never
+            # gains words here (no new pair is (left, right): `new` is longer than both).
+            for k in range(blk[b, B_FILL]):
+                w = blk[b, B_WORDS + k]
+                n = wrec[w, W_LEN]
+                if _needs_room(n, pr, ph, lst, blk, touched, scal):
+                    pr, tie_stamp, ph, lst, blk, touched = _reserve(
+                        n, pr, tie_stamp, ph, lst, blk, touched, scal
+                    )
                 m = _merge_word(
-                    w,
-                    left,
-                    right,
-                    new,
-                    mode,
-                    wsym,
-                    woff,
-                    wlen,
-                    wcount,
-                    ph,
-                    pkey,
-                    pcnt,
-                    plist,
-                    pstamp,
-                    pstep_list,
-                    touched,
-                    lst_head,
-                    lst_tail,
-                    lst_last,
-                    blk,
-                    blk_next,
-                    blk_fill,
-                    scal,
-                )
-                merged_weighted += m * wcount[w]
-            b = blk_next[b]
+                    w, left, right, new, mode, wsym, wrec, ph, pr, touched, lst, blk, scal,
+                )  # fmt: skip
+                merged_weighted += m * wrec[w, W_COUNT]
+            b = blk[b, B_NEXT]
         if mode != HF:
-            pcnt[p] = 0  # every occurrence is gone: merged, or lost to an overlapping one
-        for i in range(1, touched[0] + 1):
-            q = touched[i]
-            if pcnt[q] > 0:
-                qlist = pstep_list[q] if mode == HF else plist[q]
-                _heap_push(
-                    pcnt[q],
-                    q,
-                    qlist,
-                    hcnt,
-                    hpair,
-                    hlist,
-                    scal,
-                    pkey,
-                    mode,
-                    tok_off,
-                    tok_len,
-                    arena,
-                    hf_order,
-                )
+            pr[p, P_CNT] = 0  # every occurrence is gone: merged, or lost to an overlapping one
+        hp = _push_touched(hp, touched, pr, scal, mode, tok_key, hf_order, tok_off, tok_len, arena)
         scal[S_TOKENS] -= merged_weighted
 
         ev_left[done] = left
@@ -779,28 +697,6 @@ def _run_merges(
         done += 1
 
     return (
-        status,
-        done,
-        tok_off,
-        tok_len,
-        tok_hash,
-        arena,
-        tt,
-        pkey,
-        pcnt,
-        plist,
-        pstamp,
-        pstep_list,
-        tie_stamp,
-        ph,
-        lst_head,
-        lst_tail,
-        lst_last,
-        blk,
-        blk_next,
-        blk_fill,
-        hcnt,
-        hpair,
-        hlist,
-        touched,
-    )
+        status, done, tok_off, tok_len, tok_hash, tok_key, arena, tt,
+        pr, tie_stamp, ph, lst, blk, hp, touched,
+    )  # fmt: skip

@@ -38,26 +38,21 @@ _GROWABLE = (
     "tok_off",
     "tok_len",
     "tok_hash",
+    "tok_key",
     "arena",
     "tt",
-    "pkey",
-    "pcnt",
-    "plist",
-    "pstamp",
-    "pstep_list",
+    "pr",
     "tie_stamp",
     "ph",
-    "lst_head",
-    "lst_tail",
-    "lst_last",
+    "lst",
     "blk",
-    "blk_next",
-    "blk_fill",
-    "hcnt",
-    "hpair",
-    "hlist",
+    "hp",
     "touched",
 )
+
+# Starting capacities (rows); everything doubles on demand, so these only save early regrowth.
+_START_PAIRS = 1 << 14
+_START_HEAP = 1 << 14
 
 
 class BpeTrainer:
@@ -78,52 +73,53 @@ class BpeTrainer:
     # -- state ---------------------------------------------------------------------------------
 
     def _init_state(self, words: WordTable) -> None:
-        lengths = np.diff(words.offsets).astype(np.int32)
+        lengths = np.diff(words.offsets)
         self.wsym = words.data.astype(np.int32)  # each byte is its own token id
-        self.woff = words.offsets[:-1].copy()
-        self.wlen = lengths
-        self.wcount = words.counts.copy()
+        self.wrec = np.zeros((lengths.size, 4), dtype=np.int64)  # (offset, length, count, -)
+        self.wrec[:, k.W_OFF] = words.offsets[:-1]
+        self.wrec[:, k.W_LEN] = lengths
+        self.wrec[:, k.W_COUNT] = words.counts
         symbols = int(lengths.sum())
-        pairs = max(symbols, 1024)
 
         self.scal = np.zeros(k.N_SCAL, dtype=np.int64)
         self.scal[k.S_NTOK] = 256
         self.scal[k.S_ARENA] = 256
-        self.scal[k.S_TOKENS] = int((lengths.astype(np.int64) * words.counts).sum())
+        self.scal[k.S_TOKENS] = int((lengths * words.counts).sum())
         self.tok_off = np.arange(1024, dtype=np.int64)
         self.tok_len = np.ones(1024, dtype=np.int32)
         self.tok_hash = np.arange(1, 1025, dtype=np.int64)  # h(single byte b) = b + 1
+        self.tok_key = np.zeros(1024, dtype=np.int64)
         self.arena = np.zeros(64 * 1024, dtype=np.uint8)
         self.arena[:256] = np.arange(256, dtype=np.uint8)
         self.tt = np.full(4096, -1, dtype=np.int32)
 
-        self.pkey = np.empty(pairs, dtype=np.int64)
-        self.pcnt = np.empty(pairs, dtype=np.int64)
-        self.plist = np.empty(pairs, dtype=np.int32)
-        self.pstamp = np.empty(pairs, dtype=np.int32)
-        self.pstep_list = np.empty(pairs, dtype=np.int32)
+        pairs = _START_PAIRS
+        self.pr = np.empty((pairs, 4), dtype=np.int64)
         self.tie_stamp = np.full(pairs, -1, dtype=np.int32)
-        self.ph = np.full(1 << (4 * pairs - 1).bit_length(), -1, dtype=np.int32)
-        self.lst_head = np.empty(pairs, dtype=np.int32)
-        self.lst_tail = np.empty(pairs, dtype=np.int32)
-        self.lst_last = np.empty(pairs, dtype=np.int32)
-        blocks = 2 * pairs
-        self.blk = np.empty(blocks * k.BLOCK, dtype=np.int32)
-        self.blk_next = np.empty(blocks, dtype=np.int32)
-        self.blk_fill = np.empty(blocks, dtype=np.int32)
-        self.hcnt = np.empty(pairs, dtype=np.int64)
-        self.hpair = np.empty(pairs, dtype=np.int32)
-        self.hlist = np.empty(pairs, dtype=np.int32)
-        self.touched = np.empty(pairs + 1, dtype=np.int32)
+        self.ph = np.full((4 * pairs, 2), -1, dtype=np.int64)
+        self.lst = np.empty((pairs, 4), dtype=np.int32)
+        # Every word-pair occurrence may need a block slot; a sixth of the symbols is a start.
+        self.blk = np.empty((max(symbols // k.BLOCK, pairs), 2 + k.BLOCK), dtype=np.int32)
+        self.hp = np.empty((_START_HEAP, 4), dtype=np.int64)
+        self.touched = np.zeros(pairs + 1, dtype=np.int32)
+        self.tie_stack = np.empty(k.TIE_STACK, dtype=np.int64)
         self.hf_order = np.array(hf_byte_order(), dtype=np.int64)
 
-        k._init_pairs(
-            self.mode, self.wsym, self.woff, self.wlen, self.wcount, self.ph, self.pkey,
-            self.pcnt, self.plist, self.pstamp, self.pstep_list, self.touched, self.lst_head,
-            self.lst_tail, self.lst_last, self.blk, self.blk_next, self.blk_fill, self.hcnt,
-            self.hpair, self.hlist, self.scal, self.tok_off, self.tok_len, self.tok_hash,
-            self.tt, self.arena, self.hf_order,
+        (self.pr, self.tie_stamp, self.ph, self.lst, self.blk, self.touched, self.hp) = (
+            k._init_pairs(
+                self.mode, self.wsym, self.wrec, self.ph, self.pr, self.tie_stamp, self.touched,
+                self.lst, self.blk, self.hp, self.scal, self.tok_off, self.tok_len,
+                self.tok_hash, self.tok_key, self.tt, self.arena, self.hf_order,
+            )
         )  # fmt: skip
+
+    def state_bytes(self) -> dict[str, int]:
+        """Bytes held by each state array (capacity, not use): for memory reports."""
+        return {
+            name: value.nbytes
+            for name, value in vars(self).items()
+            if isinstance(value, np.ndarray)
+        }
 
     # -- what it has made ----------------------------------------------------------------------
 
@@ -185,12 +181,10 @@ class BpeTrainer:
         start = time.perf_counter()
         result = k._run_merges(
             n, target_tokens, self.config.min_frequency, self.mode, self.tie_limit,
-            self.wsym, self.woff, self.wlen, self.wcount,
-            self.tok_off, self.tok_len, self.tok_hash, self.arena, self.tt,
-            self.pkey, self.pcnt, self.plist, self.pstamp, self.pstep_list, self.tie_stamp,
-            self.ph, self.lst_head, self.lst_tail, self.lst_last, self.blk, self.blk_next,
-            self.blk_fill, self.hcnt, self.hpair, self.hlist, self.touched, self.scal,
-            self.hf_order, ev_left, ev_right, ev_new, ev_count, ev_isnew, ev_ties, ev_tokens,
+            self.wsym, self.wrec, self.tok_off, self.tok_len, self.tok_hash, self.tok_key,
+            self.arena, self.tt, self.pr, self.tie_stamp, self.ph, self.lst, self.blk, self.hp,
+            self.touched, self.tie_stack, self.scal, self.hf_order,
+            ev_left, ev_right, ev_new, ev_count, ev_isnew, ev_ties, ev_tokens,
         )  # fmt: skip
         seconds = time.perf_counter() - start
         self.kernel_seconds += seconds
