@@ -295,7 +295,7 @@ def _reserve(n, pr, tie_stamp, ph, lst, blk, touched, scal):
         tie_stamp = _grow_i32(tie_stamp, pr.shape[0])
         tie_stamp[old:] = -1  # here, not in _add_pair: one array fewer in the hot path
     if 2 * need > ph.shape[0]:  # load factor at most 1/2
-        ph = _rehash_pairs(npairs, pr, _next_pow2(4 * need))
+        ph = _rehash_pairs(npairs, pr, _next_pow2(2 * need + 1))  # 1/4 to 1/2 full
     lst = _grow_rows(lst, scal[S_NLISTS], scal[S_NLISTS] + n)
     blk = _grow_rows(blk, scal[S_NBLOCKS], scal[S_NBLOCKS] + 2 * n)
     touched = _grow_i32(touched, touched[0] + n + 1)

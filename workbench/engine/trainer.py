@@ -96,7 +96,7 @@ class BpeTrainer:
         pairs = _START_PAIRS
         self.pr = np.empty((pairs, 4), dtype=np.int64)
         self.tie_stamp = np.full(pairs, -1, dtype=np.int32)
-        self.ph = np.full((4 * pairs, 2), -1, dtype=np.int64)
+        self.ph = np.full((2 * pairs, 2), -1, dtype=np.int64)
         self.lst = np.empty((pairs, 4), dtype=np.int32)
         # Every word-pair occurrence may need a block slot; a sixth of the symbols is a start.
         self.blk = np.empty((max(symbols // k.BLOCK, pairs), 2 + k.BLOCK), dtype=np.int32)
