@@ -44,8 +44,17 @@ def run(args: argparse.Namespace) -> int:
         from workbench.engine.bench_encode import bench_encode
 
         results = bench_encode(args.path)
-        for name, value in results.items():
-            print(f"{name:<28}{value:>10.2f}" if isinstance(value, float) else f"{name:<28}{value}")
+        print(
+            f"single-thread encode of {args.path.name} ({results['mb']} MB), GPT-2 ranks, "
+            f"median of 3 whole-text runs; our pre-tokenizer: {results['splitter']}"
+        )
+        for name in ("ours", "tiktoken", "hf"):
+            if name in results:
+                print(f"  {name:<14}{results[name]:>8.2f} MB/s")
+        for name in ("ours/tiktoken", "ours/hf"):
+            if name in results:
+                print(f"  {name:<14}{results[name]:>8.2f}x")
+        print(f"  {'same ids':<14}{'yes' if results['same_ids'] else 'NO'}")
         return 0
     size = args.path.stat().st_size / 1e6
     results = bench.bench_train(args.path, args.vocab_size, args.repeat)

@@ -14,13 +14,23 @@ Tables (all numpy arrays):
 - `tok_bytes`/`tok_off`: byte arena; id `i` is `tok_bytes[tok_off[i]:tok_off[i + 1]]`.
 - `whole`: open-addressing rows `(hash, id)` of ids of length >= 2, keyed by their bytes' hash.
 - `pairs`: open-addressing rows `(left << 32 | right, rank << 32 | merged id)`.
+
+`encode_scanned` is the fast path for the preset patterns: one call classifies, scans (the Numba
+scanner) and merges every piece of a text, with a cache of the pieces already seen in that call.
 """
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
+from types import ModuleType
+
 import numpy as np
 
+from workbench.engine import scanner
 from workbench.engine.numba_config import njit
+from workbench.engine.scanner import _classify, _scan_starts
+from workbench.engine.scanner import _hash_bytes as _piece_key
 
 NEVER = np.int32(2**31 - 1)
 EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -376,3 +386,162 @@ def recover_merges(order, tables):
         if count == 2:
             found[r, 0], found[r, 1] = out[0], out[1]
     return found
+
+
+# --- the fused encoder: classify + scan + cached BPE, one call per text ---------------------------
+
+# Natural text repeats its pieces heavily (the 1.9 MB of ../shared/corpora: 520k pieces, 37k
+# distinct, 95% of them at most 8 bytes), so each call keeps a cache piece -> ids: an open-addressing table of uint64 rows `(word, info)`
+# where `word` is the piece's first 8 bytes packed (`_piece_key`, the scanner's piece hash) and
+# info = length | n_ids << 8 | 16 hash bits << 16 | value << 32; info 0 marks an empty row.
+# A piece of <= 8 bytes is identified by (word, length) alone, and when it is one token (the
+# common case) `value` is the id: a hit reads one 16-byte row. Otherwise `value` is an offset
+# into `arena` (int32): [offset of the bytes after the first 8 in `keys`, if longer than 8] then
+# the ids. The cache only ever fills (no eviction): by Zipf, the first pieces are the frequent ones.
+CACHE_MAX_LEN = 32  # longer pieces are rare and nearly always new: merged without the cache
+_CACHE_MAX_IDS = 255  # n_ids must fit 8 bits
+_U8 = np.uint64(8)
+_U16 = np.uint64(16)
+_U32 = np.uint64(32)
+_B8 = np.uint64(0xFF)
+_B16 = np.uint64(0xFFFF)
+_LEN_AND_CHECK = np.uint64(0xFFFF00FF)
+
+
+@njit
+def encode_scanned(
+    data, seg_starts, seg_ends, seg_ids, preset, flags, fold_cps, fold_letters, max_rank,
+    tables, cache_bits, out_ids,
+):  # fmt: skip
+    """Encode UTF-8 `data` made of segments: `seg_ids[j] >= 0` is a special token spanning
+    data[seg_starts[j]:seg_ends[j]], -1 is ordinary text, scanned with `preset` (0 gpt2, 1 cl100k,
+    2 o200k; pieces never cross a segment's ends). Writes ids to `out_ids` (room for one per
+    byte) and returns their count. The piece cache has 2**cache_bits rows, filled up to half.
+    """
+    tok_bytes, tok_off, tok_rank, byte_id, whole, pairs = tables
+    n = data.shape[0]
+    cls = np.empty(n, dtype=np.uint8)
+    _classify(data, flags, cls)
+    rows = 1 << cache_bits
+    cache = np.zeros((rows, 2), dtype=np.uint64)
+    room = rows // 2  # entries allowed: keeps probes short
+    arena = np.empty(2 * rows, dtype=np.int32)
+    keys = np.empty(room * 4, dtype=np.uint8)  # bytes 9.. of long pieces; usually far less needed
+    used = 0
+    arena_top = 0
+    keys_top = 0
+    down = np.uint64(64 - cache_bits)  # Fibonacci hashing: the top bits index the table
+    bounds = np.empty(1 << 12, dtype=np.int64)  # a block of piece starts stays in L1
+    part = np.empty(SHORT, dtype=np.int64)
+    prank = np.empty(SHORT, dtype=np.int32)
+    pid = np.empty(SHORT, dtype=np.int32)
+    pos = 0
+    for j in range(seg_starts.shape[0]):
+        a, b = seg_starts[j], seg_ends[j]
+        if seg_ids[j] >= 0:
+            out_ids[pos] = seg_ids[j]
+            pos += 1
+            continue
+        seg = data[a:b]
+        seg_cls = cls[a:b]
+        m = b - a
+        i = 0
+        while i < m:
+            count, resume = _scan_starts(seg, seg_cls, i, preset, fold_cps, fold_letters, bounds)
+            for p in range(count):
+                s = bounds[p]
+                e = bounds[p + 1] if p + 1 < count else resume
+                length = e - s
+                if length == 1:
+                    out_ids[pos] = byte_id[seg[s]]
+                    pos += 1
+                    continue
+                if length > CACHE_MAX_LEN:
+                    pos = _merge_piece(
+                        seg, s, e, max_rank, tok_bytes, tok_off, tok_rank, byte_id, whole,
+                        pairs, part, prank, pid, out_ids, pos,
+                    )  # fmt: skip
+                    continue
+                word, h = _piece_key(seg, s, e)
+                want = np.uint64(length) | (((h >> _U32) & _B16) << _U16)
+                mask = rows - 1
+                slot = np.int64(h >> down)
+                while True:  # probe (inline: a call with array arguments costs refcounting)
+                    info = cache[slot, 1]
+                    if info == 0:
+                        break
+                    if cache[slot, 0] == word and (info & _LEN_AND_CHECK) == want:
+                        if length <= 8:
+                            break
+                        at = np.int64(arena[np.int64(info >> _U32)])
+                        same = True
+                        for k in range(length - 8):
+                            if keys[at + k] != seg[s + 8 + k]:
+                                same = False
+                                break
+                        if same:
+                            break
+                    slot = (slot + 1) & mask
+                if info != 0:  # hit
+                    n_ids = np.int64((info >> _U8) & _B8)
+                    value = np.int64(info >> _U32)
+                    if n_ids == 1 and length <= 8:
+                        out_ids[pos] = value
+                        pos += 1
+                        continue
+                    if length > 8:
+                        value += 1
+                    for k in range(n_ids):
+                        out_ids[pos + k] = arena[value + k]
+                    pos += n_ids
+                    continue
+                first = pos
+                pos = _merge_piece(
+                    seg, s, e, max_rank, tok_bytes, tok_off, tok_rank, byte_id, whole, pairs,
+                    part, prank, pid, out_ids, pos,
+                )  # fmt: skip
+                n_ids = pos - first
+                extra = 1 if length > 8 else 0
+                if used >= room or n_ids > _CACHE_MAX_IDS:
+                    continue
+                if n_ids == 1 and length <= 8:
+                    value = np.int64(out_ids[first])
+                else:
+                    if arena_top + extra + n_ids > arena.shape[0]:
+                        continue
+                    if extra and keys_top + length - 8 > keys.shape[0]:
+                        continue
+                    value = arena_top
+                    if extra:
+                        arena[arena_top] = keys_top
+                        arena_top += 1
+                        for k in range(length - 8):
+                            keys[keys_top + k] = seg[s + 8 + k]
+                        keys_top += length - 8
+                    for k in range(n_ids):
+                        arena[arena_top + k] = out_ids[first + k]
+                    arena_top += n_ids
+                cache[slot, 0] = word
+                cache[slot, 1] = want | (np.uint64(n_ids) << _U8) | (np.uint64(value) << _U32)
+                used += 1
+            i = resume
+    return pos
+
+
+def _cache_also_keyed_on(dispatcher: object, *modules: ModuleType) -> None:
+    """Make a kernel's on-disk cache depend on other modules' sources too.
+
+    Numba keys a cached kernel on its own file only, but `encode_scanned` compiles in the
+    scanner's code: without this, a changed scanner.py would leave the old scanner inside the
+    cached encoder. The digest joins the stamp Numba compares when it loads its index.
+    """
+    cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
+    if cache_file is None or not hasattr(cache_file, "_source_stamp"):
+        return  # another Numba layout, or caching off: nothing stale can be loaded then
+    digest = hashlib.sha256()
+    for module in modules:
+        digest.update(Path(module.__file__ or "").read_bytes())
+    cache_file._source_stamp = (cache_file._source_stamp, digest.hexdigest())
+
+
+_cache_also_keyed_on(encode_scanned, scanner)

@@ -1,9 +1,10 @@
 """Pre-tokenization as a swappable step of the encoder: text -> piece byte spans.
 
 A splitter is any callable `(text, data) -> (starts, ends)` where `data == text.encode()` and the
-result is two int64 arrays of byte offsets into `data`. The default runs `regex` (exactly the
-pieces tiktoken sees); a hand-written scanner can replace it (`Tokenizer.with_splitter`) by
-returning the same spans, e.g. `bounds = piece_bounds(data, preset); bounds[:-1], bounds[1:]`.
+result is two int64 arrays of byte offsets into `data`. `RegexSplitter` runs `regex` (exactly the
+pieces tiktoken sees): the tokenizer uses it for custom patterns or when asked
+(`Tokenizer.with_splitter("regex")`); preset patterns default to the fused Numba scanner, which
+does not go through a `Splitter` at all. Any callable can be passed to `with_splitter`.
 Text the pattern does not match is dropped, as tiktoken does (the presets match everything).
 """
 

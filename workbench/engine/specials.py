@@ -27,3 +27,16 @@ def split_on_specials(text: str, specials: tuple[str, ...]) -> list[str]:
     if pattern is None:
         return [text] if text else []
     return [part for part in pattern.split(text) if part]
+
+
+@functools.lru_cache(maxsize=32)
+def specials_bytes_regex(specials: tuple[str, ...]) -> regex.Pattern | None:
+    """`specials_regex` over UTF-8 bytes, for the encoder's byte-level fast path.
+
+    Matching bytes finds the same places as matching the text: a special token's UTF-8 starts
+    with a lead byte, so it can only match at a character boundary.
+    """
+    if not specials:
+        return None
+    ordered = sorted(specials, key=len, reverse=True)
+    return regex.compile(b"|".join(regex.escape(s.encode("utf-8")) for s in ordered))

@@ -13,7 +13,13 @@ rank of `abc` (2) -> `abc d`, while Hugging Face ranks `a+bc` by its own line (4
 `bc+d` first -> `a bcd`. We follow tiktoken because its ids are the contract; the Hugging Face
 exporter lists merges in result-rank order (see `formats/hf_json.py`) so the two agree on real text.
 
-Not here: reading/writing files (`formats/`), the fast scanner (pass it as a `Splitter`).
+Pre-tokenizing: when the pattern is a preset (`scanner.can_scan`), the default is the Numba
+scanner fused with the merging (`encode_kernels.encode_scanned`: one call per text, no Python
+object per piece); any other pattern uses `regex`. `Tokenizer(..., splitter="regex")` or
+`t.with_splitter("regex")` forces the regex path (tests, or a user who distrusts the scanner); a
+callable `Splitter` replaces the pre-tokenizer altogether. All give the same ids.
+
+Not here: reading/writing files (`formats/`).
 """
 
 from __future__ import annotations
@@ -25,12 +31,16 @@ from typing import Literal, NamedTuple
 import numpy as np
 
 from workbench.engine import encode_kernels as kernels
+from workbench.engine import scanner
 from workbench.engine.errors import TokenizerError
 from workbench.engine.patterns import compile_pattern, resolve
 from workbench.engine.pieces import RegexSplitter, Splitter, char_to_byte
-from workbench.engine.specials import specials_regex
+from workbench.engine.specials import specials_bytes_regex, specials_regex
 
 AllowedSpecial = Literal["all", "none"] | set[str] | frozenset[str]
+# "auto": the scanner for preset patterns, else regex; "scanner" insists (error on a custom
+# pattern); "regex" forces the regex engine; a callable is a custom pre-tokenizer.
+SplitterChoice = Literal["auto", "scanner", "regex"] | Splitter
 
 
 class TokenSpan(NamedTuple):
@@ -90,11 +100,22 @@ def _build_core(
 
 def _clean_text(text: str) -> str:
     """Lone surrogates cannot be UTF-8: replace them, as tiktoken does."""
+    return _utf8(text)[0]
+
+
+def _utf8(text: str) -> tuple[str, bytes]:
+    """(text with lone surrogates replaced, as tiktoken does; its UTF-8), encoding only once."""
     try:
-        text.encode("utf-8")
+        return text, text.encode("utf-8")
     except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return text
+        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return text, text.encode("utf-8")
+
+
+def _cache_bits(size: int) -> int:
+    """log2 of the piece cache's rows for `size` bytes: small texts get a small table (it is
+    zeroed per call); 2**17 rows (2 MB) hold the ~65k most frequent pieces of a large text."""
+    return min(17, max(8, (size // 4).bit_length()))
 
 
 class Tokenizer:
@@ -106,13 +127,30 @@ class Tokenizer:
         pattern: str,
         special_tokens: dict[str, int],
         max_rank: int,
-        splitter: Splitter | None = None,
+        splitter: SplitterChoice | None = None,
     ) -> None:
+        """`splitter`: "auto" (default, also None), "scanner", "regex" or a `Splitter`."""
         self._core = core
         self.pattern = pattern
         self.special_tokens = dict(special_tokens)
         self._max_rank = max_rank
-        self._splitter = splitter or RegexSplitter(pattern)
+        self._splitter_choice: SplitterChoice = splitter or "auto"
+        # Exactly one of the two is set: the scanner preset code (fused fast path) or a splitter.
+        self._scan_code: int | None = None
+        self._splitter: Splitter | None = None
+        if splitter in (None, "auto", "scanner") and scanner.can_scan(pattern):
+            self._scan_code = scanner._preset_code(pattern)
+        elif splitter == "scanner":
+            raise TokenizerError(
+                "the scanner only reproduces the gpt2, cl100k and o200k patterns; "
+                "use splitter='regex' for a custom pattern"
+            )
+        elif splitter in (None, "auto", "regex"):
+            self._splitter = RegexSplitter(pattern)
+        elif callable(splitter):
+            self._splitter = splitter
+        else:
+            raise TokenizerError(f"unknown splitter {splitter!r}: use 'auto', 'scanner' or 'regex'")
         self._vocab: dict[int, bytes] | None = None
         self._decoder: dict[int, bytes] | None = None
 
@@ -196,11 +234,19 @@ class Tokenizer:
             made = int(np.count_nonzero((rank >= 0) & (rank < k)))
             names = sorted(specials, key=specials.__getitem__)
             specials = _number_specials(names, 256 + made)
-        return Tokenizer(self._core, self.pattern, specials, k, self._splitter)
+        return Tokenizer(self._core, self.pattern, specials, k, self._splitter_choice)
 
-    def with_splitter(self, splitter: Splitter) -> Tokenizer:
-        """The same tokenizer with another pre-tokenizer (e.g. the Numba scanner)."""
+    def with_splitter(self, splitter: SplitterChoice) -> Tokenizer:
+        """The same tokenizer with another pre-tokenizer: "auto", "scanner", "regex" or a
+        `Splitter` callable. `t.with_splitter("regex")` forces the regex engine."""
         return Tokenizer(self._core, self.pattern, self.special_tokens, self._max_rank, splitter)
+
+    @property
+    def splitter(self) -> str:
+        """The pre-tokenizer in use: "scanner", "regex" or "custom"."""
+        if self._scan_code is not None:
+            return "scanner"
+        return "regex" if isinstance(self._splitter, RegexSplitter) else "custom"
 
     # ----- what it holds ----------------------------------------------------------------------
 
@@ -263,11 +309,12 @@ class Tokenizer:
     def encode(self, text: str, allowed_special: AllowedSpecial = "all") -> list[int]:
         """Token ids of `text`; specials not allowed are encoded as ordinary text."""
         ids, _, _ = self._encode(text, allowed_special, want_starts=False)
-        return ids.tolist()
+        return ids.tolist()  # straight from the view: no intermediate copy
 
     def encode_array(self, text: str, allowed_special: AllowedSpecial = "all") -> np.ndarray:
         """Like `encode`, as an int32 array (no Python int per token)."""
-        return self._encode(text, allowed_special, want_starts=False)[0]
+        # A copy, so the caller does not keep the worst-case (one id per byte) buffer alive.
+        return self._encode(text, allowed_special, want_starts=False)[0].copy()
 
     def encode_with_spans(
         self, text: str, allowed_special: AllowedSpecial = "all"
@@ -280,6 +327,8 @@ class Tokenizer:
         text = _clean_text(text)
         ids, starts, data_len = self._encode(text, allowed_special, want_starts=True)
         lengths = self._token_lengths(ids)
+        if starts is None:  # the scanner tiles the text, so each token starts where the last ended
+            starts = np.cumsum(lengths) - lengths
         ends = starts + lengths
         offsets = char_to_byte(text)
         char_start = np.searchsorted(offsets, starts, side="right") - 1
@@ -342,9 +391,16 @@ class Tokenizer:
 
     def _encode(
         self, text: str, allowed_special: AllowedSpecial, want_starts: bool
-    ) -> tuple[np.ndarray, np.ndarray, int]:
-        text = _clean_text(text)
-        data, starts, ends, special_ids = self._pieces(text, self._allowed(allowed_special))
+    ) -> tuple[np.ndarray, np.ndarray | None, int]:
+        """(ids, each token's byte start or None when tokens tile the bytes, byte length).
+
+        The ids may be a view into a larger buffer.
+        """
+        text, data = _utf8(text)
+        allowed = self._allowed(allowed_special)
+        if self._scan_code is not None:
+            return self._encode_scanned(data, allowed), None, len(data)
+        data, starts, ends, special_ids = self._pieces(text, allowed, data)
         buf = np.frombuffer(data, dtype=np.uint8)
         out_ids = np.empty(len(data) + 1, dtype=np.int32)
         out_starts = np.empty(len(data) + 1 if want_starts else 0, dtype=np.int64)
@@ -358,18 +414,60 @@ class Tokenizer:
             out_ids,
             out_starts,
         )
-        return out_ids[:count].copy(), out_starts[:count].copy(), len(data)
+        return out_ids[:count], out_starts[:count], len(data)
+
+    def _encode_scanned(self, data: bytes, specials: tuple[str, ...]) -> np.ndarray:
+        """The fast path: segments around the special tokens, then one kernel call."""
+        seg_starts, seg_ends, seg_ids = self._segments(data, specials)
+        flags, fold_cps, fold_letters = scanner._kernel_tables()
+        out_ids = np.empty(len(data) + 1, dtype=np.int32)  # pages never written cost nothing
+        count = kernels.encode_scanned(
+            np.frombuffer(data, dtype=np.uint8),
+            seg_starts,
+            seg_ends,
+            seg_ids,
+            self._scan_code,
+            flags,
+            fold_cps,
+            fold_letters,
+            np.int32(self._max_rank),
+            self._core.tables,
+            _cache_bits(len(data)),
+            out_ids,
+        )
+        return out_ids[:count]
+
+    def _segments(
+        self, data: bytes, specials: tuple[str, ...]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(starts, ends, ids) covering `data`: a special token (its id) or ordinary text (-1)."""
+        matcher = specials_bytes_regex(tuple(sorted(specials))) if specials else None
+        rows: list[tuple[int, int, int]] = []
+        position = 0
+        if matcher is not None:
+            id_of = {name.encode("utf-8"): self.special_tokens[name] for name in specials}
+            for match in matcher.finditer(data):
+                if match.start() > position:
+                    rows.append((position, match.start(), -1))
+                rows.append((match.start(), match.end(), id_of[match.group()]))
+                position = match.end()
+        if position < len(data):
+            rows.append((position, len(data), -1))
+        table = np.array(rows, dtype=np.int64).reshape(-1, 3)
+        return table[:, 0].copy(), table[:, 1].copy(), table[:, 2].copy()
 
     def _pieces(
-        self, text: str, specials: tuple[str, ...]
+        self, text: str, specials: tuple[str, ...], data: bytes
     ) -> tuple[bytes, np.ndarray, np.ndarray, np.ndarray]:
-        """Bytes of `text` and its pieces (byte spans); specials are pieces with their id."""
+        """Bytes of `text` (given as `data`) and its pieces (byte spans); specials are pieces
+        with their id."""
+        assert self._splitter is not None
         matcher = specials_regex(tuple(sorted(specials))) if specials else None
         found = list(matcher.finditer(text)) if matcher is not None else []
         if not found:
-            data = text.encode("utf-8")
             starts, ends = self._splitter(text, data)
             return data, starts, ends, np.full(len(starts), -1, dtype=np.int32)
+        splitter = self._splitter
         chunks: list[bytes] = []
         spans: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         offset = 0
@@ -380,7 +478,7 @@ class Tokenizer:
             if not segment:
                 return
             seg_data = segment.encode("utf-8")
-            s, e = self._splitter(segment, seg_data)
+            s, e = splitter(segment, seg_data)
             spans.append((s + offset, e + offset, np.full(len(s), -1, dtype=np.int32)))
             chunks.append(seg_data)
             offset += len(seg_data)

@@ -1,0 +1,137 @@
+"""The fused scanner encoder against the regex path: identical ids, spans and specials."""
+
+from __future__ import annotations
+
+import pytest
+from _bpe_helpers import EXAMPLES
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from workbench.engine import encode_kernels, formats
+from workbench.engine import tokenizer as tokenizer_module
+from workbench.engine.errors import TokenizerError
+from workbench.engine.patterns import CL100K, GPT2, O200K
+from workbench.engine.pieces import RegexSplitter
+from workbench.engine.tokenizer import Tokenizer
+
+PATTERNS = {"gpt2": GPT2, "cl100k": CL100K, "o200k": O200K}
+
+PARTS = [
+    "Hello world, it's a test. ",
+    "日本語のテキストと中文字符",
+    "مرحبا بالعالم",
+    "👩‍👩‍👧 👍🏽 🙂",
+    "e\u0301 n\u0303 a\u0308\u0301",
+    "def f(x):\n\treturn x**2  # comment\n",
+    "1234567890" * 3,
+    " " * 17,
+    "\r\n\r\n",
+    "<|endoftext|>",
+    "\n\n\n   \t ",
+    "don't I'll WE'VE 'ſ",
+    " internationalization internationalizations",
+    "x" * 40,
+]
+
+texts = st.one_of(
+    st.text(max_size=80),
+    st.lists(st.sampled_from(PARTS) | st.text(max_size=8), max_size=10).map("".join),
+)
+
+
+@pytest.fixture(scope="module")
+def pairs(corpora) -> dict[str, tuple[Tokenizer, Tokenizer]]:
+    """Per preset: (GPT-2 ranks with the scanner, the same with the regex path)."""
+    out = {}
+    for name, pattern in PATTERNS.items():
+        fast = formats.load(corpora / "gpt2_vocab.json", pattern=pattern)
+        assert fast.splitter == "scanner"
+        slow = fast.with_splitter("regex")
+        assert slow.splitter == "regex"
+        out[name] = (fast, slow)
+    return out
+
+
+def _corpus_texts(corpora) -> list[str]:
+    paths = sorted(corpora.glob("*.txt")) + [corpora / "corpus.en"]
+    return [p.read_text("utf-8") for p in paths if "merges" not in p.name]
+
+
+@pytest.mark.parametrize("preset", PATTERNS)
+def test_scanner_equals_regex_on_corpora(pairs, corpora, preset):
+    fast, slow = pairs[preset]
+    for text in _corpus_texts(corpora):
+        ids = fast.encode(text)
+        assert ids == slow.encode(text)
+        assert fast.encode(text, "none") == slow.encode(text, "none")
+        assert fast.decode(ids) == text
+
+
+def test_tiny_cache_equals_regex_on_corpora(pairs, corpora, monkeypatch):
+    """A full cache (256 rows, 128 entries) and long probe chains give the same ids."""
+    monkeypatch.setattr(tokenizer_module, "_cache_bits", lambda size: 8)
+    fast, slow = pairs["o200k"]
+    for text in _corpus_texts(corpora):
+        assert fast.encode(text) == slow.encode(text)
+
+
+def test_cached_long_pieces_that_share_their_first_bytes(pairs):
+    """Pieces of 9..32 bytes with the same first 8 bytes and length differ only in the tail."""
+    fast, slow = pairs["gpt2"]
+    words = [f" abcdefg{a}{b}{c}" for a in "xyz" for b in "klmn" for c in "pqrst"]
+    text = " ".join(words * 3)
+    assert fast.encode(text) == slow.encode(text)
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts)
+def test_scanner_equals_regex_on_generated_text(pairs, text):
+    for fast, slow in pairs.values():
+        assert fast.encode(text) == slow.encode(text)
+        assert fast.encode(text, "none") == slow.encode(text, "none")
+        assert fast.encode_with_spans(text) == slow.encode_with_spans(text)
+
+
+def test_spans_and_specials_on_the_scanner_path(pairs):
+    fast, slow = pairs["cl100k"]
+    text = "a<|endoftext|>é<|endoftext|><|endoftext|>\ud800 x"  # a lone surrogate too
+    assert fast.encode_with_spans(text) == slow.encode_with_spans(text)
+    spans = fast.encode_with_spans(text)
+    assert spans[1].id == fast.special_tokens["<|endoftext|>"]
+    assert (spans[1].char_start, spans[1].char_end) == (1, 14)
+    assert fast.encode("") == [] and fast.encode_with_spans("") == []
+    assert list(fast.encode_array("<|endoftext|>")) == [fast.special_tokens["<|endoftext|>"]]
+
+
+def test_splitter_choice(pairs, small_custom):
+    fast, _ = pairs["gpt2"]
+    assert fast.prefix(100).splitter == "scanner"
+    assert fast.with_splitter("regex").prefix(100).splitter == "regex"
+    assert fast.prefix(100).encode("hello there") == fast.with_splitter("regex").prefix(100).encode(
+        "hello there"
+    )
+    regex_split = RegexSplitter(GPT2)
+    custom = fast.with_splitter(lambda text, data: regex_split(text, data))
+    assert custom.splitter == "custom"
+    assert custom.encode("it's 2024!") == fast.encode("it's 2024!")
+    assert small_custom.splitter == "regex"  # a custom pattern keeps regex
+    with pytest.raises(TokenizerError, match="custom pattern"):
+        small_custom.with_splitter("scanner")
+    with pytest.raises(TokenizerError, match="unknown splitter"):
+        fast.with_splitter("fast")  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def small_custom() -> Tokenizer:
+    return Tokenizer.from_merges([(b"a", b"b")], r"\w+|\W+")
+
+
+def test_disk_cache_follows_the_scanner_source():
+    """The fused kernel compiles in scanner code: its cache stamp includes scanner.py."""
+    cache_file = getattr(
+        getattr(encode_kernels.encode_scanned, "_cache", None), "_cache_file", None
+    )
+    if cache_file is None:
+        pytest.skip("Numba caching is off")
+    stamp = cache_file._source_stamp
+    assert isinstance(stamp, tuple) and len(stamp) == 2 and len(stamp[1]) == 64
