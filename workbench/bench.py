@@ -11,7 +11,6 @@ import gzip
 import importlib.util
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,17 +32,24 @@ class Measurement:
 
 
 def run_measured(argv: list[str]) -> tuple[float, float]:
-    """(wall seconds, peak RSS in MB) of one child process; raises if it fails."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - start
-    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-    if proc.stderr:
-        proc.stderr.close()
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{argv[:4]} failed ({proc.returncode}): {err.strip()[-500:]}")
+    """(wall seconds, peak RSS in MB) of one child process; raises if it fails.
+
+    posix_spawn, not fork + exec: a forked child's high-water RSS starts at the parent's size
+    and survives the exec, which would charge this process's memory to every trainer."""
+    with tempfile.TemporaryFile() as err:
+        actions = [
+            (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+            (os.POSIX_SPAWN_DUP2, err.fileno(), 2),
+        ]
+        start = time.perf_counter()
+        pid = os.posix_spawn(argv[0], argv, dict(os.environ), file_actions=actions)
+        _, status, usage = os.wait4(pid, 0)
+        seconds = time.perf_counter() - start
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            err.seek(0)
+            message = err.read().decode(errors="replace").strip()[-500:]
+            raise RuntimeError(f"{argv[:4]} failed ({code}): {message}")
     return seconds, usage.ru_maxrss / 1024
 
 
