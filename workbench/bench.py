@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import gzip
 import importlib.util
-import os
 import statistics
+import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,26 +30,33 @@ class Measurement:
         return statistics.median(self.seconds)
 
 
-def run_measured(argv: list[str]) -> tuple[float, float]:
-    """(wall seconds, peak RSS in MB) of one child process; raises if it fails.
+# Runs a command and prints "seconds max-RSS-KB". A spawned child's high-water RSS starts at the
+# size of the process that spawned it (fork copies it; vfork shares it until exec), so the
+# measuring is done by this small process, not by the benchmark, whose Numba and Qt imports
+# would otherwise be charged to every trainer.
+_RUNNER = """
+import os, sys, time
+start = time.perf_counter()
+devnull = [(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)]
+pid = os.posix_spawn(sys.argv[1], sys.argv[1:], dict(os.environ), file_actions=devnull)
+_, status, usage = os.wait4(pid, 0)
+seconds = time.perf_counter() - start
+print(seconds, usage.ru_maxrss, os.waitstatus_to_exitcode(status))
+"""
 
-    posix_spawn, not fork + exec: a forked child's high-water RSS starts at the parent's size
-    and survives the exec, which would charge this process's memory to every trainer."""
-    with tempfile.TemporaryFile() as err:
-        actions = [
-            (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
-            (os.POSIX_SPAWN_DUP2, err.fileno(), 2),
-        ]
-        start = time.perf_counter()
-        pid = os.posix_spawn(argv[0], argv, dict(os.environ), file_actions=actions)
-        _, status, usage = os.wait4(pid, 0)
-        seconds = time.perf_counter() - start
-        code = os.waitstatus_to_exitcode(status)
-        if code != 0:
-            err.seek(0)
-            message = err.read().decode(errors="replace").strip()[-500:]
-            raise RuntimeError(f"{argv[:4]} failed ({code}): {message}")
-    return seconds, usage.ru_maxrss / 1024
+
+def run_measured(argv: list[str]) -> tuple[float, float]:
+    """(wall seconds, peak RSS in MB) of one child process; raises if it fails."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _RUNNER, *argv], capture_output=True, text=True, check=False
+    )
+    try:
+        seconds, peak_kb, code = proc.stdout.split()[-3:]
+    except ValueError:
+        raise RuntimeError(f"{argv[:4]} could not be measured: {proc.stderr[-500:]}") from None
+    if int(code) != 0:
+        raise RuntimeError(f"{argv[:4]} failed ({code}): {proc.stderr.strip()[-500:]}")
+    return float(seconds), int(peak_kb) / 1024
 
 
 _HF = """
