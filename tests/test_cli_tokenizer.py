@@ -74,6 +74,12 @@ def test_render_png(gpt2_path, tmp_path):
         == 0
     )
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    from PySide6.QtGui import QImage
+
+    image = QImage(str(out))
+    colours = {image.pixel(x, y) for x in range(0, image.width(), 3) for y in range(image.height())}
+    # The tokens' background colours, the text and the page: a blank or one-colour image fails.
+    assert image.width() > 100 and len(colours) > 8
 
 
 def test_render_refuses_other_suffix(gpt2_path, tmp_path, capsys):
