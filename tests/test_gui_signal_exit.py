@@ -41,6 +41,8 @@ SCRIPT = textwrap.dedent(
             self.sigDone.emit()
 
     app = QCoreApplication(sys.argv)
+    for _ in range({EMITS} * 4):  # void methods: 6.12.0 drops a reference to None on each
+        QCoreApplication.setApplicationName("bpe-workbench")
     thread = QThread()
     worker = Worker()
     worker.moveToThread(thread)
