@@ -203,25 +203,46 @@ def read_documents(path: Path, segmenter: Segmenter) -> Iterator[Document]:
 
 
 def _jsonl_documents(path: Path, segmenter: Segmenter) -> Iterator[Document]:
-    decoder = _Decoder(path)
-    pending = ""
+    for number, text in jsonl_texts(path):
+        yield Document(path, number, iter(segmenter.split(text)))
+
+
+def jsonl_texts(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each record of a JSONL file, streamed; blank lines are skipped.
+
+    A line that is not UTF-8, not JSON, or has no "text" string raises CorpusError naming it."""
+    pending = b""
     number = 0
-    for chunk in [*_read_chunks(path), b""]:
-        pending += decoder.decode(chunk, final=not chunk)
-        lines = pending.split("\n")
-        pending = lines.pop() if chunk else ""
-        for line in lines:
+    chunks = _read_chunks(path)
+    while True:
+        chunk = next(chunks, b"")
+        pending += chunk
+        lines = pending.split(b"\n")
+        pending = lines.pop() if chunk else b""
+        for raw in lines:
             number += 1
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise CorpusError(str(path), f"not valid JSON ({exc.msg})", number) from None
-            text = record.get("text") if isinstance(record, dict) else None
-            if not isinstance(text, str):
-                raise CorpusError(str(path), 'no "text" string in this record', number)
-            yield Document(path, number, iter(segmenter.split(text)))
+            if number == 1 and raw.startswith(codecs.BOM_UTF8):
+                raw = raw[len(codecs.BOM_UTF8) :]
+            if raw.strip():
+                yield number, _record_text(path, number, raw)
+        if not chunk:
+            return
+
+
+def _record_text(path: Path, number: int, raw: bytes) -> str:
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        message = f"invalid UTF-8 (byte 0x{raw[exc.start]:02X})"
+        raise CorpusError(str(path), message, number) from None
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise CorpusError(str(path), f"not valid JSON ({exc.msg})", number) from None
+    text = record.get("text") if isinstance(record, dict) else None
+    if not isinstance(text, str):
+        raise CorpusError(str(path), 'no "text" string in this record', number)
+    return text
 
 
 def corpus_record(paths: Iterable[str | os.PathLike], files: list[Path]) -> dict:

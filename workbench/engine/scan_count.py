@@ -11,7 +11,6 @@ a file that turns out bad halfway can be dropped whole.
 
 from __future__ import annotations
 
-import json
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -22,7 +21,7 @@ import regex
 
 from workbench.engine import scanner
 from workbench.engine.config import TrainConfig
-from workbench.engine.corpus import _read_chunks, is_jsonl
+from workbench.engine.corpus import _read_chunks, is_jsonl, jsonl_texts
 from workbench.engine.errors import CancelledError, CorpusError
 
 UNIT_BYTES = 2 << 20  # bytes per unit of work: enough to amortise a call, small for memory
@@ -193,37 +192,15 @@ def _jsonl_units(path: Path, specials: regex.Pattern | None) -> Iterator[tuple[_
     ends: list[int] = []
     size = 0
     documents = 0
-    number = 0
-    pending = b""
-    for chunk in [*_read_chunks(path, UNIT_BYTES), b""]:
-        pending += chunk
-        lines = pending.split(b"\n")
-        pending = lines.pop() if chunk else b""
-        for raw in lines:
-            number += 1
-            if not raw.strip():
-                continue
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise CorpusError(
-                    str(path), f"invalid UTF-8 (byte 0x{raw[exc.start]:02X})", number
-                ) from None
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise CorpusError(str(path), f"not valid JSON ({exc.msg})", number) from None
-            text = record.get("text") if isinstance(record, dict) else None
-            if not isinstance(text, str):
-                raise CorpusError(str(path), 'no "text" string in this record', number)
-            data = text.encode("utf-8")
-            s, e = _segments(data, specials, size)
-            starts.extend(s)
-            ends.extend(e)
-            parts.append(data)
-            size += len(data)
-            documents += 1
-            if size >= UNIT_BYTES:
-                yield _Unit(b"".join(parts), np.array(starts), np.array(ends)), documents
-                parts, starts, ends, size, documents = [], [], [], 0, 0
+    for _, text in jsonl_texts(path):
+        data = text.encode("utf-8")
+        s, e = _segments(data, specials, size)
+        starts.extend(s)
+        ends.extend(e)
+        parts.append(data)
+        size += len(data)
+        documents += 1
+        if size >= UNIT_BYTES:
+            yield _Unit(b"".join(parts), np.array(starts), np.array(ends)), documents
+            parts, starts, ends, size, documents = [], [], [], 0, 0
     yield _Unit(b"".join(parts), np.array(starts, np.int64), np.array(ends, np.int64)), documents
