@@ -23,6 +23,7 @@ def resource_dir() -> Path:
         candidates.append(Path(frozen) / "resources")
     here = Path(__file__).resolve()
     candidates += [here.parents[1] / "resources", here.parents[2] / "resources"]
+    candidates.append(Path(sys.prefix) / "share" / "bpe-workbench" / "resources")  # pip install .
     for candidate in candidates:
         if (candidate / "icons").is_dir():
             return candidate
