@@ -111,11 +111,15 @@ def shoot(out: Path, vocab: int, at: float) -> int:
         panel.apply_search()
         if panel.model.rowCount():
             panel.view.selectRow(min(3, panel.model.rowCount() - 1))
-        window.charts.redraw_if_dirty()
+        # The live charts redraw on a timer and let their axes trail a fast run (a few moves
+        # per frame); a still picture has no later frame, so draw now with every axis caught
+        # up before placing the hover point. Grab soon after: the demo run lasts about a
+        # second, and waiting longer shoots a finished run rather than one in progress.
+        window.charts.settle()
         x = window.charts.data.n * 0.3
         pos = window.charts.count_plot.vb.mapViewToScene(pg.Point(x, 2))
         window.charts._on_mouse_moved(pos)  # show the hover line as a user would see it
-        QTimer.singleShot(250, grab)
+        QTimer.singleShot(100, grab)
 
     def grab() -> None:
         screen = window.screen()
@@ -123,6 +127,8 @@ def shoot(out: Path, vocab: int, at: float) -> int:
         out.parent.mkdir(parents=True, exist_ok=True)
         picture.save(str(out))
         state["shot"] = True
+        if window.mode != "training":
+            print(f"screenshot: warning, the run was no longer training ({window.mode})")
         print(
             f"screenshot: {out} at {window.merges_done:,} merges ({picture.width()}x"
             f"{picture.height()})"

@@ -18,6 +18,7 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QTimer, Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QGraphicsView, QLabel, QVBoxLayout, QWidget
 
 from workbench.engine.events import MergeBatch
@@ -109,6 +110,9 @@ class ChartsPanel(QWidget):
         self.rate_plot = _plot(self.graphics, "Speed", "seconds training", "merges / s")
         self.length_plot = _plot(self.graphics, "Token lengths", "bytes", "tokens")
         self.length_plot.setClipToView(False)
+        # Early in a run this axis spans a fraction of a second; plain 0.1, 0.2 read better
+        # than pyqtgraph's "100, 200 (x0.001)".
+        self.rate_plot.getAxis("bottom").enableAutoSIPrefix(False)
         self._next_range = 0
         self.ranges = [
             _Range(self.count_plot, "x"),
@@ -182,7 +186,9 @@ class ChartsPanel(QWidget):
 
     # --- drawing -------------------------------------------------------------------------
     def redraw_if_dirty(self) -> None:
-        if not self._dirty:
+        # Behind another tab the curves would only be recomputed for nobody to see; the data
+        # keeps growing and `showEvent` draws it all when the tab comes back.
+        if not self._dirty or not self.isVisible():
             return
         self._dirty = False
         d = self.data
@@ -193,6 +199,15 @@ class ChartsPanel(QWidget):
         lengths = np.nonzero(d.length_counts)[0]
         self.length_bars.setOpts(x=lengths, height=d.length_counts[lengths])
         self._fit_ranges()
+
+    def settle(self) -> None:
+        """Draw now with every axis caught up, for a still picture (a screenshot) where no
+        later frame will move the axes that `MOVES_PER_FRAME` left behind."""
+        self._dirty = True
+        for _ in range(len(self.ranges)):  # each pass moves some axes; bounded when hidden
+            if not self._dirty:
+                return
+            self.redraw_if_dirty()
 
     def _fit_ranges(self) -> None:
         """Move at most `MOVES_PER_FRAME` axes per redraw, taking turns: each move repaints
@@ -225,6 +240,10 @@ class ChartsPanel(QWidget):
             (0, float(lengths.max()) + 1) if len(lengths) else None,
             (0, float(d.length_counts.max())) if len(lengths) else None,
         ]
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        self.redraw_if_dirty()
 
     # --- hover ---------------------------------------------------------------------------
     def _on_mouse_moved(self, pos: QPointF) -> None:

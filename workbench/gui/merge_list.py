@@ -9,6 +9,7 @@ grows like a log without the model re-reading what it has.
 from __future__ import annotations
 
 from PySide6.QtCore import QItemSelection, Qt, QTimer
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -21,11 +22,30 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.gui.merge_table import TOKEN, MergeTableModel, parse_search
+from workbench.gui.merge_table import (
+    COUNT,
+    HEADERS,
+    ID,
+    LEFT,
+    LENGTH,
+    RANK,
+    RIGHT,
+    TOKEN,
+    MergeTableModel,
+    parse_search,
+)
 from workbench.gui.merge_tree import MergeTreePanel
 from workbench.store import RunStore, StoreError
 
 SEARCH_DELAY_MS = 150
+CELL_PADDING = 12  # a cell's margins on both sides, with a little slack
+# "id token" in the left/right columns is cut (with an ellipsis) past this many characters,
+# so a long part never pushes the token column out of sight.
+MAX_PART_CHARS = 12
+# Rows measured per arriving page, as Qt's own precision default: a filtered page's left/right
+# parts may each need a store lookup, and the first rows are the ones in view.
+FIT_ROWS = 64
+_FITTED = (RANK, ID, LEFT, RIGHT, COUNT, LENGTH)  # TOKEN stretches over what is left
 
 
 class MergeListPanel(QWidget):
@@ -42,11 +62,7 @@ class MergeListPanel(QWidget):
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.view.verticalHeader().hide()
         self.view.verticalHeader().setDefaultSectionSize(20)
-        header = self.view.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(TOKEN, QHeaderView.ResizeMode.Stretch)
-        # ResizeToContents would measure every row; the table may hold many thousands.
-        header.setResizeContentsPrecision(64)
+        self._size_columns()
         self.tree = MergeTreePanel()
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -71,6 +87,51 @@ class MergeListPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(split)
+
+    def _size_columns(self) -> None:
+        """Columns fit their text as pages arrive, measured here rather than by Qt.
+
+        Not ResizeToContents: that mode re-measures rows through the model (a Python `data()`
+        call per cell and role) whenever rows arrive or the viewport resizes; the first page
+        landing mid-run cost the UI thread 40-80 ms while the worker competed for the GIL.
+        Here the first rows of an arriving page are measured once, from the model's strings
+        with a font metric (under a millisecond), and while the list grows columns only widen,
+        so they do not jitter; a new run or search fits them afresh.
+        """
+        header = self.view.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(TOKEN, QHeaderView.ResizeMode.Stretch)
+        self.model.modelReset.connect(self._fit_all_columns)
+        self.model.rowsInserted.connect(
+            lambda _parent, first, last: self._fit_columns(first, last, grow_only=True)
+        )
+        self._fit_all_columns()
+
+    def _fit_all_columns(self) -> None:
+        self._fit_columns(0, self.model.rowCount() - 1, grow_only=False)
+
+    def _fit_columns(self, first: int, last: int, grow_only: bool) -> None:
+        """Size the fitted columns for rows `first..last` and their header labels."""
+        header = self.view.horizontalHeader()
+        plain = self.view.fontMetrics()
+        mono = QFontMetrics(self.model.mono_font)
+        label = header.fontMetrics()
+        for column in _FITTED:
+            # Digits have one width in ordinary fonts and every glyph one width in a monospace
+            # font, so the longest string is the widest: measure just that one.
+            longest = max(
+                (self.model.text(row, column) for row in range(first, last + 1)[:FIT_ROWS]),
+                key=len,
+                default="",
+            )
+            metrics = plain
+            if column in (LEFT, RIGHT):
+                longest, metrics = longest[:MAX_PART_CHARS], mono
+            width = CELL_PADDING + max(
+                metrics.horizontalAdvance(longest), label.horizontalAdvance(HEADERS[column])
+            )
+            if not grow_only or width > header.sectionSize(column):
+                header.resizeSection(column, width)
 
     def set_run(self, store: RunStore | None, run_id: int | None, total: int = 0) -> None:
         self.model.set_run(store, run_id, total)

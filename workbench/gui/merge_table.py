@@ -23,7 +23,7 @@ from workbench.store.readable import readable
 
 PAGE = 256
 RANK, ID, TOKEN, LEFT, RIGHT, COUNT, LENGTH = range(7)
-_HEADERS = ("rank", "id", "token", "left", "right", "count", "length")
+HEADERS = ("rank", "id", "token", "left", "right", "count", "length")
 _INDEX = QModelIndex | QPersistentModelIndex
 
 
@@ -88,8 +88,8 @@ class MergeTableModel(QAbstractTableModel):
         # inserting rows then would nest one change inside another.
         self._fetching = False
         self._names: dict[int, str] = {}
-        self._mono = QFont("monospace")
-        self._mono.setStyleHint(QFont.StyleHint.Monospace)
+        self.mono_font = QFont("monospace")
+        self.mono_font.setStyleHint(QFont.StyleHint.Monospace)
 
     # --- what to show ----------------------------------------------------------------------
     def set_run(self, store: RunStore | None, run_id: int | None, total: int = 0) -> None:
@@ -176,7 +176,7 @@ class MergeTableModel(QAbstractTableModel):
         return 0 if parent.isValid() else len(self._rows)
 
     def columnCount(self, parent: _INDEX = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(_HEADERS)
+        return 0 if parent.isValid() else len(HEADERS)
 
     def data(self, index: _INDEX, role: int = Qt.ItemDataRole.DisplayRole) -> object:
         if not index.isValid():
@@ -190,7 +190,7 @@ class MergeTableModel(QAbstractTableModel):
                 return int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.FontRole and column in (TOKEN, LEFT, RIGHT):
-            return self._mono
+            return self.mono_font
         if role == Qt.ItemDataRole.ToolTipRole and column == TOKEN:
             return f"bytes: {merge.token.hex(' ')}\nties at merge: {merge.ties}"
         if role == Qt.ItemDataRole.UserRole:
@@ -211,6 +211,10 @@ class MergeTableModel(QAbstractTableModel):
             self._names[token_id] = name
         return name
 
+    def text(self, row: int, column: int) -> str:
+        """What cell (row, column) shows, without a trip through Qt (for measuring)."""
+        return self._display(self._rows[row], column)
+
     def _display(self, merge: StoredMerge, column: int) -> str:
         if column == RANK:
             return str(merge.rank)
@@ -230,5 +234,5 @@ class MergeTableModel(QAbstractTableModel):
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
     ) -> object:
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return _HEADERS[section]
+            return HEADERS[section]
         return None
