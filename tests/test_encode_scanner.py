@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from _bpe_helpers import EXAMPLES
+from _bpe_helpers import EXAMPLES, HARD_PARTS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -17,17 +17,7 @@ from workbench.engine.tokenizer import Tokenizer
 PATTERNS = {"gpt2": GPT2, "cl100k": CL100K, "o200k": O200K}
 
 PARTS = [
-    "Hello world, it's a test. ",
-    "日本語のテキストと中文字符",
-    "مرحبا بالعالم",
-    "👩‍👩‍👧 👍🏽 🙂",
-    "e\u0301 n\u0303 a\u0308\u0301",
-    "def f(x):\n\treturn x**2  # comment\n",
-    "1234567890" * 3,
-    " " * 17,
-    "\r\n\r\n",
-    "<|endoftext|>",
-    "\n\n\n   \t ",
+    *HARD_PARTS,
     "don't I'll WE'VE 'ſ",
     " internationalization internationalizations",
     "x" * 40,

@@ -8,8 +8,8 @@ import os
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference_bpe import train_reference
 
-from tests.reference_bpe import train_reference
 from workbench.engine.byte_mapping import from_mapped, to_mapped
 from workbench.engine.config import TrainConfig
 from workbench.engine.errors import ConfigError, PatternError

@@ -87,31 +87,11 @@ SIGN = -9223372036854775808  # flips the top bit: unsigned order as signed int64
 
 
 @njit
-def _grow_i64(a, need):
+def _grow(a, need):
+    """`a`, or a copy with room for at least `need` items (doubling) when it is too small."""
     if need <= a.size:
         return a
-    size = max(need, 2 * a.size)
-    out = np.empty(size, dtype=np.int64)
-    out[: a.size] = a
-    return out
-
-
-@njit
-def _grow_i32(a, need):
-    if need <= a.size:
-        return a
-    size = max(need, 2 * a.size)
-    out = np.empty(size, dtype=np.int32)
-    out[: a.size] = a
-    return out
-
-
-@njit
-def _grow_u8(a, need):
-    if need <= a.size:
-        return a
-    size = max(need, 2 * a.size)
-    out = np.empty(size, dtype=np.uint8)
+    out = np.empty(max(need, 2 * a.size), dtype=a.dtype)
     out[: a.size] = a
     return out
 
@@ -292,13 +272,13 @@ def _reserve(n, pr, tie_stamp, ph, lst, blk, touched, scal):
     if need > pr.shape[0]:
         pr = _grow_rows(pr, npairs, need)
         old = tie_stamp.size
-        tie_stamp = _grow_i32(tie_stamp, pr.shape[0])
+        tie_stamp = _grow(tie_stamp, pr.shape[0])
         tie_stamp[old:] = -1  # here, not in _add_pair: one array fewer in the hot path
     if 2 * need > ph.shape[0]:  # load factor at most 1/2
         ph = _rehash_pairs(npairs, pr, _next_pow2(2 * need + 1))  # 1/4 to 1/2 full
     lst = _grow_rows(lst, scal[S_NLISTS], scal[S_NLISTS] + n)
     blk = _grow_rows(blk, scal[S_NBLOCKS], scal[S_NBLOCKS] + 2 * n)
-    touched = _grow_i32(touched, touched[0] + n + 1)
+    touched = _grow(touched, touched[0] + n + 1)
     return pr, tie_stamp, ph, lst, blk, touched
 
 
@@ -637,11 +617,11 @@ def _run_merges(
         if is_new:
             ntok = scal[S_NTOK]
             size = tok_len[left] + tok_len[right]
-            tok_off = _grow_i64(tok_off, ntok + 1)
-            tok_hash = _grow_i64(tok_hash, ntok + 1)
-            tok_key = _grow_i64(tok_key, ntok + 1)
-            tok_len = _grow_i32(tok_len, ntok + 1)
-            arena = _grow_u8(arena, scal[S_ARENA] + size)
+            tok_off = _grow(tok_off, ntok + 1)
+            tok_hash = _grow(tok_hash, ntok + 1)
+            tok_key = _grow(tok_key, ntok + 1)
+            tok_len = _grow(tok_len, ntok + 1)
+            arena = _grow(arena, scal[S_ARENA] + size)
             start = scal[S_ARENA]
             arena[start : start + tok_len[left]] = arena[
                 tok_off[left] : tok_off[left] + tok_len[left]
