@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from workbench.engine.errors import WorkbenchError
 from workbench.engine.patterns import compile_pattern
 from workbench.engine.specials import split_on_specials
+from workbench.gui.table_model import ListTableModel
 from workbench.gui.worker import CorpusReport
 from workbench.store.readable import readable
 
@@ -96,25 +97,13 @@ def preview_html(texts: list[str], pattern: str, specials: tuple[str, ...] = ())
     return f'<div style="font-family: monospace; color: #f1f1f1; line-height: 150%">{body}</div>'
 
 
-class TopPiecesModel(QAbstractTableModel):
+class TopPiecesModel(ListTableModel):
     """The corpus's most frequent pre-tokens: rank, piece (readable), count."""
 
-    _HEADERS = ("#", "pre-token", "count")
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self._rows: list[tuple[bytes, int]] = []
+    headers = ("#", "pre-token", "count")
 
     def set_pieces(self, pieces: list[tuple[bytes, int]] | tuple[tuple[bytes, int], ...]) -> None:
-        self.beginResetModel()
-        self._rows = list(pieces)
-        self.endResetModel()
-
-    def rowCount(self, parent: _INDEX = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: _INDEX = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._HEADERS)
+        self.set_rows(pieces)
 
     def data(self, index: _INDEX, role: int = Qt.ItemDataRole.DisplayRole) -> object:
         if not index.isValid() or role not in (
@@ -122,18 +111,11 @@ class TopPiecesModel(QAbstractTableModel):
             Qt.ItemDataRole.TextAlignmentRole,
         ):
             return None
-        piece, count = self._rows[index.row()]
+        piece, count = self.rows[index.row()]
         if role == Qt.ItemDataRole.TextAlignmentRole:
             left = index.column() == 1
             return int(Qt.AlignmentFlag.AlignLeft if left else Qt.AlignmentFlag.AlignRight)
         return (str(index.row() + 1), readable(piece), f"{count:,}")[index.column()]
-
-    def headerData(
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> object:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return self._HEADERS[section]
-        return None
 
 
 class CorpusPanel(QWidget):

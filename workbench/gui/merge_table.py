@@ -15,9 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QFont
 
+from workbench.gui.table_model import ListTableModel
 from workbench.store import RunStore, StoredMerge
 from workbench.store.readable import readable
 
@@ -73,15 +74,17 @@ def parse_search(text: str) -> MergeFilter:
     return MergeFilter((("text", text),))  # not stripped: " the" means "·the"
 
 
-class MergeTableModel(QAbstractTableModel):
+class MergeTableModel(ListTableModel):
     """Merges of one run, fetched lazily from a RunStore, optionally filtered."""
+
+    headers = HEADERS
 
     def __init__(self, store: RunStore | None = None, parent: Any = None) -> None:
         super().__init__(parent)
         self.store = store
         self.run_id: int | None = None
         self.filter = MergeFilter()
-        self._rows: list[StoredMerge] = []
+        self.rows: list[StoredMerge] = []
         self._total = 0  # merges known to exist (unfiltered)
         self._exhausted = True  # a filtered listing has returned its last page
         # Views and testers call back into fetchMore from inside an insert or a reset;
@@ -97,7 +100,7 @@ class MergeTableModel(QAbstractTableModel):
         self.beginResetModel()
         self.store = store
         self.run_id = run_id
-        self._rows = []
+        self.rows = []
         self._names = {}
         self._total = total
         self._exhausted = store is None or run_id is None
@@ -113,7 +116,7 @@ class MergeTableModel(QAbstractTableModel):
         self._fetching = True
         self.beginResetModel()
         self.filter = merge_filter
-        self._rows = first
+        self.rows = first
         self._names.update((m.new_id, m.readable) for m in first)
         self._exhausted = len(first) < PAGE
         self.endResetModel()
@@ -130,7 +133,7 @@ class MergeTableModel(QAbstractTableModel):
         return self._total
 
     def merge_at(self, row: int) -> StoredMerge:
-        return self._rows[row]
+        return self.rows[row]
 
     # --- lazy loading ----------------------------------------------------------------------
     def _page(self, merge_filter: MergeFilter, after_rank: int) -> list[StoredMerge]:
@@ -146,42 +149,36 @@ class MergeTableModel(QAbstractTableModel):
             return False
         if self.filter:
             return not self._exhausted
-        return len(self._rows) < self._total
+        return len(self.rows) < self._total
 
     def fetchMore(self, parent: _INDEX = QModelIndex()) -> None:  # noqa: B008
         if not self.canFetchMore(parent):
             return
-        after = self._rows[-1].rank if self._rows else -1
+        after = self.rows[-1].rank if self.rows else -1
         page = self._page(self.filter, after)
         if self.filter and len(page) < PAGE:
             self._exhausted = True
         if not self.filter and not page:
-            self._total = len(self._rows)  # the store has fewer than we were told: trust it
+            self._total = len(self.rows)  # the store has fewer than we were told: trust it
             return
         if not page:
             return
-        start = len(self._rows)
+        start = len(self.rows)
         self._fetching = True
         try:
             # Subtle: the last new row is start + n - 1 (Qt's fetchMore example is off by one).
             self.beginInsertRows(QModelIndex(), start, start + len(page) - 1)
-            self._rows.extend(page)
+            self.rows.extend(page)
             self._names.update((m.new_id, m.readable) for m in page)
             self.endInsertRows()
         finally:
             self._fetching = False
 
     # --- Qt model API ----------------------------------------------------------------------
-    def rowCount(self, parent: _INDEX = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._rows)
-
-    def columnCount(self, parent: _INDEX = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(HEADERS)
-
     def data(self, index: _INDEX, role: int = Qt.ItemDataRole.DisplayRole) -> object:
         if not index.isValid():
             return None
-        merge = self._rows[index.row()]
+        merge = self.rows[index.row()]
         column = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
             return self._display(merge, column)
@@ -213,7 +210,7 @@ class MergeTableModel(QAbstractTableModel):
 
     def text(self, row: int, column: int) -> str:
         """What cell (row, column) shows, without a trip through Qt (for measuring)."""
-        return self._display(self._rows[row], column)
+        return self._display(self.rows[row], column)
 
     def _display(self, merge: StoredMerge, column: int) -> str:
         if column == RANK:
@@ -229,10 +226,3 @@ class MergeTableModel(QAbstractTableModel):
         if column == COUNT:
             return f"{merge.count:,}"
         return str(merge.length)
-
-    def headerData(
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> object:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return HEADERS[section]
-        return None

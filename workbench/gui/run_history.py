@@ -7,7 +7,7 @@ run are what the lazy merge list is for.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -21,37 +21,28 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from workbench.gui.table_model import ListTableModel
 from workbench.store import RunInfo, RunStore, StoreError
 
 _HEADERS = ("id", "name", "state", "merges", "vocab", "pattern", "created")
 _INDEX = QModelIndex | QPersistentModelIndex
 
 
-class RunHistoryModel(QAbstractTableModel):
+class RunHistoryModel(ListTableModel):
     """Stored runs, newest first."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self._runs: list[RunInfo] = []
+    headers = _HEADERS
 
     def set_runs(self, runs: list[RunInfo]) -> None:
-        self.beginResetModel()
-        self._runs = list(runs)
-        self.endResetModel()
+        self.set_rows(runs)
 
     def run_at(self, row: int) -> RunInfo:
-        return self._runs[row]
-
-    def rowCount(self, parent: _INDEX = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._runs)
-
-    def columnCount(self, parent: _INDEX = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(_HEADERS)
+        return self.rows[row]
 
     def data(self, index: _INDEX, role: int = Qt.ItemDataRole.DisplayRole) -> object:
         if not index.isValid():
             return None
-        run = self._runs[index.row()]
+        run = self.rows[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
             pattern = str(run.settings.get("pattern", ""))
             values = (
@@ -68,13 +59,6 @@ class RunHistoryModel(QAbstractTableModel):
             return run.error
         if role == Qt.ItemDataRole.UserRole:
             return run.id
-        return None
-
-    def headerData(
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> object:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return _HEADERS[section]
         return None
 
 

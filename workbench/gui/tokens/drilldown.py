@@ -14,10 +14,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtWidgets import QLabel, QListWidget, QSplitter, QTableView, QVBoxLayout, QWidget
 
 from workbench.engine.tokenizer import Tokenizer
+from workbench.gui.table_model import ListTableModel
 from workbench.gui.tokens.jobs import JobLane
 from workbench.store import readable
 
@@ -91,26 +92,14 @@ def find_token(
     return result
 
 
-class FileCountsModel(QAbstractTableModel):
+class FileCountsModel(ListTableModel):
     """Rows: corpus files with the token's occurrences and the lines holding it."""
+
+    headers = _HEADERS
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.rows: list[tuple[str, int, int]] = []
-
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
-        return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
-        return 0 if parent.isValid() else len(_HEADERS)
-
-    def headerData(
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ):  # noqa: N802
-        horizontal = orientation == Qt.Orientation.Horizontal
-        if role == Qt.ItemDataRole.DisplayRole and horizontal and 0 <= section < len(_HEADERS):
-            return _HEADERS[section]
-        return None
 
     def data(
         self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole
