@@ -24,11 +24,12 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import AnyStr
 
 import regex
 
 from workbench.engine.errors import CorpusError
-from workbench.engine.specials import specials_regex
+from workbench.engine.specials import specials_regex, split_on_specials
 
 CHUNK_CHARS = 1 << 22  # ~4 MB of text per segment at most (when a cut point exists)
 _SAFE_CUT = regex.compile(r"(?r)\p{L}(?=[ \t\n])")
@@ -100,8 +101,7 @@ class _Decoder:
     def decode(self, chunk: bytes, final: bool = False) -> str:
         if self.first and chunk:
             self.first = False
-            if b"\0" in chunk[:8192]:
-                raise CorpusError(str(self.path), "looks like a binary file (it holds NUL bytes)")
+            check_not_binary(self.path, chunk)
             if chunk.startswith(codecs.BOM_UTF8):
                 chunk = chunk[3:]
         try:
@@ -124,10 +124,7 @@ class Segmenter:
 
     def split(self, text: str) -> list[str]:
         """All segments of a whole text."""
-        pattern = specials_regex(self.specials)
-        if pattern is None:
-            return [text] if text else []
-        return [part for part in pattern.split(text) if part]
+        return split_on_specials(text, self.specials)
 
     def cut(self, buffer: str) -> int:
         """A position where `buffer` may be cut before more text is appended (0: nowhere)."""
@@ -142,24 +139,33 @@ class Segmenter:
                 return last.end()
         if not self.cut_inside:
             return 0
-        end = len(buffer)
-        while True:
-            m = _SAFE_CUT.search(buffer, 0, end)
-            if m is None:
-                return 0
-            cut = m.end()
-            if pattern is None or not self._inside_special(buffer, cut, pattern):
-                return cut
-            end = m.start()
+        reach = max((len(t) for t in self.specials), default=0)
+        return safe_cut(buffer, _SAFE_CUT, pattern, reach)
 
-    def _inside_special(self, buffer: str, cut: int, pattern: regex.Pattern) -> bool:
-        longest = max(len(s) for s in self.specials)
-        window = buffer[max(0, cut - longest) : cut + longest]
-        offset = max(0, cut - longest)
-        return any(
-            m.start() + offset < cut < m.end() + offset
-            for m in pattern.finditer(window, overlapped=True)
-        )
+
+def safe_cut(
+    buffer: AnyStr, boundary: regex.Pattern, specials: regex.Pattern | None, reach: int
+) -> int:
+    """The last end of a `boundary` match (a reverse pattern) in `buffer` (text or bytes) that
+    no special token spans, or 0. `reach`: the longest special token, in the buffer's units."""
+    end = len(buffer)
+    while True:
+        m = boundary.search(buffer, 0, end)
+        if m is None:
+            return 0
+        cut = m.end()
+        if specials is None or not any(
+            t.start() < cut < t.end()
+            for t in specials.finditer(buffer, max(0, cut - reach), cut + reach, overlapped=True)
+        ):
+            return cut
+        end = m.start()
+
+
+def check_not_binary(path: Path, head: bytes) -> None:
+    """A NUL byte near the start of a file means it is not text."""
+    if b"\0" in head[:8192]:
+        raise CorpusError(str(path), "looks like a binary file (it holds NUL bytes)")
 
 
 def _stream_text(

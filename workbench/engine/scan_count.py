@@ -21,8 +21,9 @@ import regex
 
 from workbench.engine import scanner
 from workbench.engine.config import TrainConfig
-from workbench.engine.corpus import _read_chunks, is_jsonl, jsonl_texts
+from workbench.engine.corpus import _read_chunks, check_not_binary, is_jsonl, jsonl_texts, safe_cut
 from workbench.engine.errors import CancelledError, CorpusError
+from workbench.engine.specials import specials_bytes_regex
 
 UNIT_BYTES = 2 << 20  # bytes per unit of work: enough to amortise a call, small for memory
 _CUT = regex.compile(rb"(?r)[A-Za-z](?=[ \t\n])")
@@ -52,7 +53,8 @@ def count_with_scanner(
 ) -> Table:
     """(buf, offsets, counts) of all pieces of all files; fills `stats` as it goes."""
     preset = config.pattern_string
-    specials = _specials_pattern(config.special_tokens)
+    specials = specials_bytes_regex(config.special_tokens)
+    reach = max((len(t.encode("utf-8")) for t in config.special_tokens), default=0)
     total = sum(f.stat().st_size for f in files)
     done = 0
     merged: list[Table] = []
@@ -61,7 +63,9 @@ def count_with_scanner(
             if cancel is not None and cancel():
                 raise CancelledError("pre-tokenizing cancelled")
             try:
-                tables, documents = _count_file(path, preset, specials, pool, workers, cancel)
+                tables, documents = _count_file(
+                    path, preset, specials, reach, pool, workers, cancel
+                )
             except CorpusError as exc:
                 if config.on_bad_file == "stop":
                     raise
@@ -79,8 +83,8 @@ def count_with_scanner(
     return scanner.merge_count_tables(merged)
 
 
-def _count_file(path, preset, specials, pool, workers, cancel) -> tuple[list[Table], int]:
-    units = _jsonl_units(path, specials) if is_jsonl(path) else _text_units(path, specials)
+def _count_file(path, preset, specials, reach, pool, workers, cancel) -> tuple[list[Table], int]:
+    units = _jsonl_units(path, specials) if is_jsonl(path) else _text_units(path, specials, reach)
     in_flight: deque[Future] = deque()
     tables: list[Table] = []
     documents = 0
@@ -102,14 +106,6 @@ def _count_file(path, preset, specials, pool, workers, cancel) -> tuple[list[Tab
 
 def _count_unit(unit: _Unit, preset: str) -> Table:
     return scanner.count_pieces_arrays(unit.data, preset, (unit.starts, unit.ends))
-
-
-def _specials_pattern(specials: tuple[str, ...]) -> regex.Pattern | None:
-    """Special tokens as one bytes alternation, longest first so the longest wins."""
-    if not specials:
-        return None
-    ordered = sorted((s.encode("utf-8") for s in specials), key=len, reverse=True)
-    return regex.compile(b"|".join(regex.escape(s) for s in ordered))
 
 
 def _segments(data: bytes, specials: regex.Pattern | None, base: int = 0):
@@ -139,27 +135,9 @@ def _check_utf8(path: Path, data: bytes, lines_before: int) -> None:
         ) from None
 
 
-def _cut(buffer: bytes, specials: regex.Pattern | None) -> int:
-    """Where a unit may end: after the last ASCII letter that whitespace follows, outside any
-    special token (0: no such point yet)."""
-    end = len(buffer)
-    while True:
-        m = _CUT.search(buffer, 0, end)
-        if m is None:
-            return 0
-        cut = m.end()
-        if specials is None or not _inside_special(buffer, cut, specials):
-            return cut
-        end = m.start()
-
-
-def _inside_special(buffer: bytes, cut: int, specials: regex.Pattern) -> bool:
-    reach = 1024  # longer than any special token a user would register
-    window = specials.finditer(buffer, max(0, cut - reach), cut + reach, overlapped=True)
-    return any(m.start() < cut < m.end() for m in window)
-
-
-def _text_units(path: Path, specials: regex.Pattern | None) -> Iterator[tuple[_Unit, int]]:
+def _text_units(
+    path: Path, specials: regex.Pattern | None, reach: int
+) -> Iterator[tuple[_Unit, int]]:
     """Units of a plain text file (one document)."""
     pending = b""
     lines = 0
@@ -167,14 +145,14 @@ def _text_units(path: Path, specials: regex.Pattern | None) -> Iterator[tuple[_U
     for chunk in _read_chunks(path, UNIT_BYTES):
         if first:
             first = False
-            if b"\0" in chunk[:8192]:
-                raise CorpusError(str(path), "looks like a binary file (it holds NUL bytes)")
+            check_not_binary(path, chunk)
             if chunk.startswith(_BOM):
                 chunk = chunk[len(_BOM) :]
         pending += chunk
         if len(pending) < UNIT_BYTES:
             continue
-        cut = _cut(pending, specials)
+        # after an ASCII letter that whitespace follows: no preset piece crosses that point
+        cut = safe_cut(pending, _CUT, specials, reach)
         if cut == 0:
             continue
         data, pending = pending[:cut], pending[cut:]
