@@ -43,9 +43,7 @@ def train_files(
     start = time.perf_counter()
     counted = count_corpus(paths, config, progress=progress, workers=workers)
     timings = {"pretokenize": time.perf_counter() - start}
-    result = _train(counted.words, config, on_batch, batch_seconds, timings)
-    result.stats = counted.stats
-    return result
+    return _train(counted.words, counted.stats, config, on_batch, batch_seconds, timings)
 
 
 def train_texts(texts: Iterable[str], config: TrainConfig) -> TrainResult:
@@ -53,10 +51,13 @@ def train_texts(texts: Iterable[str], config: TrainConfig) -> TrainResult:
     start = time.perf_counter()
     words = count_texts(texts, config)
     timings = {"pretokenize": time.perf_counter() - start}
-    return _train(words, config, None, None, timings)
+    stats = CorpusStats(
+        pieces=words.total_pieces, unique_pieces=len(words), bytes=words.total_bytes
+    )
+    return _train(words, stats, config, None, None, timings)
 
 
-def _train(words, config, on_batch, batch_seconds, timings) -> TrainResult:
+def _train(words, stats, config, on_batch, batch_seconds, timings) -> TrainResult:
     start = time.perf_counter()
     trainer = BpeTrainer(words, config)
     timings["index"] = time.perf_counter() - start
@@ -65,7 +66,4 @@ def _train(words, config, on_batch, batch_seconds, timings) -> TrainResult:
         if on_batch is not None:
             on_batch(batch)
     timings["merge"] = time.perf_counter() - start
-    stats = CorpusStats(
-        pieces=words.total_pieces, unique_pieces=len(words), bytes=words.total_bytes
-    )
     return TrainResult(trainer, stats, timings)
