@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
     trainer = BpeTrainer(counted.words, config)
     timings["index"] = time.perf_counter() - t0
 
-    writer, store, run_id = _open_run(args, config, counted)
+    writer, run_id = _open_run(args, config, counted)
     target = config.merged_token_target
     t0 = time.perf_counter()
     try:
@@ -127,7 +127,6 @@ def run(args: argparse.Namespace) -> int:
     if writer is not None:
         writer.set_state("done", stop_reason=trainer.stop_reason or "vocab_size", timings=timings)
         writer.close()
-        store.close()
 
     total = time.perf_counter() - started
     _summary(stats, trainer, timings, total, written, run_id, args)
@@ -135,20 +134,21 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _open_run(args, config, counted):
-    """The store writer for this run, or (None, None, None) with --no-db."""
+    """The store writer for this run and its id, or (None, None) with --no-db. The writer has
+    its own connection, so the store that created the run is closed here."""
     if args.no_db:
-        return None, None, None
+        return None, None
     from workbench.engine.corpus import corpus_record
     from workbench.store import RunStore
 
-    store = RunStore(args.db)
     corpus = corpus_record(args.paths, counted.files)
     stats = asdict(counted.stats)
     name = args.name or f"{Path(args.paths[0]).name} · {config.vocab_size:,}"
-    run_id = store.create_run(name, settings=asdict(config), corpus=corpus, stats=stats)
-    writer = store.writer(run_id)
+    with RunStore(args.db) as store:
+        run_id = store.create_run(name, settings=asdict(config), corpus=corpus, stats=stats)
+        writer = store.writer(run_id)
     writer.write_top_pieces(counted.words.most_common(200))
-    return writer, store, run_id
+    return writer, run_id
 
 
 def _write_files(trainer, config, formats, out: Path) -> list[Path]:
