@@ -7,7 +7,8 @@ from _bpe_helpers import EXAMPLES, HARD_PARTS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from workbench.engine import encode_kernels, formats
+from workbench.engine import _encode_kernels as encode_kernels
+from workbench.engine import formats
 from workbench.engine import tokenizer as tokenizer_module
 from workbench.engine.errors import TokenizerError
 from workbench.engine.patterns import CL100K, GPT2, O200K

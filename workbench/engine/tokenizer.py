@@ -14,7 +14,7 @@ rank of `abc` (2) -> `abc d`, while Hugging Face ranks `a+bc` by its own line (4
 exporter lists merges in result-rank order (see `formats/hf_json.py`) so the two agree on real text.
 
 Pre-tokenizing: when the pattern is a preset (`scanner.can_scan`), the default is the Numba
-scanner fused with the merging (`encode_kernels.encode_scanned`: one call per text, no Python
+scanner fused with the merging (`_encode_kernels.encode_scanned`: one call per text, no Python
 object per piece); any other pattern uses `regex`. `Tokenizer(..., splitter="regex")` or
 `t.with_splitter("regex")` forces the regex path (tests, or a user who distrusts the scanner); a
 callable `Splitter` replaces the pre-tokenizer altogether. All give the same ids.
@@ -24,13 +24,15 @@ Not here: reading/writing files (`formats/`).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal, NamedTuple
 
 import numpy as np
 
-from workbench.engine import encode_kernels as kernels
+from workbench.engine import _encode_kernels as kernels
 from workbench.engine import scanner
 from workbench.engine.errors import TokenizerError
 from workbench.engine.patterns import compile_pattern, resolve
@@ -359,6 +361,36 @@ class Tokenizer:
     def decode(self, ids: Iterable[int]) -> str:
         """Text of `ids`; bytes that are not valid UTF-8 become U+FFFD."""
         return self.decode_bytes(ids).decode("utf-8", errors="replace")
+
+    def decode_tokens_bytes(self, ids: Iterable[int]) -> list[bytes]:
+        """The bytes of each token: `[b"hello", b" world"]` (as tiktoken's method of that name)."""
+        table = self._decode_table()
+        try:
+            return [table[i] for i in ids]
+        except KeyError as exc:
+            raise TokenizerError(f"token id {exc.args[0]} is not in this tokenizer") from None
+
+    def encode_batch(
+        self,
+        texts: Sequence[str],
+        allowed_special: AllowedSpecial = "all",
+        num_threads: int | None = None,
+    ) -> list[list[int]]:
+        """`encode` of each text, in threads (the kernels release the GIL)."""
+        texts = list(texts)
+        threads = num_threads or os.cpu_count() or 1
+        if threads <= 1 or len(texts) <= 1:
+            return [self.encode(t, allowed_special) for t in texts]
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(min(threads, len(texts))) as pool:
+            return list(pool.map(lambda t: self.encode(t, allowed_special), texts))
+
+    def export(self, format: str, out: str | os.PathLike[str]) -> list[Path]:
+        """Write this tokenizer as `format` (gpt2, hf, tiktoken, minbpe) into folder `out`."""
+        from workbench.engine import formats
+
+        return formats.export(self, format, out)
 
     # ----- internals --------------------------------------------------------------------------
 

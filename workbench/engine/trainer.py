@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from workbench.engine import train_kernels as k
+from workbench.engine import _train_kernels as k
 from workbench.engine.byte_mapping import hf_byte_order
 from workbench.engine.config import TrainConfig
 from workbench.engine.events import MergeBatch

@@ -2,7 +2,8 @@
 
 `bench_encode(text_path)` repeats the text to about `repeat_to_mb` MB, encodes the whole text
 with each encoder three times and reports the median MB/s (bytes of UTF-8 per second). All three
-get the same GPT-2 vocabulary, from `../shared/corpora` unless `gpt2_dir` says otherwise; the
+get the same vocabulary, from `tokenizer_path` (GPT-2's `vocab.json` + `merges.txt`, or any
+tokenizer file the workbench loads); the
 tiktoken and Hugging Face encoders are built from our own exports, so nothing is downloaded.
 Our encoder runs with its default pre-tokenizer (the Numba scanner for the GPT-2 preset); the
 ratios `ours/tiktoken` and `ours/hf` are throughput ratios (2.0 = twice as fast), and `same_ids`
@@ -12,36 +13,17 @@ compares the ids of the whole text.
 from __future__ import annotations
 
 import os
-import statistics
 import tempfile
-import time
-from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 
+from workbench.bench import median_rate
 from workbench.engine import formats
-
-DEFAULT_GPT2 = Path(__file__).resolve().parents[3] / "shared" / "corpora" / "gpt2_vocab.json"
-
-
-def _median_rate(
-    encode: Callable[[str], Sequence[int]], text: str, runs: int = 3
-) -> tuple[float, np.ndarray]:
-    """(median MB/s over `runs` whole-text encodes, the ids of the last one as an array)."""
-    size = len(text.encode("utf-8")) / 1e6
-    times = []
-    ids: Sequence[int] = []
-    for _ in range(runs):
-        del ids  # free the previous run's list first: it would only add memory pressure
-        start = time.perf_counter()
-        ids = encode(text)
-        times.append(time.perf_counter() - start)
-    return size / statistics.median(times), np.asarray(ids, dtype=np.int64)
 
 
 def bench_encode(
-    text_path: str | Path, repeat_to_mb: float = 40, gpt2_dir: str | Path | None = None
+    text_path: str | Path, tokenizer_path: str | Path, repeat_to_mb: float = 40
 ) -> dict:
     """{"mb", "splitter", "ours", "tiktoken", "hf", "ours/tiktoken", "ours/hf", "same_ids"}.
 
@@ -54,13 +36,13 @@ def bench_encode(
         raise ValueError(f"{text_path} is empty")
     size = len(text.encode("utf-8"))
     text = text * max(1, round(repeat_to_mb * 1e6 / size))
-    tokenizer = formats.load(gpt2_dir or DEFAULT_GPT2)
+    tokenizer = formats.load(tokenizer_path)
     tokenizer.encode(text[:10000])  # compile / warm up outside the timing
     result: dict = {"mb": round(len(text.encode("utf-8")) / 1e6, 1)}
     result["splitter"] = tokenizer.splitter
     # Timed like tiktoken's `encode_ordinary` (special-token text is plain text) and compared
     # with it; Hugging Face splits out the registered specials, so it is compared with "all".
-    result["ours"], ours = _median_rate(lambda t: tokenizer.encode(t, "none"), text)
+    result["ours"], ours = median_rate(lambda t: tokenizer.encode(t, "none"), text)
     same = True
     with tempfile.TemporaryDirectory() as folder:
         try:
@@ -72,7 +54,7 @@ def bench_encode(
             enc = tiktoken.Encoding(
                 "bench", pat_str=tokenizer.pattern, mergeable_ranks=ranks, special_tokens={}
             )
-            result["tiktoken"], theirs = _median_rate(enc.encode_ordinary, text)
+            result["tiktoken"], theirs = median_rate(enc.encode_ordinary, text)
             same &= np.array_equal(theirs, ours)
             del theirs
         except ImportError:
@@ -82,7 +64,7 @@ def bench_encode(
 
             formats.export(tokenizer, "hf", folder)
             hf = tokenizers.Tokenizer.from_file(str(Path(folder) / "tokenizer.json"))
-            result["hf"], theirs = _median_rate(
+            result["hf"], theirs = median_rate(
                 lambda t: hf.encode(t, add_special_tokens=False).ids, text
             )
             same &= np.array_equal(theirs, tokenizer.encode_array(text, "all"))

@@ -1,7 +1,7 @@
 """Hand-run benchmark: scanner MB/s against `regex.findall` + `Counter` on the same text.
 
-Run `python -m workbench.engine.bench_scanner [corpus] [--mb 30] [--runs 3]`. The corpus (default
-`../shared/corpora/tinyshakespeare.txt`) is repeated to about `--mb` megabytes; each step reports
+Run `python benchmarks/scanner.py [corpus] [--mb 30] [--runs 3]`. The corpus (default
+`$BPE_WORKBENCH_CORPORA/tinyshakespeare.txt`) is repeated to about `--mb` megabytes; each step reports
 the median of `--runs` runs, as MB/s of wall time and of this thread's CPU time (the second is
 steadier on a shared machine). Not a test: timings depend on the machine and what else runs.
 """
@@ -16,11 +16,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import regex
+from _paths import corpora  # noqa: E402
 
 from workbench.engine import scanner
 from workbench.engine.patterns import PRESETS
 
-DEFAULT_CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpora" / "tinyshakespeare.txt"
+DEFAULT_CORPUS = corpora() / "tinyshakespeare.txt"
 
 
 def median_seconds(step: Callable[[], object], runs: int) -> tuple[float, float]:

@@ -1,8 +1,8 @@
-"""Measure the Tokens view's re-render of 100 KB: `python -m workbench.gui.tokens.bench`.
+"""Measure the Tokens view's re-render of 100 KB: `python benchmarks/tokens_view.py`.
 
 Prints, per run, the time from the request to the view showing the new split (encode in the
 worker, visible blocks coloured, counts, strip) and when the whole document is coloured.
-Uses GPT-2's files from ../shared/corpora (a 50k vocabulary) on taylorswift.txt.
+Uses GPT-2's files from $BPE_WORKBENCH_CORPORA (default ../shared/corpora) (a 50k vocabulary) on taylorswift.txt.
 """
 
 from __future__ import annotations
@@ -10,11 +10,12 @@ from __future__ import annotations
 import os
 import sys
 import time
-from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-CORPORA = Path(__file__).resolve().parents[4] / "shared" / "corpora"
+from _paths import corpora  # noqa: E402
+
+CORPORA = corpora()
 
 
 def main(runs: int = 5) -> int:

@@ -5,8 +5,8 @@ points it at ~25 MB of the running Python's standard-library sources (no downloa
 full speed and records the time between ticks of a 10 ms QTimer on the UI thread. A tick that
 comes late means the UI thread was busy or starved of the GIL for that long.
 
-    python packaging/bench_ui_latency.py                 # 25 MB, vocab 32768
-    python packaging/bench_ui_latency.py --mb 5 --vocab 8000
+    python benchmarks/ui_latency.py                 # 25 MB, vocab 32768
+    python benchmarks/ui_latency.py --mb 5 --vocab 8000
 
 Prints p50 / p99 / max of the gaps, for counting and training separately.
 """

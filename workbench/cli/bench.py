@@ -1,13 +1,14 @@
 """`bpe-workbench bench`: the workbench against its peers on the same corpus, same run.
 
 bpe-workbench bench corpus.txt --vocab-size 32000          # training, whole processes
-bpe-workbench bench corpus.txt --encode                    # single-thread encoding
+bpe-workbench bench --encode --gpt2 DIR text.txt          # single-thread encoding
 bpe-workbench bench --make-corpus big.txt --megabytes 28   # real text from this machine
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from workbench.engine.errors import WorkbenchError
@@ -19,6 +20,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--vocab-size", type=int, default=32000)
     p.add_argument("--repeat", type=int, default=3, help="runs of each (the median is shown)")
     p.add_argument("--encode", action="store_true", help="encode throughput vs tiktoken/HF")
+    p.add_argument(
+        "--gpt2",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="tokenizer for --encode: GPT-2's folder (vocab.json + merges.txt) or any tokenizer"
+        " file (default: $BPE_WORKBENCH_GPT2)",
+    )
     p.add_argument("--make-corpus", type=Path, metavar="OUT", help="assemble a corpus file")
     p.add_argument("--megabytes", type=float, default=28.0)
     p.add_argument(
@@ -31,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench import bench
+    from workbench.bench import train as bench
 
     if args.make_corpus:
         sources = args.source or [Path("/usr/share/doc")]
@@ -41,11 +50,17 @@ def run(args: argparse.Namespace) -> int:
     if args.path is None or not args.path.is_file():
         raise WorkbenchError("bench needs a corpus file (or --make-corpus OUT)")
     if args.encode:
-        from workbench.engine.bench_encode import bench_encode
+        from workbench.bench.encode import bench_encode
 
-        results = bench_encode(args.path)
+        tokenizer = args.gpt2 or os.environ.get("BPE_WORKBENCH_GPT2")
+        if not tokenizer:
+            raise WorkbenchError(
+                "bench --encode needs a tokenizer: --gpt2 DIR (GPT-2's vocab.json and merges.txt)"
+                " or any tokenizer file, or $BPE_WORKBENCH_GPT2"
+            )
+        results = bench_encode(args.path, tokenizer)
         print(
-            f"single-thread encode of {args.path.name} ({results['mb']} MB), GPT-2 ranks, "
+            f"single-thread encode of {args.path.name} ({results['mb']} MB), {tokenizer} ranks, "
             f"median of 3 whole-text runs; our pre-tokenizer: {results['splitter']}"
         )
         for name in ("ours", "tiktoken", "hf"):

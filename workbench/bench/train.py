@@ -1,4 +1,4 @@
-"""Benchmarks against the peers, each in its own process, on the same corpus in the same run.
+"""Training against the peers, each in its own process, on the same corpus in the same run.
 
 Wall time is measured around the whole process (start-up and imports included) and peak memory
 is the process's max RSS from `wait4`, so every trainer pays the same overheads. The workbench
@@ -9,55 +9,12 @@ from __future__ import annotations
 
 import gzip
 import importlib.util
-import statistics
-import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
+from workbench.bench import Measurement, run_measured
 from workbench.engine.patterns import GPT2
-
-
-@dataclass
-class Measurement:
-    name: str
-    seconds: list[float]
-    peak_mb: float
-
-    @property
-    def median(self) -> float:
-        return statistics.median(self.seconds)
-
-
-# Runs a command and prints "seconds max-RSS-KB". A spawned child's high-water RSS starts at the
-# size of the process that spawned it (fork copies it; vfork shares it until exec), so the
-# measuring is done by this small process, not by the benchmark, whose Numba and Qt imports
-# would otherwise be charged to every trainer.
-_RUNNER = """
-import os, sys, time
-start = time.perf_counter()
-devnull = [(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)]
-pid = os.posix_spawn(sys.argv[1], sys.argv[1:], dict(os.environ), file_actions=devnull)
-_, status, usage = os.wait4(pid, 0)
-seconds = time.perf_counter() - start
-print(seconds, usage.ru_maxrss, os.waitstatus_to_exitcode(status))
-"""
-
-
-def run_measured(argv: list[str]) -> tuple[float, float]:
-    """(wall seconds, peak RSS in MB) of one child process; raises if it fails."""
-    proc = subprocess.run(
-        [sys.executable, "-c", _RUNNER, *argv], capture_output=True, text=True, check=False
-    )
-    try:
-        seconds, peak_kb, code = proc.stdout.split()[-3:]
-    except ValueError:
-        raise RuntimeError(f"{argv[:4]} could not be measured: {proc.stderr[-500:]}") from None
-    if int(code) != 0:
-        raise RuntimeError(f"{argv[:4]} failed ({code}): {proc.stderr.strip()[-500:]}")
-    return float(seconds), int(peak_kb) / 1024
-
 
 _HF = """
 import sys

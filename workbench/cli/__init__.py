@@ -1,6 +1,6 @@
 """The `bpe-workbench` command: no arguments opens the window; subcommands work headless.
 
-Each subcommand lives in its own `cli_*.py` module with a `register(subparsers)` function that
+Each subcommand lives in its own module of this package with a `register(subparsers)` function that
 adds its parser and sets `func`; a command returns an exit code. Bad input raises a
 `WorkbenchError`, which becomes one line on stderr and exit code 2, never a traceback.
 """
@@ -14,10 +14,12 @@ import sys
 from workbench.engine.errors import WorkbenchError
 
 COMMAND_MODULES = (
-    "workbench.cli_train",
-    "workbench.cli_bench",
-    "workbench.cli_tokenizer",
-    "workbench.cli_runs",
+    "workbench.cli.train",
+    "workbench.cli.encode",
+    "workbench.cli.export",
+    "workbench.cli.render",
+    "workbench.cli.runs",
+    "workbench.cli.bench",
 )
 
 

@@ -1,4 +1,4 @@
-"""How fast is merge-list search? `python -m workbench.store.bench_search [--merges 200000]`.
+"""How fast is merge-list search? `python benchmarks/store_search.py [--merges 200000]`.
 
 Fills a temporary database with synthetic merges (see synthetic.py) through `RunWriter`, then
 times a first page (limit 200) of typical searches: substrings short and long, common and
