@@ -22,7 +22,15 @@ from pathlib import Path
 
 from workbench.engine import _pretokenize_worker as worker
 from workbench.engine.config import TrainConfig
-from workbench.engine.corpus import Segmenter, list_files, read_documents
+from workbench.engine.corpus import (
+    CorpusListing,
+    Segmenter,
+    compression,
+    is_jsonl,
+    list_corpus,
+    read_documents,
+    read_small_text,
+)
 from workbench.engine.errors import CancelledError, CorpusError
 from workbench.engine.patterns import preset_name
 from workbench.engine.scan_count import count_with_scanner
@@ -70,22 +78,28 @@ def count_corpus(
     is left out whole and named in `stats.skipped`), CorpusError when nothing is left to train
     on, and CancelledError as soon as `cancel()` says so."""
     start = time.perf_counter()
-    files = list_files(paths)
-    if not files:
-        raise CorpusError(", ".join(map(str, paths)) or "(none)", "no files to read")
-    total = sum(f.stat().st_size for f in files)
+    paths = list(paths)
+    listing = list_corpus(paths)
+    files = listing.files
     stats = CorpusStats(files=len(files))
+    for problem in listing.problems:
+        if config.on_bad_file == "stop":
+            raise problem
+        stats.skipped.append(str(problem))
+    stats.skipped.extend(map(str, listing.passed_over))
+    if not files:
+        raise _nothing_to_read(paths, stats, "no files to read")
+    total = sum(listing.sizes)
     workers = default_workers() if workers is None else workers
     if config.pretokenizer == "auto" and can_scan(config.pattern_string):
-        table = count_with_scanner(files, config, stats, progress, cancel, workers)
+        table = count_with_scanner(
+            files, config, stats, progress, cancel, workers, listing.sizes
+        )
         words = WordTable.from_arrays(*table)
         if len(words) == 0:
-            raise CorpusError(
-                ", ".join(map(str, paths)),
-                "the corpus holds no text to train on (empty, or all skipped)",
-            )
+            raise _nothing_to_read(paths, stats)
         return _finish(words, stats, files, start)
-    tasks = _tasks(files, config, stats, progress, total)
+    tasks = _tasks(listing, config, stats, progress, total)
     counts: Counter[str] = Counter()
     pending: dict[int, Counter[str]] = {}
     if workers > 1 and total >= PARALLEL_FROM_BYTES:
@@ -95,12 +109,21 @@ def count_corpus(
         for task in tasks:
             _take(worker.run_task(task), counts, pending, cancel)
     if not counts:
-        raise CorpusError(
-            ", ".join(map(str, paths)),
-            "the corpus holds no text to train on (empty, or all skipped)",
-        )
+        raise _nothing_to_read(paths, stats)
     words = WordTable.from_counts({piece.encode("utf-8"): n for piece, n in counts.items()})
     return _finish(words, stats, files, start)
+
+
+def _nothing_to_read(
+    paths: list, stats: CorpusStats, what: str = "the corpus holds no text to train on"
+) -> CorpusError:
+    """The error for an empty corpus, carrying the first reason a file was left out, so a
+    lone bad file opened in the window says what is wrong with it."""
+    where = ", ".join(map(str, paths)) or "(none)"
+    if not stats.skipped:
+        return CorpusError(where, what)
+    more = f" (and {len(stats.skipped) - 1} more)" if len(stats.skipped) > 1 else ""
+    return CorpusError(where, f"{what}: all skipped, {stats.skipped[0]}{more}")
 
 
 def _finish(
@@ -153,7 +176,7 @@ def _take(
 
 
 def _tasks(
-    files: list[Path],
+    listing: CorpusListing,
     config: TrainConfig,
     stats: CorpusStats,
     progress: Progress | None,
@@ -167,9 +190,8 @@ def _tasks(
     batch: list[str] = []
     size = 0
     done = 0
-    for index, path in enumerate(files):
-        file_size = path.stat().st_size
-        whole = file_size <= BATCH_CHARS and not path.name.lower().endswith(".gz")
+    for index, (path, file_size) in enumerate(zip(listing.files, listing.sizes, strict=True)):
+        whole = file_size <= BATCH_CHARS and compression(path) is None
         try:
             if whole:
                 segments, documents = _read_whole(path, segmenter, stats)
@@ -196,6 +218,8 @@ def _tasks(
 
 
 def _read_whole(path: Path, segmenter: Segmenter, stats: CorpusStats) -> tuple[list[str], int]:
+    if not is_jsonl(path):  # one document: read it in one go (folders of many small files)
+        return segmenter.split(read_small_text(path).decode("utf-8")), 1
     segments: list[str] = []
     documents = 0
     for document in read_documents(path, segmenter):
