@@ -69,17 +69,17 @@ def _cmd_show(args: argparse.Namespace) -> int:
 def _cmd_export(args: argparse.Namespace) -> int:
     # Imported here: the tokenizer and formats pull in Numba, which `runs list` does not need.
     from workbench.engine.formats import export
+    from workbench.engine.outputs import check_output_folder
     from workbench.engine.patterns import resolve
     from workbench.engine.tokenizer import Tokenizer
 
+    out = check_output_folder(args.out)
     with _open(args) as store:
         run = store.get_run(args.id)
         pairs = store.merges_as_pairs(args.id)
     pattern = resolve(run.settings.get("pattern"))
     specials = list(run.settings.get("special_tokens") or ())
     tokenizer = Tokenizer.from_merges(pairs, pattern, specials)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     written = export(tokenizer, args.format, out)
     print(f"run {run.id} ({len(pairs)} merges) exported as {args.format} to {out}")
     for path in written or ():

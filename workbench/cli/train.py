@@ -10,7 +10,6 @@ every merge in the run store as they stream (`--db FILE`, default the user's dat
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from dataclasses import asdict
@@ -18,6 +17,7 @@ from pathlib import Path
 
 from workbench.engine.config import TIE_BREAKS, TrainConfig
 from workbench.engine.errors import WorkbenchError
+from workbench.engine.outputs import check_output_folder, write_formats_atomically
 from workbench.engine.pretokenize import count_corpus
 
 FORMATS = ("gpt2", "hf", "tiktoken", "minbpe")
@@ -84,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
         on_bad_file="skip" if args.skip_bad_files else "stop",
         pretokenizer="regex" if args.regex_pretokenizer else "auto",
     )
+    check_output_folder(args.out)  # a bad --out fails now, not after training
     bar = _Bar(enabled=not args.quiet and sys.stderr.isatty())
     started = time.perf_counter()
 
@@ -152,17 +153,12 @@ def _open_run(args, config, counted):
 
 
 def _write_files(trainer, config, formats, out: Path) -> list[Path]:
-    from workbench.engine.formats import export
     from workbench.engine.tokenizer import Tokenizer
 
     tokenizer = Tokenizer.from_merges(
         trainer.merge_pairs(), config.pattern_string, list(config.special_tokens)
     )
-    os.makedirs(out, exist_ok=True)
-    written: list[Path] = []
-    for fmt in dict.fromkeys(["gpt2", *formats]):
-        written.extend(export(tokenizer, fmt, out))
-    return written
+    return write_formats_atomically(tokenizer, ["gpt2", *formats], out)
 
 
 def _summary(stats, trainer, timings, total, written, run_id, args) -> None:
