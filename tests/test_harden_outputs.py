@@ -81,9 +81,10 @@ def test_train_still_writes_every_format(tmp_path, capsys, corpus_file):
         "merges.txt", "tokenizer.json", "tokenizer.tiktoken", "tokenizer.tiktoken.json",
         "vocab.json",
     ]  # fmt: skip
-    assert formats.load(tmp_path / "out").merges == formats.load(
-        tmp_path / "out" / "tokenizer.json"
-    ).merges
+    assert (
+        formats.load(tmp_path / "out").merges
+        == formats.load(tmp_path / "out" / "tokenizer.json").merges
+    )
 
 
 # -- staged writes ------------------------------------------------------------------------------

@@ -108,7 +108,9 @@ def _walk_folder(
             with os.scandir(folder) as it:
                 entries = sorted((e for e in it if not e.name.startswith(".")), key=_entry_name)
         except OSError as exc:
-            listing.problems.append(CorpusError(str(folder), _os_problem(folder, exc, "list the folder")))
+            listing.problems.append(
+                CorpusError(str(folder), _os_problem(folder, exc, "list the folder"))
+            )
             continue
         folders = []
         for entry in entries:

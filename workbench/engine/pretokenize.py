@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from workbench.engine import _pretokenize_worker as worker
-from workbench.engine.config import TrainConfig
+from workbench.engine.config import TrainConfig, check_workers
 from workbench.engine.corpus import (
     CorpusListing,
     Segmenter,
@@ -78,6 +78,7 @@ def count_corpus(
     is left out whole and named in `stats.skipped`), CorpusError when nothing is left to train
     on, and CancelledError as soon as `cancel()` says so."""
     start = time.perf_counter()
+    workers = check_workers(workers) or default_workers()
     paths = list(paths)
     listing = list_corpus(paths)
     files = listing.files
@@ -90,11 +91,8 @@ def count_corpus(
     if not files:
         raise _nothing_to_read(paths, stats, "no files to read")
     total = sum(listing.sizes)
-    workers = default_workers() if workers is None else workers
     if config.pretokenizer == "auto" and can_scan(config.pattern_string):
-        table = count_with_scanner(
-            files, config, stats, progress, cancel, workers, listing.sizes
-        )
+        table = count_with_scanner(files, config, stats, progress, cancel, workers, listing.sizes)
         words = WordTable.from_arrays(*table)
         if len(words) == 0:
             raise _nothing_to_read(paths, stats)
