@@ -7,19 +7,60 @@ rank k, so a run interrupted mid-way exports what it reached) and writes it in a
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from workbench.store import RunInfo, RunStore
+from workbench.store import RunInfo, RunStore, default_db_path
+from workbench.store.connection import as_store_error
 
 
-def _open(args: argparse.Namespace) -> RunStore:
-    return RunStore(args.db)  # None -> $BPE_WORKBENCH_DB or the user's data folder
+def _open(args: argparse.Namespace, read_only: bool = False) -> RunStore:
+    """The store at --db (None: $BPE_WORKBENCH_DB or the user's data folder); read-only for
+    commands that only read, so a database on a read-only disk can still be listed."""
+    return RunStore(args.db, read_only=read_only)
+
+
+def _store_errors(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """SQLite's own errors (a damaged file, a locked or full disk) as one line naming the db."""
+
+    @functools.wraps(func)
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return func(args)
+        except sqlite3.Error as exc:
+            raise as_store_error(args.db or default_db_path(), exc) from None
+
+    return run
+
+
+def _run_id(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a run id: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"run ids start at 1, not {value}")
+    return value  # too large for SQLite: RunStore answers "no run with id ..."
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
+    return value
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    with _open(args) as store:
+    if not (args.db or default_db_path()).exists():
+        print("no runs yet")  # and no database made just to say so
+        return 0
+    with _open(args, read_only=True) as store:
         runs = store.list_runs()
     if not runs:
         print("no runs yet")
@@ -52,7 +93,7 @@ def _describe(run: RunInfo) -> dict[str, object]:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    with _open(args) as store:
+    with _open(args, read_only=True) as store:
         run = store.get_run(args.id)
         first = store.merges(args.id, limit=args.merges)
     print(json.dumps(_describe(run), indent=2, ensure_ascii=False))
@@ -74,7 +115,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
     from workbench.engine.tokenizer import Tokenizer
 
     out = check_output_folder(args.out)
-    with _open(args) as store:
+    with _open(args, read_only=True) as store:
         run = store.get_run(args.id)
         pairs = store.merges_as_pairs(args.id)
     pattern = resolve(run.settings.get("pattern"))
@@ -117,18 +158,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ) -> argparse.ArgumentParser:
         sub = actions.add_parser(name, help=help_text)
         if with_id:
-            sub.add_argument("id", type=int, metavar="ID")
+            sub.add_argument("id", type=_run_id, metavar="ID")
         sub.add_argument(
             "--db",
             type=Path,
             help="run database (default: $BPE_WORKBENCH_DB or runs.db in the user's data folder)",
         )
-        sub.set_defaults(func=func)
+        sub.set_defaults(func=_store_errors(func))
         return sub
 
     action("list", _cmd_list, "every run with its state", with_id=False)
     show = action("show", _cmd_show, "a run's settings, statistics, timings and first merges")
-    show.add_argument("--merges", type=int, default=10, help="how many merges to list")
+    show.add_argument("--merges", type=_count, default=10, help="how many merges to list")
     export = action("export", _cmd_export, "write a run's tokenizer in a file format")
     export.add_argument("--format", required=True, help="e.g. hf, gpt2, tiktoken")
     export.add_argument("--out", required=True, type=Path, help="output folder")
