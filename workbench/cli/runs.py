@@ -13,6 +13,7 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
+from workbench.engine.errors import WorkbenchError
 from workbench.store import RunInfo, RunStore, default_db_path
 from workbench.store.connection import as_store_error
 
@@ -34,26 +35,6 @@ def _store_errors(func: Callable[[argparse.Namespace], int]) -> Callable[[argpar
             raise as_store_error(args.db or default_db_path(), exc) from None
 
     return run
-
-
-def _run_id(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a run id: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"run ids start at 1, not {value}")
-    return value  # too large for SQLite: RunStore answers "no run with id ..."
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
-    return value
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
@@ -93,6 +74,8 @@ def _describe(run: RunInfo) -> dict[str, object]:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
+    if args.merges < 0:  # SQLite would read a negative LIMIT as "all of them"
+        raise WorkbenchError(f"--merges must be 0 or more, not {args.merges}")
     with _open(args, read_only=True) as store:
         run = store.get_run(args.id)
         first = store.merges(args.id, limit=args.merges)
@@ -158,7 +141,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ) -> argparse.ArgumentParser:
         sub = actions.add_parser(name, help=help_text)
         if with_id:
-            sub.add_argument("id", type=_run_id, metavar="ID")
+            sub.add_argument("id", type=int, metavar="ID")
         sub.add_argument(
             "--db",
             type=Path,
@@ -169,7 +152,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     action("list", _cmd_list, "every run with its state", with_id=False)
     show = action("show", _cmd_show, "a run's settings, statistics, timings and first merges")
-    show.add_argument("--merges", type=_count, default=10, help="how many merges to list")
+    show.add_argument("--merges", type=int, default=10, help="how many merges to list (0 or more)")
     export = action("export", _cmd_export, "write a run's tokenizer in a file format")
     export.add_argument("--format", required=True, help="e.g. hf, gpt2, tiktoken")
     export.add_argument("--out", required=True, type=Path, help="output folder")

@@ -72,16 +72,33 @@ def connect(path: str | os.PathLike[str], read_only: bool = False) -> sqlite3.Co
             ) from None
     try:
         if read_only and not memory:
-            uri = f"{path.resolve().as_uri()}?mode=ro"
-            conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            conn.execute("PRAGMA query_only = ON")
-            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # a bad file fails here
-            return conn
+            return _connect_read_only(path)
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         return configure(conn)
     except sqlite3.Error as exc:
         raise StoreError(f"{path}: cannot open the run database ({exc})") from None
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """`mode=ro`; where even that cannot start (a WAL database in a folder this user cannot
+    write holds no -shm file to share), `immutable=1`: no writer can be at work there."""
+    last: sqlite3.Error | None = None
+    for options in ("mode=ro", "mode=ro&immutable=1"):
+        uri = f"{path.resolve().as_uri()}?{options}"
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA query_only = ON")
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # bad files fail here
+            return conn
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            last = exc
+        except BaseException:
+            conn.close()
+            raise
+    assert last is not None
+    raise last
 
 
 def rollback(conn: sqlite3.Connection) -> None:

@@ -179,7 +179,7 @@ class RunStore:
         return [self._info(row) for row in rows]
 
     def get_run(self, run_id: int) -> RunInfo:
-        if not is_row_id(run_id):  # SQLite ids are signed 64-bit: anything else is no run
+        if not 1 <= run_id < 2**63:  # ids are positive SQLite INTEGERs (signed 64-bit)
             raise RunNotFound(run_id)
         with self._lock:
             rows = list(self.db.query("SELECT * FROM runs WHERE id = ?", [run_id]))
@@ -189,10 +189,11 @@ class RunStore:
 
     def _info(self, row: dict[str, Any]) -> RunInfo:
         # A read-only store cannot mark a dead process's run; it shows it as marked.
-        stale = row["state"] in ("running", "paused") and not owner_alive(
-            row.get("owner"), row.get("pid")
-        )
-        if self.read_only and stale:
+        if (
+            self.read_only
+            and row["state"] in ("running", "paused")
+            and not owner_alive(row.get("owner"), row.get("pid"))
+        ):
             row = {**row, "state": "interrupted"}
             row["stop_reason"] = row.get("stop_reason") or "process ended"
         return RunInfo.from_row(row)
