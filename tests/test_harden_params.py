@@ -127,3 +127,48 @@ def test_bench_arguments(tmp_path, capsys, args, words):
     bad.write_bytes(b"not \xff fine\n")
     code, _, err = run_cli(capsys, "bench", str(bad), *args)
     assert_one_line_error(code, err, words)
+
+
+# -- catastrophic custom patterns ----------------------------------------------------------------
+
+CATASTROPHIC = r"(a|aa)+$|\S|\s"
+
+
+@pytest.fixture
+def quick_timeout(monkeypatch):
+    from workbench.engine import _pretokenize_worker as worker
+
+    monkeypatch.setattr(worker, "TIMEOUT_SECONDS", 0.2)
+
+
+def test_catastrophic_pattern_on_the_command_line(tmp_path, capsys, quick_timeout):
+    corpus = tmp_path / "as.txt"
+    corpus.write_text("a" * 60 + "!", encoding="utf-8")
+    code, _, err = run_cli(capsys, "train", str(corpus), "--vocab-size", "300", "--out",
+                           str(tmp_path / "out"), "--no-db", "--pattern", CATASTROPHIC)  # fmt: skip
+    assert_one_line_error(code, err, "(a|aa)+$", "as.txt", "backtracks")
+    assert not (tmp_path / "out").exists()
+
+
+def test_catastrophic_pattern_through_the_api(quick_timeout):
+    from workbench.engine.errors import PatternError
+    from workbench.engine.pretokenize import count_texts
+
+    with pytest.raises(PatternError, match="backtracks"):
+        count_texts(["fine", "a" * 60 + "!"], TrainConfig(pattern=CATASTROPHIC))
+    # the same pattern on text it handles quickly is fine
+    words = count_texts(["a b c"], TrainConfig(pattern=CATASTROPHIC)).to_dict()
+    assert words == {b"a": 1, b" ": 2, b"b": 1, b"c": 1}
+
+
+def test_a_pattern_with_groups_counts_whole_matches(tmp_path, capsys):
+    """`findall` would hand back the groups (tuples, or one group's text)."""
+    from workbench.engine.pretokenize import count_texts
+
+    config = TrainConfig(pattern=r"(\w)(\w*)|\s+|[^\w\s]+")
+    assert count_texts(["hello, hello"], config).to_dict() == {b"hello": 2, b",": 1, b" ": 1}
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("hello, hello", encoding="utf-8")
+    code, _, err = run_cli(capsys, "train", str(corpus), "--vocab-size", "260", "--out",
+                           str(tmp_path / "out"), "--no-db", "--pattern", config.pattern)  # fmt: skip
+    assert code == 0, err

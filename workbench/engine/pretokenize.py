@@ -180,12 +180,14 @@ def _tasks(
     progress: Progress | None,
     total: int,
 ) -> Iterator[tuple]:
-    """(key, action, pattern, segments) tasks. Files that fit in one batch are read whole
+    """(key, action, pattern, segments, sources) tasks; `sources[i]` names the file of
+    segment i, for messages. Files that fit in one batch are read whole
     (so a bad one is known before any of it is sent) and share batches; a larger file gets
     tasks of its own under its index, then a commit, or a drop if it turns out bad."""
     pattern = config.pattern_string
     segmenter = Segmenter(config.special_tokens, cut_inside=preset_name(pattern) is not None)
     batch: list[str] = []
+    sources: list[str] = []
     size = 0
     done = 0
     for index, (path, file_size) in enumerate(zip(listing.files, listing.sizes, strict=True)):
@@ -195,24 +197,25 @@ def _tasks(
                 segments, documents = _read_whole(path, segmenter, stats)
                 stats.documents += documents
                 batch.extend(segments)
+                sources.extend([str(path)] * len(segments))
                 size += sum(map(len, segments))
                 if size >= BATCH_CHARS:
-                    yield None, "count", pattern, batch
-                    batch, size = [], 0
+                    yield None, "count", pattern, batch, sources
+                    batch, sources, size = [], [], 0
             else:
                 yield from _stream_file(index, path, segmenter, stats, pattern)
-                yield index, "commit", pattern, []
+                yield index, "commit", pattern, [], []
         except CorpusError as exc:
             if config.on_bad_file == "stop":
                 raise
             stats.skipped.append(str(exc))
             if not whole:
-                yield index, "drop", pattern, []
+                yield index, "drop", pattern, [], []
         done += file_size
         if progress is not None:
             progress(done, total)
     if batch:
-        yield None, "count", pattern, batch
+        yield None, "count", pattern, batch, sources
 
 
 def _read_whole(path: Path, segmenter: Segmenter, stats: CorpusStats) -> tuple[list[str], int]:
@@ -238,10 +241,10 @@ def _stream_file(
             batch.append(segment)
             size += len(segment)
             if size >= BATCH_CHARS:
-                yield index, "count", pattern, batch
+                yield index, "count", pattern, batch, [str(path)] * len(batch)
                 batch, size = [], 0
     if batch:
-        yield index, "count", pattern, batch
+        yield index, "count", pattern, batch, [str(path)] * len(batch)
 
 
 def count_texts(texts: Iterable[str], config: TrainConfig) -> WordTable:
