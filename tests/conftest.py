@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -18,3 +19,11 @@ def corpora() -> Path:
     if not CORPORA.is_dir():
         pytest.skip(f"shared corpora not found at {CORPORA}")
     return CORPORA
+
+
+# Hypothesis profiles, chosen by HYPOTHESIS_PROFILE: `ci` (the default; examples as Hypothesis
+# sets them, no deadline: the first call of a Numba kernel compiles it) and `long` for a
+# nightly-style run. A test's own @settings still win where it sets them.
+settings.register_profile("ci", deadline=None)
+settings.register_profile("long", max_examples=1_000_000, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
