@@ -200,17 +200,27 @@ def is_jsonl(path: Path) -> bool:
     return name.endswith(".jsonl")
 
 
-def _open_regular(path: Path) -> BinaryIO:
-    """The file opened for reading bytes; anything but a regular file is refused, and a FIFO
-    never blocks the open (O_NONBLOCK), even one put in a file's place after listing."""
+def _open_fd(path: Path) -> tuple[int, int]:
+    """(file descriptor, size) of a regular file opened for reading. Anything else is refused,
+    and a FIFO never blocks the open (O_NONBLOCK), even one put in a file's place after the
+    folder was listed."""
     try:
         fd = os.open(path, os.O_RDONLY | _O_NONBLOCK)
     except OSError as exc:
         raise CorpusError(str(path), _os_problem(path, exc, "read")) from None
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise CorpusError(str(path), _not_regular(mode))
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise CorpusError(str(path), _not_regular(st.st_mode))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st.st_size
+
+
+def _open_regular(path: Path) -> BinaryIO:
+    fd, _ = _open_fd(path)
+    try:
         return open(fd, "rb")  # noqa: SIM115 - closed by the caller's with-block
     except BaseException:
         os.close(fd)
@@ -249,12 +259,19 @@ def read_chunks(path: Path, size: int | None = None) -> Iterator[bytes]:
 
 def read_whole(path: Path) -> bytes:
     """All the bytes of a plain (uncompressed) file: the quick way for the many small files of
-    a folder corpus (no chunking, no decompressor)."""
-    with _open_regular(path) as raw:
-        try:
-            return raw.read()
-        except OSError as exc:
-            raise CorpusError(str(path), f"cannot read: {_read_problem(exc)}") from None
+    a folder corpus (plain system calls: no file object, no chunking, no decompressor)."""
+    fd, size = _open_fd(path)
+    try:
+        parts = []
+        while True:  # usually two reads: the file, then the end (it may have grown)
+            part = os.read(fd, max(size + 1, 1 << 16))
+            if not part:
+                return b"".join(parts)
+            parts.append(part)
+    except OSError as exc:
+        raise CorpusError(str(path), f"cannot read: {_read_problem(exc)}") from None
+    finally:
+        os.close(fd)
 
 
 def read_small_text(path: Path) -> bytes:
