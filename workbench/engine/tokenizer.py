@@ -386,29 +386,17 @@ class Tokenizer:
         with ThreadPoolExecutor(min(threads, len(texts))) as pool:
             return list(pool.map(lambda t: self.encode(t, allowed_special), texts))
 
-    def bpe_of_pieces(self, pieces: Sequence[bytes]) -> list[list[int]]:
-        """What the merges alone make of each byte string, taken as one whole piece (no
-        pre-tokenizer, no specials), in one kernel call. `bpe_of_pieces([b"ab"]) -> [[256]]`
-        when `ab` is token 256; token health uses it to find tokens BPE cannot reach."""
-        data = b"".join(pieces)
-        lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
-        ends = np.cumsum(lengths)
-        starts = ends - lengths
-        out_ids = np.empty(len(data) + 1, dtype=np.int32)
-        out_starts = np.empty(len(data) + 1, dtype=np.int64)
-        count = kernels.encode_pieces(
-            np.frombuffer(data, dtype=np.uint8),
-            starts,
-            ends,
-            np.full(len(pieces), -1, dtype=np.int32),
-            np.int32(self._max_rank),
-            self._core.tables,
-            out_ids,
-            out_starts,
-        )
-        ids, token_starts = out_ids[:count], out_starts[:count]
-        cuts = np.searchsorted(token_starts, starts, side="left")
-        return [part.tolist() for part in np.split(ids, cuts[1:])]
+    def rebuilt_merges(self) -> list[tuple[int, int] | None]:
+        """For each merge r, the two tokens that BPE with only the first r merges makes of the
+        bytes of the token merge r makes, or None when they do not come out as two tokens.
+
+        None means the merges never build that token: the encoder emits it only where a whole
+        pre-token equals it (its whole-piece lookup). With merges `b+c`, `a+b`, `c+d`, `ab+cd`,
+        `abcd` is None: `a|bc|d` is all the first three merges make of it.
+        """
+        results = np.array(self.merge_results, dtype=np.int64)
+        found = kernels.recover_merges(results, self._core.tables)
+        return [None if left < 0 else (int(left), int(right)) for left, right in found.tolist()]
 
     def export(self, format: str, out: str | os.PathLike[str]) -> list[Path]:
         """Write this tokenizer as `format` (gpt2, hf, tiktoken, minbpe) into folder `out`."""

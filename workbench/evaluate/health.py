@@ -1,8 +1,11 @@
 """Token health: which tokens of a vocabulary are wasted, each list sorted and exportable.
 
-- unreachable: BPE of the token's own bytes does not give the token (`merges`: an earlier merge
-  takes its bytes another way), or the pre-tokenizer cuts the token's text into several pieces
-  when it stands alone (`pre-tokenizer`; checked on the text alone, the usual "Magikarp" test).
+- unreachable: encoding the token's own text does not give the token (`pre-tokenizer`: the
+  pattern cuts it into several pieces; checked on the text alone, the "Magikarp" test), or the
+  merges never build it (`merges`: BPE of its bytes with the earlier merges does not leave two
+  tokens, so it is emitted only where a whole pre-token equals it -- never, for part of a
+  character). The encoder looks a whole pre-token up first, as tiktoken does, which is why the
+  second case needs its own test.
 - never completes a character: not valid UTF-8 alone, and no bytes before or after it make
   valid UTF-8 (a stray continuation run, a lead byte with a bad second byte, 0xC0/0xC1/0xF5+).
 - never emitted: a merged token (not a byte, not a special) that encoding the given text (or the
@@ -50,21 +53,27 @@ def _row(tok: Tokenizer, tid: int, **extra: object) -> TokenRow:
 
 
 def unreachable(tok: Tokenizer) -> list[TokenRow]:
-    """Tokens that encoding their own bytes (as one piece) or text (pre-tokenized) misses."""
-    ids = merged_ids(tok)
+    """Tokens that encoding their own text misses, or that the merges never build."""
     rows: list[TokenRow] = []
-    by_bpe = tok.bpe_of_pieces([tok.vocab[t] for t in ids])
-    for tid, got in zip(ids, by_bpe, strict=True):
-        if got != [tid]:
-            rows.append(_row(tok, tid, reason=f"merges: its bytes give {len(got)} tokens {got}"))
-            continue
+    rebuilt = tok.rebuilt_merges()
+    for tid in merged_ids(tok):
         try:
             text = tok.vocab[tid].decode("utf-8")
         except UnicodeDecodeError:
-            continue  # part of a character: only the merges can be checked
-        got = tok.encode(text, "none")
-        if got != [tid]:
-            rows.append(_row(tok, tid, reason=f"pre-tokenizer: its text gives {len(got)} tokens"))
+            text = None
+        if rebuilt[tok.token_rank(tid)] is None:
+            why = (
+                "merges: never built, and as part of a character no whole pre-token equals it"
+                if text is None
+                else "merges: never built; emitted only where a whole pre-token equals it"
+            )
+            rows.append(_row(tok, tid, reason=why))
+            continue
+        if text is not None:
+            got = tok.encode(text, "none")
+            if got != [tid]:
+                why = f"pre-tokenizer: its text alone gives {len(got)} tokens"
+                rows.append(_row(tok, tid, reason=why))
     return rows
 
 

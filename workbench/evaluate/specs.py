@@ -76,9 +76,7 @@ def run_candidate(store, run_id: int, k: int | None = None, name: str | None = N
     )
 
 
-def resolve(
-    spec: str, db_path: str | Path | None = None, pattern: str | None = None
-) -> Candidate:
+def resolve(spec: str, db_path: str | Path | None = None, pattern: str | None = None) -> Candidate:
     """The candidate `spec` names; a WorkbenchError (one line) when it names nothing usable."""
     run = parse_run(spec)
     if run is not None:
