@@ -151,7 +151,7 @@ def _print(result: dict, limit: int) -> None:
         for line in report.curve_findings(result):
             print(line)
     for name, lists in (result.get("health") or {}).items():
-        print(f"\ntoken health of {name} (emitted counts on the {lists['emitted_on']}):")
+        print(f"\ntoken health of {name}:")
         for kind in report.HEALTH_LISTS:
             rows = lists.get(kind)
             if rows is None:

@@ -42,6 +42,19 @@ HEALTH_LISTS = ("unreachable", "never_completes", "never_emitted", "never_emitte
                 "residues", "rare")  # fmt: skip
 
 
+def list_title(kind: str, lists: dict) -> str:
+    """What one health list holds, in words: `never emitted on the given text`."""
+    given = "the given text" if "never_emitted" in lists else "the training corpus"
+    return {
+        "unreachable": "unreachable",
+        "never_completes": "never completes a character",
+        "never_emitted": "never emitted on the given text",
+        "never_emitted_training": "never emitted on the training corpus",
+        "residues": f"residues (emitted on the {lists.get('emitted_on')} vs count at merge)",
+        "rare": f"rare (emitted fewer than {lists.get('rare_below')} times on {given})",
+    }[kind]
+
+
 def to_json(result: dict) -> dict:
     """The result without internal fields, health rows as dicts."""
 
@@ -230,7 +243,7 @@ def _health_html(result: dict, limit: int = 200) -> str:
             rows = lists.get(kind)
             if rows is None:
                 continue
-            out.append(f"<h4>{kind.replace('_', ' ')} ({len(rows):,})</h4>")
+            out.append(f"<h4>{html.escape(list_title(kind, lists))}: {len(rows):,}</h4>")
             if not rows:
                 continue
             cells = "".join(

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from workbench.engine.errors import CancelledError
+from workbench.engine.errors import CancelledError, WorkbenchError
 from workbench.engine.tokenizer import Tokenizer
 from workbench.evaluate import curves, health, metrics
 from workbench.evaluate.specs import Candidate
@@ -138,8 +138,8 @@ def _evaluate(candidates: list[Candidate], docs: Iterable[Doc], job: _Job) -> di
                 tally.tokens += n
                 tally.emitted += counts[: spaces[i]]
         done_chars += sum(len(d.text) for d in batch)
-    if not texts:
-        raise ValueError("the text to evaluate on holds no documents")
+    if not texts and not options.health:
+        raise WorkbenchError("the text to evaluate on holds no documents")
 
     group_names = list(texts)
     rows: list[dict] = []
@@ -166,18 +166,21 @@ def _evaluate(candidates: list[Candidate], docs: Iterable[Doc], job: _Job) -> di
                 "vocab_size": cand.vocab_size,
                 "merges": len(cand.tokenizer.merges),
                 "groups": groups,
-                "total": metrics.group_figures("total", total_text, total, cand.vocab_size),
+                "total": metrics.group_figures("total", total_text, total, cand.vocab_size)
+                if texts
+                else None,
                 "parity": metrics.parity(groups),
                 "_emitted": total.emitted,  # for health; dropped from the JSON by report
             }
         )
-    metrics.mark_ratio_to_best(rows)
+    if texts:
+        metrics.mark_ratio_to_best(rows)
     result: dict = {"tokenizers": rows, "group_names": group_names}
     if options.curves:
         result["curves"] = _curves(candidates, rows, kept, job)
     if options.health:
         result["health"] = {
-            cand.name: _health(cand, row["_emitted"], job)
+            cand.name: _health(cand, row["_emitted"] if texts else None, job)
             for cand, row in zip(candidates, rows, strict=True)
         }
     return result
@@ -220,17 +223,20 @@ def _curves(candidates: list[Candidate], rows: list[dict], kept: list[str], job:
     return out
 
 
-def _health(cand: Candidate, emitted: np.ndarray, job: _Job) -> dict:
+def _health(cand: Candidate, emitted: np.ndarray | None, job: _Job) -> dict:
+    """The health lists of one tokenizer; `emitted`: its counts on the given text (None: none
+    given, then the emitted-count lists come from the training corpus alone, if there)."""
     options = job.options
     tok = cand.tokenizer
     job.progress(f"token health of {cand.label}", -1.0)
     out: dict = {
         "unreachable": health.unreachable(tok),
         "never_completes": health.never_completes(tok),
-        "never_emitted": health.never_emitted(tok, emitted),
-        "rare": health.rare(tok, emitted, options.rare_below),
         "rare_below": options.rare_below,
     }
+    if emitted is not None:
+        out["never_emitted"] = health.never_emitted(tok, emitted)
+        out["rare"] = health.rare(tok, emitted, options.rare_below)
     basis, counted = "given text", emitted
     paths = [p for p in cand.corpus_paths if Path(p).exists()]
     if options.training_corpus and paths and len(paths) == len(cand.corpus_paths):
@@ -242,8 +248,10 @@ def _health(cand: Candidate, emitted: np.ndarray, job: _Job) -> dict:
                 counted += counts[:space]
         basis = "training corpus"
         out["never_emitted_training"] = health.never_emitted(tok, counted)
-    out["emitted_on"] = basis
-    if cand.merge_counts is not None:
+        if emitted is None:
+            out["rare"] = health.rare(tok, counted, options.rare_below)
+    out["emitted_on"] = basis if counted is not None else "no text"
+    if cand.merge_counts is not None and counted is not None:
         out["residues"] = health.residues(
             tok, cand.merge_counts, counted, options.residue_ratio, options.residue_min_count
         )
