@@ -158,6 +158,5 @@ def _print(result: dict, limit: int) -> None:
                 continue
             shown = ", ".join(f"{r.id}:{r.text!r}" for r in rows[:limit])
             more = " …" if len(rows) > limit else ""
-            print(
-                f"  {kind.replace('_', ' ')}: {len(rows):,}" + (f"  {shown}{more}" if rows else "")
-            )
+            title = report.list_title(kind, lists)
+            print(f"  {title}: {len(rows):,}" + (f"  {shown}{more}" if rows else ""))
