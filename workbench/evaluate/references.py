@@ -164,3 +164,27 @@ def load_reference(name: str) -> Tokenizer:
 
 
 _TIKTOKEN_NAMES = {"gpt2": "gpt2", "cl100k": "cl100k_base", "o200k": "o200k_base"}
+
+
+def available(name: str) -> bool:
+    """Whether `load_reference(name)` would find the ranks (a cheap look, nothing parsed)."""
+    ref = REFERENCES[name]
+    if ref.wheel_file:
+        try:
+            spec = importlib.util.find_spec("bpe_openai")
+        except (ImportError, ValueError):
+            spec = None
+        if spec is not None and any(
+            (Path(f) / "data" / ref.wheel_file).is_file()
+            for f in spec.submodule_search_locations or ()
+        ):
+            return True
+    folder = tiktoken_cache_dir()
+    if folder is None:
+        return False
+    urls = [ref.tiktoken_url] if ref.tiktoken_url else []
+    if any((folder / hashlib.sha1(u.encode()).hexdigest()).is_file() for u in urls):
+        return True
+    return ref.data_gym is not None and all(
+        (folder / hashlib.sha1(u.encode()).hexdigest()).is_file() for u, _ in ref.data_gym
+    )
