@@ -48,6 +48,9 @@ def _sortable(model, parent: QWidget) -> tuple[QTableView, QSortFilterProxyModel
     view = QTableView(parent)
     view.setModel(proxy)
     view.setSortingEnabled(True)
+    # keep the given order (a health list comes sorted by what matters) until a header is clicked
+    view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+    proxy.sort(-1)
     view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
     view.verticalHeader().setVisible(False)

@@ -24,28 +24,31 @@ class CurvesPlot(pg.PlotWidget):
         self.showGrid(x=True, y=True, alpha=0.25)
         self.legend = self.addLegend(offset=(-10, -40), labelTextColor="#222222")
         self.labels: list[pg.TextItem] = []
+        self.lines: list[pg.PlotDataItem] = []  # one per run, then one per reference
 
     def show(self, curves: dict | None) -> None:
         self.clear()
         self.legend.clear()
-        self.labels = []
+        self.labels, self.lines = [], []
         if not curves:
             return
         top = 1.0
         for i, run in enumerate(curves.get("runs", [])):
             pen = pg.mkPen(PALETTE[i % len(PALETTE)], width=2)
             xs = [max(1, v) for v in run["vocab_size"]]
-            self.plot(
+            line = self.plot(
                 xs, run["bytes_per_token"], pen=pen, symbol="o", symbolSize=4,
                 symbolBrush=PALETTE[i % len(PALETTE)], name=run["label"],
             )  # fmt: skip
+            self.lines.append(line)
             end = pg.ScatterPlotItem([math.log10(xs[-1])], [run["bytes_per_token"][-1]], size=10,
                                      brush=PALETTE[i % len(PALETTE)], pen=pg.mkPen("w"))  # fmt: skip
             self.addItem(end)  # where the run stopped: its final vocabulary
             top = max([top, *run["bytes_per_token"]])
         for ref in curves.get("references", []):
             size, value = ref["vocab_size"], ref["bytes_per_token"]
-            self.plot([256, size], [value, value], pen=REFERENCE_PEN, name=ref["name"])
+            flat = self.plot([256, size], [value, value], pen=REFERENCE_PEN, name=ref["name"])
+            self.lines.append(flat)
             label = pg.TextItem(f"{ref['name']} {value:.2f}", color="#333333", anchor=(1, 1))
             label.setPos(math.log10(size), value)
             self.addItem(label)
