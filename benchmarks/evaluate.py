@@ -17,7 +17,6 @@ Loading the tokenizers is timed apart (it is the same whatever the text's size).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import statistics
 import sys
@@ -36,17 +35,6 @@ def documents(text: str, size: int = 10_000) -> list[str]:
         docs.append(text[start:end])
         start = end
     return docs
-
-
-def fill_gpt2_cache(cache: Path) -> None:
-    from workbench.evaluate.references import REFERENCES
-
-    (merges_url, _), (vocab_url, _) = REFERENCES["gpt2"].data_gym
-    merges = b"#version: 0.2\n" + (corpora() / "gpt2_merges.txt").read_bytes()
-    (cache / hashlib.sha1(merges_url.encode()).hexdigest()).write_bytes(merges)
-    (cache / hashlib.sha1(vocab_url.encode()).hexdigest()).write_bytes(
-        (corpora() / "gpt2_vocab.json").read_bytes()
-    )
 
 
 def median(step, runs: int) -> tuple[float, object]:
@@ -70,6 +58,7 @@ def main() -> int:
 
     from workbench.bench.train import make_corpus
     from workbench.cli import main as cli
+    from workbench.evaluate.references import seed_gpt2_cache
     from workbench.evaluate.run import Options, evaluate
     from workbench.evaluate.specs import resolve
     from workbench.evaluate.texts import Doc
@@ -86,7 +75,7 @@ def main() -> int:
     (work / "train.txt").write_text(train, "utf-8")
     cache = work / "cache"
     cache.mkdir()
-    fill_gpt2_cache(cache)
+    seed_gpt2_cache(corpora() / "gpt2_vocab.json", corpora() / "gpt2_merges.txt", cache)
     os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)
     specs = ["gpt2", "cl100k", "o200k"]
     for size in (8000, 32000):

@@ -10,7 +10,6 @@ texts grouped by file, and saves `resources/screenshots/evaluate.png`.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 import tempfile
@@ -25,18 +24,9 @@ OUT = ROOT / "resources" / "screenshots" / "evaluate.png"
 SIZES = (1000, 2000, 4000, 8000)
 
 
-def fill_gpt2_cache(cache: Path) -> None:
-    from workbench.evaluate.references import REFERENCES
-
-    (merges_url, _), (vocab_url, _) = REFERENCES["gpt2"].data_gym
-    merges = b"#version: 0.2\n" + (CORPORA / "gpt2_merges.txt").read_bytes()
-    (cache / hashlib.sha1(merges_url.encode()).hexdigest()).write_bytes(merges)
-    vocab = (CORPORA / "gpt2_vocab.json").read_bytes()
-    (cache / hashlib.sha1(vocab_url.encode()).hexdigest()).write_bytes(vocab)
-
-
 def main() -> int:
     from workbench.cli import main as cli
+    from workbench.evaluate.references import seed_gpt2_cache
 
     work = Path(tempfile.mkdtemp(prefix="bpe-eval-shot-"))
     text = (CORPORA / "tinyshakespeare.txt").read_text("utf-8")
@@ -55,7 +45,7 @@ def main() -> int:
         assert code == 0
     cache = work / "tiktoken-cache"
     cache.mkdir()
-    fill_gpt2_cache(cache)
+    seed_gpt2_cache(CORPORA / "gpt2_vocab.json", CORPORA / "gpt2_merges.txt", cache)
     os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)
 
     app = QApplication(sys.argv)

@@ -4,7 +4,6 @@ corpora (nothing downloaded), and independent encoders to check counts against."
 from __future__ import annotations
 
 import gzip
-import hashlib
 from pathlib import Path
 
 from workbench.evaluate import references
@@ -12,12 +11,7 @@ from workbench.evaluate import references
 
 def fill_gpt2_cache(corpora: Path, cache: Path) -> Path:
     """Put GPT-2's vocab.bpe and encoder.json where tiktoken's cache keeps them (by URL SHA-1)."""
-    cache.mkdir(parents=True, exist_ok=True)
-    (merges_url, _), (vocab_url, _) = references.REFERENCES["gpt2"].data_gym
-    merges = b"#version: 0.2\n" + (corpora / "gpt2_merges.txt").read_bytes()
-    (cache / hashlib.sha1(merges_url.encode()).hexdigest()).write_bytes(merges)
-    vocab = (corpora / "gpt2_vocab.json").read_bytes()
-    (cache / hashlib.sha1(vocab_url.encode()).hexdigest()).write_bytes(vocab)
+    references.seed_gpt2_cache(corpora / "gpt2_vocab.json", corpora / "gpt2_merges.txt", cache)
     return cache
 
 

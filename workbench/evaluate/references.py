@@ -188,3 +188,18 @@ def available(name: str) -> bool:
     return ref.data_gym is not None and all(
         (folder / hashlib.sha1(u.encode()).hexdigest()).is_file() for u, _ in ref.data_gym
     )
+
+
+def seed_gpt2_cache(vocab_json: Path, merges_txt: Path, cache: Path) -> None:
+    """Put local GPT-2 files (`vocab.json` = encoder.json, `merges.txt` = vocab.bpe, the
+    `#version` header added when missing) where tiktoken's cache `cache` keeps them, so `gpt2`
+    loads offline. They are checked against tiktoken's hashes when loaded, as downloads are."""
+    data_gym = REFERENCES["gpt2"].data_gym
+    assert data_gym is not None
+    (merges_url, _), (vocab_url, _) = data_gym
+    merges = merges_txt.read_bytes()
+    if not merges.startswith(b"#version"):
+        merges = b"#version: 0.2\n" + merges
+    cache.mkdir(parents=True, exist_ok=True)
+    (cache / hashlib.sha1(merges_url.encode()).hexdigest()).write_bytes(merges)
+    (cache / hashlib.sha1(vocab_url.encode()).hexdigest()).write_bytes(vocab_json.read_bytes())
