@@ -107,3 +107,19 @@ def test_partial_character_never_built_is_unreachable():
 def test_rebuilt_merges():
     tok = Tokenizer.from_merges([(b"b", b"c"), (b"a", b"b"), (b"c", b"d"), (b"ab", b"cd")], "gpt2")
     assert tok.rebuilt_merges() == [(98, 99), (97, 98), (99, 100), None]
+
+
+def test_a_changed_training_corpus_is_not_used(tmp_path):
+    from workbench.engine.corpus import fingerprint, list_files
+
+    corpus = tmp_path / "train.txt"
+    corpus.write_text("abc " * 300, "utf-8")
+    tok = Tokenizer.from_merges([(b"a", b"b"), (b"ab", b"c")], "gpt2")
+    cand = _candidate(tok, np.array([300, 300], dtype=np.int64))
+    cand.corpus_paths = [str(corpus)]
+    cand.corpus_fingerprint = fingerprint(list_files([corpus]))
+    corpus.write_text("something else entirely", "utf-8")
+    lists = evaluate([cand], [Doc("ab abc", "all")], Options(health=True))["health"]["t"]
+    assert lists["emitted_on"] == "given text"
+    assert "changed since the run" in lists["training_corpus"]
+    assert "never_emitted_training" not in lists

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from workbench.engine.errors import WorkbenchError
 
+MAX_GROUPS_PRINTED = 20
 RENYI_HELP = (
     "Rényi efficiency (alpha 2.5): H_2.5 of the emitted-token distribution over log |V|. "
     "Caveat: it rewards an even use of the vocabulary, was fitted to one translation task "
@@ -126,7 +127,7 @@ def _print(result: dict, limit: int) -> None:
     names = result["group_names"]
     sections = [("all text", None)] if len(names) > 1 else [(names[0] if names else "all", 0)]
     if len(names) > 1:
-        sections += [(name, i) for i, name in enumerate(names)]
+        sections += [(name, i) for i, name in enumerate(names[:MAX_GROUPS_PRINTED])]
     width = max([len(t["label"]) for t in result["tokenizers"]] + [9])
     for title, index in sections:
         if not names:
@@ -140,6 +141,10 @@ def _print(result: dict, limit: int) -> None:
             g = t["total"] if index is None else t["groups"][index]
             cells = " ".join(f"{report.fmt(g.get(c)):>15}" for c in columns)
             print(f"{t['label']:<{width}} {t['vocab_size']:>8,} {cells}")
+    if len(names) > MAX_GROUPS_PRINTED:
+        print(
+            f"\n… and {len(names) - MAX_GROUPS_PRINTED:,} more groups (all of them: --csv, --json)"
+        )
     if len(names) > 1:
         print("\nparity across groups (tokens per byte): max/min, Gini")
         for t in result["tokenizers"]:
@@ -152,6 +157,8 @@ def _print(result: dict, limit: int) -> None:
             print(line)
     for name, lists in (result.get("health") or {}).items():
         print(f"\ntoken health of {name}:")
+        if lists.get("training_corpus"):
+            print(f"  training corpus: {lists['training_corpus']}")
         for kind in report.HEALTH_LISTS:
             rows = lists.get(kind)
             if rows is None:

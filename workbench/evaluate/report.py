@@ -38,6 +38,7 @@ HIGHER_IS_BETTER = {
     "vocab_used": True,
     "ratio_to_best": False,
 }
+MAX_GROUPS_SHOWN = 50  # per-group tables and bars in the HTML report
 HEALTH_LISTS = ("unreachable", "never_completes", "never_emitted", "never_emitted_training",
                 "residues", "rare")  # fmt: skip
 
@@ -214,7 +215,7 @@ def _svg_curves(curves: dict) -> str:
 
 
 def _svg_bars(result: dict) -> str:
-    groups = result["group_names"]
+    groups = result["group_names"][:MAX_GROUPS_SHOWN]
     toks = result["tokenizers"]
     if len(groups) < 2:
         return ""
@@ -283,8 +284,11 @@ def html_report(result: dict, title: str = "Tokenizer evaluation") -> str:
              f"<style>{_STYLE}</style><h1>{html.escape(title)}</h1>",
              "<h2>All text</h2>", _table(result, None)]  # fmt: skip
     if len(result["group_names"]) > 1:
-        for i, name in enumerate(result["group_names"]):
+        for i, name in enumerate(result["group_names"][:MAX_GROUPS_SHOWN]):
             parts.append(f"<h2>Group {html.escape(name)}</h2>{_table(result, i)}")
+        if len(result["group_names"]) > MAX_GROUPS_SHOWN:
+            more = len(result["group_names"]) - MAX_GROUPS_SHOWN
+            parts.append(f"<p class=note>… and {more:,} more groups (the CSV and JSON have all)</p>")  # fmt: skip
         parts.append("<h2>Tokens per byte by group</h2>" + _svg_bars(result))
         rows = "".join(
             f"<tr><td class=l>{html.escape(t['label'])}</td><td>{fmt(t['parity']['max_over_min'])}</td><td>{fmt(t['parity']['gini'])}</td></tr>"  # fmt: skip

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from workbench.engine.errors import CancelledError, WorkbenchError
+from workbench.engine.corpus import fingerprint, list_files
+from workbench.engine.errors import CancelledError, CorpusError, WorkbenchError
 from workbench.engine.tokenizer import Tokenizer
 from workbench.evaluate import curves, health, metrics
 from workbench.evaluate.specs import Candidate
@@ -238,15 +239,11 @@ def _health(cand: Candidate, emitted: np.ndarray | None, job: _Job) -> dict:
         out["never_emitted"] = health.never_emitted(tok, emitted)
         out["rare"] = health.rare(tok, emitted, options.rare_below)
     basis, counted = "given text", emitted
-    paths = [p for p in cand.corpus_paths if Path(p).exists()]
-    if options.training_corpus and paths and len(paths) == len(cand.corpus_paths):
-        job.progress(f"encoding the training corpus of {cand.label}", -1.0)
-        space = cand.id_space
-        counted = np.zeros(space, dtype=np.int64)
-        for batch in batches(iter_docs(paths)):
-            for _n, counts in job.count(tok, space, batch).values():
-                counted += counts[:space]
-        basis = "training corpus"
+    training, why_not = _training_counts(cand, job) if options.training_corpus else (None, None)
+    if why_not:
+        out["training_corpus"] = why_not
+    if training is not None:
+        basis, counted = "training corpus", training
         out["never_emitted_training"] = health.never_emitted(tok, counted)
         if emitted is None:
             out["rare"] = health.rare(tok, counted, options.rare_below)
@@ -258,3 +255,25 @@ def _health(cand: Candidate, emitted: np.ndarray | None, job: _Job) -> dict:
         out["residue_ratio"] = options.residue_ratio
         out["residue_min_count"] = options.residue_min_count
     return out
+
+
+def _training_counts(cand: Candidate, job: _Job) -> tuple[np.ndarray | None, str | None]:
+    """Emitted counts of `cand` on its training corpus, or (None, why not) when it is gone,
+    changed since the run or unreadable (then the given text stands in)."""
+    if not cand.corpus_paths:
+        return None, None
+    if not all(Path(p).exists() for p in cand.corpus_paths):
+        return None, "not found where the run read it"
+    files = list_files(cand.corpus_paths)
+    if cand.corpus_fingerprint and fingerprint(files) != cand.corpus_fingerprint:
+        return None, "changed since the run: not used"
+    job.progress(f"encoding the training corpus of {cand.label}", -1.0)
+    space = cand.id_space
+    counted = np.zeros(space, dtype=np.int64)
+    try:
+        for batch in batches(iter_docs(cand.corpus_paths)):
+            for _n, counts in job.count(cand.tokenizer, space, batch).values():
+                counted += counts[:space]
+    except CorpusError as exc:
+        return None, f"unreadable ({exc}): not used"
+    return counted, None

@@ -32,6 +32,7 @@ class Candidate:
     run_id: int | None = None
     merge_counts: np.ndarray | None = None  # runs only: pair count at each merge, by rank
     corpus_paths: list[str] = field(default_factory=list)  # runs only: what it was trained on
+    corpus_fingerprint: str | None = None  # runs only: the corpus as it was then
 
     @property
     def vocab_size(self) -> int:
@@ -73,6 +74,7 @@ def run_candidate(store, run_id: int, k: int | None = None, name: str | None = N
         run_id,
         counts,
         list(run.corpus.get("paths") or ()),
+        run.corpus.get("fingerprint"),
     )
 
 

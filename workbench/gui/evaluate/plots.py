@@ -9,6 +9,8 @@ import math
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
+from workbench.evaluate.report import MAX_GROUPS_SHOWN
+
 PALETTE = ("#4361ee", "#f72585", "#2a9d8f", "#e76f51", "#7209b7", "#8ab17d", "#e9c46a")
 REFERENCE_PEN = pg.mkPen("#555555", width=2, style=Qt.PenStyle.DashLine)
 
@@ -73,12 +75,12 @@ class GroupBars(pg.PlotWidget):
         self.bars = []
         if not result or not result.get("group_names"):
             return
-        groups = result["group_names"]
+        groups = result["group_names"][:MAX_GROUPS_SHOWN]  # a bar chart of 1,000 files says nothing
         tokenizers = result["tokenizers"]
         width = 0.8 / max(1, len(tokenizers))
         for ti, t in enumerate(tokenizers):
             xs = [gi + (ti - (len(tokenizers) - 1) / 2) * width for gi in range(len(groups))]
-            heights = [g["tokens_per_byte"] or 0.0 for g in t["groups"]]
+            heights = [g["tokens_per_byte"] or 0.0 for g in t["groups"][: len(groups)]]
             color = PALETTE[ti % len(PALETTE)]
             bars = pg.BarGraphItem(x=xs, height=heights, width=width * 0.9, brush=color, name=t["label"])  # fmt: skip
             self.addItem(bars)
