@@ -54,6 +54,7 @@ def _sortable(model, parent: QWidget) -> tuple[QTableView, QSortFilterProxyModel
     view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
     view.verticalHeader().setVisible(False)
+    view.verticalHeader().setDefaultSectionSize(view.fontMetrics().height() + 8)
     view.horizontalHeader().setStretchLastSection(True)
     return view, proxy
 
@@ -307,7 +308,10 @@ class EvaluateTab(QWidget):
                 title = report.list_title(kind, lists)
                 self.health_list.addItem(f"{title}: {len(lists[kind]):,}", kind)
         found = self.health_list.findData(current)
-        self.health_list.setCurrentIndex(max(0, found))
+        if found < 0:  # first time: the first list with something in it
+            kinds = [self.health_list.itemData(i) for i in range(self.health_list.count())]
+            found = next((i for i, k in enumerate(kinds) if lists.get(k)), 0)
+        self.health_list.setCurrentIndex(found)
         self.health_list.blockSignals(False)
         self._show_health()
 

@@ -65,6 +65,7 @@ class GroupBars(pg.PlotWidget):
     def __init__(self, parent=None) -> None:
         super().__init__(parent, background="w")
         self.setLabel("left", "tokens per byte")
+        self.getAxis("left").enableAutoSIPrefix(False)
         self.showGrid(y=True, alpha=0.25)
         self.legend = self.addLegend(offset=(-10, 10), labelTextColor="#222222")
         self.bars: list[pg.BarGraphItem] = []
@@ -78,16 +79,18 @@ class GroupBars(pg.PlotWidget):
         groups = result["group_names"][:MAX_GROUPS_SHOWN]  # a bar chart of 1,000 files says nothing
         tokenizers = result["tokenizers"]
         width = 0.8 / max(1, len(tokenizers))
+        top = 0.0
         for ti, t in enumerate(tokenizers):
             xs = [gi + (ti - (len(tokenizers) - 1) / 2) * width for gi in range(len(groups))]
             heights = [g["tokens_per_byte"] or 0.0 for g in t["groups"][: len(groups)]]
             color = PALETTE[ti % len(PALETTE)]
             bars = pg.BarGraphItem(x=xs, height=heights, width=width * 0.9, brush=color, name=t["label"])  # fmt: skip
-            self.addItem(bars)
-            self.legend.addItem(bars, t["label"])
+            self.addItem(bars)  # named: the legend lists it by itself
             self.bars.append(bars)
+            top = max([top, *heights])
         axis = self.getAxis("bottom")
         axis.setTicks([[(i, _short(name)) for i, name in enumerate(groups)]])
+        self.setYRange(0, (top or 1.0) * 1.35)  # headroom for the legend
 
 
 def _short(name: str, width: int = 24) -> str:
