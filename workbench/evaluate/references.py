@@ -159,7 +159,8 @@ def load_reference(name: str) -> Tokenizer:
     raise ReferenceUnavailable(
         f"the {name} ranks are not on this machine: {where}run "
         f"`python -c \"import tiktoken; tiktoken.get_encoding('{_TIKTOKEN_NAMES[name]}')\"` "
-        f"once online to fill tiktoken's cache ({tiktoken_cache_dir()})"
+        f"once online to fill tiktoken's cache ({tiktoken_cache_dir()}), or name the "
+        "tokenizer's own files (vocab.json + merges.txt, a .tiktoken) instead"
     )
 
 
