@@ -49,3 +49,20 @@ def gpt2_tiktoken(corpora: Path, tmp: Path):
     return tiktoken.Encoding(
         "gpt2-local", pat_str=GPT2, mergeable_ranks=ranks, special_tokens={"<|endoftext|>": 50256}
     )
+
+
+def trained(corpus, config):
+    """A finished `RunSession` (not recorded) on documents (strings) or paths (`Path`s): the
+    path every caller takes. `.merges()`, `.trainer`, `.counted.stats`, `.tokenizer()`."""
+    from workbench.session.counting import count_documents, count_paths
+    from workbench.session.run import RunSession
+
+    corpus = list(corpus)
+    if corpus and all(isinstance(item, Path) for item in corpus):
+        counted = count_paths(corpus, config)
+    else:
+        counted = count_documents(corpus, config)
+    session = RunSession.start(counted, config)
+    session.advance()
+    session.end()
+    return session

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _bpe_helpers import trained
 from PySide6.QtGui import QColor
 
 from workbench.engine.config import TrainConfig
 from workbench.engine.tokenizer import Tokenizer
-from workbench.engine.training import train_texts
 from workbench.gui.tokens.colors import token_color
 from workbench.gui.tokens.encoded import TokenTable, encode_text
 from workbench.gui.tokens.strip import build_strip
@@ -31,8 +31,8 @@ TRICKY = [
 @pytest.fixture(scope="module")
 def small_tok() -> Tokenizer:
     config = TrainConfig(vocab_size=330)
-    result = train_texts(TRAIN, config)
-    return Tokenizer.from_merges(result.merge_pairs(), config.pattern_string)
+    result = trained(TRAIN, config)
+    return Tokenizer.from_merges(result.merges(), config.pattern_string)
 
 
 @pytest.fixture

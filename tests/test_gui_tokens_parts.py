@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 
 import pytest
+from _bpe_helpers import trained
 
 from workbench.engine.config import TrainConfig
 from workbench.engine.pretokenize import count_texts
 from workbench.engine.tokenizer import Tokenizer
 from workbench.engine.trainer import BpeTrainer
-from workbench.engine.training import train_texts
 from workbench.gui.tokens import TokensPanel
 from workbench.gui.tokens.compare import CompareView
 from workbench.gui.tokens.drilldown import DrillDown, find_token
@@ -25,8 +25,8 @@ CONFIG = TrainConfig(vocab_size=300)
 
 @pytest.fixture(scope="module")
 def tok() -> Tokenizer:
-    result = train_texts(TRAIN, CONFIG)
-    return Tokenizer.from_merges(result.merge_pairs(), CONFIG.pattern_string)
+    result = trained(TRAIN, CONFIG)
+    return Tokenizer.from_merges(result.merges(), CONFIG.pattern_string)
 
 
 @pytest.fixture

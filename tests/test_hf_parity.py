@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 
 import pytest
+from _bpe_helpers import trained
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.engine.byte_mapping import to_mapped
 from workbench.engine.config import TrainConfig
-from workbench.engine.training import train_texts
 
 tokenizers = pytest.importorskip("tokenizers")
 
@@ -35,8 +35,8 @@ def hf_merges(documents: list[str], vocab_size: int) -> list[tuple[str, str]]:
 
 
 def our_merges(documents: list[str], vocab_size: int) -> list[tuple[str, str]]:
-    result = train_texts(documents, TrainConfig(vocab_size=vocab_size, tie_break="hf"))
-    return [(to_mapped(a), to_mapped(b)) for a, b in result.merge_pairs()]
+    result = trained(documents, TrainConfig(vocab_size=vocab_size, tie_break="hf"))
+    return [(to_mapped(a), to_mapped(b)) for a, b in result.merges()]
 
 
 @pytest.mark.parametrize(

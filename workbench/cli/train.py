@@ -10,15 +10,12 @@ every merge in the run store as they stream (`--db FILE`, default the user's dat
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
-from dataclasses import asdict
 from pathlib import Path
 
 from workbench.engine.config import TIE_BREAKS, TrainConfig
 from workbench.engine.errors import WorkbenchError
-from workbench.engine.pretokenize import count_corpus
 
 FORMATS = ("gpt2", "hf", "tiktoken", "minbpe")
 
@@ -69,6 +66,11 @@ class _Bar:
 
 
 def run(args: argparse.Namespace) -> int:
+    from workbench.session.counting import count_paths
+    from workbench.session.interrupts import stop_on_signals
+    from workbench.session.run import RunSession
+    from workbench.session.states import StopReason
+
     formats = [f.strip() for f in args.format.split(",") if f.strip()]
     unknown = sorted(set(formats) - set(FORMATS))
     if unknown:
@@ -86,101 +88,56 @@ def run(args: argparse.Namespace) -> int:
     )
     bar = _Bar(enabled=not args.quiet and sys.stderr.isatty())
     started = time.perf_counter()
-
-    t0 = time.perf_counter()
-    counted = count_corpus(
-        args.paths,
-        config,
-        progress=lambda d, t: bar.show("pre-tokenize", d, t),
-        workers=args.workers,
-    )
-    bar.end()
-    timings = {"pretokenize": time.perf_counter() - t0}
-    stats = counted.stats
-
-    from workbench.engine.trainer import BpeTrainer  # Numba loads here, after the cheap checks
-
-    t0 = time.perf_counter()
-    trainer = BpeTrainer(counted.words, config)
-    timings["index"] = time.perf_counter() - t0
-
-    writer, run_id = _open_run(args, config, counted)
-    target = config.merged_token_target
-    t0 = time.perf_counter()
-    try:
-        for batch in trainer.batches(batch_seconds=0.1):
-            if writer is not None:
-                writer.write(batch)
-            bar.show("merge", trainer.n_tokens - 256, target)
-        bar.show("merge", trainer.n_tokens - 256, target, force=True)
+    store_path = None if args.no_db else (args.db or _default_db())
+    with stop_on_signals() as interrupted:
+        counted = count_paths(
+            args.paths,
+            config,
+            progress=lambda d, t: bar.show("pre-tokenize", d, t),
+            cancel=lambda: interrupted.is_set,
+            workers=args.workers,
+        )
         bar.end()
-        timings["merge"] = time.perf_counter() - t0
+        target = config.merged_token_target
 
-        t0 = time.perf_counter()
-        written = _write_files(trainer, config, formats, args.out)
-        timings["export"] = time.perf_counter() - t0
-    except BaseException as exc:
-        if writer is not None:
-            writer.set_state("failed", error=str(exc) or type(exc).__name__, timings=timings)
-            writer.close()
-        raise
-    if writer is not None:
-        writer.set_state("done", stop_reason=trainer.stop_reason or "vocab_size", timings=timings)
-        writer.close()
+        def show(batch) -> None:
+            bar.show("merge", batch.vocab_size - len(config.special_tokens) - 256, target)
 
-    total = time.perf_counter() - started
-    _summary(stats, trainer, timings, total, written, run_id, args)
+        with RunSession.start(counted, config, store_path, args.name, [show]) as session:
+            reason = session.advance(should_stop=interrupted.check)
+            bar.end()
+            if reason is StopReason.INTERRUPTED:
+                raise KeyboardInterrupt
+            written = session.export(["gpt2", *formats], args.out)
+    _summary(counted.stats, session, time.perf_counter() - started, written)
     return 0
 
 
-def _open_run(args, config, counted):
-    """The store writer for this run and its id, or (None, None) with --no-db. The writer has
-    its own connection, so the store that created the run is closed here."""
-    if args.no_db:
-        return None, None
-    from workbench.engine.corpus import corpus_record
-    from workbench.store import RunStore
+def _default_db():
+    from workbench.store.connection import default_db_path
 
-    corpus = corpus_record(args.paths, counted.files)
-    stats = asdict(counted.stats)
-    name = args.name or f"{Path(args.paths[0]).name} · {config.vocab_size:,}"
-    with RunStore(args.db) as store:
-        run_id = store.create_run(name, settings=asdict(config), corpus=corpus, stats=stats)
-        writer = store.writer(run_id)
-    writer.write_top_pieces(counted.words.most_common(200))
-    return writer, run_id
+    return default_db_path()
 
 
-def _write_files(trainer, config, formats, out: Path) -> list[Path]:
-    from workbench.engine.formats import export
-    from workbench.engine.tokenizer import Tokenizer
-
-    tokenizer = Tokenizer.from_merges(
-        trainer.merge_pairs(), config.pattern_string, list(config.special_tokens)
-    )
-    os.makedirs(out, exist_ok=True)
-    written: list[Path] = []
-    for fmt in dict.fromkeys(["gpt2", *formats]):
-        written.extend(export(tokenizer, fmt, out))
-    return written
-
-
-def _summary(stats, trainer, timings, total, written, run_id, args) -> None:
+def _summary(stats, session, total, written) -> None:
+    trainer = session.trainer
     lines = [
         f"documents        {stats.documents:,} in {stats.files:,} files",
         f"bytes            {stats.bytes:,}",
         f"pre-tokens       {stats.pieces:,}",
         f"unique           {stats.unique_pieces:,}",
         f"merges           {trainer.n_merges:,} -> vocab {trainer.vocab_size:,}"
-        f" (stopped: {trainer.stop_reason or 'vocab_size'})",
+        f" ({session.stop_reason.words})",
         f"compression      {stats.bytes / max(trainer.corpus_tokens, 1):.3f} bytes/token",
     ]
-    for stage, seconds in timings.items():
+    for stage, seconds in session.timings.items():
         lines.append(f"time {stage:<11} {seconds:.3f} s")
     lines.append(f"time total       {total:.3f} s")
     for message in stats.skipped:
         lines.append(f"skipped          {message}")
     lines.extend(f"wrote            {p}" for p in written)
-    if run_id is not None:
-        lines.append(f"run              #{run_id} (bpe-workbench runs show {run_id})")
+    if session.run_id is not None:
+        lines.append(
+            f"run              #{session.run_id} (bpe-workbench runs show {session.run_id})"
+        )
     print("\n".join(lines))

@@ -36,6 +36,7 @@ from workbench.gui.run_history import RunHistoryPanel
 from workbench.gui.status import RateMeter, TrainingStatus
 from workbench.gui.tokens_tab import TokensTab
 from workbench.gui.worker import CorpusReport, IdleState, KernelWarmer, TrainWorker
+from workbench.session.states import StopReason, describe
 from workbench.store import RunStore
 
 STATUS_MS = 250
@@ -83,6 +84,8 @@ class MainWindow(QMainWindow):
         self.store = RunStore(db_path)
         self.mode = "idle"  # idle | training | paused | finished
         self.can_continue = False
+        self.stored_run: int | None = None  # a run opened from the history that can go on
+        self.stored_vocab = 0
         self.run_id: int | None = None
         self.merges_done = 0
         self.corpus_paths: list[Path] = []
@@ -213,6 +216,7 @@ class MainWindow(QMainWindow):
         self.corpus_panel.sigOpenFolder.connect(self.open_folder)
         self.corpus_panel.sigCancel.connect(self.worker.cancel_flag.set)
         self.runs.sigOpenRun.connect(self.open_run)
+        self.runs.sigDeleted.connect(self._run_deleted)
         self.tokens.panel.sigJumpToRank.connect(self.jump_to_rank)
 
     def start_threads(self) -> None:
@@ -328,6 +332,7 @@ class MainWindow(QMainWindow):
         self.meter.reset()
         self.merges_done = 0
         self.run_id = None
+        self.stored_run = None
         self.merge_list.set_run(None, None)
         self.target_merges = config.merged_token_target
         self.mode = "training"
@@ -343,6 +348,8 @@ class MainWindow(QMainWindow):
     def resume(self) -> None:
         if self.mode in ("paused", "finished") and self.can_continue:
             vocab = self.controls.vocab.value()
+            if self.stored_run is not None:
+                vocab = max(vocab, self.stored_vocab + 1)
             self.target_merges = max(self.target_merges, vocab - self._base_vocab())
             self._continue(vocab, None)
 
@@ -357,6 +364,7 @@ class MainWindow(QMainWindow):
         if self.mode in ("training", "paused", "finished"):
             self.worker.sigFinishRequested.emit()
             self.can_continue = False
+            self.stored_run = None
             if self.mode != "training":
                 self.mode = "idle"
         self._update_actions()
@@ -364,7 +372,11 @@ class MainWindow(QMainWindow):
     def _continue(self, target: int, max_merges: int | None) -> None:
         self.mode = "training"
         self.worker.arm()
-        self.worker.sigContinueRequested.emit(target, max_merges)
+        if self.stored_run is not None:  # a run opened from the history: replay, then go on
+            run_id, self.stored_run = self.stored_run, None
+            self.worker.sigResumeStoredRequested.emit(run_id, target, max_merges)
+        else:
+            self.worker.sigContinueRequested.emit(target, max_merges)
         self._update_actions()
 
     def _base_vocab(self) -> int:
@@ -403,16 +415,18 @@ class MainWindow(QMainWindow):
         self.meter.stop()
         self.charts.pause_clock()
         self.corpus_panel.set_counting(False)
-        self.can_continue = state.can_continue and state.reason != "stopped"
-        if state.reason in ("paused", "stepped"):
+        self.can_continue = state.can_continue and state.reason != StopReason.STOPPED
+        if state.reason in (StopReason.PAUSED, StopReason.STEPPED):
             self.mode = "paused"
             stage = f"Paused at {state.merges:,} merges"
-        elif state.reason == "stopped":
+        elif state.reason in (StopReason.STOPPED, StopReason.DELETED, StopReason.INTERRUPTED):
             self.mode = "idle"
-            stage = f"Stopped at {state.merges:,} merges"
+            stage = f"{state.reason.words.capitalize()} at {state.merges:,} merges"
         else:
             self.mode = "finished"
-            stage = f"Done: {state.merges:,} merges, vocab {state.vocab_size:,} ({state.reason})"
+            stage = (
+                f"Done: {state.merges:,} merges, vocab {state.vocab_size:,} ({state.reason.words})"
+            )
         self.status.stage.setText(stage)
         self.merge_list.model.note_total(state.merges)
         self.merge_list.poke()
@@ -453,8 +467,37 @@ class MainWindow(QMainWindow):
         self.merge_list.set_run(self.store, run_id, run.merge_count)
         self.history.load(self.store, run)
         self.tokens.show_run(run_id)
-        self.status.stage.setText(f"Run {run.id} “{run.name}”: {run.merge_count:,} merges")
+        text = f"Run {run.id} “{run.name}”: {run.merge_count:,} merges"
+        # A run whose corpus was recorded can be trained on: Resume or +N replays it first.
+        self.stored_run = run_id if run.corpus.get("fingerprint") else None
+        self.stored_vocab = run.vocab_size
+        self.can_continue = self.stored_run is not None and describe(run.stop_reason) not in (
+            StopReason.NO_PAIRS.words,
+            StopReason.MIN_FREQUENCY.words,
+        )
+        if self.can_continue:
+            self.mode = "finished"
+            text += " — Resume or +N trains it further"
+        elif self.stored_run is None:
+            text += " — its corpus was not recorded, so it cannot be trained further"
+        self.status.stage.setText(text)
+        self._update_actions()
         self.tabs.setCurrentIndex(0)
+
+    def _run_deleted(self, run_id: int) -> None:
+        """The Runs tab deleted a run; if it is the one shown, let it go everywhere."""
+        if run_id != self.run_id:
+            return
+        if self.stored_run == run_id:
+            self.stored_run = None
+        if self.mode in ("paused", "finished"):
+            self.worker.sigFinishRequested.emit()
+            self.mode = "idle"
+        self.can_continue = False
+        self.run_id = None
+        self.merge_list.set_run(None, None)
+        self.status.stage.setText(f"Run {run_id} deleted")
+        self._update_actions()
 
     def jump_to_rank(self, rank: int) -> None:
         """Show merge `rank` in the merge list (the Tokens tab asks for this on a click)."""
@@ -496,7 +539,7 @@ class MainWindow(QMainWindow):
         if self.threads_running():
             event.ignore()
             self.hide()
-            self.worker.request_stop()
+            self.worker.request_interrupt()
             self._shutdown()
             return
         self.status_timer.stop()
