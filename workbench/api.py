@@ -52,6 +52,7 @@ def train(
     special_tokens: Iterable[str] = (),
     tie_break: str = "lexicographic",
     min_frequency: int = 0,
+    skip_bad_files: bool = False,
     on_merge_batch: Callable[[MergeBatch], None] | None = None,
     db: str | os.PathLike | None = None,
     name: str | None = None,
@@ -61,6 +62,8 @@ def train(
     `corpus` is a path (file or folder: text, `.jsonl`, their `.gz` forms), a list of paths,
     or an iterable of documents as strings. In a list, `Path` objects and strings naming an
     existing file or folder are paths; other strings are documents (a list may not mix them).
+    A bad file (binary, not UTF-8, a broken JSONL line) stops training with a `CorpusError`
+    naming it, or with `skip_bad_files` is left out and named in `stats.skipped`.
     `db` records the run in that run-store file (None: not recorded). `on_merge_batch` is
     called with each batch of merges as it is made. Ctrl-C stops between batches and raises
     KeyboardInterrupt with the run recorded as interrupted.
@@ -71,6 +74,7 @@ def train(
         special_tokens=tuple(special_tokens),
         tie_break=tie_break,
         min_frequency=min_frequency,
+        on_bad_file="skip" if skip_bad_files else "stop",
     )
     counted = _count(corpus, config)
     listeners = [on_merge_batch] if on_merge_batch is not None else []
@@ -121,4 +125,9 @@ def _count(corpus: Corpus, config: TrainConfig) -> Counted:
 def _is_path(item: object) -> bool:
     if isinstance(item, os.PathLike):
         return True
-    return isinstance(item, str) and len(item) < 4096 and "\n" not in item and Path(item).exists()
+    if not isinstance(item, str) or "\n" in item or "\0" in item:
+        return False
+    try:
+        return Path(item).exists()
+    except OSError:  # a name too long to be a path: a document
+        return False

@@ -225,10 +225,6 @@ class RunSession:
                 if reason is not None:
                     break
         except RunDeleted:
-            self._add_time("merge", started)
-            self._writer = None  # its row is gone: nothing to record any more
-            self.state, self.stop_reason = RunState.FAILED, StopReason.DELETED
-            self.ended = True
             raise
         except KeyboardInterrupt:
             self._add_time("merge", started)
@@ -258,12 +254,18 @@ class RunSession:
         return reason
 
     def _write(self, batch: MergeBatch) -> None:
+        self._to_store(self._writer.write, batch)
+
+    def _to_store(self, call: Callable[..., None], *args: Any, **kwargs: Any) -> None:
+        """One writer call; a run deleted meanwhile ends the session (RunDeleted)."""
         from workbench.store.errors import RunNotFound
 
         try:
-            self._writer.write(batch)
+            call(*args, **kwargs)
         except RunNotFound:
             self._writer.close()
+            self._writer = None
+            self.state, self.stop_reason, self.ended = RunState.FAILED, StopReason.DELETED, True
             raise RunDeleted(f"run {self.run_id} was deleted while it trained") from None
 
     def _add_time(self, stage: str, started: float) -> None:
@@ -272,7 +274,7 @@ class RunSession:
     def _set(self, state: RunState, reason: StopReason | None = None) -> None:
         self.state = state
         if self._writer is not None:
-            self._writer.set_state(state, stop_reason=reason, timings=self.timings)
+            self._to_store(self._writer.set_state, state, stop_reason=reason, timings=self.timings)
 
     # -- ending ----------------------------------------------------------------------------
 
