@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from pathlib import Path
 
 import regex
+from hypothesis import settings
 from reference_bpe import train_reference
 
 from workbench.engine.patterns import GPT2
 
-EXAMPLES = int(os.environ.get("HYPOTHESIS_EXAMPLES", "300"))
+
+def examples(factor: float = 1.0) -> int:
+    """`factor` times the Hypothesis profile's example budget (see conftest.py)."""
+    return max(1, int(settings.default.max_examples * factor))
+
+
+EXAMPLES = examples(3)
 
 
 # Pieces that trip encoders: scripts, joiners, combining marks, digit and whitespace runs, CRLF.

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
-from _bpe_helpers import trained
+from _bpe_helpers import examples, trained
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,7 +12,7 @@ from workbench.engine.config import TrainConfig
 
 tokenizers = pytest.importorskip("tokenizers")
 
-EXAMPLES = int(os.environ.get("HYPOTHESIS_EXAMPLES", "150"))
+EXAMPLES = examples(1.5)
 
 
 def hf_merges(documents: list[str], vocab_size: int) -> list[tuple[str, str]]:

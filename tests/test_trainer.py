@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
-from _bpe_helpers import trained
+from _bpe_helpers import examples, trained
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference_bpe import train_reference
@@ -18,7 +17,7 @@ from workbench.engine.pretokenize import count_texts
 from workbench.engine.trainer import BpeTrainer
 from workbench.engine.words import WordTable
 
-EXAMPLES = int(os.environ.get("HYPOTHESIS_EXAMPLES", "150"))
+EXAMPLES = examples(1.5)
 
 
 def train_words(words: dict[bytes, int], vocab_size: int, **kw) -> BpeTrainer:
