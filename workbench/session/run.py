@@ -99,8 +99,10 @@ class RunSession:
         store_path: str | Path | None = None,
         name: str | None = None,
         listeners: Iterable[BatchListener] = (),
+        sweep: dict[str, Any] | None = None,
     ) -> RunSession:
-        """Index the corpus for training and open a new run in the store (when given)."""
+        """Index the corpus for training and open a new run in the store (when given).
+        `sweep` tags the run as one of a sweep (`{"id": ..., "index": i, "of": n}`)."""
         from workbench.engine.trainer import BpeTrainer  # Numba loads here
 
         started = time.perf_counter()
@@ -109,10 +111,10 @@ class RunSession:
         session.timings = {"pretokenize": round(counted.stats.seconds, 3)}
         session.timings["index"] = round(time.perf_counter() - started, 3)
         if store_path is not None:
-            session._open_new_run(Path(store_path), name)
+            session._open_new_run(Path(store_path), name, sweep)
         return session
 
-    def _open_new_run(self, store_path: Path, name: str | None) -> None:
+    def _open_new_run(self, store_path: Path, name: str | None, sweep: dict | None) -> None:
         from workbench.store import RunStore
 
         counted = self.counted
@@ -120,7 +122,7 @@ class RunSession:
         with RunStore(store_path) as store:
             self.run_id = store.create_run(
                 name or run_name(counted.paths, self.config.vocab_size),
-                settings=asdict(self.config),
+                settings={**asdict(self.config), **({"sweep": sweep} if sweep else {})},
                 corpus=corpus,
                 stats=asdict(counted.stats),
             )
