@@ -106,3 +106,19 @@ def test_a_stored_run_continues_after_a_restart(qtbot, settings_path, db_path, t
         (run,) = store.list_runs()
         assert store.merges_as_pairs(run_id) == direct.merges
     assert (run.state, run.merge_count) == ("done", 70)
+
+
+def test_a_sweep_is_one_action_and_stores_tagged_runs(qtbot, window, tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(" ".join(f"q{i % 101}v{i % 7}" for i in range(4000)), encoding="utf-8")
+    window.load_corpus([corpus])
+    window.train_sweep("300, 280,320")
+    qtbot.waitUntil(lambda: window.mode == "finished", timeout=WAIT_MS)
+    assert "Sweep of 3 runs finished" in window.status.stage.text()
+    runs = sorted(window.store.list_runs(), key=lambda r: r.id)
+    assert [r.vocab_size for r in runs] == [280, 300, 320]
+    assert len({r.settings["sweep"]["id"] for r in runs}) == 1
+    assert all(r.state == "done" for r in runs)
+    assert window.merges_done == 320 - 256
+    window.train_sweep("300,abc")
+    assert "not a whole number" in window.status.stage.text()

@@ -10,6 +10,7 @@ threads have finished, so no merge is lost and no QThread outlives its window.
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, QThread, QTimer, Signal
@@ -85,6 +86,8 @@ class MainWindow(QMainWindow):
         self.mode = "idle"  # idle | training | paused | finished
         self.can_continue = False
         self.stored_run: int | None = None  # a run opened from the history that can go on
+        self.sweep: tuple[int, int] | None = None  # (run i, of n) while a sweep trains
+        self.corpus_bytes = 0
         self.stored_vocab = 0
         self.run_id: int | None = None
         self.merges_done = 0
@@ -191,6 +194,10 @@ class MainWindow(QMainWindow):
         train_menu = self.menuBar().addMenu("&Train")
         for action in self.actions_by_name.values():
             train_menu.addAction(action)
+        train_menu.addSeparator()
+        self.sweep_action = train_menu.addAction(
+            "Train a sweep of vocabulary sizes…", QKeySequence("Ctrl+Shift+T"), self.ask_sweep
+        )
         self._fill_recent()
 
     def _connect(self) -> None:
@@ -199,6 +206,7 @@ class MainWindow(QMainWindow):
         w.sigProgress.connect(self.corpus_panel.set_progress)
         w.sigCorpus.connect(self._on_corpus)
         w.sigRunStarted.connect(self._on_run_started)
+        w.sigSweepStep.connect(self._on_sweep_step)
         w.sigBatch.connect(self._on_batch)
         w.sigIdle.connect(self._on_idle)
         w.sigFailed.connect(self._on_failed)
@@ -341,6 +349,51 @@ class MainWindow(QMainWindow):
         self.worker.sigTrainRequested.emit(tuple(str(p) for p in self.corpus_paths), config)
         self._update_actions()
 
+    def ask_sweep(self) -> None:
+        """Ask for the sizes (a dialog), then train the sweep."""
+        from PySide6.QtWidgets import QInputDialog
+
+        vocab = self.controls.vocab.value()
+        suggested = ",".join(str(max(257, vocab * k // 4)) for k in (1, 2, 3, 4))
+        text, ok = QInputDialog.getText(
+            self,
+            "Train a sweep",
+            "Vocabulary sizes, separated by commas (one run each, the corpus counted once):",
+            text=suggested,
+        )
+        if ok:
+            self.train_sweep(text)
+
+    def train_sweep(self, sizes_text: str) -> None:
+        """Train one run per size in `sizes_text` ("1000,2000,4000"), as one action."""
+        from workbench.session.sweep import parse_vocab_sizes
+
+        if self.mode == "training" or not self.corpus_paths:
+            return
+        try:
+            sizes = parse_vocab_sizes(sizes_text)
+            config = self.controls.config()
+            plan = [replace(config, vocab_size=size) for size in sizes]  # each checked now
+        except WorkbenchError as exc:
+            self._on_failed(str(exc).replace("--vocab-size", "sweep"))
+            return
+        self.history.cancel()
+        self.stored_run = None
+        self.sweep = (0, len(plan))
+        self.mode = "training"
+        self.corpus_panel.set_counting(True)
+        self.worker.arm()
+        self.worker.sigSweepRequested.emit(tuple(str(p) for p in self.corpus_paths), config, sizes)
+        self._update_actions()
+
+    def _on_sweep_step(self, index: int, total: int) -> None:
+        """Run `index` of a sweep starts: fresh charts and list for it."""
+        self.sweep = (index, total)
+        self.charts.reset(self.corpus_bytes)
+        self.meter.reset()
+        self.merges_done = 0
+        self.target_merges = 0
+
     def pause(self) -> None:
         if self.mode == "training":
             self.worker.request_pause()
@@ -397,9 +450,13 @@ class MainWindow(QMainWindow):
             + (f" · {len(report.skipped)} files skipped" if report.skipped else "")
         )
         self.charts.set_corpus_bytes(report.bytes)
+        self.corpus_bytes = report.bytes
 
     def _on_run_started(self, run_id: int) -> None:
         self.corpus_panel.set_counting(False)
+        if self.sweep is not None:
+            index, total = self.sweep
+            self.status.stage.setText(f"Sweep: run {index} of {total}")
         self.run_id = run_id if run_id >= 0 else None
         self.merge_list.set_run(self.store, self.run_id, 0)
         self.runs.refresh()
@@ -415,6 +472,18 @@ class MainWindow(QMainWindow):
         self.meter.stop()
         self.charts.pause_clock()
         self.corpus_panel.set_counting(False)
+        sweep, self.sweep = self.sweep, None
+        interrupted = (
+            StopReason.PAUSED,
+            StopReason.STOPPED,
+            StopReason.INTERRUPTED,
+            StopReason.DELETED,
+        )
+        if sweep is not None and sweep[0] < sweep[1] and state.reason not in interrupted:
+            self.sweep = sweep  # more runs of the sweep follow
+            self.status.stage.setText(f"Sweep: run {sweep[0]} of {sweep[1]} done")
+            self.runs.refresh()
+            return
         self.can_continue = state.can_continue and state.reason != StopReason.STOPPED
         if state.reason in (StopReason.PAUSED, StopReason.STEPPED):
             self.mode = "paused"
@@ -427,6 +496,9 @@ class MainWindow(QMainWindow):
             stage = (
                 f"Done: {state.merges:,} merges, vocab {state.vocab_size:,} ({state.reason.words})"
             )
+        if sweep is not None:
+            ended = "finished" if sweep[0] == sweep[1] else f"ended at run {sweep[0]}"
+            stage = f"Sweep of {sweep[1]} runs {ended} — {stage}"
         self.status.stage.setText(stage)
         self.merge_list.model.note_total(state.merges)
         self.merge_list.poke()
@@ -438,6 +510,7 @@ class MainWindow(QMainWindow):
             self._shutdown()
 
     def _on_failed(self, message: str) -> None:
+        self.sweep = None
         self.corpus_panel.set_counting(False)
         if self.mode == "training":
             self.mode = "idle"

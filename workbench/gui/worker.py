@@ -69,6 +69,7 @@ class TrainWorker(QObject):
     sigTrainRequested = Signal(object, object)  # paths tuple, TrainConfig
     sigContinueRequested = Signal(object, object)  # target vocab size or None, max merges or None
     sigResumeStoredRequested = Signal(int, object, object)  # run id, target vocab, max merges
+    sigSweepRequested = Signal(object, object, object)  # paths tuple, TrainConfig, vocab sizes
     sigFinishRequested = Signal()
     sigShutdownRequested = Signal()
 
@@ -81,6 +82,7 @@ class TrainWorker(QObject):
     sigIdle = Signal(object)  # IdleState
     sigFailed = Signal(str)
     sigShutDown = Signal()
+    sigSweepStep = Signal(int, int)  # run i of n of a sweep is starting
 
     def __init__(self, db_path: Path | None, warm: threading.Event) -> None:
         super().__init__()
@@ -98,6 +100,7 @@ class TrainWorker(QObject):
         self.sigTrainRequested.connect(self.train)
         self.sigContinueRequested.connect(self.continue_training)
         self.sigResumeStoredRequested.connect(self.resume_stored)
+        self.sigSweepRequested.connect(self.sweep)
         self.sigFinishRequested.connect(self.finish)
         self.sigShutdownRequested.connect(self.shutdown)
 
@@ -161,6 +164,48 @@ class TrainWorker(QObject):
         self.run_id = self.session.run_id if self.session.run_id is not None else -1
         self.sigRunStarted.emit(self.run_id)
         self._run(config.vocab_size, None)
+
+    @Slot(object, object, object)
+    def sweep(self, paths: tuple[str, ...], config: TrainConfig, sizes: list[int]) -> None:
+        """Train one run per vocab size on one count of the corpus, each tagged with the
+        sweep. A pause or stop ends the sweep after the run it interrupts."""
+        from workbench.session.sweep import plan_sweep
+
+        self._end_session()
+        try:
+            steps = plan_sweep(config, sizes, [config.pattern])
+            result = self._count(paths, config)
+            self._wait_for_kernels()
+        except Cancelled:
+            self.sigStage.emit("Stopped")
+            self.sigIdle.emit(IdleState(StopReason.STOPPED, 0, 0, False))
+            return
+        except WorkbenchError as exc:
+            self.sigFailed.emit(str(exc))
+            return
+        for step in steps:
+            self._end_session()
+            self.sigSweepStep.emit(step.index, step.of)
+            try:
+                self.session = RunSession.start(
+                    Counted(result, paths),
+                    step.config,
+                    self.db_path,
+                    listeners=[self.sigBatch.emit],
+                    sweep=step.tag,
+                )
+            except WorkbenchError as exc:
+                self.sigFailed.emit(str(exc))
+                return
+            self.run_id = self.session.run_id if self.session.run_id is not None else -1
+            self.sigRunStarted.emit(self.run_id)
+            reason = self._run(step.config.vocab_size, None)
+            if reason is None or reason in (
+                StopReason.PAUSED,
+                StopReason.STOPPED,
+                StopReason.INTERRUPTED,
+            ):
+                return
 
     @Slot(object, object)
     def continue_training(self, target: int | None, max_merges: int | None) -> None:
@@ -265,7 +310,7 @@ class TrainWorker(QObject):
             if self.stop_flag.is_set():
                 raise Cancelled
 
-    def _run(self, target: int | None, max_merges: int | None) -> None:
+    def _run(self, target: int | None, max_merges: int | None) -> StopReason | None:
         """The loop: the session writes each batch to the store, then announces it."""
         session = self.session
         self.sigStage.emit("Training")
@@ -283,11 +328,11 @@ class TrainWorker(QObject):
             self.session = None
             self.sigFailed.emit(f"run {self.run_id} was deleted while it trained")
             self.sigIdle.emit(IdleState(StopReason.DELETED, 0, 0, False))
-            return
+            return None
         except Exception as exc:  # a kernel or store failure: report it, keep the window alive
             self.session = None
             self.sigFailed.emit(f"training failed: {exc}")
-            return
+            return None
         finally:
             gc.unfreeze()
         trainer = session.trainer
@@ -296,6 +341,7 @@ class TrainWorker(QObject):
         self.sigIdle.emit(
             IdleState(reason, trainer.n_merges, trainer.vocab_size, session.can_continue)
         )
+        return reason
 
 
 class KernelWarmer(QObject):
