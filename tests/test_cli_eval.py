@@ -142,3 +142,24 @@ def test_bad_text_file_names_the_file(sweep, tmp_path, capsys):
     assert not out.exists()
     assert main(["eval", "--db", str(db), "--tokenizer", "run:1"]) == 2
     assert "give text" in capsys.readouterr().err
+
+
+def test_a_sweep_is_compared_run_by_run(corpora, tmp_path):
+    db = tmp_path / "runs.db"
+    code = main(["train", str(corpora / "german.txt"), str(corpora / "taylorswift.txt"),
+                 "--vocab-size", "280,300,320", "--out", str(tmp_path / "out"), "--db", str(db),
+                 "--quiet"])  # fmt: skip
+    assert code == 0
+    from workbench.evaluate.specs import sweep_of
+    from workbench.store import RunStore
+
+    with RunStore(db) as store:
+        runs = store.list_runs()
+    (sweep,) = {sweep_of(r) for r in runs}
+    out = tmp_path / "s.json"
+    code = main(["eval", "--db", str(db), "--tokenizer", f"sweep:{sweep}",
+                 str(corpora / "tinystories_sample.txt"), "--json", str(out)])  # fmt: skip
+    assert code == 0
+    rows = json.loads(out.read_text("utf-8"))["tokenizers"]
+    assert [r["vocab_size"] for r in rows] == [280, 300, 320]
+    assert main(["eval", "--db", str(db), "--tokenizer", "sweep:nope", str(out)]) == 2

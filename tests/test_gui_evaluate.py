@@ -167,3 +167,20 @@ def test_the_window_shows_a_clicked_token_and_its_merge(qtbot, tmp_path, sweep_d
         assert [window.merge_list.model.merge_at(i.row()).rank for i in selected] == [10]
     finally:
         close_window(qtbot, window)
+
+
+def test_a_sweep_is_one_pick(qtbot, corpora, tmp_path):
+    db = tmp_path / "sweep.db"
+    code = cli(["train", str(corpora / "taylorswift.txt"), "--vocab-size", "280,300",
+                "--out", str(tmp_path / "o"), "--db", str(db), "--quiet"])  # fmt: skip
+    assert code == 0
+    store = RunStore(db)
+    tab = EvaluateTab(db, store)
+    qtbot.addWidget(tab)
+    try:
+        assert tab.tokenizers.sweeps.count() == 2  # the prompt, then the one sweep
+        tab.tokenizers.sweeps.activated.emit(1)
+        assert tab.tokenizers.specs() == ["run:2", "run:1"]  # newest first, as listed
+    finally:
+        tab.shutdown()
+        store.close()

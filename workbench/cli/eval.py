@@ -1,8 +1,8 @@
 """`bpe-workbench eval --tokenizer A [--tokenizer B …] TEXT… [--group-by …] [--json/--csv/--html]`:
 which tokenizer is better for my data.
 
-A tokenizer is `run:ID` (a stored run), `run:ID@k` (its first k merges), a tokenizer file or
-folder, or `gpt2`/`cl100k`/`o200k`. Text is any corpus the trainer reads. Prints a table per
+A tokenizer is `run:ID` (a stored run), `run:ID@k` (its first k merges), `sweep:ID` (every run
+of a sweep), a tokenizer file or folder, or `gpt2`/`cl100k`/`o200k`. Text is any corpus the trainer reads. Prints a table per
 group; `--health` adds the token health lists, `--curves` the compression curves.
 """
 
@@ -36,7 +36,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="append",
         required=True,
         metavar="SPEC",
-        help="run:ID, run:ID@k, a tokenizer file/folder, gpt2, cl100k or o200k (repeatable)",
+        help="run:ID, run:ID@k, sweep:ID (its runs), a tokenizer file/folder, gpt2, cl100k or "
+        "o200k (repeatable)",
     )
     p.add_argument("--group-by", default=None, help="file, folder or field:NAME (JSONL field)")
     p.add_argument("--json", type=Path, default=None, help="write every figure as JSON")
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     from workbench.engine.corpus import list_files
     from workbench.evaluate import report
     from workbench.evaluate.run import Options, evaluate
-    from workbench.evaluate.specs import resolve
+    from workbench.evaluate.specs import resolve_all
     from workbench.evaluate.texts import iter_docs, parse_group_by
 
     group_by = parse_group_by(args.group_by)
@@ -77,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     if args.threads is not None and args.threads < 1:
         raise WorkbenchError("--threads must be at least 1")
     total = sum(f.stat().st_size for f in list_files(args.paths))
-    candidates = [resolve(spec, args.db, args.pattern) for spec in args.tokenizer]
+    candidates = resolve_all(args.tokenizer, args.db, args.pattern)
     if len({c.name for c in candidates}) != len(candidates):
         raise WorkbenchError("--tokenizer: the same tokenizer is named twice")
     options = Options(

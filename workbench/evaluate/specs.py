@@ -1,5 +1,6 @@
-"""What `--tokenizer` names: a stored run (`run:ID`, `run:ID@k` for its first k merges), a
-tokenizer file or folder (`workbench.engine.formats.load`), or `gpt2`/`cl100k`/`o200k`.
+"""What `--tokenizer` names: a stored run (`run:ID`, `run:ID@k` for its first k merges), every
+run of a sweep (`sweep:ID`, as `train --vocab-size A,B,…` tags them), a tokenizer file or
+folder (`workbench.engine.formats.load`), or `gpt2`/`cl100k`/`o200k`.
 
 A run's tokenizer comes from the one "stored run -> tokenizer" helper, and keeps the run's
 merge counts for token health; `@k` is `Tokenizer.prefix(k)` (no retraining).
@@ -19,6 +20,7 @@ from workbench.engine.tokenizer import Tokenizer
 from workbench.evaluate import references
 
 _RUN = re.compile(r"run:(\d+)(?:@(\d+))?$")
+_SWEEP = "sweep:"
 
 
 @dataclass
@@ -93,6 +95,38 @@ def resolve(spec: str, db_path: str | Path | None = None, pattern: str | None = 
     path = Path(spec)
     if not path.exists():
         raise WorkbenchError(
-            f"--tokenizer {spec!r}: no such file or folder (nor run:ID, gpt2, cl100k, o200k)"
+            f"--tokenizer {spec!r}: no such file or folder (nor run:ID, sweep:ID, gpt2, cl100k, "
+            "o200k)"
         )
     return Candidate(spec, path.name or spec, formats.load(path, pattern), "file")
+
+
+def sweep_of(run) -> str | None:
+    """The sweep id a run (RunInfo) is tagged with, or None."""
+    tag = run.settings.get("sweep")
+    return str(tag["id"]) if isinstance(tag, dict) and "id" in tag else None
+
+
+def sweep_runs(store, sweep_id: str) -> list[int]:
+    """The ids of the runs of sweep `sweep_id`, in the sweep's order."""
+    runs = [r for r in store.list_runs() if sweep_of(r) == sweep_id]
+    return [r.id for r in sorted(runs, key=lambda r: (r.settings["sweep"].get("index", 0), r.id))]
+
+
+def resolve_all(
+    specs: list[str], db_path: str | Path | None = None, pattern: str | None = None
+) -> list[Candidate]:
+    """`resolve` each spec, a `sweep:ID` giving one candidate per run of the sweep."""
+    out: list[Candidate] = []
+    for spec in specs:
+        if not spec.startswith(_SWEEP):
+            out.append(resolve(spec, db_path, pattern))
+            continue
+        from workbench.store import RunStore
+
+        with RunStore(db_path) as store:
+            ids = sweep_runs(store, spec[len(_SWEEP) :])
+            if not ids:
+                raise WorkbenchError(f"--tokenizer {spec!r}: no stored run belongs to that sweep")
+            out.extend(run_candidate(store, run_id) for run_id in ids)
+    return out

@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 from workbench.engine.errors import CancelledError
 from workbench.evaluate import report
 from workbench.evaluate.run import Options, evaluate
-from workbench.evaluate.specs import Candidate, resolve
+from workbench.evaluate.specs import Candidate, resolve_all
 from workbench.evaluate.texts import Doc, iter_docs
 from workbench.gui.evaluate.models import SORT_ROLE, HealthModel, MetricsModel
 from workbench.gui.evaluate.picker import TextPicker, TokenizerPicker
@@ -208,7 +208,7 @@ class EvaluateTab(QWidget):
             candidates = []
             for spec in specs:
                 progress(f"loading {spec}", -1.0)
-                candidates.append(resolve(spec, db_path))
+                candidates.extend(resolve_all([spec], db_path))
                 if cancel.is_set():
                     raise CancelledError("evaluation cancelled")
             docs = iter_docs(paths, group_by) if paths else iter(())

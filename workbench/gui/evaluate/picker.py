@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.evaluate import references
+from workbench.evaluate.specs import sweep_of
 from workbench.store import RunInfo
 
 RUN_ID_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -45,6 +46,10 @@ class TokenizerPicker(QGroupBox):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        self._sweep_runs: dict[str, list[int]] = {}  # sweep id -> its run ids, in order
+        self.sweeps = QComboBox(self)
+        self.sweeps.setToolTip("tick every run of a sweep (train --vocab-size A,B,C)")
+        self.sweeps.activated.connect(self._sweep_chosen)
         self.references = {name: QCheckBox(name, self) for name in references.REFERENCES}
         for name, box in self.references.items():
             if not references.available(name):
@@ -60,6 +65,7 @@ class TokenizerPicker(QGroupBox):
         refs.addStretch(1)
         layout = QVBoxLayout(self)
         layout.addWidget(self.runs, 1)
+        layout.addWidget(self.sweeps)
         layout.addLayout(refs)
         layout.addWidget(self.files)
         layout.addWidget(self.add_file_button)
@@ -67,6 +73,15 @@ class TokenizerPicker(QGroupBox):
     def set_runs(self, runs: list[RunInfo]) -> None:
         """List `runs` (newest first), keeping the ticks and k of runs already listed."""
         kept = {run_id: (ticked, k) for run_id, ticked, k in self._rows()}
+        self._sweep_runs = {}
+        for run in sorted(runs, key=lambda r: r.id):
+            sweep = sweep_of(run)
+            if sweep is not None and run.merge_count > 0:
+                self._sweep_runs.setdefault(sweep, []).append(run.id)
+        self.sweeps.clear()
+        self.sweeps.addItem("tick a sweep…" if self._sweep_runs else "no sweeps stored", None)
+        for sweep, ids in self._sweep_runs.items():
+            self.sweeps.addItem(f"sweep {sweep}: {len(ids)} runs", sweep)
         self.runs.setRowCount(0)
         for run in runs:
             if run.merge_count <= 0:
@@ -87,6 +102,17 @@ class TokenizerPicker(QGroupBox):
             spin.setValue(min(k, run.merge_count))
             spin.setGroupSeparatorShown(True)
             self.runs.setCellWidget(row, 2, spin)
+
+    def pick_sweep(self, sweep_id: str) -> None:
+        """Tick every run of sweep `sweep_id`, each at its full size."""
+        for run_id in self._sweep_runs.get(sweep_id, []):
+            self.pick_run(run_id)
+
+    def _sweep_chosen(self, index: int) -> None:
+        sweep = self.sweeps.itemData(index)
+        if sweep is not None:
+            self.pick_sweep(sweep)
+        self.sweeps.setCurrentIndex(0)
 
     def _rows(self) -> list[tuple[int, bool, int]]:
         rows = []
