@@ -48,10 +48,10 @@ class TokenTally:
     def __post_init__(self) -> None:
         self.emitted = np.zeros(self.id_space, dtype=np.int64)
 
-    def add(self, ids: np.ndarray) -> None:
-        self.tokens += int(ids.shape[0])
-        if ids.shape[0]:
-            self.emitted += np.bincount(ids, minlength=self.id_space)[: self.id_space]
+    def add(self, tokens: int, counts: np.ndarray) -> None:
+        """Add `tokens` tokens whose ids were counted into `counts` (a bincount)."""
+        self.tokens += tokens
+        self.emitted += counts[: self.id_space]
 
 
 def renyi_efficiency(emitted: np.ndarray, vocab_size: int, alpha: float = RENYI_ALPHA):

@@ -135,9 +135,7 @@ def _evaluate(candidates: list[Candidate], docs: Iterable[Doc], job: _Job) -> di
         for i, cand in enumerate(candidates):
             job.progress(f"encoding with {cand.label}", _fraction(done_chars, options))
             for group, (n, counts) in job.count(cand.tokenizer, spaces[i], batch).items():
-                tally = tallies[i].setdefault(group, metrics.TokenTally(spaces[i]))
-                tally.tokens += n
-                tally.emitted += counts[: spaces[i]]
+                tallies[i].setdefault(group, metrics.TokenTally(spaces[i])).add(n, counts)
         done_chars += sum(len(d.text) for d in batch)
     if not texts and not options.health:
         raise WorkbenchError("the text to evaluate on holds no documents")
@@ -156,8 +154,7 @@ def _evaluate(candidates: list[Candidate], docs: Iterable[Doc], job: _Job) -> di
         for name in group_names:
             tally = tallies[i].get(name) or metrics.TokenTally(spaces[i])
             groups.append(metrics.group_figures(name, texts[name], tally, cand.vocab_size))
-            total.tokens += tally.tokens
-            total.emitted += tally.emitted
+            total.add(tally.tokens, tally.emitted)
         rows.append(
             {
                 "name": cand.name,
