@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "workbench.cli.render",
     "workbench.cli.runs",
     "workbench.cli.bench",
+    "workbench.cli.eval",
 )
 
 

@@ -30,6 +30,7 @@ from workbench.gui import settings as settings_io
 from workbench.gui.charts import ChartsPanel
 from workbench.gui.controls import TrainingControls, parse_specials
 from workbench.gui.corpus_panel import CorpusPanel
+from workbench.gui.evaluate_tab import EvaluateTab
 from workbench.gui.history_loader import HistoryLoader
 from workbench.gui.merge_list import MergeListPanel
 from workbench.gui.resources import demo_corpus, icon_path
@@ -104,6 +105,7 @@ class MainWindow(QMainWindow):
         self.runs = RunHistoryPanel(self.store)
         self.history = HistoryLoader(self.charts, self)
         self.tokens = TokensTab(db_path, self.store, self)
+        self.evaluate = EvaluateTab(db_path, self.store)
         self._layout()
         self.status = TrainingStatus(self.statusBar())
         self._make_menus()
@@ -174,6 +176,7 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.corpus_panel, "Corpus")
         self.tabs.addTab(self.runs, "Runs")
         self.tabs.addTab(self.tokens.panel, "Tokens")
+        self.tabs.addTab(self.evaluate, "Evaluate")
         main = QSplitter()
         main.addWidget(self.controls)
         main.addWidget(self.tabs)
@@ -226,6 +229,7 @@ class MainWindow(QMainWindow):
         self.runs.sigOpenRun.connect(self.open_run)
         self.runs.sigDeleted.connect(self._run_deleted)
         self.tokens.panel.sigJumpToRank.connect(self.jump_to_rank)
+        self.evaluate.connect_window(self)
 
     def start_threads(self) -> None:
         self.train_thread.start()
@@ -618,6 +622,7 @@ class MainWindow(QMainWindow):
         self.status_timer.stop()
         self.history.cancel()
         self.tokens.shutdown()
+        self.evaluate.shutdown()
         self.store.close()
         self.closed = True
         event.accept()
