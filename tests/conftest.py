@@ -1,4 +1,4 @@
-"""Shared test set-up: Qt runs offscreen, corpora come from ../shared/corpora."""
+"""Shared test set-up: Qt runs offscreen, Hypothesis profiles, corpora from ../shared/corpora."""
 
 from __future__ import annotations
 
@@ -6,9 +6,17 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+# Property tests in two tiers: `ci` (the default, a few minutes for the whole suite) and `long`
+# (twenty times the examples, for a nightly-style run): HYPOTHESIS_PROFILE=long python -m pytest.
+# A module asks for a share of the profile's budget with `_bpe_helpers.examples(factor)`.
+_COMMON = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
+settings.register_profile("ci", max_examples=100, **_COMMON)
+settings.register_profile("long", max_examples=2000, **_COMMON)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 
@@ -19,11 +27,3 @@ def corpora() -> Path:
     if not CORPORA.is_dir():
         pytest.skip(f"shared corpora not found at {CORPORA}")
     return CORPORA
-
-
-# Hypothesis profiles, chosen by HYPOTHESIS_PROFILE: `ci` (the default; examples as Hypothesis
-# sets them, no deadline: the first call of a Numba kernel compiles it) and `long` for a
-# nightly-style run. A test's own @settings still win where it sets them.
-settings.register_profile("ci", deadline=None)
-settings.register_profile("long", max_examples=1_000_000, deadline=None)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

@@ -126,10 +126,12 @@ class RunWriter:
             if self._fts:
                 base = fts_rowid(self.run_id, 0)
                 conn.executemany(_INSERT_FTS, zip([base + r for r in ranks], texts, strict=True))
-            conn.execute(
+            updated = conn.execute(
                 "UPDATE runs SET merge_count = ?, vocab_size = ?, updated = ? WHERE id = ?",
                 [batch.end_rank, batch.vocab_size, now_iso(), self.run_id],
             )
+            if updated.rowcount == 0:  # deleted meanwhile: keep no orphan merges
+                raise RunNotFound(self.run_id)
         self.next_rank = batch.end_rank
 
     def set_state(
@@ -144,6 +146,8 @@ class RunWriter:
             raise ValueError(f"unknown run state {state!r}; expected one of {RUN_STATES}")
         with self._transaction() as conn:
             row = conn.execute("SELECT timings FROM runs WHERE id = ?", [self.run_id]).fetchone()
+            if row is None:  # deleted meanwhile
+                raise RunNotFound(self.run_id)
             merged = {**json.loads(row[0]), **dict(timings or {})}
             conn.execute(
                 "UPDATE runs SET state = ?, stop_reason = ?, error = ?, timings = ?, updated = ? "
