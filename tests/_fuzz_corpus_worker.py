@@ -3,7 +3,7 @@ per case, under the memory limit the test set (so a blow-up kills this process, 
 
 Each case is run through `bpe-workbench train` in this process, on both pre-tokenizer paths, and
 judged against a slow, obviously correct reading of the same bytes (`reference_texts`):
-- the reference reads it: the command must succeed with the merges of `train_texts(texts)`;
+- the reference reads it: the command must succeed with the merges of training on `texts`;
 - the reference refuses it: the command must fail, exit 1 or 2, one stderr line naming the file.
 Anything else (a traceback, a wrong result) is reported back as a problem.
 """
@@ -21,7 +21,8 @@ from pathlib import Path
 from workbench.cli import main
 from workbench.engine import formats
 from workbench.engine.config import TrainConfig
-from workbench.engine.training import train_texts
+from workbench.engine.pretokenize import count_texts
+from workbench.engine.trainer import BpeTrainer
 
 VOCAB = 300
 SPECIALS = ("<|eot|>",)
@@ -65,6 +66,12 @@ def reference_texts(path: Path) -> list[str] | None:
         return None
 
 
+def _merges(texts: list[str], config: TrainConfig) -> list[tuple[bytes, bytes]]:
+    trainer = BpeTrainer(count_texts(texts, config), config)
+    trainer.run()
+    return trainer.merge_pairs()
+
+
 def judge(path: Path, out: Path) -> str | None:
     """None when the workbench answered correctly, else what went wrong."""
     texts = reference_texts(path)
@@ -72,7 +79,7 @@ def judge(path: Path, out: Path) -> str | None:
     if texts is not None and any(texts):
         config = TrainConfig(vocab_size=VOCAB, special_tokens=SPECIALS)
         pieces = [t for t in texts if t.replace(SPECIALS[0], "")]
-        expected = train_texts(pieces, config).merge_pairs() if pieces else None
+        expected = _merges(pieces, config) if pieces else None
     for extra in ([], ["--regex-pretokenizer"]):
         target = out / ("regex" if extra else "scanner")
         args = ["train", str(path), "--vocab-size", str(VOCAB), "--out", str(target),

@@ -6,8 +6,10 @@ The answer must be a one-line error naming the file (exit 1 or 2) or the merges 
 the decoded text; never a traceback, a signal death, a hang or more than 1 GB. Cases run in one
 long-lived worker process (tests/_fuzz_corpus_worker.py) under RLIMIT_AS, restarted if it dies.
 
-Profiles (registered in conftest.py): `ci` by default; `HYPOTHESIS_PROFILE=long` for a long run,
-`FUZZ_SECONDS` to bound it by time instead of by count.
+Examples: the Hypothesis profile's (conftest.py: `ci` by default, `HYPOTHESIS_PROFILE=long`), or
+`FUZZ_EXAMPLES`; `FUZZ_SECONDS` bounds a run by time (the test then ends as skipped, saying
+how many cases passed). A nightly-style run:
+    FUZZ_EXAMPLES=1000000 FUZZ_SECONDS=600 python -m pytest -s tests/test_fuzz_corpus.py
 """
 
 from __future__ import annotations
@@ -210,7 +212,11 @@ def corpus_case(draw) -> tuple[str, bytes, list[str]]:
     return name, body, done
 
 
-@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], deadline=None)
+@settings(
+    max_examples=int(os.environ.get("FUZZ_EXAMPLES", settings.default.max_examples)),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    deadline=None,
+)
 @given(case=corpus_case())
 def test_mutated_corpus_files(worker, tmp_path_factory, case):
     if time.monotonic() > DEADLINE:  # Hypothesis lets a skip through and stops generating
