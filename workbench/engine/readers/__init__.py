@@ -1,0 +1,26 @@
+"""Corpus formats beyond plain text and JSONL: compressed streams, Parquet, Arrow.
+
+`corpus.py` keeps the plain-text and JSONL readers and asks this package what a file is:
+- `compressed`: `.zst`, `.xz` and `.bz2` beside `.gz` (text and JSONL alike);
+- `columnar`: `.parquet` files (streamed by row group) and Arrow IPC `.arrow` files, each record
+  a document, its text in one column;
+- `datasets`: folders written by Hugging Face `datasets.save_to_disk` (Arrow files plus JSON
+  metadata), read with pyarrow alone;
+- `optional`: the one-line message when an optional package is missing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from workbench.engine.readers.columnar import is_columnar
+from workbench.engine.readers.compressed import is_compressed
+
+
+def streams_only(path: Path) -> bool:
+    """Whether a file's size on disk says nothing about how much text it holds (compressed or
+    columnar), so it must be streamed rather than read whole."""
+    return is_compressed(path) or is_columnar(path)
+
+
+__all__ = ["is_columnar", "is_compressed", "streams_only"]
