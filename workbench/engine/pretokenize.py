@@ -71,6 +71,11 @@ def count_corpus(
     is left out whole and named in `stats.skipped`), CorpusError when nothing is left to train
     on, and CancelledError as soon as `cancel()` says so."""
     start = time.perf_counter()
+    paths = list(paths)
+    from workbench.engine import counts_file  # a counts file is a corpus already counted
+
+    if (counted := counts_file.counts_path(paths)) is not None:
+        return counts_file.read_counts(counted, config.pattern_string, config.special_tokens)
     files = list_files(paths)
     if not files:
         raise CorpusError(", ".join(map(str, paths)) or "(none)", "no files to read")

@@ -88,10 +88,41 @@ def file_units(
 ) -> Iterator[tuple[_Unit, int]]:
     """(unit, documents completed) of one whole file, whatever its format."""
     if columnar.is_columnar(path):
-        return _record_units(columnar.text_blocks(path, config.text_column), specials)
+        return record_units(columnar.text_blocks(path, config.text_column), specials)
     if is_jsonl(path):
         return _jsonl_units(path, specials, config.jsonl_field)
     return _text_units(path, specials, reach)
+
+
+def range_units(
+    path: Path,
+    start: int,
+    end: int,
+    size: int,
+    specials: regex.Pattern | None,
+    reach: int,
+    newlines: list[int] | None = None,
+) -> Iterator[tuple[_Unit, int]]:
+    """Units of bytes [start, end) of an uncompressed text file, both ends safe cuts (or the
+    file's ends): a Dask task's share of a large file. `newlines[0]` counts the lines read."""
+
+    def chunks() -> Iterator[bytes]:
+        try:
+            with open(path, "rb") as handle:
+                handle.seek(start)
+                left = end - start
+                while left > 0:
+                    chunk = handle.read(min(UNIT_BYTES, left))
+                    if not chunk:
+                        raise CorpusError(str(path), "the file shrank while it was read")
+                    left -= len(chunk)
+                    if newlines is not None:
+                        newlines[0] += chunk.count(b"\n")
+                    yield chunk
+        except OSError as exc:
+            raise CorpusError(str(path), f"cannot read: {exc.strerror or exc}") from None
+
+    return _text_units(path, specials, reach, chunks(), head=start == 0, tail=end >= size)
 
 
 def count_units(units: Iterable[tuple[_Unit, int]], preset: str) -> tuple[Table, int]:
@@ -194,7 +225,7 @@ def _text_units(
     yield _unit(pending, specials), 1 if tail else 0
 
 
-def _record_units(
+def record_units(
     blocks: Iterator[tuple[bytes, np.ndarray]], specials: regex.Pattern | None
 ) -> Iterator[tuple[_Unit, int]]:
     """Units of (text, document offsets) blocks: each record a document of its own."""

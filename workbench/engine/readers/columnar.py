@@ -143,7 +143,11 @@ def text_arrays(path: Path, column: str, row_groups: list[int] | None = None):
 
     Nulls raise CorpusError naming the first null row (a record with no text is a bad record,
     as a JSONL line without its text field is)."""
-    arrays = _parquet_arrays(path, column, row_groups) if is_parquet(path) else _arrow_arrays(path, column)
+    arrays = (
+        _parquet_arrays(path, column, row_groups)
+        if is_parquet(path)
+        else _arrow_arrays(path, column)
+    )
     for where, first, array in arrays:
         array = _as_text(path, array, f"{where} {first}")
         if array.null_count:
@@ -157,7 +161,9 @@ def _utf8_block(array) -> tuple[bytes, np.ndarray]:
     _, offsets_buffer, data_buffer = array.buffers()
     pa = _pyarrow()
     width = np.int64 if pa.types.is_large_string(array.type) else np.int32
-    offsets = np.frombuffer(offsets_buffer, dtype=width)[array.offset : array.offset + len(array) + 1]
+    offsets = np.frombuffer(offsets_buffer, dtype=width)[
+        array.offset : array.offset + len(array) + 1
+    ]
     offsets = offsets.astype(np.int64)
     start, end = int(offsets[0]), int(offsets[-1])
     data = bytes(memoryview(data_buffer)[start:end]) if data_buffer is not None else b""

@@ -23,5 +23,5 @@ def require(module: str, extra: str, why: str = "") -> ModuleType:
         top = module.split(".")[0]
         reason = f" ({why})" if why else ""
         raise MissingPackageError(
-            f"{top} is not installed{reason}: pip install \"bpe-workbench[{extra}]\""
+            f'{top} is not installed{reason}: pip install "bpe-workbench[{extra}]"'
         ) from None
