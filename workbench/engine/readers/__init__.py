@@ -16,6 +16,14 @@ from pathlib import Path
 from workbench.engine.readers.columnar import is_columnar
 from workbench.engine.readers.compressed import is_compressed
 
+# What the window's "Open corpus files" dialog offers (any file is still read as text).
+CORPUS_FILE_PATTERNS = ["*.txt", "*.md", "*.py", "*.jsonl", "*.parquet", "*.arrow", "*.gz", "*.zst", "*.xz", "*.bz2", "*.jsonl.gz", "*.jsonl.zst", "*.jsonl.xz", "*.jsonl.bz2"]
+
+
+def corpus_file_filter() -> str:
+    """The Qt file-dialog filter for corpus files (a counts file is a `.parquet` too)."""
+    return f"Corpora ({' '.join(CORPUS_FILE_PATTERNS)});;All files (*)"
+
 
 def streams_only(path: Path) -> bool:
     """Whether a file's size on disk says nothing about how much text it holds (compressed or
@@ -23,4 +31,10 @@ def streams_only(path: Path) -> bool:
     return is_compressed(path) or is_columnar(path)
 
 
-__all__ = ["is_columnar", "is_compressed", "streams_only"]
+__all__ = [
+    "CORPUS_FILE_PATTERNS",
+    "corpus_file_filter",
+    "is_columnar",
+    "is_compressed",
+    "streams_only",
+]
