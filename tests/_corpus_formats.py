@@ -14,7 +14,35 @@ import pyarrow.parquet as pq
 import zstandard
 
 SPECIAL = "<|endoftext|>"
-WORDS = ["the", "quick", "brown", "fox", "jumps", "over", "lazy", "dogs", "and", "cats", "while", "über", "naïve", "café", "résumé", "東京", "日本語", "😀", "🎉", "I'm", "you're", "they'll", "it's", "12345", "3.14159", "foo_bar", "x=y+1;"]
+WORDS = [
+    "the",
+    "quick",
+    "brown",
+    "fox",
+    "jumps",
+    "over",
+    "lazy",
+    "dogs",
+    "and",
+    "cats",
+    "while",
+    "über",
+    "naïve",
+    "café",
+    "résumé",
+    "東京",
+    "日本語",
+    "😀",
+    "🎉",
+    "I'm",
+    "you're",
+    "they'll",
+    "it's",
+    "12345",
+    "3.14159",
+    "foo_bar",
+    "x=y+1;",
+]
 
 
 def documents(n: int = 120, seed: int = 7) -> list[str]:

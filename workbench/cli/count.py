@@ -38,6 +38,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="ADDRESS",
         help="count on a Dask cluster: a scheduler address, or local:N for N local processes",
     )
+    p.add_argument(
+        "--dask-task-bytes",
+        type=int,
+        default=None,
+        metavar="N",
+        help="input bytes per Dask task (default 64 MiB)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -76,9 +83,10 @@ def run(args: argparse.Namespace) -> int:
     bar = _Bar(enabled=not args.quiet and sys.stderr.isatty())
     progress = lambda d, t: bar.show("count", d, t)  # noqa: E731
     if args.dask:
-        from workbench.engine.dask_count import count_on_dask
+        from workbench.engine.dask_count import TASK_BYTES, count_on_dask
 
-        result = count_on_dask(args.paths, config, args.dask, progress=progress)
+        task_bytes = args.dask_task_bytes or TASK_BYTES
+        result = count_on_dask(args.paths, config, args.dask, progress, task_bytes=task_bytes)
     else:
         from workbench.engine.pretokenize import count_corpus
 

@@ -88,11 +88,16 @@ def plan(files: list[Path], config: TrainConfig, task_bytes: int = TASK_BYTES) -
         size = path.stat().st_size
         if columnar.is_parquet(path):
             planned.append(_row_group_tasks(path, size, task_bytes))
-        elif size > task_bytes and not compressed.is_compressed(path) and not is_jsonl(path):
+        elif size > task_bytes and _plain_text(path):
             planned.append(_range_tasks(path, size, task_bytes, specials, reach))
         else:
             planned.append([Task(str(path), size)])
     return planned
+
+
+def _plain_text(path: Path) -> bool:
+    """Uncompressed text that is one document: the only kind cut into byte ranges."""
+    return not (compressed.is_compressed(path) or is_jsonl(path) or columnar.is_columnar(path))
 
 
 def _row_group_tasks(path: Path, size: int, task_bytes: int) -> list[Task]:

@@ -17,7 +17,22 @@ from workbench.engine.readers.columnar import is_columnar
 from workbench.engine.readers.compressed import is_compressed
 
 # What the window's "Open corpus files" dialog offers (any file is still read as text).
-CORPUS_FILE_PATTERNS = ["*.txt", "*.md", "*.py", "*.jsonl", "*.parquet", "*.arrow", "*.gz", "*.zst", "*.xz", "*.bz2", "*.jsonl.gz", "*.jsonl.zst", "*.jsonl.xz", "*.jsonl.bz2"]
+CORPUS_FILE_PATTERNS = [
+    "*.txt",
+    "*.md",
+    "*.py",
+    "*.jsonl",
+    "*.parquet",
+    "*.arrow",
+    "*.gz",
+    "*.zst",
+    "*.xz",
+    "*.bz2",
+    "*.jsonl.gz",
+    "*.jsonl.zst",
+    "*.jsonl.xz",
+    "*.jsonl.bz2",
+]
 
 
 def corpus_file_filter() -> str:
