@@ -177,3 +177,15 @@ def test_the_window_offers_the_new_formats():
 
     for pattern in ("*.parquet", "*.arrow", "*.jsonl.zst", "*.zst", "*.xz", "*.bz2", "*.gz"):
         assert pattern in CORPUS_FILE_PATTERNS
+
+
+def test_the_preview_shows_the_text_of_packed_files(forms):
+    from workbench.gui.corpus_panel import read_head
+
+    first = documents()[0]
+    for name in ("jsonl.zst", "parquet", "arrow"):
+        path = forms[name]
+        if path.is_dir():
+            path = next(p for p in sorted(path.iterdir()) if p.suffix in (".parquet", ".arrow"))
+        head = read_head(path, 200)
+        assert first[:20] in head or '"text"' in head, name

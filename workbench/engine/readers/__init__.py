@@ -53,3 +53,34 @@ __all__ = [
     "is_compressed",
     "streams_only",
 ]
+
+
+def preview_text(path: Path, chars: int) -> str | None:
+    """The first `chars` characters of a compressed, Parquet or Arrow file's text (records
+    joined by blank lines), for a preview; None for other files (read them as they are)."""
+    if not streams_only(path):
+        return None
+    from workbench.engine.errors import WorkbenchError
+
+    try:
+        if is_columnar(path):
+            from workbench.engine.readers.columnar import record_texts
+
+            parts, size = [], 0
+            for text in record_texts(path, "text"):
+                parts.append(text)
+                size += len(text)
+                if size >= chars:
+                    break
+            return "\n\n".join(parts)[:chars]
+        if path.name.lower().endswith(".gz"):
+            import gzip
+
+            with gzip.open(path, "rb") as stream:
+                return stream.read(chars * 4).decode("utf-8", "replace")[:chars]
+        from workbench.engine.readers.compressed import open_compressed
+
+        with open_compressed(path) as stream:
+            return stream.read(chars * 4).decode("utf-8", "replace")[:chars]
+    except (OSError, EOFError, WorkbenchError) as exc:
+        return f"(cannot preview {path.name}: {exc})"
