@@ -77,6 +77,11 @@ def test_text_files_compressed_read_as_plain(tmp_path):
         path = tmp_path / f"packed.txt{suffix}"
         path.write_bytes(compress(text, suffix))
         assert count_corpus([path], config).words.to_dict() == reference, suffix
+    # several zstd frames one after another (as `cat a.zst b.zst` makes) read as one stream
+    half = len(text) // 2
+    frames = compress(text[:half], ".zst") + compress(text[half:], ".zst")
+    (tmp_path / "frames.txt.zst").write_bytes(frames)
+    assert count_corpus([tmp_path / "frames.txt.zst"], config).words.to_dict() == reference
 
 
 def test_text_column_and_jsonl_field_choose_where_the_text_is(tmp_path):
@@ -149,11 +154,16 @@ def test_invalid_utf8_in_an_arrow_file_names_the_row(tmp_path):
         count_corpus([path], TrainConfig(vocab_size=300))
 
 
+@pytest.mark.parametrize("damage", ["zeroed", "truncated"])
 @pytest.mark.parametrize("suffix", [".zst", ".xz", ".bz2"])
-def test_a_corrupt_compressed_file_is_one_clear_line(tmp_path, suffix, capsys):
+def test_a_corrupt_compressed_file_is_one_clear_line(tmp_path, suffix, damage, capsys):
     packed = compress(jsonl_bytes(documents(50)), suffix)
     path = tmp_path / f"docs.jsonl{suffix}"
-    path.write_bytes(packed[: len(packed) // 2] + bytes(64) + packed[len(packed) // 2 + 64 :])
+    half = len(packed) // 2
+    if damage == "zeroed":
+        path.write_bytes(packed[:half] + bytes(64) + packed[half + 64 :])
+    else:
+        path.write_bytes(packed[:half])
     assert (
         main(["train", str(path), "--vocab-size", "300", "--out", str(tmp_path / "o"), "--no-db"])
         == 2

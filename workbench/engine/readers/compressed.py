@@ -73,12 +73,46 @@ def open_compressed(path: Path) -> io.RawIOBase:
         return _Decompressed(bz2.open(path, "rb"), (OSError, ValueError), "bz2")
     import zstandard  # a core dependency, imported only when a .zst file is read
 
-    raw = open(path, "rb")  # noqa: SIM115 - closed with the stream
-    try:
-        reader = zstandard.ZstdDecompressor().stream_reader(
-            raw, read_across_frames=True, closefd=True
-        )
-    except BaseException:
-        raw.close()
-        raise
-    return _Decompressed(reader, (zstandard.ZstdError,), "zstd")
+    return _Decompressed(_ZstdFrames(path, zstandard), (zstandard.ZstdError,), "zstd")
+
+
+class _ZstdFrames(io.RawIOBase):
+    """The frames of a .zst file, one after another, decompressed. Unlike zstandard's own
+    stream reader it notices a file that ends inside a frame (a truncated download)."""
+
+    def __init__(self, path: Path, zstandard) -> None:
+        self.raw = open(path, "rb")  # noqa: SIM115 - closed in close()
+        self.context = zstandard.ZstdDecompressor()
+        self.frame = self.context.decompressobj()
+        self.in_frame = False  # whether input of an unfinished frame has been fed
+        self.ready = bytearray()
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        while size < 0 or len(self.ready) < size:
+            chunk = self.raw.read(1 << 20)
+            if not chunk:
+                if self.in_frame:
+                    raise EOFError("the file ends inside a frame")
+                break
+            self._feed(chunk)
+        size = len(self.ready) if size < 0 else min(size, len(self.ready))
+        out = bytes(self.ready[:size])
+        del self.ready[:size]
+        return out
+
+    def _feed(self, chunk: bytes) -> None:
+        while chunk:
+            self.ready += self.frame.decompress(chunk)
+            self.in_frame = True
+            if not self.frame.eof:
+                return
+            chunk = self.frame.unused_data  # the next frame's start, if any
+            self.frame = self.context.decompressobj()
+            self.in_frame = False
+
+    def close(self) -> None:
+        self.raw.close()
+        super().close()
