@@ -65,8 +65,7 @@ class Partial:
     newlines: int = 0  # of a byte range, to turn a later range's line numbers into the file's
     error: tuple[str, str, int | None] | None = None  # (path, message, line) of a bad file
     skipped: list[str] = field(default_factory=list)
-    fatal: str | None = None  # the first bad file's message when bad files stop the count
-    fatal_error: tuple[str, str, int | None] | None = None
+    fatal_error: tuple[str, str, int | None] | None = None  # the bad file that stops the count
 
 
 def _corpus_error(error: tuple[str, str, int | None]) -> CorpusError:
