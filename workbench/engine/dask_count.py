@@ -283,8 +283,9 @@ class DaskCluster:
             if workers < 1:
                 raise ConfigError(f"--dask {self.address}: expected local:N with N ≥ 1 workers")
             # Dask starts workers with MALLOC_TRIM_THRESHOLD_=65536, which also turns off glibc's
-            # adaptive mmap threshold: every multi-MB buffer is then mapped and zeroed afresh and
-            # a 64 MiB task took 6.1-6.5 s instead of 4.2-4.9 s (measured). Our workers keep glibc's defaults.
+            # adaptive mmap threshold: every multi-MB buffer is then mapped and zeroed afresh, and
+            # a 64 MiB task took 6.1-6.5 s instead of 4.2-4.9 s (measured). Our workers keep
+            # glibc's defaults.
             import dask
 
             environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}))
