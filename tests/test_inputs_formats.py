@@ -199,3 +199,14 @@ def test_the_preview_shows_the_text_of_packed_files(forms):
             path = next(p for p in sorted(path.iterdir()) if p.suffix in (".parquet", ".arrow"))
         head = read_head(path, 200)
         assert first[:20] in head or '"text"' in head, name
+
+
+def test_arrow_offsets_out_of_order_never_reach_the_counter(tmp_path):
+    offsets = pa.array([0, 4, 2, 12], pa.int32()).buffers()[1]
+    array = pa.Array.from_buffers(pa.string(), 3, [None, offsets, pa.py_buffer(b"okaybadXfine")])
+    path = tmp_path / "offsets.arrow"
+    schema = pa.schema([("text", pa.string())])
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(sink, schema) as writer:
+        writer.write_batch(pa.record_batch([array], schema=schema))
+    with pytest.raises(CorpusError, match=r"offsets.arrow: row 0: malformed text column"):
+        count_corpus([path], TrainConfig(vocab_size=300))

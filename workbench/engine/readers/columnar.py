@@ -167,6 +167,9 @@ def _utf8_block(array) -> tuple[bytes, np.ndarray]:
     offsets = offsets.astype(np.int64)
     start, end = int(offsets[0]), int(offsets[-1])
     data = bytes(memoryview(data_buffer)[start:end]) if data_buffer is not None else b""
+    # a hand-made file can hold any offsets: they index the counter's buffer, so check them
+    if start < 0 or end - start != len(data) or np.any(np.diff(offsets) < 0):
+        raise ValueError("offsets out of order or past the end of the data")
     return data, offsets - start
 
 
@@ -189,7 +192,12 @@ def text_blocks(
     edges: list[np.ndarray] = []
     size = 0
     for where, first, array in text_arrays(path, column, row_groups):
-        data, offsets = _utf8_block(array)
+        try:
+            data, offsets = _utf8_block(array)
+        except ValueError as exc:
+            raise CorpusError(
+                str(path), f"{where} {first}: malformed text column ({exc})"
+            ) from None
         _check_utf8(path, data, offsets, where, first)
         parts.append(data)
         edges.append(offsets[1:] + size)
