@@ -139,17 +139,18 @@ def test_bad_shards_name_the_file_and_row_group(tmp_path):
     assert result.words.to_dict() == count_corpus([good], skip).words.to_dict()
 
 
-def test_invalid_utf8_in_an_arrow_file_names_the_row(tmp_path):
-    data = b"okay" + b"bad\xff" + b"fine"
-    array = pa.Array.from_buffers(
-        pa.string(),
-        3,
-        [None, pa.py_buffer(pa.array([0, 4, 8, 12], pa.int32()).buffers()[1]), pa.py_buffer(data)],
-    )
-    path = tmp_path / "bad.arrow"
+def _raw_arrow_file(path, offsets: list[int], data: bytes):
+    """An Arrow IPC stream whose text column has these raw offsets and bytes (no checks)."""
+    buffers = [None, pa.array(offsets, pa.int32()).buffers()[1], pa.py_buffer(data)]
+    array = pa.Array.from_buffers(pa.string(), len(offsets) - 1, buffers)
     schema = pa.schema([("text", pa.string())])
     with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(sink, schema) as writer:
         writer.write_batch(pa.record_batch([array], schema=schema))
+    return path
+
+
+def test_invalid_utf8_in_an_arrow_file_names_the_row(tmp_path):
+    path = _raw_arrow_file(tmp_path / "bad.arrow", [0, 4, 8, 12], b"okay" + b"bad\xff" + b"fine")
     with pytest.raises(CorpusError, match=r"bad.arrow: row 1: invalid UTF-8 \(byte 0xFF\)"):
         count_corpus([path], TrainConfig(vocab_size=300))
 
@@ -202,11 +203,6 @@ def test_the_preview_shows_the_text_of_packed_files(forms):
 
 
 def test_arrow_offsets_out_of_order_never_reach_the_counter(tmp_path):
-    offsets = pa.array([0, 4, 2, 12], pa.int32()).buffers()[1]
-    array = pa.Array.from_buffers(pa.string(), 3, [None, offsets, pa.py_buffer(b"okaybadXfine")])
-    path = tmp_path / "offsets.arrow"
-    schema = pa.schema([("text", pa.string())])
-    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(sink, schema) as writer:
-        writer.write_batch(pa.record_batch([array], schema=schema))
+    path = _raw_arrow_file(tmp_path / "offsets.arrow", [0, 4, 2, 12], b"okaybadXfine")
     with pytest.raises(CorpusError, match=r"offsets.arrow: row 0: malformed text column"):
         count_corpus([path], TrainConfig(vocab_size=300))
