@@ -50,7 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def add_reading_options(p: argparse.ArgumentParser) -> None:
-    """The corpus-reading options `count` and `train` share."""
+    """How to read the corpus (`train` has the same options, defined in its own module)."""
     p.add_argument("--skip-bad-files", action="store_true", help="skip unreadable files, report")
     p.add_argument("--text-column", default="text", help="Parquet/Arrow column of the text")
     p.add_argument("--jsonl-field", default="text", help="JSONL field of the text")
