@@ -16,6 +16,7 @@ from workbench.engine.errors import WorkbenchError
 
 COMMAND_MODULES = (
     "workbench.cli.train",
+    "workbench.cli.count",
     "workbench.cli.encode",
     "workbench.cli.export",
     "workbench.cli.render",

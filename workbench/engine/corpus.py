@@ -1,5 +1,6 @@
 """Reading a corpus: files and folders (recursing), plain text of any extension, `.jsonl` (the
-`text` field of each line) and the `.gz` forms of both.
+`text` field of each line) and the `.gz` forms of both; `.zst`/`.xz`/`.bz2`, Parquet, Arrow files
+and saved Hugging Face datasets come from `readers/` (hooked in here where marked).
 
 A file, or a JSONL record, is a document. Text comes out as *segments*: stretches between
 special tokens, cut where the pre-tokenizer must break anyway, so a large file streams in
@@ -32,6 +33,7 @@ from typing import Any, AnyStr, BinaryIO
 import regex
 
 from workbench.engine.errors import CorpusError
+from workbench.engine.readers import columnar, compressed, datasets
 from workbench.engine.specials import specials_regex, split_on_specials
 
 CHUNK_CHARS = 1 << 22  # ~4 MB of text per segment at most (when a cut point exists)
@@ -81,6 +83,10 @@ def list_corpus(paths: Iterable[str | os.PathLike]) -> CorpusListing:
             listing.add(path, st.st_size)
         else:
             raise CorpusError(str(path), f"{_not_regular(st.st_mode)}: name text files or folders")
+    kept = set(datasets.without_dataset_metadata(listing.files))  # readers hook: saved datasets
+    if len(kept) < len(listing.files):
+        pairs = [(f, n) for f, n in zip(listing.files, listing.sizes, strict=True) if f in kept]
+        listing.files, listing.sizes = [f for f, _ in pairs], [n for _, n in pairs]
     return listing
 
 
@@ -183,21 +189,8 @@ DECOMPRESSORS: dict[str, Callable[[BinaryIO], BinaryIO]] = {".gz": _open_gzip}
 READ_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, zlib.error)
 
 
-def compression(path: Path) -> str | None:
-    """The name ending of a compressed file ('.gz'), or None for a plain one."""
-    name = path.name.lower()
-    if not name.endswith(tuple(DECOMPRESSORS)):  # the common case, in one C call
-        return None
-    return next(ext for ext in DECOMPRESSORS if name.endswith(ext))
-
-
 def is_jsonl(path: Path) -> bool:
-    """`.jsonl`, or `.jsonl` and a compression ending (`.jsonl.gz`)."""
-    name = path.name.lower()
-    ext = compression(path)
-    if ext is not None:
-        name = name[: -len(ext)]
-    return name.endswith(".jsonl")
+    return compressed.plain_name(path.name).lower().endswith(".jsonl")  # any compression
 
 
 def _open_fd(path: Path) -> tuple[int, int]:
@@ -230,17 +223,29 @@ def _open_regular(path: Path) -> BinaryIO:
 @contextlib.contextmanager
 def open_binary(path: Path) -> Iterator[BinaryIO]:
     """The file's bytes, decompressed by its name ending."""
+    if compressed.opens_here(path):  # readers hook: .zst, .xz, .bz2
+        try:
+            stream = compressed.open_compressed(path)
+        except OSError as exc:
+            raise CorpusError(str(path), _os_problem(path, exc, "read")) from None
+        with stream:
+            yield stream  # type: ignore[misc]
+        return
     with _open_regular(path) as raw:
-        ext = compression(path)
-        if ext is None:
+        opener = next((f for ext, f in DECOMPRESSORS.items() if _ends(path, ext)), None)
+        if opener is None:
             yield raw
             return
         try:
-            stream = DECOMPRESSORS[ext](raw)
+            stream = opener(raw)
         except READ_ERRORS as exc:
             raise CorpusError(str(path), f"cannot read: {exc}") from None
         with stream:
             yield stream
+
+
+def _ends(path: Path, ext: str) -> bool:
+    return path.name.lower().endswith(ext)
 
 
 def read_chunks(path: Path, size: int | None = None) -> Iterator[bytes]:
@@ -420,10 +425,16 @@ class Document:
     record: dict[str, Any] | None = None
 
 
-def read_documents(path: Path, segmenter: Segmenter) -> Iterator[Document]:
+def read_documents(
+    path: Path, segmenter: Segmenter, text_column: str = "text", jsonl_field: str = "text"
+) -> Iterator[Document]:
     """The documents of one file. Errors surface as CorpusError while iterating."""
+    if columnar.is_columnar(path):  # readers hook: Parquet / Arrow records
+        for text in columnar.record_texts(path, text_column):
+            yield Document(path, None, iter(segmenter.split(text)))
+        return
     if is_jsonl(path):
-        yield from _jsonl_documents(path, segmenter)
+        yield from _jsonl_documents(path, segmenter, jsonl_field)
         return
     decoder = _Decoder(path)
 
@@ -435,20 +446,20 @@ def read_documents(path: Path, segmenter: Segmenter) -> Iterator[Document]:
     yield Document(path, None, _stream_text(texts(), segmenter))
 
 
-def _jsonl_documents(path: Path, segmenter: Segmenter) -> Iterator[Document]:
-    for number, record, text in jsonl_records(path):
+def _jsonl_documents(path: Path, segmenter: Segmenter, field: str) -> Iterator[Document]:
+    for number, record, text in jsonl_records(path, field):
         yield Document(path, number, iter(segmenter.split(text)), record)
 
 
-def jsonl_texts(path: Path) -> Iterator[tuple[int, str]]:
+def jsonl_texts(path: Path, field: str = "text") -> Iterator[tuple[int, str]]:
     """(line number, text) of each record of a JSONL file, streamed; blank lines are skipped.
 
-    A line that is not UTF-8, not JSON, or has no "text" string raises CorpusError naming it."""
-    for number, _, text in jsonl_records(path):
+    A line that is not UTF-8, not JSON, or has no `field` string raises CorpusError naming it."""
+    for number, _, text in jsonl_records(path, field):
         yield number, text
 
 
-def jsonl_records(path: Path) -> Iterator[tuple[int, dict[str, Any], str]]:
+def jsonl_records(path: Path, field: str = "text") -> Iterator[tuple[int, dict[str, Any], str]]:
     """(line number, record, its text) of each record of a JSONL file, as `jsonl_texts`."""
     pending = b""
     number = 0
@@ -463,13 +474,15 @@ def jsonl_records(path: Path) -> Iterator[tuple[int, dict[str, Any], str]]:
             if number == 1 and raw.startswith(codecs.BOM_UTF8):
                 raw = raw[len(codecs.BOM_UTF8) :]
             if raw.strip():
-                record, text = _record_text(path, number, raw)
+                record, text = _record_text(path, number, raw, field)
                 yield number, record, text
         if not chunk:
             return
 
 
-def _record_text(path: Path, number: int, raw: bytes) -> tuple[dict[str, Any], str]:
+def _record_text(
+    path: Path, number: int, raw: bytes, field: str = "text"
+) -> tuple[dict[str, Any], str]:
     try:
         line = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -483,9 +496,9 @@ def _record_text(path: Path, number: int, raw: bytes) -> tuple[dict[str, Any], s
         raise CorpusError(str(path), f"not valid JSON ({exc.msg})", number) from None
     except RecursionError:
         raise CorpusError(str(path), "JSON nested too deeply", number) from None
-    text = record.get("text") if isinstance(record, dict) else None
+    text = record.get(field) if isinstance(record, dict) else None
     if not isinstance(text, str):
-        raise CorpusError(str(path), 'no "text" string in this record', number)
+        raise CorpusError(str(path), f'no "{field}" string in this record', number)
     # A \ud800-style escape can give a lone surrogate, which is not a character and has no
     # UTF-8; only escapes can, so the check runs only on lines that hold one.
     if "\\u" in line:

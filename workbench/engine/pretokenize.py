@@ -25,7 +25,6 @@ from workbench.engine.config import TrainConfig, check_workers
 from workbench.engine.corpus import (
     CorpusListing,
     Segmenter,
-    compression,
     is_jsonl,
     list_corpus,
     read_documents,
@@ -33,6 +32,7 @@ from workbench.engine.corpus import (
 )
 from workbench.engine.errors import CancelledError, CorpusError
 from workbench.engine.patterns import preset_name
+from workbench.engine.readers import streams_only
 from workbench.engine.scan_count import count_with_scanner
 from workbench.engine.scanner import can_scan
 from workbench.engine.words import WordTable
@@ -80,6 +80,10 @@ def count_corpus(
     start = time.perf_counter()
     workers = check_workers(workers) or default_workers()
     paths = list(paths)
+    from workbench.engine import counts_file  # a counts file is a corpus already counted
+
+    if (counted := counts_file.counts_path(paths)) is not None:
+        return counts_file.read_counts(counted, config.pattern_string, config.special_tokens)
     listing = list_corpus(paths)
     files = listing.files
     stats = CorpusStats(files=len(files))
@@ -191,10 +195,10 @@ def _tasks(
     size = 0
     done = 0
     for index, (path, file_size) in enumerate(zip(listing.files, listing.sizes, strict=True)):
-        whole = file_size <= BATCH_CHARS and compression(path) is None
+        whole = file_size <= BATCH_CHARS and not streams_only(path)
         try:
             if whole:
-                segments, documents = _read_whole(path, segmenter, stats)
+                segments, documents = _read_whole(path, segmenter, config)
                 stats.documents += documents
                 batch.extend(segments)
                 sources.extend([str(path)] * len(segments))
@@ -203,7 +207,7 @@ def _tasks(
                     yield None, "count", pattern, batch, sources
                     batch, sources, size = [], [], 0
             else:
-                yield from _stream_file(index, path, segmenter, stats, pattern)
+                yield from _stream_file(index, path, segmenter, stats, config)
                 yield index, "commit", pattern, [], []
         except CorpusError as exc:
             if config.on_bad_file == "stop":
@@ -218,12 +222,12 @@ def _tasks(
         yield None, "count", pattern, batch, sources
 
 
-def _read_whole(path: Path, segmenter: Segmenter, stats: CorpusStats) -> tuple[list[str], int]:
+def _read_whole(path: Path, segmenter: Segmenter, config: TrainConfig) -> tuple[list[str], int]:
     if not is_jsonl(path):  # one document: read it in one go (folders of many small files)
         return segmenter.split(read_small_text(path).decode("utf-8")), 1
     segments: list[str] = []
     documents = 0
-    for document in read_documents(path, segmenter):
+    for document in read_documents(path, segmenter, config.text_column, config.jsonl_field):
         documents += 1
         for segment in document.segments:
             segments.append(segment)
@@ -231,11 +235,12 @@ def _read_whole(path: Path, segmenter: Segmenter, stats: CorpusStats) -> tuple[l
 
 
 def _stream_file(
-    index: int, path: Path, segmenter: Segmenter, stats: CorpusStats, pattern: str
+    index: int, path: Path, segmenter: Segmenter, stats: CorpusStats, config: TrainConfig
 ) -> Iterator[tuple]:
+    pattern = config.pattern_string
     batch: list[str] = []
     size = 0
-    for document in read_documents(path, segmenter):
+    for document in read_documents(path, segmenter, config.text_column, config.jsonl_field):
         stats.documents += 1
         for segment in document.segments:
             batch.append(segment)

@@ -298,9 +298,9 @@ class MainWindow(QMainWindow):
         self.recount_timer.start()
 
     def open_files(self) -> None:
-        files, _ = QFileDialog.getOpenFileNames(
-            self, "Open corpus files", "", "Text (*.txt *.jsonl *.md *.py);;All files (*)"
-        )
+        from workbench.engine.readers import corpus_file_filter  # Parquet, Arrow, .zst, ...
+
+        files, _ = QFileDialog.getOpenFileNames(self, "Open corpus files", "", corpus_file_filter())
         if files:
             self.load_corpus([Path(f) for f in files])
 
