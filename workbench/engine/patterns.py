@@ -43,6 +43,10 @@ O200K = "|".join(
     ]
 )
 
+# No pre-tokenization (minbpe's BasicTokenizer): the whole text is one piece. Written this way
+# because it means the same in `regex` and in Hugging Face's Oniguruma.
+NO_SPLIT = r"[\s\S]+"
+
 PRESETS: dict[str, str] = {"gpt2": GPT2, "cl100k": CL100K, "o200k": O200K}
 DEFAULT_PRESET = "gpt2"
 
