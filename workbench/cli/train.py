@@ -84,6 +84,9 @@ def run(args: argparse.Namespace) -> int:
         on_bad_file="skip" if args.skip_bad_files else "stop",
         pretokenizer="regex" if args.regex_pretokenizer else "auto",
     )
+    from workbench.engine.formats import check_can_hold
+
+    check_can_hold(["gpt2", *formats], config.pattern_string, config.special_tokens)
     bar = _Bar(enabled=not args.quiet and sys.stderr.isatty())
     started = time.perf_counter()
 

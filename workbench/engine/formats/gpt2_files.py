@@ -54,7 +54,9 @@ def sidecar_path(vocab_path: Path) -> Path:
 
 def export(tokenizer: Tokenizer, out_dir: Path) -> list[Path]:
     vocab = {to_mapped(token): tid for tid, token in sorted(tokenizer.vocab.items())}
-    vocab.update(tokenizer.special_tokens)
+    # Hugging Face reads specials from vocab.json; one spelled like a token (`x`, `é`) can only
+    # live in the sidecar.
+    vocab.update((name, tid) for name, tid in tokenizer.special_tokens.items() if name not in vocab)
     lines = [HEADER] + [f"{to_mapped(a)} {to_mapped(b)}" for a, b in tokenizer.merge_bytes]
     return [
         write_atomic(out_dir / VOCAB, json.dumps(vocab, ensure_ascii=False, indent=1) + "\n"),
@@ -109,18 +111,13 @@ def load(vocab_path: Path, merges_path: Path, pattern: str | None = None) -> Tok
     if side.is_file():
         side_pattern, side_specials = read_sidecar(side)
         pattern = side_pattern or pattern
-        for name, tid in side_specials.items():
-            if name in raw and raw[name] != tid:
-                raise TokenizerFileError(
-                    str(side), f"special {name!r} has id {tid}, but {raw[name]} in {VOCAB}"
-                )
     pairs = read_merges(merges_path)
     made = {a + b for a, b in pairs}
     vocab: dict[int, bytes] = {}
     specials: dict[str, int] = dict(side_specials or {})
     by_mapped: dict[str, int] = {}
     for token, tid in raw.items():
-        if token in specials:
+        if specials.get(token) == tid:  # the sidecar's special, also listed for Hugging Face
             continue
         if len(token) > 1 and token not in made:
             if side_specials is not None or token not in KNOWN_SPECIALS:
