@@ -10,8 +10,8 @@ Run with the `unicodedata2` backport of exactly that version (the standard libra
 
 Written: `SKEW`, the code points where the `regex` package (any version) may disagree with
 Unicode 16.0 (those unassigned in 16.0, plus the assigned ones whose category the running
-`regex` sees otherwise, such as U+0295 Ll -> Lo), so that `patterns` can keep `regex`'s fast
-built-in classes for text without them; the ranges of the general categories the patterns name (L*, M*, N*), the White_Space
+`regex` sees otherwise, such as U+0295 Ll -> Lo, listed with their 16.0 category in
+`RECATEGORISED`), which `patterns` replaces by stand-ins before `regex` sees them; the ranges of the general categories the patterns name (L*, M*, N*), the White_Space
 code points (`\\s`; unchanged since Unicode 6.3) and the code points that `(?i:x)` matches for
 the contraction letters (simple case folding: `ſ` U+017F matches `s`; also stable).
 """
@@ -77,10 +77,12 @@ def main() -> int:
         if category in members:
             members[category].append(cp)
     everything = "".join(map(chr, range(0x110000)))
-    skew = {cp for cp in range(0x110000) if ucd.category(chr(cp)) == "Cn"}
+    unassigned = {cp for cp in range(0x110000) if ucd.category(chr(cp)) == "Cn"}
+    skew = set(unassigned)
     for name in CATEGORIES:
         seen = {m.start() for m in regex.finditer(rf"\p{{{name}}}", everything)}
         skew |= seen.symmetric_difference(members[name])
+    recategorised = {cp: ucd.category(chr(cp)) for cp in sorted(skew - unassigned)}
     folds = []
     for letter in CONTRACTION_LETTERS:
         folds += [(m.start(), ord(letter)) for m in regex.finditer(f"(?i:{letter})", everything)]
@@ -103,6 +105,9 @@ def main() -> int:
         "",
         f"# Unassigned in {VERSION}, or seen otherwise by regex {regex.__version__}.",
         f"SKEW = (\n{wrapped(spell(ranges(sorted(skew))), '    ')}\n)",
+        "",
+        f"# Assigned in {VERSION} but seen in another category by regex {regex.__version__}.",
+        f"RECATEGORISED = {recategorised!r}",
         "",
         "# (code point, the lowercase ASCII letter it matches under (?i:...)), for 's 't 're ...",
         "FOLDS = (",

@@ -360,6 +360,9 @@ SKEW = (
     "E01F0-EFFFF FFFFE-FFFFF 10FFFE-10FFFF "
 )
 
+# Assigned in 16.0.0 but seen in another category by regex 2026.11.15.
+RECATEGORISED = {661: "Ll"}
+
 # (code point, the lowercase ASCII letter it matches under (?i:...)), for 's 't 're ...
 FOLDS = (
     (0x0044, 100),  # 'D' -> d

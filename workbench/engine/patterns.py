@@ -1,9 +1,11 @@
 """Pre-tokenization patterns: the presets and checked custom regexes.
 
-Pieces are always exactly `regex.findall(pinned(pattern), text)`: `pinned` spells `\\p{L}`,
-`\\p{N}`, `\\p{M}`, their categories (`\\p{Lu}`...) and `\\d` as explicit Unicode 16.0 sets, the
-version tiktoken and Hugging Face carry (the `regex` package's own tables are newer). What it
-leaves to `regex`: `\\P{..}` and `\\D` inside a set, `\\w`, `\\b`, scripts and other properties.
+Pieces are those of `regex.findall(pattern, text)` as Unicode 16.0 sees the text, the version
+tiktoken and Hugging Face carry (the `regex` package's own tables are newer): `compile_pattern`
+returns a `PinnedPattern`, which runs `regex` over `unicode_classes.stand_in(text)` when the text
+holds a code point `regex` would classify otherwise (unassigned in 16.0, or recategorised), and
+gives the spans and pieces of the original text. This holds for any pattern (`\\p{..}`, `\\w`,
+scripts), except one that names such a stand-in code point literally.
 
 A pattern must cover every character (a piece or part of one): `\\p{L}+` alone would drop
 punctuation and digits, and "Hello, world 123!" would encode as "Helloworld". `check_coverage`
@@ -66,90 +68,6 @@ def preset_name(pattern: str) -> str | None:
     return None
 
 
-# Loose names (case, spaces, underscores ignored) of the classes `pinned` spells out.
-_PROPERTY_NAMES: dict[str, str] = {
-    **{name.lower(): name for name in uc.GROUPS},
-    "letter": "L",
-    "mark": "M",
-    "combiningmark": "M",
-    "number": "N",
-    "uppercaseletter": "Lu",
-    "lowercaseletter": "Ll",
-    "titlecaseletter": "Lt",
-    "modifierletter": "Lm",
-    "otherletter": "Lo",
-    "nonspacingmark": "Mn",
-    "spacingmark": "Mc",
-    "enclosingmark": "Me",
-    "decimalnumber": "Nd",
-    "letternumber": "Nl",
-    "othernumber": "No",
-}
-_PROPERTY = regex.compile(r"\\([pP])(?:\{([^}]*)\}|([A-Za-z]))")
-
-
-def _class_name(spelled: str) -> str | None:
-    key = regex.sub(r"[\s_-]", "", spelled).lower()
-    for prefix in ("gc=", "generalcategory=", "general_category="):
-        key = key.removeprefix(prefix)
-    return _PROPERTY_NAMES.get(key)
-
-
-@functools.lru_cache(maxsize=64)
-def pinned(pattern: str) -> str:
-    r"""`pattern` with its Unicode classes spelled out at Unicode 16.0 (see the module docstring).
-
-    `pinned(r"\p{N}+")` -> `[\u0030-\u0039\u00B2-...]+`; inside a set only the ranges go in:
-    `[^\s\p{N}]` -> `[^\s\u0030-\u0039...]`. Escaped backslashes and `\Q...\E` are respected.
-    """
-    out: list[str] = []
-    i, in_set, n = 0, False, len(pattern)
-    while i < n:
-        c = pattern[i]
-        if c == "\\" and i + 1 < n:
-            nxt = pattern[i + 1]
-            match = _PROPERTY.match(pattern, i)
-            name = _class_name(match.group(2) or match.group(3)) if match else None
-            if match and name is not None and not (in_set and match.group(1) == "P"):
-                body = uc.class_set(name)
-                if in_set:
-                    out.append(body)
-                else:
-                    out.append(f"[{'^' if match.group(1) == 'P' else ''}{body}]")
-                i = match.end()
-                continue
-            if nxt in "dD" and not (in_set and nxt == "D"):
-                body = uc.class_set("Nd")
-                out.append(body if in_set else f"[{'^' if nxt == 'D' else ''}{body}]")
-                i += 2
-                continue
-            if nxt == "Q":  # \Q...\E: literal text, copied as is
-                end = pattern.find("\\E", i + 2)
-                end = n if end < 0 else end + 2
-                out.append(pattern[i:end])
-                i = end
-                continue
-            out.append(pattern[i : i + 2])
-            i += 2
-            continue
-        if not in_set and c == "[":
-            in_set = True
-            out.append(c)
-            i += 1
-            if i < n and pattern[i] == "^":
-                out.append("^")
-                i += 1
-            if i < n and pattern[i] == "]":  # a leading ] is a literal
-                out.append("]")
-                i += 1
-            continue
-        if in_set and c == "]":
-            in_set = False
-        out.append(c)
-        i += 1
-    return "".join(out)
-
-
 # Characters of every kind a pattern must keep: ASCII, Latin-1, marks, CJK, digits of other
 # scripts, emoji, every kind of line break and space.
 _COVERAGE_PROBE = (
@@ -161,21 +79,21 @@ _COVERAGE_PROBE = (
 COVERAGE_TIMEOUT = 2.0
 
 
-def lost_characters(compiled: regex.Pattern | PinnedPattern) -> str:
+def lost_characters(compiled: PinnedPattern) -> str:
     r"""The probe characters that no match of `compiled` covers (in the whole probe, or alone).
 
-    `lost_characters(regex.compile(r"\p{L}+"))` starts `" !\"#$%&'()*+,-./0123456789"`.
+    `lost_characters(PinnedPattern(r"\p{L}+"))` starts `" !\"#$%&'()*+,-./0123456789"`.
     """
     lost: dict[str, None] = {}
     for text in (_COVERAGE_PROBE, *_COVERAGE_PROBE):
         covered = bytearray(len(text))
-        for match in compiled.finditer(text, timeout=COVERAGE_TIMEOUT):
-            covered[match.start() : match.end()] = b"\x01" * (match.end() - match.start())
+        for start, end in compiled.finditer(text, timeout=COVERAGE_TIMEOUT):
+            covered[start:end] = b"\x01" * (end - start)
         lost.update((text[k], None) for k, flag in enumerate(covered) if not flag)
     return "".join(lost)
 
 
-def check_coverage(pattern: str, compiled: regex.Pattern | PinnedPattern) -> None:
+def check_coverage(pattern: str, compiled: PinnedPattern) -> None:
     """Refuse a pattern that drops characters: the text between its matches would vanish."""
     try:
         lost = lost_characters(compiled)
@@ -198,43 +116,35 @@ def _short(pattern: str, limit: int = 60) -> str:
 
 
 class PinnedPattern:
-    """A compiled pattern that matches with Unicode 16.0 classes (see `pinned`).
+    """A compiled pattern that classifies code points as Unicode 16.0 does (module doc).
 
-    The spelled-out sets are many times slower in `regex` than its built-in classes, and they
-    only matter for text holding a code point whose class differs (`uc.has_skew`), so other text
-    goes to the pattern as written. Methods are those of `regex.Pattern` the workbench uses.
+    Methods are those of `regex.Pattern` the workbench uses; matches are always whole matches
+    (as tiktoken and Hugging Face use them), even if the pattern has groups.
     """
 
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
-        self._fast = regex.compile(pattern)
-        spelled = pinned(pattern)
-        self._exact = self._fast if spelled == pattern else regex.compile(spelled)
+        self._compiled = regex.compile(pattern)
 
-    def _for(self, text: str) -> regex.Pattern:
-        if self._exact is self._fast or not uc.has_skew(text):
-            return self._fast
-        return self._exact
+    def finditer(self, text: str, *args: Any, **kwargs: Any) -> Iterator[tuple[int, int]]:
+        """(start, end) of each match (character offsets into `text`)."""
+        for match in self._compiled.finditer(uc.stand_in(text), *args, **kwargs):
+            yield match.span()
 
-    def findall(self, text: str, *args: Any, **kwargs: Any) -> list[Any]:
-        return self._for(text).findall(text, *args, **kwargs)
+    def findall(self, text: str, *args: Any, **kwargs: Any) -> list[str]:
+        """The pieces of `text` (substrings of the original, never of the stand-in)."""
+        seen = uc.stand_in(text)
+        if seen is text and self._compiled.groups == 0:
+            return self._compiled.findall(text, *args, **kwargs)
+        return [text[a:b] for a, b in self.finditer(text, *args, **kwargs)]
 
-    def finditer(self, text: str, *args: Any, **kwargs: Any) -> Iterator[regex.Match]:
-        return self._for(text).finditer(text, *args, **kwargs)
-
-    def fullmatch(self, text: str, *args: Any, **kwargs: Any) -> regex.Match | None:
-        return self._for(text).fullmatch(text, *args, **kwargs)
-
-    def search(self, text: str, *args: Any, **kwargs: Any) -> regex.Match | None:
-        return self._for(text).search(text, *args, **kwargs)
-
-    def match(self, text: str, *args: Any, **kwargs: Any) -> regex.Match | None:
-        return self._for(text).match(text, *args, **kwargs)
+    def fullmatch(self, text: str, *args: Any, **kwargs: Any) -> bool:
+        return self._compiled.fullmatch(uc.stand_in(text), *args, **kwargs) is not None
 
 
 @functools.lru_cache(maxsize=64)
 def compile_pattern(spec: str | None) -> PinnedPattern:
-    """Compile a preset or custom pattern (pinned to Unicode 16.0), with a clear error if it
+    """Compile a preset or custom pattern (seeing Unicode 16.0), with a clear error if it
     cannot serve: it does not compile, it can match the empty string (`findall` would emit empty
     pieces, and other engines loop on them), or it drops characters (`check_coverage`).
     """
@@ -244,8 +154,8 @@ def compile_pattern(spec: str | None) -> PinnedPattern:
     except regex.error as exc:
         raise PatternError(f"the pattern does not compile: {exc}") from None
     try:
-        empty = compiled.fullmatch("", timeout=COVERAGE_TIMEOUT) is not None or any(
-            m.group() == "" for m in compiled.finditer("a 1 !\n", timeout=COVERAGE_TIMEOUT)
+        empty = compiled.fullmatch("", timeout=COVERAGE_TIMEOUT) or any(
+            a == b for a, b in compiled.finditer("a 1 !\n", timeout=COVERAGE_TIMEOUT)
         )
     except TimeoutError:
         empty = False  # reported by check_coverage below

@@ -68,7 +68,7 @@ class RegexSplitter:
             ends = np.cumsum(lengths)
             starts = ends - lengths
         else:
-            spans = [m.span() for m in self._compiled.finditer(text, timeout=timeout)]
+            spans = list(self._compiled.finditer(text, timeout=timeout))
             table = np.array(spans, dtype=np.int64).reshape(-1, 2)
             starts, ends = table[:, 0].copy(), table[:, 1].copy()
         if len(data) != len(text):

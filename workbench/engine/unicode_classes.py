@@ -8,8 +8,11 @@ letters or numbers to it), while tiktoken 0.14 and Hugging Face tokenizers 0.23 
 - the scanner's tables: one uint8 of bit flags per code point (1.1 MB), e.g.
   `flags[ord("a")] == L | LOWERISH`, plus the code points `(?i:x)` matches for the contraction
   letters (`ſ` U+017F matches `s`);
-- `class_set(name)`: a `regex` set body for `\p{L}` and friends, with which `patterns.pinned`
-  rewrites a pattern so the `regex` engine splits like the references too.
+- `stand_in(text)`: for the `regex` engine (custom patterns, `--regex-pretokenizer`), the text
+  with each code point `regex` may see otherwise (`SKEW`: unassigned in 16.0, or recategorised
+  since) replaced by one it sees as Unicode 16.0 does: a noncharacter (U+FDD0, never assigned,
+  so never a letter, number, mark or space) for an unassigned one, a stable code point of the
+  16.0 category for a recategorised one. One code point for one, so spans stay valid.
 
 `tests/test_unicode_tables.py` checks every code point against tiktoken's engine.
 """
@@ -24,6 +27,7 @@ import numpy as np
 from workbench.engine import _unicode_data as data
 
 UNICODE_VERSION = data.UNICODE_VERSION
+RECATEGORISED: dict[int, str] = data.RECATEGORISED  # code point -> its 16.0 category
 N_CODE_POINTS = 0x110000
 
 # Bit flags, one uint8 per code point. UPPERISH / LOWERISH are o200k's two case classes; Lm, Lo and
@@ -86,16 +90,6 @@ def ranges(name: str) -> tuple[tuple[int, int], ...]:
     return tuple(merged)
 
 
-@functools.cache
-def class_set(name: str) -> str:
-    r"""The inside of a `regex` set for a class: `class_set("Lt")` starts `\u01C5\u01C8...`."""
-    return "".join(_escape(a) if a == b else f"{_escape(a)}-{_escape(b)}" for a, b in ranges(name))
-
-
-def _escape(cp: int) -> str:
-    return f"\\u{cp:04X}" if cp <= 0xFFFF else f"\\U{cp:08X}"
-
-
 def compute_tables() -> ClassTables:
     """The scanner's tables from the pinned ranges (a few milliseconds)."""
     flags = np.zeros(N_CODE_POINTS, dtype=np.uint8)
@@ -111,7 +105,7 @@ def compute_tables() -> ClassTables:
 
 
 @functools.cache
-def _skew_table() -> np.ndarray:
+def skew_table() -> np.ndarray:
     table = np.zeros(N_CODE_POINTS, dtype=np.bool_)
     for first, last in parse_ranges(data.SKEW):
         table[first : last + 1] = True
@@ -124,7 +118,28 @@ def has_skew(text: str) -> bool:
     if text.isascii():
         return False
     points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    return bool(_skew_table()[points].any())
+    return bool(skew_table()[points].any())
+
+
+# A stable code point of each category, for recategorised code points (`RECATEGORISED`).
+_CATEGORY_STAND_INS = {
+    "Lu": 0x0100, "Ll": 0x0101, "Lt": 0x01C5, "Lm": 0x02B0, "Lo": 0x05D0, "Mn": 0x0300,
+    "Mc": 0x0903, "Me": 0x20DD, "Nd": 0x0660, "Nl": 0x2160, "No": 0x00B2,
+}  # fmt: skip
+UNASSIGNED_STAND_IN = 0xFDD0  # a noncharacter: Cn in every Unicode version
+
+
+def stand_in(text: str) -> str:
+    """`text` as `regex` should see it to classify like Unicode 16.0 (see the module doc);
+    the same object when nothing needs replacing. `stand_in("a\u0558") -> "a\ufdd0"`."""
+    if not has_skew(text):
+        return text
+    points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    out = points.copy()
+    out[skew_table()[points]] = UNASSIGNED_STAND_IN
+    for cp, category in RECATEGORISED.items():
+        out[points == cp] = _CATEGORY_STAND_INS.get(category, UNASSIGNED_STAND_IN)
+    return out.tobytes().decode("utf-32-le", "surrogatepass")
 
 
 @functools.cache
