@@ -2,10 +2,11 @@
 
 - An id is a Python `int` (not `bool`, not `float`), 0 <= id < 2**31: the kernels hold ids as
   int32, so a larger id would be cut to 32 bits (2**32 + 300 would read as 300).
-- Ids are dense enough: the largest id (ordinary or special) is below 4 x (the number of tokens,
-  specials included) + 1024. Tables are indexed by id, so this bounds their size by the file's
-  size, whatever ids it claims (an id of 2**31 - 5 in a 300-token file is refused, not a 24 GB
-  allocation). Every real tokenizer file is far denser (GPT-2: 50,257 ids for 50,257 tokens).
+- Ordinary ids are dense enough: the largest is below 4 x (the number of ordinary tokens) + 1024.
+  Tables are indexed by these ids, so this bounds their size by the file's size, whatever ids it
+  claims (an id of 2**31 - 5 in a 300-token file is refused, not a 24 GB allocation). Real files
+  are far denser (GPT-2: 50,257 ids for 50,257 tokens). Special ids index no table, so they only
+  need to be valid ids: minbpe's own `train.py` gives a 512-token model specials at 100257.
 - Written in a text file, an id is ASCII digits only: `str.isdigit()` also accepts `²` and `٣`.
 
 `check_id(True, "x")` raises; `parse_id("²", "x")` raises; `parse_id("42", "x") -> 42`.

@@ -656,7 +656,7 @@ def _check_vocab_merges(
     for b in range(256):
         if bytes([b]) not in id_of:
             raise TokenizerError(f"the single byte 0x{b:02X} is missing from the vocabulary")
-    check_dense([*vocab, *specials.values()], len(vocab) + len(specials))
+    check_dense(vocab, len(vocab))
     made = {tid for token, tid in id_of.items() if len(token) == 1}
     results: list[int] = []
     seen: set[tuple[int, int]] = set()
