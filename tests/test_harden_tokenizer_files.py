@@ -353,3 +353,20 @@ def test_tiktoken_file_garbage_lines(tmp_path):
         path.write_text("\n".join([*good, bad]) + "\n", "utf-8")
         with pytest.raises(TokenizerFileError, match=f"{path}"):
             formats.load(path)
+
+
+def test_a_trained_run_reloads_with_its_pattern_and_specials(tmp_path, capsys):
+    """The issue: `--pattern o200k` reloaded as gpt2, and `###` made `encode` fail."""
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("Hello world ### it's 2024\n\n" * 40, "utf-8")
+    out = tmp_path / "out"
+    argv = ["train", str(corpus), "--vocab-size", "300", "--out", str(out), "--no-db"]
+    assert main([*argv, "--pattern", "o200k", "--special", "###", "--special", "\n\n"]) == 0
+    tok = formats.load(out)
+    assert tok.pattern == PRESETS["o200k"]
+    assert set(tok.special_tokens) == {"###", "\n\n"}
+    capsys.readouterr()
+    assert main(["encode", "--tokenizer", str(out), "--allow-special", str(corpus)]) == 0
+    ids = [int(x) for x in capsys.readouterr().out.split()]
+    assert tok.decode(ids) == corpus.read_text("utf-8")
+    assert tok.special_tokens["###"] in ids
