@@ -404,11 +404,13 @@ class Tokenizer:
     def encode_batch(
         self,
         texts: Sequence[str],
+        *,
+        num_threads: int | None = None,
         allowed_special: AllowedSpecial = frozenset(),
         disallowed_special: DisallowedSpecial = "all",
-        num_threads: int | None = None,
     ) -> list[list[int]]:
-        """`encode` of each text, in threads (the kernels release the GIL)."""
+        """`encode` of each text, in threads (the kernels release the GIL); keyword arguments
+        as tiktoken's `encode_batch`."""
         texts = list(texts)
         threads = num_threads or os.cpu_count() or 1
 
