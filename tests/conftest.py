@@ -1,4 +1,4 @@
-"""Shared test set-up: Qt runs offscreen, corpora come from ../shared/corpora."""
+"""Shared test set-up: Qt runs offscreen, Hypothesis profiles, corpora from ../shared/corpora."""
 
 from __future__ import annotations
 
@@ -6,9 +6,17 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+# Property tests in two tiers: `ci` (the default, a few minutes for the whole suite) and `long`
+# (twenty times the examples, for a nightly-style run): HYPOTHESIS_PROFILE=long python -m pytest.
+# A module asks for a share of the profile's budget with `_bpe_helpers.examples(factor)`.
+_COMMON = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
+settings.register_profile("ci", max_examples=100, **_COMMON)
+settings.register_profile("long", max_examples=2000, **_COMMON)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 
@@ -19,14 +27,3 @@ def corpora() -> Path:
     if not CORPORA.is_dir():
         pytest.skip(f"shared corpora not found at {CORPORA}")
     return CORPORA
-
-
-# Hypothesis profiles, chosen by HYPOTHESIS_PROFILE: "ci" (the default: Hypothesis' own example
-# counts, no deadline on a shared 2-core machine) and "long" (nightly-style: 50x the examples;
-# BPE_WORKBENCH_FUZZ=long selects it too). Tests that set their own counts keep them.
-settings.register_profile("ci", deadline=None)
-settings.register_profile("long", deadline=None, max_examples=5000)
-_PROFILE = os.environ.get("HYPOTHESIS_PROFILE") or (
-    "long" if os.environ.get("BPE_WORKBENCH_FUZZ") == "long" else "ci"
-)
-settings.load_profile(_PROFILE)

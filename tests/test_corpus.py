@@ -8,6 +8,7 @@ import os
 from collections import Counter
 
 import pytest
+from _bpe_helpers import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,7 +18,7 @@ from workbench.engine.errors import CorpusError
 from workbench.engine.patterns import PRESETS, compile_pattern
 from workbench.engine.pretokenize import count_corpus
 
-EXAMPLES = int(os.environ.get("HYPOTHESIS_EXAMPLES", "150"))
+EXAMPLES = examples(1.5)
 
 
 @pytest.fixture(params=["auto", "regex"])
