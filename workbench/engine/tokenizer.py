@@ -42,7 +42,8 @@ from workbench.engine.pieces import RegexSplitter, Splitter, char_to_byte
 from workbench.engine.specials import specials_bytes_regex, specials_regex
 
 # tiktoken's convention: specials in the text are an error unless allowed ("all" or a set);
-# `disallowed_special=()` encodes the ones not allowed as ordinary text. ("none" = no specials.)
+# `disallowed_special=()` encodes the ones not allowed as ordinary text. ("none": all of them
+# as ordinary text, like `encode_ordinary`.)
 AllowedSpecial = Literal["all", "none"] | AbstractSet[str] | Sequence[str]
 DisallowedSpecial = Literal["all"] | AbstractSet[str] | Sequence[str]
 # "auto": the scanner for preset patterns, else regex; "scanner" insists (error on a custom
@@ -478,6 +479,8 @@ class Tokenizer:
     ) -> tuple[str, ...]:
         """The specials to split out of `text`; raises if it holds a disallowed one."""
         allowed = self._names(allowed_special, "allowed_special")
+        if allowed_special == "none":  # the older spelling of encode_ordinary
+            return ()
         if disallowed_special == "all":
             disallowed = tuple(t for t in self.special_tokens if t not in set(allowed))
         else:
