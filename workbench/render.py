@@ -15,7 +15,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workbench.engine.tokenizer import Tokenizer
 
@@ -43,8 +43,12 @@ def show_bytes(token: bytes) -> str:
     return _HEX.sub(lambda m: f"<{m.group(1).upper()}>", text)
 
 
-def token_groups(tokenizer: Tokenizer, text: str) -> list[TokenGroup]:
-    """Group tokens whose character spans overlap (a character split across tokens)."""
+def token_groups(tokenizer: Tokenizer, text: str, **specials: Any) -> list[TokenGroup]:
+    """Group tokens whose character spans overlap (a character split across tokens).
+
+    `specials`: `allowed_special` / `disallowed_special` as for `Tokenizer.encode` (default:
+    "all", since a viewer shows a user's own tokenizer on a user's own text).
+    """
     table = tokenizer._decode_table()
     groups: list[TokenGroup] = []
     run: list = []
@@ -57,7 +61,8 @@ def token_groups(tokenizer: Tokenizer, text: str) -> list[TokenGroup]:
             groups.append(TokenGroup(ids, text[start:end], start, end, shown))
             run.clear()
 
-    for span in tokenizer.encode_with_spans(text):
+    specials = specials or {"allowed_special": "all"}
+    for span in tokenizer.encode_with_spans(text, **specials):
         if run and span.char_start >= max(s.char_end for s in run):
             flush()
         run.append(span)
@@ -170,9 +175,9 @@ def _height(groups: list[TokenGroup], painter: QPainter, width: int) -> int:
     return (boxes[-1][1] if boxes else 0) + metrics.height() + 12
 
 
-def render_file(tokenizer: Tokenizer, text: str, out: Path) -> Path:
-    """Write `out` as .html or .png (chosen by suffix)."""
-    groups = token_groups(tokenizer, text)
+def render_file(tokenizer: Tokenizer, text: str, out: Path, **specials: Any) -> Path:
+    """Write `out` as .html or .png (chosen by suffix); `specials` as for `token_groups`."""
+    groups = token_groups(tokenizer, text, **specials)
     if out.suffix.lower() == ".png":
         if not render_image(groups).save(str(out)):
             raise OSError(f"could not write {out}")

@@ -1,15 +1,15 @@
 """The work a pre-tokenizing process does: count the pieces of a batch of segments.
 
-Kept apart and light (regex only, no Numba) so that spawned worker processes start fast.
+Kept apart and light (regex and numpy, no Numba) so that spawned worker processes start fast.
+Patterns are compiled by `patterns.compile_pattern`, so they match with Unicode 16.0 classes.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
-import regex
-
 from workbench.engine.errors import PatternError
+from workbench.engine.patterns import PinnedPattern, compile_pattern
 
 # A pattern gets this long on a stretch of text before it is judged too slow (catastrophic
 # backtracking, as `(a|aa)+$` on a run of a's): a floor, plus an allowance per character so a
@@ -17,7 +17,7 @@ from workbench.engine.errors import PatternError
 TIMEOUT_SECONDS = 10.0
 TIMEOUT_SECONDS_PER_CHAR = 1e-6
 
-_compiled: dict[str, regex.Pattern] = {}
+_compiled: dict[str, PinnedPattern] = {}
 
 
 def count_segments(
@@ -30,15 +30,12 @@ def count_segments(
     Ctrl-C while it backtracks, so without a time limit such a run would never end."""
     compiled = _compiled.get(pattern)
     if compiled is None:
-        compiled = _compiled[pattern] = regex.compile(pattern)
+        compiled = _compiled[pattern] = compile_pattern(pattern)
     counts: Counter[str] = Counter()
     for i, segment in enumerate(segments):
         limit = TIMEOUT_SECONDS + TIMEOUT_SECONDS_PER_CHAR * len(segment)
         try:
-            if compiled.groups:  # findall would give the groups; a piece is the whole match
-                counts.update(m.group() for m in compiled.finditer(segment, timeout=limit))
-            else:
-                counts.update(compiled.findall(segment, timeout=limit))
+            counts.update(compiled.findall(segment, timeout=limit))  # whole matches, always
         except TimeoutError:
             where = f" in {sources[i]}" if sources else ""
             raise PatternError(
