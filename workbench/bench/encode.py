@@ -20,6 +20,7 @@ import numpy as np
 
 from workbench.bench import median_rate
 from workbench.engine import formats
+from workbench.engine.errors import WorkbenchError
 
 
 def bench_encode(
@@ -31,9 +32,14 @@ def bench_encode(
     does). A library that is not installed is left out of the result.
     """
     os.environ.setdefault("RAYON_NUM_THREADS", "1")  # HF tokenizers: one thread, as the others
-    text = Path(text_path).read_text(encoding="utf-8")
+    try:
+        text = Path(text_path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise WorkbenchError(f"{text_path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise WorkbenchError(f"{text_path}: invalid UTF-8 at byte {exc.start}") from None
     if not text:
-        raise ValueError(f"{text_path} is empty")
+        raise WorkbenchError(f"{text_path}: is empty")
     size = len(text.encode("utf-8"))
     text = text * max(1, round(repeat_to_mb * 1e6 / size))
     tokenizer = formats.load(tokenizer_path)

@@ -49,6 +49,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.path is None or not args.path.is_file():
         raise WorkbenchError("bench needs a corpus file (or --make-corpus OUT)")
+    if args.repeat < 1:
+        raise WorkbenchError(f"--repeat must be at least 1, not {args.repeat}")
     if args.encode:
         from workbench.bench.encode import bench_encode
 
