@@ -26,6 +26,7 @@ from pathlib import Path
 from types import ModuleType
 
 import numpy as np
+from numba import literally
 
 from workbench.engine import scanner
 from workbench.engine.numba_config import njit
@@ -418,6 +419,7 @@ def encode_scanned(
     2 o200k; pieces never cross a segment's ends). Writes ids to `out_ids` (room for one per
     byte) and returns their count. The piece cache has 2**cache_bits rows, filled up to half.
     """
+    literally(preset)
     tok_bytes, tok_off, tok_rank, byte_id, whole, pairs = tables
     n = data.shape[0]
     cls = np.empty(n, dtype=np.uint8)
@@ -445,7 +447,7 @@ def encode_scanned(
         seg = data[a:b]
         seg_cls = cls[a:b]
         m = b - a
-        i = 0
+        i = np.int64(0)  # not a literal: Numba would compile _scan_starts for it as well
         while i < m:
             count, resume = _scan_starts(seg, seg_cls, i, preset, fold_cps, fold_letters, bounds)
             for p in range(count):
@@ -528,6 +530,47 @@ def encode_scanned(
     return pos
 
 
+# One entry kernel per preset (Python cannot pass a literal): the first use of a preset compiles
+# that preset's scanner only.
+
+
+@njit
+def _encode_scanned_gpt2(
+    data, seg_starts, seg_ends, seg_ids, flags, fold_cps, fold_letters, max_rank, tables,
+    cache_bits, out_ids,
+):  # fmt: skip
+    return encode_scanned(
+        data, seg_starts, seg_ends, seg_ids, 0, flags, fold_cps, fold_letters, max_rank, tables,
+        cache_bits, out_ids,
+    )  # fmt: skip
+
+
+@njit
+def _encode_scanned_cl100k(
+    data, seg_starts, seg_ends, seg_ids, flags, fold_cps, fold_letters, max_rank, tables,
+    cache_bits, out_ids,
+):  # fmt: skip
+    return encode_scanned(
+        data, seg_starts, seg_ends, seg_ids, 1, flags, fold_cps, fold_letters, max_rank, tables,
+        cache_bits, out_ids,
+    )  # fmt: skip
+
+
+@njit
+def _encode_scanned_o200k(
+    data, seg_starts, seg_ends, seg_ids, flags, fold_cps, fold_letters, max_rank, tables,
+    cache_bits, out_ids,
+):  # fmt: skip
+    return encode_scanned(
+        data, seg_starts, seg_ends, seg_ids, 2, flags, fold_cps, fold_letters, max_rank, tables,
+        cache_bits, out_ids,
+    )  # fmt: skip
+
+
+ENCODE_SCANNED = (_encode_scanned_gpt2, _encode_scanned_cl100k, _encode_scanned_o200k)
+"""The fused encoder per preset code (0 gpt2, 1 cl100k, 2 o200k), called without `preset`."""
+
+
 def _cache_also_keyed_on(dispatcher: object, *modules: ModuleType) -> None:
     """Make a kernel's on-disk cache depend on other modules' sources too.
 
@@ -544,4 +587,5 @@ def _cache_also_keyed_on(dispatcher: object, *modules: ModuleType) -> None:
     cache_file._source_stamp = (cache_file._source_stamp, digest.hexdigest())
 
 
-_cache_also_keyed_on(encode_scanned, scanner)
+for _kernel in (encode_scanned, *ENCODE_SCANNED):
+    _cache_also_keyed_on(_kernel, scanner)

@@ -27,9 +27,12 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+from numba import literally, types
+from numba.core import errors
+from numba.extending import overload
 
 from workbench.engine import unicode_classes as uc
-from workbench.engine.numba_config import njit
+from workbench.engine.numba_config import OPTIONS, njit
 from workbench.engine.patterns import CL100K, GPT2, O200K
 
 PRESETS_SCANNABLE = ("gpt2", "cl100k", "o200k")
@@ -358,33 +361,42 @@ def _piece_o200k(data, cls, i, n, fold_cps, fold_letters):
 # --- drivers -----------------------------------------------------------------------------------
 
 
+def _piece_at(data, cls, i, n, preset, fold_cps, fold_letters):
+    """End of the piece at `i` for `preset`, a compile-time constant (kernels only)."""
+    raise NotImplementedError("a Numba kernel helper: call it from jitted code")
+
+
+@overload(_piece_at, prefer_literal=True, inline="always", jit_options=OPTIONS)
+def _piece_at_for_preset(data, cls, i, n, preset, fold_cps, fold_letters):
+    """Choose the preset's piece function while compiling, so a kernel built for one preset
+    holds (and compiles) that preset's code only: a third of the scanner per first start."""
+    if not isinstance(preset, types.IntegerLiteral):
+        raise errors.TypingError("the scanner's preset must be a compile-time constant")
+    piece = (_piece_gpt2, _piece_cl100k, _piece_o200k)[preset.literal_value]
+
+    def impl(data, cls, i, n, preset, fold_cps, fold_letters):
+        return piece(data, cls, i, n, fold_cps, fold_letters)
+
+    return impl
+
+
 @njit
 def _scan_starts(data, cls, start, preset, fold_cps, fold_letters, out):
     """Write piece starts from byte `start` into `out` until it is full or the data ends.
 
     Returns (pieces written, where to resume). Pieces depend only on where they start, so a
-    resumed scan continues exactly where `regex.findall` would. Preset 0 gpt2, 1 cl100k, 2 o200k;
-    one loop per preset so each piece function is inlined once.
+    resumed scan continues exactly where `regex.findall` would. Preset 0 gpt2, 1 cl100k, 2 o200k,
+    a constant (see `_piece_at`): callers pass a literal, or one they were given as a literal.
     """
+    literally(preset)
     n = data.shape[0]
     i = start
     k = 0
     cap = out.shape[0]
-    if preset == 0:
-        while i < n and k < cap:
-            out[k] = i
-            i = _piece_gpt2(data, cls, i, n, fold_cps, fold_letters)
-            k += 1
-    elif preset == 1:
-        while i < n and k < cap:
-            out[k] = i
-            i = _piece_cl100k(data, cls, i, n, fold_cps, fold_letters)
-            k += 1
-    else:
-        while i < n and k < cap:
-            out[k] = i
-            i = _piece_o200k(data, cls, i, n, fold_cps, fold_letters)
-            k += 1
+    while i < n and k < cap:
+        out[k] = i
+        i = _piece_at(data, cls, i, n, preset, fold_cps, fold_letters)
+        k += 1
     return k, i
 
 
@@ -465,7 +477,8 @@ def _rehashed(slots, capacity, shift):
 def _grown(values, capacity):
     """`values` copied into a new array of `capacity` (tables grow by doubling)."""
     out = np.empty(capacity, dtype=values.dtype)
-    out[: values.shape[0]] = values
+    for k in range(values.shape[0]):  # a loop: slice assignment costs seconds of compiling
+        out[k] = values[k]
     return out
 
 
@@ -481,7 +494,8 @@ def _add_piece(data, s, length, weight, slots, shift, capacity, arena, offsets, 
     top = offsets[used]
     if top + length > arena.shape[0]:
         arena = _grown(arena, 2 * (top + length))
-    arena[top : top + length] = data[s : s + length]
+    for k in range(length):
+        arena[top + k] = data[s + k]
     offsets[used + 1] = top + length
     counts[used] = weight
     used += 1
@@ -496,7 +510,8 @@ def _add_piece(data, s, length, weight, slots, shift, capacity, arena, offsets, 
 
 @njit
 def _empty_table():
-    capacity, shift = 1 << 12, 64 - 12  # slots; unique pieces never exceed half of them
+    # Typed int64, not literals: Numba compiles a callee once more for each literal argument.
+    capacity, shift = np.int64(1 << 12), np.int64(64 - 12)  # unique pieces fill at most half
     slots = np.zeros((capacity, 4), dtype=np.uint64)
     offsets = np.zeros(capacity // 2 + 1, dtype=np.int64)
     counts = np.zeros(capacity // 2, dtype=np.int64)
@@ -512,15 +527,16 @@ def _count_table(data, cls, seg_starts, seg_ends, preset, fold_cps, fold_letters
     Returns (arena, offsets, counts, used): unique piece k is arena[offsets[k]:offsets[k+1]], seen
     counts[k] times. Pieces are scanned a block at a time into `bounds`, then counted.
     """
+    literally(preset)
     bounds = np.empty(1 << 16, dtype=np.int64)
     slots, shift, capacity, arena, offsets, counts = _empty_table()
-    used = 0
+    used = np.int64(0)  # never a literal: see `_empty_table`
     for j in range(seg_starts.shape[0]):
         a = seg_starts[j]
         seg = data[a : seg_ends[j]]
         seg_cls = cls[a : seg_ends[j]]
         n = seg.shape[0]
-        i = 0
+        i = np.int64(0)  # not a literal 0: Numba would compile _scan_starts for it as well
         while i < n:
             k, resume = _scan_starts(seg, seg_cls, i, preset, fold_cps, fold_letters, bounds)
             for p in range(k):
@@ -538,7 +554,7 @@ def _merge_tables(buf, offsets, counts):
     """Unique pieces of several tables laid end to end (`buf`, `offsets`, `counts`), counted
     together: the same piece in two tables becomes one entry with the summed count."""
     slots, shift, capacity, arena, out_offsets, out_counts = _empty_table()
-    used = 0
+    used = np.int64(0)
     for k in range(counts.shape[0]):
         s = offsets[k]
         slots, shift, capacity, arena, out_offsets, out_counts, used = _add_piece(
@@ -546,6 +562,45 @@ def _merge_tables(buf, offsets, counts):
             out_offsets, out_counts, used,
         )  # fmt: skip
     return arena, out_offsets, out_counts, used
+
+
+# --- one entry point per preset ------------------------------------------------------------------
+# Python cannot pass a literal, so each preset gets thin entry kernels that call the shared ones
+# with a constant: the first use of a preset compiles that preset's code only.
+
+
+@njit
+def _scan_starts_gpt2(data, cls, start, fold_cps, fold_letters, out):
+    return _scan_starts(data, cls, start, 0, fold_cps, fold_letters, out)
+
+
+@njit
+def _scan_starts_cl100k(data, cls, start, fold_cps, fold_letters, out):
+    return _scan_starts(data, cls, start, 1, fold_cps, fold_letters, out)
+
+
+@njit
+def _scan_starts_o200k(data, cls, start, fold_cps, fold_letters, out):
+    return _scan_starts(data, cls, start, 2, fold_cps, fold_letters, out)
+
+
+@njit
+def _count_table_gpt2(data, cls, seg_starts, seg_ends, fold_cps, fold_letters):
+    return _count_table(data, cls, seg_starts, seg_ends, 0, fold_cps, fold_letters)
+
+
+@njit
+def _count_table_cl100k(data, cls, seg_starts, seg_ends, fold_cps, fold_letters):
+    return _count_table(data, cls, seg_starts, seg_ends, 1, fold_cps, fold_letters)
+
+
+@njit
+def _count_table_o200k(data, cls, seg_starts, seg_ends, fold_cps, fold_letters):
+    return _count_table(data, cls, seg_starts, seg_ends, 2, fold_cps, fold_letters)
+
+
+_SCAN_STARTS = (_scan_starts_gpt2, _scan_starts_cl100k, _scan_starts_o200k)
+_COUNT_TABLE = (_count_table_gpt2, _count_table_cl100k, _count_table_o200k)
 
 
 # --- public wrappers ---------------------------------------------------------------------------
@@ -605,14 +660,15 @@ def piece_bounds(data: BytesLike, preset: str) -> np.ndarray:
     # Room for English (~4 bytes per piece) plus the final offset. Pages never written are never
     # committed, so the unused tail costs no memory and the common case returns a view, no copy.
     out = np.empty(n // 3 + 2, dtype=np.int64)
-    k, i = _scan_starts(array, cls, 0, code, fold_cps, fold_letters, out[:-1])
+    scan_starts = _SCAN_STARTS[code]
+    k, i = scan_starts(array, cls, 0, fold_cps, fold_letters, out[:-1])
     if i == n:
         out[k] = n
         return out[: k + 1]
     parts = [out[:k]]
     while i < n:  # text with many short pieces: continue in more blocks
         block = np.empty(max(1 << 16, (n - i) // 2), dtype=np.int64)
-        k, i = _scan_starts(array, cls, i, code, fold_cps, fold_letters, block)
+        k, i = scan_starts(array, cls, i, fold_cps, fold_letters, block)
         parts.append(block[:k])
     parts.append(np.array([n], dtype=np.int64))
     return np.concatenate(parts)
@@ -642,8 +698,8 @@ def count_pieces_arrays(
         segments = (np.zeros(1, dtype=np.int64), np.full(1, array.shape[0], dtype=np.int64))
     starts = np.ascontiguousarray(segments[0], dtype=np.int64)
     ends = np.ascontiguousarray(segments[1], dtype=np.int64)
-    arena, offsets, counts, used = _count_table(
-        array, cls, starts, ends, code, fold_cps, fold_letters
+    arena, offsets, counts, used = _COUNT_TABLE[code](
+        array, cls, starts, ends, fold_cps, fold_letters
     )
     return arena[: offsets[used]].copy(), offsets[: used + 1].copy(), counts[:used].copy()
 

@@ -453,12 +453,11 @@ class Tokenizer:
         seg_starts, seg_ends, seg_ids = self._segments(data, specials)
         flags, fold_cps, fold_letters = scanner._kernel_tables()
         out_ids = np.empty(len(data) + 1, dtype=np.int32)  # pages never written cost nothing
-        count = kernels.encode_scanned(
+        count = kernels.ENCODE_SCANNED[self._scan_code](
             np.frombuffer(data, dtype=np.uint8),
             seg_starts,
             seg_ends,
             seg_ids,
-            self._scan_code,
             flags,
             fold_cps,
             fold_letters,
