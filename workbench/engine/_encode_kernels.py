@@ -30,8 +30,8 @@ from numba import literally
 
 from workbench.engine import scanner
 from workbench.engine.numba_config import njit
-from workbench.engine.scanner import _classify, _scan_starts
-from workbench.engine.scanner import _hash_bytes as _piece_key
+from workbench.engine.scanner import classify, scan_starts
+from workbench.engine.scanner import piece_hash as _piece_key
 
 NEVER = np.int32(2**31 - 1)
 EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -423,7 +423,7 @@ def encode_scanned(
     tok_bytes, tok_off, tok_rank, byte_id, whole, pairs = tables
     n = data.shape[0]
     cls = np.empty(n, dtype=np.uint8)
-    _classify(data, flags, cls)
+    classify(data, flags, cls)
     rows = 1 << cache_bits
     cache = np.zeros((rows, 2), dtype=np.uint64)
     room = rows // 2  # entries allowed: keeps probes short
@@ -447,9 +447,9 @@ def encode_scanned(
         seg = data[a:b]
         seg_cls = cls[a:b]
         m = b - a
-        i = np.int64(0)  # not a literal: Numba would compile _scan_starts for it as well
+        i = np.int64(0)  # not a literal: Numba would compile scan_starts for it as well
         while i < m:
-            count, resume = _scan_starts(seg, seg_cls, i, preset, fold_cps, fold_letters, bounds)
+            count, resume = scan_starts(seg, seg_cls, i, preset, fold_cps, fold_letters, bounds)
             for p in range(count):
                 s = bounds[p]
                 e = bounds[p + 1] if p + 1 < count else resume

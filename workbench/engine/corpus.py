@@ -76,7 +76,7 @@ def _open_binary(path: Path) -> io.BufferedIOBase:
         raise CorpusError(str(path), f"cannot read: {exc.strerror or exc}") from None
 
 
-def _read_chunks(path: Path, size: int = 1 << 22) -> Iterator[bytes]:
+def read_chunks(path: Path, size: int = 1 << 22) -> Iterator[bytes]:
     """The file's bytes in chunks (decompressed), with read errors as CorpusError."""
     with _open_binary(path) as stream:
         while True:
@@ -201,7 +201,7 @@ def read_documents(path: Path, segmenter: Segmenter) -> Iterator[Document]:
     decoder = _Decoder(path)
 
     def texts() -> Iterator[str]:
-        for chunk in _read_chunks(path):
+        for chunk in read_chunks(path):
             yield decoder.decode(chunk)
         yield decoder.decode(b"", final=True)
 
@@ -219,7 +219,7 @@ def jsonl_texts(path: Path) -> Iterator[tuple[int, str]]:
     A line that is not UTF-8, not JSON, or has no "text" string raises CorpusError naming it."""
     pending = b""
     number = 0
-    chunks = _read_chunks(path)
+    chunks = read_chunks(path)
     while True:
         chunk = next(chunks, b"")
         pending += chunk

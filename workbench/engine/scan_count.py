@@ -21,7 +21,7 @@ import regex
 
 from workbench.engine import scanner
 from workbench.engine.config import TrainConfig
-from workbench.engine.corpus import _read_chunks, check_not_binary, is_jsonl, jsonl_texts, safe_cut
+from workbench.engine.corpus import check_not_binary, is_jsonl, jsonl_texts, read_chunks, safe_cut
 from workbench.engine.errors import CancelledError, CorpusError
 from workbench.engine.specials import specials_bytes_regex
 
@@ -142,7 +142,7 @@ def _text_units(
     pending = b""
     lines = 0
     first = True
-    for chunk in _read_chunks(path, UNIT_BYTES):
+    for chunk in read_chunks(path, UNIT_BYTES):
         if first:
             first = False
             check_not_binary(path, chunk)

@@ -104,7 +104,7 @@ def _decode_at(data, i, n):
 
 
 @njit
-def _classify(data, flags, cls):
+def classify(data, flags, cls):
     """Fill `cls` for `data`: class bits at each character's first byte, _CONT at the others.
 
     `flags` already carries _NL on \r and \n. Example: "é!" (C3 A9 21) -> [L|LO, _CONT, 0].
@@ -381,7 +381,7 @@ def _piece_at_for_preset(data, cls, i, n, preset, fold_cps, fold_letters):
 
 
 @njit
-def _scan_starts(data, cls, start, preset, fold_cps, fold_letters, out):
+def scan_starts(data, cls, start, preset, fold_cps, fold_letters, out):
     """Write piece starts from byte `start` into `out` until it is full or the data ends.
 
     Returns (pieces written, where to resume). Pieces depend only on where they start, so a
@@ -410,7 +410,7 @@ _HASH, _WORD, _LEN, _ENTRY = 0, 1, 2, 3
 
 
 @njit(inline="always")
-def _hash_bytes(data, s, e):
+def piece_hash(data, s, e):
     """(first 8 bytes packed, strong 64-bit hash) of data[s:e], fast for short pieces.
 
     The packing is branch-free (most pieces are under 8 bytes, and a loop exit that depends on
@@ -486,7 +486,7 @@ def _grown(values, capacity):
 def _add_piece(data, s, length, weight, slots, shift, capacity, arena, offsets, counts, used):
     """Count data[s:s+length] `weight` more times, filing it if new. Returns the table's
     (possibly regrown) parts: (slots, shift, capacity, arena, offsets, counts, used)."""
-    word, h = _hash_bytes(data, s, s + length)
+    word, h = piece_hash(data, s, s + length)
     slot = _probe(slots, shift, offsets, arena, h, word, data, s, length)
     if slots[slot, _ENTRY] != 0:
         counts[np.int64(slots[slot, _ENTRY]) - 1] += weight
@@ -536,9 +536,9 @@ def _count_table(data, cls, seg_starts, seg_ends, preset, fold_cps, fold_letters
         seg = data[a : seg_ends[j]]
         seg_cls = cls[a : seg_ends[j]]
         n = seg.shape[0]
-        i = np.int64(0)  # not a literal 0: Numba would compile _scan_starts for it as well
+        i = np.int64(0)  # not a literal 0: Numba would compile scan_starts for it as well
         while i < n:
-            k, resume = _scan_starts(seg, seg_cls, i, preset, fold_cps, fold_letters, bounds)
+            k, resume = scan_starts(seg, seg_cls, i, preset, fold_cps, fold_letters, bounds)
             for p in range(k):
                 s = bounds[p]
                 length = (bounds[p + 1] if p + 1 < k else resume) - s
@@ -571,17 +571,17 @@ def _merge_tables(buf, offsets, counts):
 
 @njit
 def _scan_starts_gpt2(data, cls, start, fold_cps, fold_letters, out):
-    return _scan_starts(data, cls, start, 0, fold_cps, fold_letters, out)
+    return scan_starts(data, cls, start, 0, fold_cps, fold_letters, out)
 
 
 @njit
 def _scan_starts_cl100k(data, cls, start, fold_cps, fold_letters, out):
-    return _scan_starts(data, cls, start, 1, fold_cps, fold_letters, out)
+    return scan_starts(data, cls, start, 1, fold_cps, fold_letters, out)
 
 
 @njit
 def _scan_starts_o200k(data, cls, start, fold_cps, fold_letters, out):
-    return _scan_starts(data, cls, start, 2, fold_cps, fold_letters, out)
+    return scan_starts(data, cls, start, 2, fold_cps, fold_letters, out)
 
 
 @njit
@@ -603,6 +603,11 @@ _SCAN_STARTS = (_scan_starts_gpt2, _scan_starts_cl100k, _scan_starts_o200k)
 _COUNT_TABLE = (_count_table_gpt2, _count_table_cl100k, _count_table_o200k)
 
 
+def counting_kernels(preset: str) -> tuple:
+    """The compiled kernels that counting with `preset` runs (`warmup` asks their cache)."""
+    return (_COUNT_TABLE[preset_code(preset)], classify, _merge_tables)
+
+
 # --- public wrappers ---------------------------------------------------------------------------
 
 BytesLike = bytes | bytearray | memoryview | np.ndarray
@@ -622,7 +627,7 @@ def _as_uint8(data: BytesLike) -> np.ndarray:
     return array
 
 
-def _preset_code(preset: str) -> int:
+def preset_code(preset: str) -> int:
     """The kernel's code for a preset name (or the preset's pattern string itself)."""
     for name, pattern in _PRESET_STRINGS.items():
         if preset in (name, pattern):
@@ -631,7 +636,7 @@ def _preset_code(preset: str) -> int:
 
 
 @functools.cache
-def _kernel_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def kernel_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""The class tables as the kernels take them: `flags` with _NL added on \r and \n."""
     t = uc.tables()
     flags = t.flags.copy()
@@ -643,7 +648,7 @@ def _classified(data: BytesLike) -> tuple[np.ndarray, np.ndarray]:
     """The input as a uint8 view and its per-byte class array."""
     array = _as_uint8(data)
     cls = np.empty(array.shape[0], dtype=np.uint8)
-    _classify(array, _kernel_tables()[0], cls)
+    classify(array, kernel_tables()[0], cls)
     return array, cls
 
 
@@ -653,9 +658,9 @@ def piece_bounds(data: BytesLike, preset: str) -> np.ndarray:
     Example: piece_bounds(b"a   b", "gpt2") -> [0, 1, 3, 5] ("a", "  ", " b"). The result may be
     a view into a larger, mostly untouched buffer (saves a copy of the biggest array).
     """
-    code = _preset_code(preset)
+    code = preset_code(preset)
     array, cls = _classified(data)
-    _, fold_cps, fold_letters = _kernel_tables()
+    _, fold_cps, fold_letters = kernel_tables()
     n = array.shape[0]
     # Room for English (~4 bytes per piece) plus the final offset. Pages never written are never
     # committed, so the unused tail costs no memory and the common case returns a view, no copy.
@@ -691,9 +696,9 @@ def count_pieces_arrays(
     stretches, each scanned on its own (the text between special tokens); default: all of it.
     Example: b"a a a" (gpt2) -> buf b"a a", offsets [0, 1, 3], counts [1, 2].
     """
-    code = _preset_code(preset)
+    code = preset_code(preset)
     array, cls = _classified(data)
-    _, fold_cps, fold_letters = _kernel_tables()
+    _, fold_cps, fold_letters = kernel_tables()
     if segments is None:
         segments = (np.zeros(1, dtype=np.int64), np.full(1, array.shape[0], dtype=np.int64))
     starts = np.ascontiguousarray(segments[0], dtype=np.int64)
