@@ -19,6 +19,7 @@ from pathlib import Path
 from workbench.engine.config import TIE_BREAKS, TrainConfig
 from workbench.engine.errors import WorkbenchError
 from workbench.engine.pretokenize import count_corpus
+from workbench.engine.warmup import prepare_training
 
 FORMATS = ("gpt2", "hf", "tiktoken", "minbpe")
 
@@ -88,6 +89,14 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
 
     t0 = time.perf_counter()
+    prepare_training(  # first start only: compile the kernels, and say so (not corpus time)
+        config.pattern_string,
+        scanner_path=config.pretokenizer == "auto",
+        notice=None if args.quiet else lambda line: print(line, file=sys.stderr),
+    )
+    timings = {"kernels": time.perf_counter() - t0}
+
+    t0 = time.perf_counter()
     counted = count_corpus(
         args.paths,
         config,
@@ -95,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
         workers=args.workers,
     )
     bar.end()
-    timings = {"pretokenize": time.perf_counter() - t0}
+    timings["pretokenize"] = time.perf_counter() - t0
     stats = counted.stats
 
     from workbench.engine.trainer import BpeTrainer  # Numba loads here, after the cheap checks

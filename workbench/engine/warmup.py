@@ -106,13 +106,17 @@ def is_ready(stage: str, pattern: str = "gpt2") -> bool | None:
 
 
 def warm_up(
-    pattern: str = "gpt2", progress: Progress | None = None, helper: bool = True
+    pattern: str = "gpt2",
+    progress: Progress | None = None,
+    helper: bool = True,
+    only: Sequence[str] | None = None,
 ) -> list[str]:
-    """Compile or load every kernel a run with `pattern` needs; returns the stages that were not
-    ready (compiled now: empty on any start after the first). `progress(done, total, stage)` is
-    called before each stage with done = stages finished, and once at the end. With `helper`,
-    missing stages after the scanner's compile in a second process at the same time."""
-    keys = stages(pattern)
+    """Compile or load every kernel a run with `pattern` needs (or the stages in `only`); returns
+    the stages that were not ready (compiled now: empty on any start after the first).
+    `progress(done, total, stage)` is called before each stage with done = stages finished, and
+    once at the end. With `helper`, missing stages after the pre-tokenizer compile in a second
+    process at the same time."""
+    keys = [key for key in stages(pattern) if only is None or key in only]
     missing = [key for key in keys if is_ready(key, pattern) is False]
     in_helper = [key for key in keys if key in missing and key in _HELPER_STAGES]
     proc = None
@@ -132,6 +136,18 @@ def warm_up(
     if progress is not None:
         progress(total, total, "ready")
     return missing
+
+
+def prepare_training(
+    pattern: str, scanner_path: bool = True, notice: Callable[[str], None] | None = None
+) -> list[str]:
+    """Warm what a training run needs (not the encoder), calling `notice` with one line first
+    when something must be compiled, so the wait is named for what it is."""
+    only = ("pretokenizer", "index", "merges") if scanner_path else ("index", "merges")
+    keys = [key for key in stages(pattern) if key in only]
+    if notice is not None and any(is_ready(key, pattern) is False for key in keys):
+        notice("preparing the fast kernels (first start only; later runs load them from cache)")
+    return warm_up(pattern, only=only)
 
 
 def _cached(kernel: object) -> bool | None:
