@@ -89,6 +89,10 @@ LEX = 0
 HF = 1
 
 BLOCK = 6  # words per word-list block; most pairs live in one or two words
+# Symbols of one word handled per capacity check. Room is reserved for what a span can add, so
+# a long word (a run of one character: 16 MB of `a` is one 16M-symbol word) must not reserve
+# for all of its symbols at once: that took gigabytes for pairs it never makes.
+SPAN = 1 << 16
 
 # columns of the 2-D state arrays
 W_OFF, W_LEN, W_COUNT = 0, 1, 2  # wrec (int64, 4 columns: 32-byte rows)
@@ -522,9 +526,11 @@ def _count_ties(hp, pr, scal, tie_stamp, stamp, limit, stack):
 
 
 @njit(inline="always")
-def _merge_word(w, left, right, new, mode, wsym, wrec, ph, pr, touched, lst, blk, scal):
-    """Replace every (left, right) in word w, left to right, by `new`; update the neighbours'
-    pair counts. Returns the number of replacements.
+def _merge_span(w, r, o, stop, left, right, new, mode, wsym, wrec, ph, pr, touched, lst, blk, scal):
+    """Replace every (left, right) in word w, left to right, by `new`, reading from symbol r
+    (writing at o <= r) until r reaches `stop`; update the neighbours' pair counts. Returns
+    (r, o, replacements): call again from there until r reaches the word's length, then store
+    o as its new length. A span of k symbols adds at most k pairs (see `_reserve`).
 
     Subtle: `aaa` holds the pair (a, a) twice but merges once, to `aa a`: the second (a, a) is
     lost as the right neighbour of the first replacement, which the -c below accounts for.
@@ -532,10 +538,8 @@ def _merge_word(w, left, right, new, mode, wsym, wrec, ph, pr, touched, lst, blk
     base = wrec[w, W_OFF]
     n = wrec[w, W_LEN]
     c = wrec[w, W_COUNT]
-    r = 0
-    o = 0
     merged = 0
-    while r < n:
+    while r < stop:
         s = wsym[base + r]
         if s == left and r + 1 < n and wsym[base + r + 1] == right:
             if o > 0:
@@ -554,8 +558,7 @@ def _merge_word(w, left, right, new, mode, wsym, wrec, ph, pr, touched, lst, blk
             wsym[base + o] = s
             o += 1
             r += 1
-    wrec[w, W_LEN] = o
-    return merged
+    return r, o, merged
 
 
 # ---------------------------------------------------------------------------------------------
@@ -594,14 +597,17 @@ def init_pairs(state, mode):
         base = wrec[w, W_OFF]
         n = wrec[w, W_LEN]
         c = wrec[w, W_COUNT]
-        if _needs_room(n, pr, ph, lst, blk, touched, scal):
-            pr, tie_stamp, ph, lst, blk, touched = _reserve(
-                n, pr, tie_stamp, ph, lst, blk, touched, scal
-            )
-        for i in range(n - 1):
-            _add_pair(
-                wsym[base + i], wsym[base + i + 1], c, w, mode, ph, pr, touched, lst, blk, scal,
-            )  # fmt: skip
+        for first in range(0, n - 1, SPAN):
+            last = min(first + SPAN, n - 1)
+            if _needs_room(last - first, pr, ph, lst, blk, touched, scal):
+                pr, tie_stamp, ph, lst, blk, touched = _reserve(
+                    last - first, pr, tie_stamp, ph, lst, blk, touched, scal
+                )
+            for i in range(first, last):
+                _add_pair(
+                    wsym[base + i], wsym[base + i + 1], c, w, mode, ph, pr, touched, lst, blk,
+                    scal,
+                )  # fmt: skip
     hp = _push_touched(hp, touched, pr, scal, mode, tok_key, hf_order, tok_off, tok_len, arena)
     return TrainState(
         wsym, wrec, tok_off, tok_len, tok_hash, tok_key, arena, tt, pr, tie_stamp, ph, lst, blk,
@@ -701,14 +707,20 @@ def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, ti
             for k in range(blk[b, B_FILL]):
                 w = blk[b, B_WORDS + k]
                 n = wrec[w, W_LEN]
-                if _needs_room(n, pr, ph, lst, blk, touched, scal):
-                    pr, tie_stamp, ph, lst, blk, touched = _reserve(
-                        n, pr, tie_stamp, ph, lst, blk, touched, scal
-                    )
-                m = _merge_word(
-                    w, left, right, new, mode, wsym, wrec, ph, pr, touched, lst, blk, scal,
-                )  # fmt: skip
-                merged_weighted += m * wrec[w, W_COUNT]
+                r = np.int64(0)
+                o = np.int64(0)
+                while r < n:  # one span of a long word at a time: capacity grows with use
+                    stop = min(r + SPAN, n)
+                    if _needs_room(stop - r, pr, ph, lst, blk, touched, scal):
+                        pr, tie_stamp, ph, lst, blk, touched = _reserve(
+                            stop - r, pr, tie_stamp, ph, lst, blk, touched, scal
+                        )
+                    r, o, m = _merge_span(
+                        w, r, o, stop, left, right, new, mode, wsym, wrec, ph, pr, touched, lst,
+                        blk, scal,
+                    )  # fmt: skip
+                    merged_weighted += m * wrec[w, W_COUNT]
+                wrec[w, W_LEN] = o
             b = blk[b, B_NEXT]
         if mode != HF:
             pr[p, P_CNT] = 0  # every occurrence is gone: merged, or lost to an overlapping one

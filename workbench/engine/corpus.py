@@ -144,13 +144,20 @@ class Segmenter:
 
 
 def safe_cut(
-    buffer: AnyStr, boundary: regex.Pattern, specials: regex.Pattern | None, reach: int
+    buffer: AnyStr,
+    boundary: regex.Pattern,
+    specials: regex.Pattern | None,
+    reach: int,
+    start: int = 0,
 ) -> int:
     """The last end of a `boundary` match (a reverse pattern) in `buffer` (text or bytes) that
-    no special token spans, or 0. `reach`: the longest special token, in the buffer's units."""
+    no special token spans, or 0. `reach`: the longest special token, in the buffer's units.
+    `start`: where to stop looking back. A caller that found no cut in a shorter buffer passes
+    that buffer's length minus 2 (a match and its lookahead), so a long stretch without a
+    cut point is searched once, not once per chunk appended to it (quadratic)."""
     end = len(buffer)
     while True:
-        m = boundary.search(buffer, 0, end)
+        m = boundary.search(buffer, start, end)
         if m is None:
             return 0
         cut = m.end()
