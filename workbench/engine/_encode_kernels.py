@@ -39,8 +39,7 @@ SHORT = 64  # pieces up to this many bytes use the linear scan; longer ones the 
 
 _M1 = np.uint64(0xFF51AFD7ED558CCD)
 _M2 = np.uint64(0xC4CEB9FE1A85EC53)
-_FNV_OFFSET = np.uint64(0xCBF29CE484222325)
-_FNV_PRIME = np.uint64(0x100000001B3)
+_POLY = np.uint64(0x100000001B3)  # odd: multiplying by it loses no bits mod 2**64
 _S33 = np.uint64(33)
 _LOW32 = np.int64(0xFFFFFFFF)
 
@@ -57,12 +56,19 @@ def _mix(x):
 
 
 @njit
-def _hash_bytes(buf, start, end):
-    h = _FNV_OFFSET
+def _poly(buf, start, end):
+    """A polynomial hash of buf[start:end] (mod 2**64): the hash of any slice of a token follows
+    from its prefix hashes in O(1) (see `collect_splits`), so long tokens cost linear time."""
+    h = np.uint64(0)
     for i in range(start, end):
-        h ^= np.uint64(buf[i])
-        h *= _FNV_PRIME
-    return _mix(h)
+        h = h * _POLY + np.uint64(buf[i]) + np.uint64(1)
+    return h
+
+
+@njit
+def _key(poly):
+    """The table key of a polynomial hash: mixed (so probes stay short), non-negative."""
+    return np.int64(_mix(poly) >> np.uint64(1))
 
 
 @njit
@@ -78,8 +84,15 @@ def _same_bytes(buf, start, end, tok_bytes, tok_start, tok_end):
 @njit
 def _whole_lookup(buf, start, end, tok_bytes, tok_off, whole):
     """The id whose bytes are `buf[start:end]` (length >= 2), or -1."""
+    return _whole_lookup_key(
+        _key(_poly(buf, start, end)), buf, start, end, tok_bytes, tok_off, whole
+    )
+
+
+@njit
+def _whole_lookup_key(h, buf, start, end, tok_bytes, tok_off, whole):
+    """`_whole_lookup` with the key of buf[start:end] already known."""
     mask = np.int64(whole.shape[0] - 1)
-    h = np.int64(_hash_bytes(buf, start, end) >> np.uint64(1))
     slot = h & mask
     while True:
         tid = whole[slot, 1]
@@ -104,7 +117,7 @@ def build_whole_table(tok_bytes, tok_off, tok_rank, capacity):
         start, end = tok_off[tid], tok_off[tid + 1]
         if end - start < 2 or tok_rank[tid] == NEVER:
             continue
-        h = np.int64(_hash_bytes(tok_bytes, start, end) >> np.uint64(1))
+        h = _key(_poly(tok_bytes, start, end))
         slot = h & mask
         while whole[slot, 1] >= 0:
             slot = (slot + 1) & mask
@@ -114,41 +127,63 @@ def build_whole_table(tok_bytes, tok_off, tok_rank, capacity):
 
 
 @njit
-def _find_id(buf, start, end, byte_id, tok_bytes, tok_off, whole):
-    if end - start == 1:
-        return np.int64(byte_id[buf[start]])
-    return np.int64(_whole_lookup(buf, start, end, tok_bytes, tok_off, whole))
-
-
-@njit
 def collect_splits(tok_bytes, tok_off, tok_rank, byte_id, whole):
     """Every `(left, right, result)` where `left + right` are the bytes of token `result`.
 
     `abc` -> (a, bc) and (ab, c) when `bc` and `ab` are tokens: both pairs merge to `abc`.
+    Linear in the tokens' bytes: each cut's two halves are hashed from the token's prefix
+    hashes, and bytes are compared only where a hash matches (a token of 1 MB of `a`, after
+    training on a long run, would otherwise cost 10**12 steps). Two passes: count, then fill.
     """
-    total = 0
+    longest = 1
     for tid in range(tok_off.shape[0] - 1):
-        length = tok_off[tid + 1] - tok_off[tid]
-        if length >= 2 and tok_rank[tid] != NEVER:
-            total += length - 1
-    lefts = np.empty(total, dtype=np.int64)
-    rights = np.empty(total, dtype=np.int64)
-    results = np.empty(total, dtype=np.int64)
+        longest = max(longest, tok_off[tid + 1] - tok_off[tid])
+    prefix = np.empty(longest + 1, dtype=np.uint64)
+    power = np.empty(longest + 1, dtype=np.uint64)
+    power[0] = np.uint64(1)
+    for i in range(longest):
+        power[i + 1] = power[i] * _POLY
     n = 0
-    for tid in range(tok_off.shape[0] - 1):
-        start, end = tok_off[tid], tok_off[tid + 1]
-        if end - start < 2 or tok_rank[tid] == NEVER:
-            continue
-        for cut in range(start + 1, end):
-            left = _find_id(tok_bytes, start, cut, byte_id, tok_bytes, tok_off, whole)
-            if left < 0:
+    lefts = np.empty(0, dtype=np.int64)
+    rights = np.empty(0, dtype=np.int64)
+    results = np.empty(0, dtype=np.int64)
+    for write in range(2):
+        if write == 1:
+            lefts = np.empty(n, dtype=np.int64)
+            rights = np.empty(n, dtype=np.int64)
+            results = np.empty(n, dtype=np.int64)
+            n = 0
+        for tid in range(tok_off.shape[0] - 1):
+            start, end = tok_off[tid], tok_off[tid + 1]
+            length = end - start
+            if length < 2 or tok_rank[tid] == NEVER:
                 continue
-            right = _find_id(tok_bytes, cut, end, byte_id, tok_bytes, tok_off, whole)
-            if right < 0:
-                continue
-            lefts[n], rights[n], results[n] = left, right, tid
-            n += 1
-    return lefts[:n], rights[:n], results[:n]
+            prefix[0] = np.uint64(0)
+            for i in range(length):
+                prefix[i + 1] = prefix[i] * _POLY + np.uint64(tok_bytes[start + i]) + np.uint64(1)
+            for cut in range(1, length):
+                if cut == 1:
+                    left = np.int64(byte_id[tok_bytes[start]])
+                else:
+                    h = _key(prefix[cut])
+                    left = _whole_lookup_key(
+                        h, tok_bytes, start, start + cut, tok_bytes, tok_off, whole
+                    )
+                if left < 0:
+                    continue
+                if cut == length - 1:
+                    right = np.int64(byte_id[tok_bytes[end - 1]])
+                else:
+                    h = _key(prefix[length] - prefix[cut] * power[length - cut])
+                    right = _whole_lookup_key(
+                        h, tok_bytes, start + cut, end, tok_bytes, tok_off, whole
+                    )
+                if right < 0:
+                    continue
+                if write == 1:
+                    lefts[n], rights[n], results[n] = left, right, tid
+                n += 1
+    return lefts, rights, results
 
 
 @njit
