@@ -69,15 +69,12 @@ def _cmd_show(args: argparse.Namespace) -> int:
 def _cmd_export(args: argparse.Namespace) -> int:
     # Imported here: the tokenizer and formats pull in Numba, which `runs list` does not need.
     from workbench.engine.formats import export
-    from workbench.engine.patterns import resolve
-    from workbench.engine.tokenizer import Tokenizer
+    from workbench.store.tokenizer_of_run import tokenizer_of
 
     with _open(args) as store:
         run = store.get_run(args.id)
         pairs = store.merges_as_pairs(args.id)
-    pattern = resolve(run.settings.get("pattern"))
-    specials = list(run.settings.get("special_tokens") or ())
-    tokenizer = Tokenizer.from_merges(pairs, pattern, specials)
+    tokenizer = tokenizer_of(run, pairs)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     written = export(tokenizer, args.format, out)
@@ -96,14 +93,24 @@ def _cmd_delete(args: argparse.Namespace) -> int:
 
 
 def _cmd_continue(args: argparse.Namespace) -> int:
-    from workbench.continue_run import continue_run
+    from workbench.engine.pretokenize import count_corpus
+    from workbench.session.interrupts import stop_on_signals
+    from workbench.session.run import RunSession
+    from workbench.session.states import StopReason
 
     with _open(args) as store:
+        path = store.path
         before = store.merge_count(args.id)
-        trainer = continue_run(store, args.id, args.vocab_size)
+    with stop_on_signals() as interrupted:
+        session = RunSession.resume(path, args.id, count_corpus, args.vocab_size)
+        with session:
+            reason = session.advance(should_stop=interrupted.check)
+            if reason is StopReason.INTERRUPTED:
+                raise KeyboardInterrupt
+    trainer = session.trainer
     print(
         f"run {args.id}: {before} -> {trainer.n_merges} merges, vocab {trainer.vocab_size}"
-        f" (stopped: {trainer.stop_reason or 'vocab_size'})"
+        f" ({reason.words})"
     )
     return 0
 

@@ -24,7 +24,7 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import AnyStr
+from typing import Any, AnyStr
 
 import regex
 
@@ -198,6 +198,8 @@ class Document:
     path: Path
     line: int | None  # the JSONL line, or None for a whole file
     segments: Iterator[str]
+    # A record-based reader's (JSONL, Parquet) other fields, so documents can be grouped by one.
+    record: dict[str, Any] | None = None
 
 
 def read_documents(path: Path, segmenter: Segmenter) -> Iterator[Document]:
@@ -216,14 +218,20 @@ def read_documents(path: Path, segmenter: Segmenter) -> Iterator[Document]:
 
 
 def _jsonl_documents(path: Path, segmenter: Segmenter) -> Iterator[Document]:
-    for number, text in jsonl_texts(path):
-        yield Document(path, number, iter(segmenter.split(text)))
+    for number, record, text in jsonl_records(path):
+        yield Document(path, number, iter(segmenter.split(text)), record)
 
 
 def jsonl_texts(path: Path) -> Iterator[tuple[int, str]]:
     """(line number, text) of each record of a JSONL file, streamed; blank lines are skipped.
 
     A line that is not UTF-8, not JSON, or has no "text" string raises CorpusError naming it."""
+    for number, _, text in jsonl_records(path):
+        yield number, text
+
+
+def jsonl_records(path: Path) -> Iterator[tuple[int, dict[str, Any], str]]:
+    """(line number, record, its text) of each record of a JSONL file, as `jsonl_texts`."""
     pending = b""
     number = 0
     chunks = read_chunks(path)
@@ -237,12 +245,13 @@ def jsonl_texts(path: Path) -> Iterator[tuple[int, str]]:
             if number == 1 and raw.startswith(codecs.BOM_UTF8):
                 raw = raw[len(codecs.BOM_UTF8) :]
             if raw.strip():
-                yield number, _record_text(path, number, raw)
+                record, text = _record_text(path, number, raw)
+                yield number, record, text
         if not chunk:
             return
 
 
-def _record_text(path: Path, number: int, raw: bytes) -> str:
+def _record_text(path: Path, number: int, raw: bytes) -> tuple[dict[str, Any], str]:
     try:
         line = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -255,7 +264,7 @@ def _record_text(path: Path, number: int, raw: bytes) -> str:
     text = record.get("text") if isinstance(record, dict) else None
     if not isinstance(text, str):
         raise CorpusError(str(path), 'no "text" string in this record', number)
-    return text
+    return record, text
 
 
 def corpus_record(paths: Iterable[str | os.PathLike], files: list[Path]) -> dict:

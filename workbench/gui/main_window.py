@@ -10,6 +10,7 @@ threads have finished, so no merge is lost and no QThread outlives its window.
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, QThread, QTimer, Signal
@@ -29,6 +30,7 @@ from workbench.gui import settings as settings_io
 from workbench.gui.charts import ChartsPanel
 from workbench.gui.controls import TrainingControls, parse_specials
 from workbench.gui.corpus_panel import CorpusPanel
+from workbench.gui.evaluate_tab import EvaluateTab
 from workbench.gui.history_loader import HistoryLoader
 from workbench.gui.merge_list import MergeListPanel
 from workbench.gui.resources import demo_corpus, icon_path
@@ -36,6 +38,7 @@ from workbench.gui.run_history import RunHistoryPanel
 from workbench.gui.status import RateMeter, TrainingStatus
 from workbench.gui.tokens_tab import TokensTab
 from workbench.gui.worker import CorpusReport, IdleState, KernelWarmer, TrainWorker
+from workbench.session.states import StopReason, describe
 from workbench.store import RunStore
 
 STATUS_MS = 250
@@ -83,6 +86,10 @@ class MainWindow(QMainWindow):
         self.store = RunStore(db_path)
         self.mode = "idle"  # idle | training | paused | finished
         self.can_continue = False
+        self.stored_run: int | None = None  # a run opened from the history that can go on
+        self.sweep: tuple[int, int] | None = None  # (run i, of n) while a sweep trains
+        self.corpus_bytes = 0
+        self.stored_vocab = 0
         self.run_id: int | None = None
         self.merges_done = 0
         self.corpus_paths: list[Path] = []
@@ -98,6 +105,7 @@ class MainWindow(QMainWindow):
         self.runs = RunHistoryPanel(self.store)
         self.history = HistoryLoader(self.charts, self)
         self.tokens = TokensTab(db_path, self.store, self)
+        self.evaluate = EvaluateTab(db_path, self.store)
         self._layout()
         self.status = TrainingStatus(self.statusBar())
         self._make_menus()
@@ -168,6 +176,7 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.corpus_panel, "Corpus")
         self.tabs.addTab(self.runs, "Runs")
         self.tabs.addTab(self.tokens.panel, "Tokens")
+        self.tabs.addTab(self.evaluate, "Evaluate")
         main = QSplitter()
         main.addWidget(self.controls)
         main.addWidget(self.tabs)
@@ -188,6 +197,10 @@ class MainWindow(QMainWindow):
         train_menu = self.menuBar().addMenu("&Train")
         for action in self.actions_by_name.values():
             train_menu.addAction(action)
+        train_menu.addSeparator()
+        self.sweep_action = train_menu.addAction(
+            "Train a sweep of vocabulary sizes…", QKeySequence("Ctrl+Shift+T"), self.ask_sweep
+        )
         self._fill_recent()
 
     def _connect(self) -> None:
@@ -196,6 +209,7 @@ class MainWindow(QMainWindow):
         w.sigProgress.connect(self.corpus_panel.set_progress)
         w.sigCorpus.connect(self._on_corpus)
         w.sigRunStarted.connect(self._on_run_started)
+        w.sigSweepStep.connect(self._on_sweep_step)
         w.sigBatch.connect(self._on_batch)
         w.sigIdle.connect(self._on_idle)
         w.sigFailed.connect(self._on_failed)
@@ -213,7 +227,9 @@ class MainWindow(QMainWindow):
         self.corpus_panel.sigOpenFolder.connect(self.open_folder)
         self.corpus_panel.sigCancel.connect(self.worker.cancel_flag.set)
         self.runs.sigOpenRun.connect(self.open_run)
+        self.runs.sigDeleted.connect(self._run_deleted)
         self.tokens.panel.sigJumpToRank.connect(self.jump_to_rank)
+        self.evaluate.connect_window(self)
 
     def start_threads(self) -> None:
         self.train_thread.start()
@@ -328,6 +344,7 @@ class MainWindow(QMainWindow):
         self.meter.reset()
         self.merges_done = 0
         self.run_id = None
+        self.stored_run = None
         self.merge_list.set_run(None, None)
         self.target_merges = config.merged_token_target
         self.mode = "training"
@@ -336,6 +353,51 @@ class MainWindow(QMainWindow):
         self.worker.sigTrainRequested.emit(tuple(str(p) for p in self.corpus_paths), config)
         self._update_actions()
 
+    def ask_sweep(self) -> None:
+        """Ask for the sizes (a dialog), then train the sweep."""
+        from PySide6.QtWidgets import QInputDialog
+
+        vocab = self.controls.vocab.value()
+        suggested = ",".join(str(max(257, vocab * k // 4)) for k in (1, 2, 3, 4))
+        text, ok = QInputDialog.getText(
+            self,
+            "Train a sweep",
+            "Vocabulary sizes, separated by commas (one run each, the corpus counted once):",
+            text=suggested,
+        )
+        if ok:
+            self.train_sweep(text)
+
+    def train_sweep(self, sizes_text: str) -> None:
+        """Train one run per size in `sizes_text` ("1000,2000,4000"), as one action."""
+        from workbench.session.sweep import parse_vocab_sizes
+
+        if self.mode == "training" or not self.corpus_paths:
+            return
+        try:
+            sizes = parse_vocab_sizes(sizes_text)
+            config = self.controls.config()
+            plan = [replace(config, vocab_size=size) for size in sizes]  # each checked now
+        except WorkbenchError as exc:
+            self._on_failed(str(exc).replace("--vocab-size", "sweep"))
+            return
+        self.history.cancel()
+        self.stored_run = None
+        self.sweep = (0, len(plan))
+        self.mode = "training"
+        self.corpus_panel.set_counting(True)
+        self.worker.arm()
+        self.worker.sigSweepRequested.emit(tuple(str(p) for p in self.corpus_paths), config, sizes)
+        self._update_actions()
+
+    def _on_sweep_step(self, index: int, total: int) -> None:
+        """Run `index` of a sweep starts: fresh charts and list for it."""
+        self.sweep = (index, total)
+        self.charts.reset(self.corpus_bytes)
+        self.meter.reset()
+        self.merges_done = 0
+        self.target_merges = 0
+
     def pause(self) -> None:
         if self.mode == "training":
             self.worker.request_pause()
@@ -343,6 +405,8 @@ class MainWindow(QMainWindow):
     def resume(self) -> None:
         if self.mode in ("paused", "finished") and self.can_continue:
             vocab = self.controls.vocab.value()
+            if self.stored_run is not None:
+                vocab = max(vocab, self.stored_vocab + 1)
             self.target_merges = max(self.target_merges, vocab - self._base_vocab())
             self._continue(vocab, None)
 
@@ -357,6 +421,7 @@ class MainWindow(QMainWindow):
         if self.mode in ("training", "paused", "finished"):
             self.worker.sigFinishRequested.emit()
             self.can_continue = False
+            self.stored_run = None
             if self.mode != "training":
                 self.mode = "idle"
         self._update_actions()
@@ -364,7 +429,11 @@ class MainWindow(QMainWindow):
     def _continue(self, target: int, max_merges: int | None) -> None:
         self.mode = "training"
         self.worker.arm()
-        self.worker.sigContinueRequested.emit(target, max_merges)
+        if self.stored_run is not None:  # a run opened from the history: replay, then go on
+            run_id, self.stored_run = self.stored_run, None
+            self.worker.sigResumeStoredRequested.emit(run_id, target, max_merges)
+        else:
+            self.worker.sigContinueRequested.emit(target, max_merges)
         self._update_actions()
 
     def _base_vocab(self) -> int:
@@ -385,9 +454,13 @@ class MainWindow(QMainWindow):
             + (f" · {len(report.skipped)} files skipped" if report.skipped else "")
         )
         self.charts.set_corpus_bytes(report.bytes)
+        self.corpus_bytes = report.bytes
 
     def _on_run_started(self, run_id: int) -> None:
         self.corpus_panel.set_counting(False)
+        if self.sweep is not None:
+            index, total = self.sweep
+            self.status.stage.setText(f"Sweep: run {index} of {total}")
         self.run_id = run_id if run_id >= 0 else None
         self.merge_list.set_run(self.store, self.run_id, 0)
         self.runs.refresh()
@@ -403,16 +476,33 @@ class MainWindow(QMainWindow):
         self.meter.stop()
         self.charts.pause_clock()
         self.corpus_panel.set_counting(False)
-        self.can_continue = state.can_continue and state.reason != "stopped"
-        if state.reason in ("paused", "stepped"):
+        sweep, self.sweep = self.sweep, None
+        interrupted = (
+            StopReason.PAUSED,
+            StopReason.STOPPED,
+            StopReason.INTERRUPTED,
+            StopReason.DELETED,
+        )
+        if sweep is not None and sweep[0] < sweep[1] and state.reason not in interrupted:
+            self.sweep = sweep  # more runs of the sweep follow
+            self.status.stage.setText(f"Sweep: run {sweep[0]} of {sweep[1]} done")
+            self.runs.refresh()
+            return
+        self.can_continue = state.can_continue and state.reason != StopReason.STOPPED
+        if state.reason in (StopReason.PAUSED, StopReason.STEPPED):
             self.mode = "paused"
             stage = f"Paused at {state.merges:,} merges"
-        elif state.reason == "stopped":
+        elif state.reason in (StopReason.STOPPED, StopReason.DELETED, StopReason.INTERRUPTED):
             self.mode = "idle"
-            stage = f"Stopped at {state.merges:,} merges"
+            stage = f"{state.reason.words.capitalize()} at {state.merges:,} merges"
         else:
             self.mode = "finished"
-            stage = f"Done: {state.merges:,} merges, vocab {state.vocab_size:,} ({state.reason})"
+            stage = (
+                f"Done: {state.merges:,} merges, vocab {state.vocab_size:,} ({state.reason.words})"
+            )
+        if sweep is not None:
+            ended = "finished" if sweep[0] == sweep[1] else f"ended at run {sweep[0]}"
+            stage = f"Sweep of {sweep[1]} runs {ended} — {stage}"
         self.status.stage.setText(stage)
         self.merge_list.model.note_total(state.merges)
         self.merge_list.poke()
@@ -424,6 +514,7 @@ class MainWindow(QMainWindow):
             self._shutdown()
 
     def _on_failed(self, message: str) -> None:
+        self.sweep = None
         self.corpus_panel.set_counting(False)
         if self.mode == "training":
             self.mode = "idle"
@@ -453,8 +544,37 @@ class MainWindow(QMainWindow):
         self.merge_list.set_run(self.store, run_id, run.merge_count)
         self.history.load(self.store, run)
         self.tokens.show_run(run_id)
-        self.status.stage.setText(f"Run {run.id} “{run.name}”: {run.merge_count:,} merges")
+        text = f"Run {run.id} “{run.name}”: {run.merge_count:,} merges"
+        # A run whose corpus was recorded can be trained on: Resume or +N replays it first.
+        self.stored_run = run_id if run.corpus.get("fingerprint") else None
+        self.stored_vocab = run.vocab_size
+        self.can_continue = self.stored_run is not None and describe(run.stop_reason) not in (
+            StopReason.NO_PAIRS.words,
+            StopReason.MIN_FREQUENCY.words,
+        )
+        if self.can_continue:
+            self.mode = "finished"
+            text += " — Resume or +N trains it further"
+        elif self.stored_run is None:
+            text += " — its corpus was not recorded, so it cannot be trained further"
+        self.status.stage.setText(text)
+        self._update_actions()
         self.tabs.setCurrentIndex(0)
+
+    def _run_deleted(self, run_id: int) -> None:
+        """The Runs tab deleted a run; if it is the one shown, let it go everywhere."""
+        if run_id != self.run_id:
+            return
+        if self.stored_run == run_id:
+            self.stored_run = None
+        if self.mode in ("paused", "finished"):
+            self.worker.sigFinishRequested.emit()
+            self.mode = "idle"
+        self.can_continue = False
+        self.run_id = None
+        self.merge_list.set_run(None, None)
+        self.status.stage.setText(f"Run {run_id} deleted")
+        self._update_actions()
 
     def jump_to_rank(self, rank: int) -> None:
         """Show merge `rank` in the merge list (the Tokens tab asks for this on a click)."""
@@ -496,12 +616,13 @@ class MainWindow(QMainWindow):
         if self.threads_running():
             event.ignore()
             self.hide()
-            self.worker.request_stop()
+            self.worker.request_interrupt()
             self._shutdown()
             return
         self.status_timer.stop()
         self.history.cancel()
         self.tokens.shutdown()
+        self.evaluate.shutdown()
         self.store.close()
         self.closed = True
         event.accept()

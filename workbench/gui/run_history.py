@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.gui.table_model import ListTableModel
+from workbench.session.states import describe
 from workbench.store import RunInfo, RunStore, StoreError
 
 _HEADERS = ("id", "name", "state", "merges", "vocab", "pattern", "created")
@@ -48,7 +49,8 @@ class RunHistoryModel(ListTableModel):
             values = (
                 str(run.id),
                 run.name,
-                run.state + (f" ({run.stop_reason})" if run.stop_reason else ""),
+                describe(run.state)
+                + (f" ({describe(run.stop_reason)})" if run.stop_reason else ""),
                 f"{run.merge_count:,}",
                 f"{run.vocab_size:,}",
                 pattern if len(pattern) < 24 else pattern[:21] + "…",
@@ -66,6 +68,7 @@ class RunHistoryPanel(QWidget):
     """The runs tab; `sigOpenRun(run_id)` when the user opens one."""
 
     sigOpenRun = Signal(int)
+    sigDeleted = Signal(int)
 
     def __init__(self, store: RunStore | None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -148,3 +151,4 @@ class RunHistoryPanel(QWidget):
             return
         self.message.setText(f"deleted run {run.id}")
         self.refresh()
+        self.sigDeleted.emit(run.id)

@@ -11,11 +11,12 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject
 
-from workbench.engine.patterns import resolve
 from workbench.engine.tokenizer import Tokenizer
 from workbench.gui.tokens import TokensPanel
 from workbench.gui.tokens.jobs import JobLane
 from workbench.store import RunStore
+from workbench.store.errors import StoreError
+from workbench.store.tokenizer_of_run import tokenizer_of
 
 
 def tokenizer_of_run(db_path: Path, run_id: int) -> tuple[Tokenizer, str, int]:
@@ -26,11 +27,7 @@ def tokenizer_of_run(db_path: Path, run_id: int) -> tuple[Tokenizer, str, int]:
         pairs = store.merges_as_pairs(run_id)
     finally:
         store.close()
-    settings = run.settings
-    tok = Tokenizer.from_merges(
-        pairs, resolve(settings.get("pattern")), tuple(settings.get("special_tokens") or ())
-    )
-    return tok, f"run {run.id} “{run.name}”", run_id
+    return tokenizer_of(run, pairs), f"run {run.id} “{run.name}”", run_id
 
 
 class TokensTab(QObject):
@@ -57,7 +54,10 @@ class TokensTab(QObject):
 
     def _on_tokenizer(self, result: tuple[Tokenizer, str, int]) -> None:
         tok, label, run_id = result
-        self.panel.set_tokenizer(tok, label, self.store, run_id)
+        try:
+            self.panel.set_tokenizer(tok, label, self.store, run_id)
+        except StoreError:  # the run was deleted while its tokenizer was being built
+            self.panel.source.setText(f"run {run_id} was deleted")
 
     def shutdown(self) -> None:
         """Wait for background jobs (at close only: nothing may outlive the window)."""
