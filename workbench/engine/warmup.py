@@ -123,16 +123,19 @@ def warm_up(
     if helper and in_helper and len(missing) > len(in_helper):
         proc = _start_helper(pattern, in_helper)
     total = len(keys)
-    for done, key in enumerate(keys):
-        name, run, _ = _STAGES[key]
-        if proc is not None and key in in_helper:
-            _wait_for(proc, key, done, total, progress)
-            proc = None if proc.poll() is not None else proc
-        elif progress is not None:
-            progress(done, total, name)
-        run(pattern)  # compiles, or loads what the helper (or an earlier start) cached
-    if proc is not None:
-        proc.wait()
+    try:
+        for done, key in enumerate(keys):
+            name, run, _ = _STAGES[key]
+            if proc is not None and key in in_helper:
+                _wait_for(proc, key, done, total, progress)
+            elif progress is not None:
+                progress(done, total, name)
+            run(pattern)  # compiles, or loads what the helper (or an earlier start) cached
+    finally:
+        if proc is not None:
+            assert proc.stdout is not None
+            proc.stdout.close()
+            proc.wait()
     if progress is not None:
         progress(total, total, "ready")
     return missing
@@ -180,10 +183,9 @@ def _wait_for(proc: subprocess.Popen, key: str, done: int, total: int, progress)
     if progress is not None:
         progress(done, total, _STAGES[key][0])
     assert proc.stdout is not None
-    for line in proc.stdout:
+    for line in proc.stdout:  # at its end (the helper stopped) this process compiles the rest
         if line.strip() == key:
             return
-    proc.wait()
 
 
 def _helper_main(argv: list[str]) -> None:
