@@ -444,7 +444,7 @@ def _beats(c, k1, k2, ref, hp, j, mode, pr, tok_off, tok_len, arena):
     return False
 
 
-@njit  # a call: it runs a few times per merge, and three inlined copies cost compile time
+@njit(inline="always")  # inlined where it runs per stale entry; `_heap_pop` holds the other copy
 def _sift_down(i, hp, n, mode, pr, tok_off, tok_len, arena):
     """Move heap row i down to its place in a heap of n rows."""
     while True:
@@ -484,7 +484,7 @@ def _heap_push(c, key, ref, hp, scal, mode, pr, tok_key, hf_order, tok_off, tok_
     hp[i, H_REF] = ref
 
 
-@njit(inline="always")
+@njit  # a call: two call sites, each run about once per merge; inlining doubles compile time
 def _heap_pop(hp, scal, mode, pr, tok_off, tok_len, arena):
     """Remove the top entry (read it from row 0 first)."""
     n = scal[S_NHEAP] - 1
