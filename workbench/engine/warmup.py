@@ -5,7 +5,7 @@ them from Numba's disk cache in about a second. `warm_up(preset, progress)` does
 at a time in the order a training run needs them, and says "k of n" with the stage's name, so a
 window can show "Preparing the fast kernels (first start only) — 2 of 5" instead of a frozen
 "Reading the corpus". Compiling is single-threaded (Numba holds one lock per process), so when
-several stages are missing from the cache the later ones are compiled at the same time in a
+several stages are missing from the cache the trainer's are compiled at the same time in a
 helper process, which fills the shared cache; this process then loads them. Qt-free.
 
     from workbench.engine.warmup import warm_up
@@ -81,9 +81,11 @@ _STAGES: dict[str, tuple[str, Callable[[str], None], Callable[[str], Sequence]]]
     "merges": ("trainer: merge loop", _merges, lambda p: [_train_kernels.run_merges]),
     "encoder": ("encoder", _encoder, _encoder_kernels),
 }
-# What the helper process takes when this one has to compile the pre-tokenizer: the trainer's
-# stages weigh about as much as the scanner, so two cores finish both in about the time of one.
-_HELPER_STAGES = ("index", "merges", "encoder")
+# What the helper process takes when this one has other stages to compile: the trainer's two
+# stages (about 16 s of CPU) against the pre-tokenizer and the encoder (about 19 s) here, so
+# two cores finish all four in about the time of two. This process compiles its own stages
+# first, then loads the helper's.
+_HELPER_STAGES = ("index", "merges")
 
 
 def stages(pattern: str = "gpt2") -> list[str]:
@@ -114,14 +116,16 @@ def warm_up(
     """Compile or load every kernel a run with `pattern` needs (or the stages in `only`); returns
     the stages that were not ready (compiled now: empty on any start after the first).
     `progress(done, total, stage)` is called before each stage with done = stages finished, and
-    once at the end. With `helper`, missing stages after the pre-tokenizer compile in a second
-    process at the same time."""
+    once at the end. With `helper`, the trainer's stages, when missing and not alone, compile in
+    a second process at the same time (this process then reports its own stages first)."""
     keys = [key for key in stages(pattern) if only is None or key in only]
     missing = [key for key in keys if is_ready(key, pattern) is False]
     in_helper = [key for key in keys if key in missing and key in _HELPER_STAGES]
     proc = None
     if helper and in_helper and len(missing) > len(in_helper):
         proc = _start_helper(pattern, in_helper)
+    if proc is not None:  # this process's own stages first, while the helper works
+        keys = [key for key in keys if key not in in_helper] + in_helper
     total = len(keys)
     try:
         for done, key in enumerate(keys):
