@@ -1,4 +1,4 @@
-"""Single-thread encode throughput: our encoder vs tiktoken (and Hugging Face) on GPT-2 ranks.
+"""Single-thread encode throughput: our encoder vs tiktoken, riptoken and Hugging Face.
 
 `bench_encode(text_path)` repeats the text to about `repeat_to_mb` MB, encodes the whole text
 with each encoder three times and reports the median MB/s (bytes of UTF-8 per second). All three
@@ -26,7 +26,7 @@ from workbench.engine.errors import WorkbenchError
 def bench_encode(
     text_path: str | Path, tokenizer_path: str | Path, repeat_to_mb: float = 40
 ) -> dict:
-    """{"mb", "splitter", "ours", "tiktoken", "hf", "ours/tiktoken", "ours/hf", "same_ids"}.
+    """{"mb", "splitter", "ours", "tiktoken", "riptoken", "hf", "ours/<peer>"..., "same_ids"}.
 
     MB/s are medians of three whole-text encodes (each returns a Python list, as tiktoken's
     does). A library that is not installed is left out of the result.
@@ -66,6 +66,15 @@ def bench_encode(
         except ImportError:
             pass
         try:
+            import riptoken
+
+            rip = riptoken.CoreBPE(ranks, {}, tokenizer.pattern)
+            result["riptoken"], theirs = median_rate(rip.encode_ordinary, text)
+            same &= np.array_equal(theirs, ours)
+            del theirs
+        except (ImportError, NameError):  # NameError: no tiktoken, so no ranks to give it
+            pass
+        try:
             import tokenizers
 
             formats.export(tokenizer, "hf", folder)
@@ -77,7 +86,7 @@ def bench_encode(
             del theirs
         except ImportError:
             pass
-    for peer in ("tiktoken", "hf"):
+    for peer in ("tiktoken", "riptoken", "hf"):
         if peer in result:
             result[f"ours/{peer}"] = result["ours"] / result[peer]
     result["same_ids"] = same

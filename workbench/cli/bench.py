@@ -65,10 +65,10 @@ def run(args: argparse.Namespace) -> int:
             f"single-thread encode of {args.path.name} ({results['mb']} MB), {tokenizer} ranks, "
             f"median of 3 whole-text runs; our pre-tokenizer: {results['splitter']}"
         )
-        for name in ("ours", "tiktoken", "hf"):
+        for name in ("ours", "tiktoken", "riptoken", "hf"):
             if name in results:
                 print(f"  {name:<14}{results[name]:>8.2f} MB/s")
-        for name in ("ours/tiktoken", "ours/hf"):
+        for name in ("ours/tiktoken", "ours/riptoken", "ours/hf"):
             if name in results:
                 print(f"  {name:<14}{results[name]:>8.2f}x")
         print(f"  {'same ids':<14}{'yes' if results['same_ids'] else 'NO'}")

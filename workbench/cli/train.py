@@ -124,8 +124,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _count(args, config, bar, interrupted):
+    from workbench.engine.warmup import prepare_training
     from workbench.session.counting import count_paths
 
+    prepare_training(  # first start only: compile the kernels, and say so (not corpus time)
+        config.pattern_string,
+        scanner_path=config.pretokenizer == "auto" and not args.from_counts,
+        notice=None if args.quiet else lambda line: print(line, file=sys.stderr),
+    )
     if args.from_counts:  # counts made by `bpe-workbench count` replace the counting
         from workbench.engine.counts_file import read_counts
         from workbench.session.run import Counted

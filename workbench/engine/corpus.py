@@ -369,17 +369,24 @@ class Segmenter:
 
 
 def safe_cut(
-    buffer: AnyStr, boundary: regex.Pattern, specials: regex.Pattern | None, reach: int
+    buffer: AnyStr,
+    boundary: regex.Pattern,
+    specials: regex.Pattern | None,
+    reach: int,
+    start: int = 0,
 ) -> int:
     """The last end of a `boundary` match (a reverse pattern) in `buffer` (text or bytes) that
     no special token spans, or 0. `reach`: the longest special token, in the buffer's units.
 
     Subtle: a special token may start near the end of the buffer and finish in text not read
     yet, where no search can see it; so never cut later than `len(buffer) - reach + 1`: any
-    special starting before that point lies wholly inside the buffer."""
+    special starting before that point lies wholly inside the buffer.
+    `start`: where to stop looking back. A caller that found no cut in a shorter buffer passes
+    that buffer's length minus 2 (a match and its lookahead), so a long stretch without a
+    cut point is searched once, not once per chunk appended to it (quadratic)."""
     end = min(len(buffer), len(buffer) - reach + 1)
     while True:
-        m = boundary.search(buffer, 0, end)
+        m = boundary.search(buffer, start, end)
         if m is None:
             return 0
         cut = m.end()
