@@ -89,7 +89,7 @@ def filled(store: RunStore, rows=SMALL, batch: int = 4) -> int:
 
 def test_readable_shows_whitespace_and_partial_characters() -> None:
     assert readable(b" the") == "·the"
-    assert readable(b"\n\t\r") == "⏎→␍"
+    assert readable(b"\n\t\r") == "⏎→⇤"
     assert readable(b"\xe2\x80") == "<E2><80>"
     assert readable("’s".encode()) == "’s"
     assert readable(b"a\x00") == "a<00>"

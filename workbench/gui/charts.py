@@ -21,9 +21,9 @@ from PySide6.QtCore import QPointF, QTimer, Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QGraphicsView, QLabel, QVBoxLayout, QWidget
 
+from workbench.display import readable
 from workbench.engine.events import MergeBatch
 from workbench.gui.buffers import MAX_LENGTH_BIN, ChartData
-from workbench.store.readable import readable
 
 REDRAW_MS = 200
 MOVES_PER_FRAME = 3  # axis ranges moved per redraw (each costs a label repaint, ~10 ms)

@@ -18,9 +18,9 @@ from typing import Any
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QFont
 
+from workbench.display import readable
 from workbench.gui.table_model import ListTableModel
 from workbench.store import RunStore, StoredMerge
-from workbench.store.readable import readable
 
 PAGE = 256
 RANK, ID, TOKEN, LEFT, RIGHT, COUNT, LENGTH = range(7)

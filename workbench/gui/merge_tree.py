@@ -11,8 +11,8 @@ from collections.abc import Callable
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QLabel, QTreeView, QVBoxLayout, QWidget
 
+from workbench.display import readable
 from workbench.store import RunStore, StoredMerge
-from workbench.store.readable import readable
 
 LATER_LIMIT = 200
 
