@@ -18,8 +18,10 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QMainWindow,
     QMenu,
+    QMessageBox,
     QSplitter,
     QTabWidget,
+    QWhatsThis,
 )
 
 from workbench.engine.config import TrainConfig
@@ -29,18 +31,22 @@ from workbench.gui import settings as settings_io
 from workbench.gui.charts import ChartsPanel
 from workbench.gui.controls import TrainingControls, parse_specials
 from workbench.gui.corpus_panel import CorpusPanel
+from workbench.gui.help import GuideDialog, about_html
 from workbench.gui.history_loader import HistoryLoader
 from workbench.gui.merge_list import MergeListPanel
 from workbench.gui.resources import demo_corpus, icon_path
 from workbench.gui.run_history import RunHistoryPanel
 from workbench.gui.status import RateMeter, TrainingStatus
-from workbench.gui.tokens_tab import TokensTab
+from workbench.gui.teaching import TeachingDriver, TeachingPanel
+from workbench.gui.tokens_tab import TokensTab, tokenizer_from_store
 from workbench.gui.worker import CorpusReport, IdleState, KernelWarmer, TrainWorker
-from workbench.store import RunStore
+from workbench.session import describe
+from workbench.store import RunStore, StoreError
 
 STATUS_MS = 250
 RECOUNT_DELAY_MS = 600
 STEP_TARGET = 2**31 - 1  # Step goes past the vocab size the run was started with
+SAMPLE_READ_BYTES = 4096  # teaching mode's sample comes from the start of the first file
 
 # action name -> (text, shortcut, tooltip)
 ACTIONS = {
@@ -94,6 +100,8 @@ class MainWindow(QMainWindow):
         self.controls = TrainingControls(list(self.actions_by_name.values()))
         self.corpus_panel = CorpusPanel()
         self.charts = ChartsPanel()
+        self.teaching = TeachingPanel()
+        self.teacher = TeachingDriver(self.teaching, self)
         self.merge_list = MergeListPanel()
         self.runs = RunHistoryPanel(self.store)
         self.history = HistoryLoader(self.charts, self)
@@ -157,12 +165,19 @@ class MainWindow(QMainWindow):
         return actions
 
     def _layout(self) -> None:
+        watch = QSplitter(Qt.Orientation.Vertical)
+        watch.addWidget(self.charts)
+        watch.addWidget(self.teaching)
+        watch.setStretchFactor(0, 4)
+        watch.setStretchFactor(1, 1)
+        watch.setSizes([600, 170])
         train_split = QSplitter()
-        train_split.addWidget(self.charts)
+        train_split.addWidget(watch)
         train_split.addWidget(self.merge_list)
-        train_split.setStretchFactor(0, 3)
-        train_split.setStretchFactor(1, 2)
-        train_split.setSizes([700, 560])
+        # Room for the merge list's columns with a 12-character token at the default width.
+        train_split.setStretchFactor(0, 1)
+        train_split.setStretchFactor(1, 1)
+        train_split.setSizes([560, 560])
         self.tabs = QTabWidget()
         self.tabs.addTab(train_split, "Training")
         self.tabs.addTab(self.corpus_panel, "Corpus")
@@ -188,7 +203,31 @@ class MainWindow(QMainWindow):
         train_menu = self.menuBar().addMenu("&Train")
         for action in self.actions_by_name.values():
             train_menu.addAction(action)
+        self._make_help_menu()
         self._fill_recent()
+
+    def _make_help_menu(self) -> None:
+        help_menu = self.menuBar().addMenu("&Help")
+        help_menu.addAction(
+            "Guide", QKeySequence(QKeySequence.StandardKey.HelpContents), self.guide
+        )
+        whats_this = QWhatsThis.createAction(self)
+        whats_this.setText("What's this?")
+        help_menu.addAction(whats_this)
+        help_menu.addSeparator()
+        help_menu.addAction("About BPE Workbench", self.about)
+        self.guide_dialog: GuideDialog | None = None
+
+    def guide(self) -> GuideDialog:
+        """Show the illustrated guide (F1)."""
+        if self.guide_dialog is None:
+            self.guide_dialog = GuideDialog(self)
+        self.guide_dialog.show()
+        self.guide_dialog.raise_()
+        return self.guide_dialog
+
+    def about(self) -> None:
+        QMessageBox.about(self, "About BPE Workbench", about_html())
 
     def _connect(self) -> None:
         w = self.worker
@@ -209,6 +248,9 @@ class MainWindow(QMainWindow):
         self.controls.specials.textChanged.connect(self._pattern_changed)
         self.controls.regex.textChanged.connect(lambda _text: self._update_actions())
         self.controls.preset.currentTextChanged.connect(lambda _text: self._update_actions())
+        self.controls.vocab.valueChanged.connect(lambda _value: self._update_actions())
+        self.controls.specials.textChanged.connect(lambda _text: self._update_actions())
+        self.teacher.sigStep.connect(self._teach_step)
         self.corpus_panel.sigOpenFiles.connect(self.open_files)
         self.corpus_panel.sigOpenFolder.connect(self.open_folder)
         self.corpus_panel.sigCancel.connect(self.worker.cancel_flag.set)
@@ -243,13 +285,30 @@ class MainWindow(QMainWindow):
         self._set_corpus(paths, f"Corpus: {names}{more}")
 
     def _set_corpus(self, paths: list[Path], title: str) -> None:
+        self._leave_previous_run()
         self.corpus_paths = list(paths)
         self.corpus_panel.set_paths(self.corpus_paths, title)
         self.controls.corpus_summary.setText(title)
         self.tokens.set_corpus_paths(self.corpus_paths)
         self.controls.setToolTip(title)
+        self.teaching.set_sample(_sample_text(self.corpus_paths))
         self._pattern_changed()
         self.analyze()
+
+    def _leave_previous_run(self) -> None:
+        """A new corpus: the last run's merges and charts are not this corpus's, so clear them
+        (the run stays in the Runs tab) and say so."""
+        if self.run_id is None and not self.merges_done:
+            return
+        if self.mode in ("paused", "finished"):
+            self.stop()
+        self.teacher.stop()
+        self.history.cancel()
+        self.charts.reset(0, "New corpus: no run on it yet — press Train (earlier runs: Runs tab)")
+        self.merge_list.set_run(None, None)
+        self.run_id = None
+        self.merges_done = 0
+        self.status.stage.setText("New corpus loaded: press Train to start a run on it")
 
     def counting_config(self) -> TrainConfig | None:
         """A config good enough to count with (vocab size does not matter for counting)."""
@@ -324,34 +383,73 @@ class MainWindow(QMainWindow):
             self._on_failed(str(exc))
             return
         self.history.cancel()
-        self.charts.reset(0)
+        corpus = (self.controls.corpus_summary.text().splitlines() or ["the corpus"])[0]
+        self.charts.reset(0, f"This run: {corpus}")
         self.meter.reset()
         self.merges_done = 0
         self.run_id = None
         self.merge_list.set_run(None, None)
+        self.merge_list.follow.setChecked(True)
         self.target_merges = config.merged_token_target
         self.mode = "training"
         self.corpus_panel.set_counting(True)
         self.worker.arm()
         self.worker.sigTrainRequested.emit(tuple(str(p) for p in self.corpus_paths), config)
+        if self._teaching_paced():
+            # The trainer's first batch is one merge: pausing now stops the run right after
+            # it, and the teaching driver takes it from there, a few merges per tick.
+            self.teacher.start()
+            self.worker.request_pause()
         self._update_actions()
 
     def pause(self) -> None:
+        if self.teacher.running:
+            self.teacher.stop()
+            self.status.stage.setText(f"Paused at {self.merges_done:,} merges")
         if self.mode == "training":
             self.worker.request_pause()
+        self._update_actions()
 
     def resume(self) -> None:
         if self.mode in ("paused", "finished") and self.can_continue:
             vocab = self.controls.vocab.value()
             self.target_merges = max(self.target_merges, vocab - self._base_vocab())
+            self.merge_list.model.set_highlight(None)
+            self.merge_list.follow.setChecked(True)
+            if self._teaching_paced():
+                self.teacher.start()
+                self.teacher.worker_idle(True)
+                self._update_actions()
+                return
             self._continue(vocab, None)
 
     def step(self, n: int) -> None:
         if self.mode in ("paused", "finished") and self.can_continue:
             self.target_merges = max(self.target_merges, self.merges_done + n)
+            # Tint what this step makes, so the new merges stand out in the list.
+            self.merge_list.model.set_highlight(self.merges_done)
             self._continue(STEP_TARGET, n)
 
+    def _teaching_paced(self) -> bool:
+        return self.teaching.teaching and not self.teaching.full_speed.isChecked()
+
+    def _teach_step(self, n: int | None) -> None:
+        """A teaching tick: `n` more merges towards the vocab size (None: all the rest)."""
+        if self.mode not in ("paused", "finished") or not self.can_continue:
+            return
+        if n is None:
+            self.resume()
+            return
+        n = min(n, self.target_merges - self.merges_done)
+        if n <= 0:
+            self.teacher.stop()
+            self._update_actions()
+            return
+        self.merge_list.model.set_highlight(self.merges_done)
+        self._continue(self.controls.vocab.value(), n)
+
     def stop(self) -> None:
+        self.teacher.stop()
         if self.mode == "training":
             self.worker.request_stop()
         if self.mode in ("training", "paused", "finished"):
@@ -378,6 +476,11 @@ class MainWindow(QMainWindow):
 
     def _on_corpus(self, report: CorpusReport) -> None:
         self.corpus_panel.show_report(report)
+        if self.mode != "training":  # else the worker's next stage ("Training") follows
+            self.status.stage.setText(
+                f"Corpus read: {report.bytes / 1e6:,.1f} MB, {report.documents:,} documents,"
+                f" {report.unique_pieces:,} distinct pre-tokens in {report.seconds:.1f} s"
+            )
         self.controls.corpus_summary.setText(
             f"{self.corpus_panel.title.text()}\n{report.bytes / 1e6:,.1f} MB · "
             f"{report.documents:,} documents · {report.pieces:,} pre-tokens "
@@ -404,7 +507,11 @@ class MainWindow(QMainWindow):
         self.charts.pause_clock()
         self.corpus_panel.set_counting(False)
         self.can_continue = state.can_continue and state.reason != "stopped"
-        if state.reason in ("paused", "stepped"):
+        teaching = self.teacher.running and state.reason in ("paused", "stepped")
+        if teaching:
+            self.mode = "paused"
+            stage = f"Teaching: {state.merges:,} of {self.target_merges:,} merges"
+        elif state.reason in ("paused", "stepped"):
             self.mode = "paused"
             stage = f"Paused at {state.merges:,} merges"
         elif state.reason == "stopped":
@@ -412,18 +519,41 @@ class MainWindow(QMainWindow):
             stage = f"Stopped at {state.merges:,} merges"
         else:
             self.mode = "finished"
-            stage = f"Done: {state.merges:,} merges, vocab {state.vocab_size:,} ({state.reason})"
+            stage = (
+                f"Done: {state.merges:,} merges, vocab {state.vocab_size:,}"
+                f" — {describe(state.reason)}"
+            )
         self.status.stage.setText(stage)
         self.merge_list.model.note_total(state.merges)
         self.merge_list.poke()
-        self.runs.refresh()
-        if state.merges:
-            self.tokens.show_run(self.run_id)
+        if self.merge_list.model.highlight_from is not None:
+            self.merge_list.select_rank(state.merges - 1)  # the newest of the merges just made
+        self._show_teaching_sample()
+        if teaching:
+            self.teacher.worker_idle(self.can_continue and state.merges < self.target_merges)
+        else:
+            self.teacher.stop()
+            self.runs.refresh()
+            if state.merges:
+                self.tokens.show_run(self.run_id)
         self._update_actions()
         if self._closing:
             self._shutdown()
 
+    def _show_teaching_sample(self) -> None:
+        """Cut the teaching sample with the merges so far (the run's, read from the store)."""
+        if self.run_id is None or not self.teaching.isVisible():
+            return
+        try:
+            tok, _label = tokenizer_from_store(self.store, self.run_id)
+        except (StoreError, WorkbenchError):
+            return
+        last = tok.merges[-1:]
+        vocab = tok.vocab
+        self.teaching.show_tokenizer(tok, (vocab[last[0][0]], vocab[last[0][1]]) if last else None)
+
     def _on_failed(self, message: str) -> None:
+        self.teacher.stop()
         self.corpus_panel.set_counting(False)
         if self.mode == "training":
             self.mode = "idle"
@@ -452,6 +582,7 @@ class MainWindow(QMainWindow):
         self.target_merges = run.merge_count
         self.merge_list.set_run(self.store, run_id, run.merge_count)
         self.history.load(self.store, run)
+        self.charts.caption.setText(f"Stored run {run.id} “{run.name}”")
         self.tokens.show_run(run_id)
         self.status.stage.setText(f"Run {run.id} “{run.name}”: {run.merge_count:,} merges")
         self.tabs.setCurrentIndex(0)
@@ -473,8 +604,10 @@ class MainWindow(QMainWindow):
     def _update_actions(self) -> None:
         a = self.actions_by_name
         can_more = self.mode in ("paused", "finished") and self.can_continue
-        a["train"].setEnabled(self.mode != "training" and self.controls.pattern_ok())
-        a["pause"].setEnabled(self.mode == "training")
+        a["train"].setEnabled(
+            self.mode != "training" and self.controls.pattern_ok() and self.controls.vocab_ok()
+        )
+        a["pause"].setEnabled(self.mode == "training" or self.teacher.running)
         a["resume"].setEnabled(can_more)
         a["stop"].setEnabled(self.mode in ("training", "paused", "finished"))
         for name in STEPS:
@@ -516,3 +649,21 @@ class MainWindow(QMainWindow):
     def _thread_finished(self) -> None:
         if self._closing and not self.threads_running():
             self.close()
+
+
+def _sample_text(paths: list[Path]) -> str:
+    """The start of the corpus's first readable file, for teaching mode's sample (skipping a
+    short title line)."""
+    from workbench.gui.tokens.drilldown import corpus_files
+
+    for path in corpus_files(paths)[:20]:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                text = handle.read(SAMPLE_READ_BYTES)
+        except OSError:
+            continue
+        paragraphs = [p.strip() for p in text.split("\n\n") if p.strip()]
+        long = [p for p in paragraphs if len(p) > 120]
+        if long or paragraphs:
+            return (long or paragraphs)[0]
+    return ""

@@ -39,7 +39,7 @@ def build_tree(token_id: int, lookup: Lookup) -> QStandardItem:
         item.setEditable(False)
         return item
     item = QStandardItem(
-        f"{merge.readable}  id {merge.new_id} · rank {merge.rank} · count {merge.count:,}"
+        f"{readable(merge.token)}  id {merge.new_id} · rank {merge.rank} · count {merge.count:,}"
     )
     item.setEditable(False)
     item.appendRow(build_tree(merge.left_id, lookup))
@@ -76,8 +76,10 @@ class MergeTreePanel(QWidget):
         layout.addWidget(self.later, 1)
 
     def clear(self) -> None:
+        """Forget the shown merge, title included (a new run must not show an old count)."""
         self.tree_model.removeRows(0, self.tree_model.rowCount())
         self.later_model.removeRows(0, self.later_model.rowCount())
+        self.later_title.setText("Later merges that use it")
 
     def show_merge(self, store: RunStore, run_id: int, merge: StoredMerge) -> None:
         self.clear()
@@ -85,7 +87,7 @@ class MergeTreePanel(QWidget):
         self.tree.expandAll()
         later = later_merges(store, run_id, merge.new_id)
         for m in later:
-            item = QStandardItem(f"rank {m.rank}: {m.readable}  (id {m.new_id})")
+            item = QStandardItem(f"rank {m.rank}: {readable(m.token)}  (id {m.new_id})")
             item.setEditable(False)
             self.later_model.appendRow(item)
         more = "+" if len(later) == LATER_LIMIT else ""

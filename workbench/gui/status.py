@@ -11,6 +11,8 @@ import time
 
 from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar
 
+from workbench.gui.elided_label import ElidedLabel
+
 RATE_WINDOW = 3.0
 
 
@@ -64,7 +66,7 @@ class TrainingStatus:
     """The labels in the window's status bar."""
 
     def __init__(self, bar: QStatusBar) -> None:
-        self.stage = QLabel("Ready")
+        self.stage = ElidedLabel("Ready")  # a long message is cut, never widens the window
         self.merges = QLabel("")
         self.rate = QLabel("")
         self.elapsed = QLabel("")

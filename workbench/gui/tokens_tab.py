@@ -18,19 +18,26 @@ from workbench.gui.tokens.jobs import JobLane
 from workbench.store import RunStore
 
 
-def tokenizer_of_run(db_path: Path, run_id: int) -> tuple[Tokenizer, str, int]:
-    """The tokenizer a stored run made so far (its pattern and specials from its settings)."""
-    store = RunStore(db_path)
-    try:
-        run = store.get_run(run_id)
-        pairs = store.merges_as_pairs(run_id)
-    finally:
-        store.close()
+def tokenizer_from_store(store: RunStore, run_id: int) -> tuple[Tokenizer, str]:
+    """The tokenizer a stored run made so far (its pattern and specials from its settings),
+    and the run's label."""
+    run = store.get_run(run_id)
+    pairs = store.merges_as_pairs(run_id)
     settings = run.settings
     tok = Tokenizer.from_merges(
         pairs, resolve(settings.get("pattern")), tuple(settings.get("special_tokens") or ())
     )
-    return tok, f"run {run.id} “{run.name}”", run_id
+    return tok, f"run {run.id} “{run.name}”"
+
+
+def tokenizer_of_run(db_path: Path, run_id: int) -> tuple[Tokenizer, str, int]:
+    """`tokenizer_from_store` on a connection of its own (for a background lane)."""
+    store = RunStore(db_path)
+    try:
+        tok, label = tokenizer_from_store(store, run_id)
+    finally:
+        store.close()
+    return tok, label, run_id
 
 
 class TokensTab(QObject):
