@@ -44,11 +44,11 @@ SEARCH_DELAY_MS = 150
 CELL_PADDING = 12  # a cell's margins on both sides, with a little slack
 # "id token" in the left/right columns is cut (with an ellipsis) past this many characters,
 # so a long part never pushes the token column out of sight.
-MAX_PART_CHARS = 10
+MAX_PART_CHARS = 9
 # The token column is never narrower than this many characters (a default window shows a
 # 12-character token whole), nor wider than the longest token in view up to the maximum.
 TOKEN_MIN_CHARS = 12
-TOKEN_MAX_CHARS = 24
+TOKEN_MAX_CHARS = 13
 SEARCH_HELP = (
     "<b>Search the merges</b><br>"
     "<code>the</code> — tokens containing “the” (a typed space finds <code>·</code>)<br>"
@@ -166,6 +166,11 @@ class MergeListPanel(QWidget):
                 key=len,
                 default="",
             )
+            # Every row exists from the start, and a search or a sort puts small numbers
+            # first: size the number columns for the largest the run can hold.
+            widest = self._widest_number(column)
+            if len(widest) > len(longest):
+                longest = widest
             metrics = plain
             if column in (LEFT, RIGHT):
                 longest, metrics = longest[:MAX_PART_CHARS], mono
@@ -179,6 +184,18 @@ class MergeListPanel(QWidget):
                 width += header.style().pixelMetric(header.style().PixelMetric.PM_HeaderMarkSize)
             if not grow_only or width > header.sectionSize(column):
                 header.resizeSection(column, width)
+
+    def _widest_number(self, column: int) -> str:
+        model = self.model
+        if column == RANK:
+            return str(max(model.total - 1, 0))
+        if column == ID:
+            return str(model.total + 255)
+        if column == COUNT and model.store is not None and model.run_id is not None:
+            # The first merge's pair is the most frequent there was; later counts are smaller.
+            first = model.store.merges(model.run_id, limit=1)
+            return f"{first[0].count:,}" if first else ""
+        return ""
 
     def token_column_chars(self) -> float:
         """How many monospace characters the token column shows (the screenshot test)."""

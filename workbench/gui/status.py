@@ -9,7 +9,7 @@ from __future__ import annotations
 import collections
 import time
 
-from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar
+from PySide6.QtWidgets import QLabel, QProgressBar, QSizePolicy, QStatusBar
 
 from workbench.gui.elided_label import ElidedLabel
 
@@ -74,8 +74,10 @@ class TrainingStatus:
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(160)
         self.progress.setTextVisible(False)
-        for widget in (self.stage, self.merges, self.rate, self.elapsed, self.left):
-            widget.setMinimumWidth(60)
+        # The numbers keep their whole width (short: they never crowd the window); only the
+        # stage line gives way, cut with "…".
+        for widget in (self.merges, self.rate, self.elapsed, self.left):
+            widget.setSizePolicy(QSizePolicy.Policy.Minimum, QSizePolicy.Policy.Preferred)
         bar.addWidget(self.stage, 1)
         for widget in (self.merges, self.rate, self.elapsed, self.left, self.progress):
             bar.addPermanentWidget(widget)
