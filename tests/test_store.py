@@ -251,7 +251,9 @@ def test_search_regex_hex_and_ranges(store: RunStore) -> None:
     combined = store.search(run_id, text="th", length_range=(3, 4), order="newest")
     assert tokens_of(combined) == [b" the", b" th"]
     assert store.search_count(run_id, regex="^ ") == 4
-    assert store.search_count(run_id, regex=r"^\s") == 6  # and the tokens that start with a line break
+    assert (
+        store.search_count(run_id, regex=r"^\s") == 6
+    )  # and the tokens that start with a line break
     with pytest.raises(StoreError):
         store.search(run_id, regex="(")
     with pytest.raises(StoreError):
