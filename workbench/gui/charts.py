@@ -65,7 +65,9 @@ class _Range:
         """Grow the range to hold [low, high]; True if it moved (an axis repaint)."""
         if self.log:
             low, high = math.floor(math.log10(max(low, 1))), math.ceil(math.log10(max(high, 1)))
-            high = max(high, low + 1)
+            # At least three decades: over one or two, pyqtgraph labels the minor ticks too
+            # and they pile up (2·10⁴ 3·10⁴ ... 9·10⁵ on top of each other).
+            high = max(high, low + 3)
         else:
             low = min(low, 0.0)
             high = grown_limit(high) if self.high is None or high > self.high else self.high

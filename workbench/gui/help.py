@@ -104,7 +104,7 @@ def merge_steps_image(width: int = 560) -> QImage:
     return image
 
 
-def guide_html() -> str:
+def guide_html(charts_picture: bool = False) -> str:
     charts = "".join(f"<li><b>{name}</b> — {text}</li>" for name, text in CHART_HELP.items())
     columns = "".join(f"<li><b>{name}</b> — {text}</li>" for name, text in COLUMN_HELP.items())
     keys = "".join(f"<tr><td><code>{k}</code></td><td>{v}</td></tr>" for k, v in SHORTCUTS)
@@ -127,7 +127,7 @@ in a sample of the corpus.</li>
 <li>The <b>Tokens</b> tab cuts any text with the trained tokenizer; <b>Runs</b> keeps every
 run.</li>
 </ol>
-<h2>The charts</h2><ul>{charts}</ul>
+<h2>The charts</h2>{'<p><img src="guide:charts"></p>' if charts_picture else ""}<ul>{charts}</ul>
 <p>Hover a chart to read the merge under the cursor in the line below the charts.</p>
 <h2>The merge list</h2><ul>{columns}</ul>
 <p>Click a header to sort. Search with text, <code>/regex/</code> (on the real text:
@@ -142,14 +142,22 @@ merges made by the last step are tinted.</p>
 class GuideDialog(QDialog):
     """The guide, in the window (not a browser): F1 or Help ▸ Guide."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, charts: QWidget | None = None) -> None:
+        """`charts`: the window's charts, pictured as they are now beside their explanations."""
         super().__init__(parent)
         self.setWindowTitle("BPE Workbench — Guide")
         self.browser = QTextBrowser(self)
-        self.browser.document().addResource(
-            QTextDocument.ResourceType.ImageResource, QUrl("guide:merges"), merge_steps_image()
-        )
-        self.browser.setHtml(guide_html())
+        document = self.browser.document()
+        image = QTextDocument.ResourceType.ImageResource
+        document.addResource(image, QUrl("guide:merges"), merge_steps_image())
+        if charts is not None:
+            picture = (
+                charts.grab()
+                .toImage()
+                .scaledToWidth(560, Qt.TransformationMode.SmoothTransformation)
+            )
+            document.addResource(image, QUrl("guide:charts"), picture)
+        self.browser.setHtml(guide_html(charts_picture=charts is not None))
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         buttons.rejected.connect(self.close)
         layout = QVBoxLayout(self)

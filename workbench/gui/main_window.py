@@ -177,7 +177,7 @@ class MainWindow(QMainWindow):
         # Room for the merge list's columns with a 12-character token at the default width.
         train_split.setStretchFactor(0, 1)
         train_split.setStretchFactor(1, 1)
-        train_split.setSizes([560, 560])
+        train_split.setSizes([500, 620])
         self.tabs = QTabWidget()
         self.tabs.addTab(train_split, "Training")
         self.tabs.addTab(self.corpus_panel, "Corpus")
@@ -221,7 +221,7 @@ class MainWindow(QMainWindow):
     def guide(self) -> GuideDialog:
         """Show the illustrated guide (F1)."""
         if self.guide_dialog is None:
-            self.guide_dialog = GuideDialog(self)
+            self.guide_dialog = GuideDialog(self, self.charts.graphics)
         self.guide_dialog.show()
         self.guide_dialog.raise_()
         return self.guide_dialog

@@ -51,7 +51,7 @@ def sample_html(tok: Tokenizer, text: str, newest: bytes | None) -> tuple[str, i
     parts, places = [], 0
     for number, group in enumerate(token_groups(tok, text)):
         token = tok.decode_bytes(group.ids)
-        shown = html.escape(show_whitespace(group.text, keep=" ")).replace(" ", "&nbsp;")
+        shown = html.escape(show_whitespace(group.text, keep=" "))
         if newest is not None and token == newest:
             places += 1
             parts.append(f'<span style="{NEWEST_STYLE}">{shown}</span>')
@@ -59,7 +59,8 @@ def sample_html(tok: Tokenizer, text: str, newest: bytes | None) -> tuple[str, i
             colour = token_hex(group.ids[0], bool(number & 1))
             parts.append(f'<span style="background-color:{colour}">{shown}</span>')
     body = "".join(parts).replace("⏎", "⏎<br>")
-    return f'<div style="font-family: monospace; line-height: 150%">{body}</div>', places
+    style = "font-family: monospace; line-height: 150%; white-space: pre-wrap"
+    return f'<div style="{style}">{body}</div>', places
 
 
 class TeachingPanel(QWidget):
@@ -84,6 +85,10 @@ class TeachingPanel(QWidget):
         self.full_speed.toggled.connect(lambda on: self.speed.setEnabled(not on))
         self.newest = ElidedLabel("Train to watch the merges arrive.")
         self.newest.setObjectName("newestMerge")
+        bigger = self.newest.font()
+        bigger.setPointSizeF(bigger.pointSizeF() * 1.15)
+        bigger.setBold(True)
+        self.newest.setFont(bigger)
         self.sample = QTextBrowser()
         self.sample.setObjectName("teachingSample")
         self.sample.setToolTip(
@@ -94,10 +99,12 @@ class TeachingPanel(QWidget):
         bar.addWidget(self.enabled_box)
         bar.addWidget(self.speed)
         bar.addWidget(self.full_speed)
-        bar.addWidget(self.newest, 1)
+        bar.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 2, 0, 0)
+        layout.setSpacing(2)
         layout.addLayout(bar)
+        layout.addWidget(self.newest)
         layout.addWidget(self.sample, 1)
         self.enabled_box.toggled.connect(self.sigModeChanged)
         self._text = ""
@@ -123,7 +130,7 @@ class TeachingPanel(QWidget):
         left, right = (readable(part) for part in newest_pair)
         where = f"{places} place{'s' if places != 1 else ''} in the sample" if places else ""
         self.newest.setText(
-            f"Merge {len(tok.merges):,}: {left} + {right} → {readable(newest)}"
+            f"Merge {len(tok.merges):,}: “{left}” + “{right}” → “{readable(newest)}”"
             + (f"  ({where})" if where else "  (not in this sample)")
         )
 
