@@ -96,12 +96,17 @@ def test_regex_runs_on_the_real_text_not_the_display_form(run):
     assert all("·" in m.token.decode("utf-8", "replace") for m in store.search(run_id, regex="·"))
 
 
-def test_panel_counts_says_no_matches_and_jumps_to_the_newest(qtbot, run):
+@pytest.fixture
+def panel(qtbot) -> MergeListPanel:
+    widget = MergeListPanel()
+    qtbot.addWidget(widget)
+    widget.resize(700, 500)
+    widget.show()
+    return widget
+
+
+def test_panel_counts_says_no_matches_and_jumps_to_the_newest(qtbot, run, panel):
     store, run_id = run
-    panel = MergeListPanel()
-    qtbot.addWidget(panel)
-    panel.resize(700, 500)
-    panel.show()
     panel.set_run(store, run_id, N)
     assert panel.count_label.text() == f"{N:,} merges"
     panel.search.setText("zzzzqqq")
@@ -122,12 +127,8 @@ def test_panel_counts_says_no_matches_and_jumps_to_the_newest(qtbot, run):
     assert panel.model.merge_at(N - 1).rank == N - 1
 
 
-def test_follow_newest_and_the_tint_of_a_step(qtbot, run):
+def test_follow_newest_and_the_tint_of_a_step(qtbot, run, panel):
     store, run_id = run
-    panel = MergeListPanel()
-    qtbot.addWidget(panel)
-    panel.resize(700, 500)
-    panel.show()
     panel.set_run(store, run_id, 1000)
     panel.follow.setChecked(True)
     panel.model.set_highlight(990)
