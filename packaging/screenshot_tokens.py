@@ -55,13 +55,15 @@ def main() -> int:
     app = QApplication(sys.argv[:1])
     from workbench.engine.config import TrainConfig
     from workbench.engine.tokenizer import Tokenizer
-    from workbench.engine.training import train_texts
     from workbench.gui.tokens import TokensPanel
+    from workbench.session.counting import count_documents
+    from workbench.session.run import RunSession
 
     corpus = (corpora / "taylorswift.txt").read_text(encoding="utf-8")
     config = TrainConfig(vocab_size=2000)
-    result = train_texts([corpus], config)
-    tok = Tokenizer.from_merges(result.merge_pairs(), config.pattern_string)
+    session = RunSession.start(count_documents([corpus], config), config)
+    session.advance()
+    tok = Tokenizer.from_merges(session.merges(), config.pattern_string)
 
     panel = TokensPanel()
     panel.setWindowTitle("BPE Workbench — Tokens")

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from pathlib import Path
 
 import regex
+from hypothesis import settings
 from reference_bpe import train_reference
 
 from workbench.engine.patterns import GPT2
 
-EXAMPLES = int(os.environ.get("HYPOTHESIS_EXAMPLES", "300"))
+
+def examples(factor: float = 1.0) -> int:
+    """`factor` times the Hypothesis profile's example budget (see conftest.py)."""
+    return max(1, int(settings.default.max_examples * factor))
+
+
+EXAMPLES = examples(3)
 
 
 # Pieces that trip encoders: scripts, joiners, combining marks, digit and whitespace runs, CRLF.
@@ -49,3 +55,20 @@ def gpt2_tiktoken(corpora: Path, tmp: Path):
     return tiktoken.Encoding(
         "gpt2-local", pat_str=GPT2, mergeable_ranks=ranks, special_tokens={"<|endoftext|>": 50256}
     )
+
+
+def trained(corpus, config):
+    """A finished `RunSession` (not recorded) on documents (strings) or paths (`Path`s): the
+    path every caller takes. `.merges()`, `.trainer`, `.counted.stats`, `.tokenizer()`."""
+    from workbench.session.counting import count_documents, count_paths
+    from workbench.session.run import RunSession
+
+    corpus = list(corpus)
+    if corpus and all(isinstance(item, Path) for item in corpus):
+        counted = count_paths(corpus, config)
+    else:
+        counted = count_documents(corpus, config)
+    session = RunSession.start(counted, config)
+    session.advance()
+    session.end()
+    return session

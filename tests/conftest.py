@@ -1,4 +1,4 @@
-"""Shared test set-up: Qt runs offscreen, corpora come from ../shared/corpora."""
+"""Shared test set-up: Qt runs offscreen, Hypothesis profiles, corpora from ../shared/corpora."""
 
 from __future__ import annotations
 
@@ -6,8 +6,17 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+# Property tests in two tiers: `ci` (the default, a few minutes for the whole suite) and `long`
+# (twenty times the examples, for a nightly-style run): HYPOTHESIS_PROFILE=long python -m pytest.
+# A module asks for a share of the profile's budget with `_bpe_helpers.examples(factor)`.
+_COMMON = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
+settings.register_profile("ci", max_examples=100, **_COMMON)
+settings.register_profile("long", max_examples=2000, **_COMMON)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 

@@ -82,3 +82,19 @@ def window(qtbot, settings_path: Path, db_path: Path):
     qtbot.waitExposed(win)
     yield win
     close_window(qtbot, win)
+
+
+def train_in_window(qtbot, db_path: Path, paths: list[Path], vocab: int) -> None:
+    """Open a window on `db_path`, train `paths` to `vocab` with the Train button, close it."""
+    from PySide6.QtCore import Qt
+
+    settings = db_path.with_suffix(".ini")
+    win = make_window(settings, db_path)
+    win.show()
+    try:
+        win.load_corpus(list(paths))
+        win.controls.vocab.setValue(vocab)
+        qtbot.mouseClick(win.controls.buttons["train"], Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: win.mode == "finished", timeout=COLD_START_MS)
+    finally:
+        close_window(qtbot, win)

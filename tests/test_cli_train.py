@@ -11,10 +11,10 @@ import sys
 import time
 
 import pytest
+from _bpe_helpers import trained
 
 from workbench.engine.byte_mapping import to_mapped
 from workbench.engine.config import TrainConfig
-from workbench.engine.training import train_files
 from workbench.store import RunStore
 
 
@@ -103,8 +103,8 @@ def test_sigkill_mid_training_leaves_a_consistent_prefix(corpora, tmp_path):
         ranks = [m.rank for m in store.merges(run.id, after_rank=-1, limit=100_000)]
     assert 200 < len(pairs) < vocab - 256
     assert ranks == list(range(len(pairs)))
-    full = train_files([corpus], TrainConfig(vocab_size=256 + len(pairs)))
-    assert pairs == full.merge_pairs()
+    full = trained([corpus], TrainConfig(vocab_size=256 + len(pairs)))
+    assert pairs == full.merges()
     listing = cli("runs", "list", "--db", str(db))
     assert "interrupted" in listing.stdout
 
@@ -123,7 +123,7 @@ def test_continue_a_stored_run_to_a_larger_vocabulary(corpora, tmp_path):
     with RunStore(db) as store:
         pairs = store.merges_as_pairs(1)
         assert store.get_run(1).state == "done"
-    assert pairs == train_files([corpus], TrainConfig(vocab_size=600)).merge_pairs()
+    assert pairs == trained([corpus], TrainConfig(vocab_size=600)).merges()
     corpus.write_text("changed", encoding="utf-8")
     proc = cli("runs", "continue", "1", "--vocab-size", "800", "--db", str(db))
     assert proc.returncode == 2 and "corpus changed" in proc.stderr

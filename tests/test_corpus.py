@@ -9,6 +9,7 @@ from collections import Counter
 
 import pytest
 import regex
+from _bpe_helpers import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,7 +19,7 @@ from workbench.engine.errors import CorpusError
 from workbench.engine.patterns import PRESETS, compile_pattern
 from workbench.engine.pretokenize import count_corpus
 
-EXAMPLES = int(os.environ.get("HYPOTHESIS_EXAMPLES", "150"))
+EXAMPLES = examples(1.5)
 
 
 @pytest.fixture(params=["auto", "regex"])

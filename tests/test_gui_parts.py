@@ -34,7 +34,7 @@ def test_growing_array_doubles_and_keeps_values():
         a.extend([i])
     a.extend(np.arange(10, 100))
     assert a.view().tolist() == list(range(100))
-    assert len(a._data) == 128  # 2 -> 4 -> ... -> 128: doubled, not grown per append
+    assert a.capacity == 128  # 2 -> 4 -> ... -> 128: doubled, not grown per append
 
 
 def test_chart_data_compression_lengths_and_rate():

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
+from _bpe_helpers import trained
 
 from workbench.engine.config import TrainConfig
 from workbench.engine.pretokenize import count_texts
 from workbench.engine.tokenizer import Tokenizer
 from workbench.engine.trainer import BpeTrainer
-from workbench.engine.training import train_texts
 from workbench.gui.tokens import TokensPanel
 from workbench.gui.tokens.compare import CompareView
 from workbench.gui.tokens.drilldown import DrillDown, find_token
@@ -25,8 +26,8 @@ CONFIG = TrainConfig(vocab_size=300)
 
 @pytest.fixture(scope="module")
 def tok() -> Tokenizer:
-    result = train_texts(TRAIN, CONFIG)
-    return Tokenizer.from_merges(result.merge_pairs(), CONFIG.pattern_string)
+    result = trained(TRAIN, CONFIG)
+    return Tokenizer.from_merges(result.merges(), CONFIG.pattern_string)
 
 
 @pytest.fixture
@@ -177,6 +178,23 @@ def test_drilldown_counts_per_file(qtbot, qtmodeltester, tok, tmp_path):
     widget.shutdown()
 
 
+def test_drilldown_reads_compressed_and_jsonl_corpora_as_text(tok, tmp_path):
+    import gzip
+    import json
+
+    with gzip.open(tmp_path / "a.txt.gz", "wt", encoding="utf-8") as handle:
+        handle.write("the cat\nthe dog\n")
+    (tmp_path / "b.jsonl").write_text(json.dumps({"text": "see the hat"}) + "\n", "utf-8")
+    (tmp_path / "c.txt").write_bytes(b"\0\0binary")
+    tid = merged_id(tok, " the")
+    result = find_token(tok, tid, [tmp_path])
+    expected = [tok.encode(line).count(tid) for line in ("the cat\n", "the dog\n")]
+    counts = {Path(p).name: c for p, c, _ in result.per_file}
+    assert counts["a.txt.gz"] == sum(expected)
+    assert counts["b.jsonl"] == tok.encode("see the hat").count(tid) > 0
+    assert counts["c.txt"] == 0 and any("c.txt: not read" in c for c in result.contexts)
+
+
 def test_share_writes_html_with_encode_ids_and_png(panel, qtbot, tok, tmp_path):
     panel.set_tokenizer(tok, "cats")
     text = "the cat 😀 中文\r\nsat"
@@ -218,3 +236,23 @@ def test_panel_compare_tab_encodes_when_shown(panel, qtbot, tok):
         timeout=5000,
     )
     assert len(panel.compare.rows[1].encoded) == len("the cat sat")
+
+
+def test_merge_tree_of_a_very_deep_token_is_bounded():
+    from workbench.gui.merge_tree import DEPTH_LIMIT, NODE_LIMIT
+    from workbench.gui.tokens.token_details import build_tree_item
+
+    chain = Tokenizer.from_merges([(b"a" * i, b"a") for i in range(1, 400)], CONFIG.pattern_string)
+    deepest = chain.encode("a" * 400)
+    assert len(deepest) == 1
+    root = build_tree_item(chain, deepest[0])
+
+    def walk(item, depth=0):
+        yield depth, item.text()
+        for row in range(item.rowCount()):
+            yield from walk(item.child(row), depth + 1)
+
+    nodes = list(walk(root))
+    assert max(d for d, _ in nodes) == DEPTH_LIMIT + 1  # cut, and said so, at the limit
+    assert any("not shown" in text for d, text in nodes if d == DEPTH_LIMIT + 1)
+    assert len(nodes) <= 2 * NODE_LIMIT

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
+from _bpe_helpers import examples, trained
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.engine.byte_mapping import to_mapped
 from workbench.engine.config import TrainConfig
-from workbench.engine.training import train_texts
 
 tokenizers = pytest.importorskip("tokenizers")
 
-EXAMPLES = int(os.environ.get("HYPOTHESIS_EXAMPLES", "150"))
+EXAMPLES = examples(1.5)
 
 
 def hf_merges(documents: list[str], vocab_size: int) -> list[tuple[str, str]]:
@@ -35,8 +33,8 @@ def hf_merges(documents: list[str], vocab_size: int) -> list[tuple[str, str]]:
 
 
 def our_merges(documents: list[str], vocab_size: int) -> list[tuple[str, str]]:
-    result = train_texts(documents, TrainConfig(vocab_size=vocab_size, tie_break="hf"))
-    return [(to_mapped(a), to_mapped(b)) for a, b in result.merge_pairs()]
+    result = trained(documents, TrainConfig(vocab_size=vocab_size, tie_break="hf"))
+    return [(to_mapped(a), to_mapped(b)) for a, b in result.merges()]
 
 
 @pytest.mark.parametrize(

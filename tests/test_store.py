@@ -305,22 +305,24 @@ def test_reader_is_not_blocked_by_a_streaming_writer(db_path: Path) -> None:
 
     thread = threading.Thread(target=write)
     thread.start()
-    latencies, seen = [], []
+    seen = []
     with RunStore(db_path) as reader:
         while not done.is_set():
-            start = time.perf_counter()
             count = reader.merge_count(run_id)
             reader.search(run_id, text="the", limit=50)
-            reader.merges(run_id, after_rank=max(-1, count - 100), limit=100)
-            latencies.append(time.perf_counter() - start)
+            tail = reader.merges(run_id, after_rank=max(-1, count - 100), limit=100)
+            ranks = [m.rank for m in tail]
+            assert count % 500 == 0 and ranks == list(
+                range(ranks[0], ranks[0] + len(ranks)) if ranks else []
+            )
             seen.append(count)
     thread.join()
     store.close()
+    # Not a timing test (benchmarks/store_search.py measures latency): the reader got answers
+    # many times while the writer streamed, and only ever saw whole batches, never going back.
     assert not errors
-    assert len(latencies) > 10 and seen[-1] > seen[0]
-    assert seen == sorted(seen)  # whole batches only, never going back
-    print(f"reader: {len(latencies)} queries, max {max(latencies) * 1000:.1f} ms")
-    assert max(latencies) < 0.2, f"max reader latency {max(latencies) * 1000:.0f} ms"
+    assert len(seen) > 10 and seen[-1] > seen[0]
+    assert seen == sorted(seen)
 
 
 CHILD = textwrap.dedent(

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
+from _bpe_helpers import examples, trained
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference_bpe import train_reference
@@ -15,10 +15,9 @@ from workbench.engine.config import TrainConfig
 from workbench.engine.errors import ConfigError, PatternError
 from workbench.engine.pretokenize import count_texts
 from workbench.engine.trainer import BpeTrainer
-from workbench.engine.training import train_files, train_texts
 from workbench.engine.words import WordTable
 
-EXAMPLES = int(os.environ.get("HYPOTHESIS_EXAMPLES", "150"))
+EXAMPLES = examples(1.5)
 
 
 def train_words(words: dict[bytes, int], vocab_size: int, **kw) -> BpeTrainer:
@@ -64,8 +63,8 @@ def test_every_merge_makes_new_bytes(corpora):
     # byte-level BPE a token's bytes evolve the same way wherever they occur, so merge i makes
     # id 256 + i. Checked here on real text, at a vocabulary where counts are small.
     text = (corpora / "taylorswift.txt").read_text(encoding="utf-8")
-    result = train_texts([text], TrainConfig(vocab_size=6000))
-    made = [a + b for a, b in result.merge_pairs()]
+    result = trained([text], TrainConfig(vocab_size=6000))
+    made = [a + b for a, b in result.merges()]
     assert len(set(made)) == len(made)
     assert result.trainer.merge_ids == list(range(256, 256 + len(made)))
 
@@ -82,7 +81,7 @@ def test_min_frequency_and_stop_reasons():
 
 def test_vocab_size_counts_specials():
     config = TrainConfig(vocab_size=256 + 3 + 2, special_tokens=("<a>", "<b>"))
-    result = train_texts(["hello hello hello world"], config)
+    result = trained(["hello hello hello world"], config)
     assert result.trainer.vocab_size == config.vocab_size
     assert result.trainer.n_merges == 3
     assert result.trainer.special_ids == {"<a>": 259, "<b>": 260}
@@ -90,8 +89,8 @@ def test_vocab_size_counts_specials():
 
 def test_specials_are_split_out_and_never_merged():
     config = TrainConfig(vocab_size=400, special_tokens=("<|eot|>",))
-    result = train_texts(["ab<|eot|>ab<|eot|>ab"], config)
-    for left, right in result.merge_pairs():
+    result = trained(["ab<|eot|>ab<|eot|>ab"], config)
+    for left, right in result.merges():
         assert b"<|" not in left + right and b"eot" not in left + right
     words = count_texts(["xx<|eot|>yy<|eot|><|eot|>"], config)
     assert words.to_dict() == {b"xx": 1, b"yy": 1}
@@ -137,20 +136,20 @@ def test_batches_stop_and_resume_equal_straight_run(corpora):
 @pytest.mark.parametrize("tie_break", ["lexicographic", "hf"])
 def test_first_k_merges_are_a_prefix(corpora, tie_break):
     text = (corpora / "tinystories_sample.txt").read_text(encoding="utf-8")
-    small = train_texts([text], TrainConfig(vocab_size=400, tie_break=tie_break))
-    large = train_texts([text], TrainConfig(vocab_size=700, tie_break=tie_break))
-    assert large.merge_pairs()[: small.trainer.n_merges] == small.merge_pairs()
+    small = trained([text], TrainConfig(vocab_size=400, tie_break=tie_break))
+    large = trained([text], TrainConfig(vocab_size=700, tie_break=tie_break))
+    assert large.merges()[: small.trainer.n_merges] == small.merges()
 
 
 def test_cs336_reference_merges(corpora):
     config = TrainConfig(vocab_size=500, special_tokens=("<|endoftext|>",))
-    result = train_files([corpora / "corpus.en"], config)
+    result = trained([corpora / "corpus.en"], config)
     expected = [
         tuple(line.rstrip("\n").split(" "))
         for line in (corpora / "train-bpe-reference-merges.txt").read_text("utf-8").splitlines()
         if line
     ]
-    ours = [(to_mapped(a), to_mapped(b)) for a, b in result.merge_pairs()]
+    ours = [(to_mapped(a), to_mapped(b)) for a, b in result.merges()]
     assert len(expected) == 243
     assert ours == expected
     reference_vocab = json.loads((corpora / "train-bpe-reference-vocab.json").read_text("utf-8"))

@@ -1,3 +1,29 @@
-"""BPE Workbench: train byte-level BPE tokenizers and watch every merge arrive."""
+"""BPE Workbench: train byte-level BPE tokenizers and watch every merge arrive.
+
+The public API (see the README): `train`, `load`, `Tokenizer`, `TrainResult`. They load Numba,
+so they are imported on first use: `import workbench` alone stays instant (the command line and
+the window start through it).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+__all__ = ["Tokenizer", "TrainResult", "load", "train"]
+
+if TYPE_CHECKING:
+    from workbench.api import TrainResult, load, train
+    from workbench.engine.tokenizer import Tokenizer
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("train", "load", "TrainResult"):
+        from workbench import api
+
+        return getattr(api, name)
+    if name == "Tokenizer":
+        from workbench.engine.tokenizer import Tokenizer
+
+        return Tokenizer
+    raise AttributeError(f"module 'workbench' has no attribute {name!r}")

@@ -54,3 +54,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("bpe-workbench: interrupted", file=sys.stderr)
         return 130
+    except SystemError as exc:
+        # A second Ctrl-C inside a Numba kernel surfaces as SystemError with the
+        # KeyboardInterrupt as its cause; anything else is a real bug and goes on up.
+        if isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt):
+            print("bpe-workbench: interrupted", file=sys.stderr)
+            return 130
+        raise

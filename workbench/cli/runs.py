@@ -96,14 +96,24 @@ def _cmd_delete(args: argparse.Namespace) -> int:
 
 
 def _cmd_continue(args: argparse.Namespace) -> int:
-    from workbench.continue_run import continue_run
+    from workbench.engine.pretokenize import count_corpus
+    from workbench.session.interrupts import stop_on_signals
+    from workbench.session.run import RunSession
+    from workbench.session.states import StopReason
 
     with _open(args) as store:
+        path = store.path
         before = store.merge_count(args.id)
-        trainer = continue_run(store, args.id, args.vocab_size)
+    with stop_on_signals() as interrupted:
+        session = RunSession.resume(path, args.id, count_corpus, args.vocab_size)
+        with session:
+            reason = session.advance(should_stop=interrupted.check)
+            if reason is StopReason.INTERRUPTED:
+                raise KeyboardInterrupt
+    trainer = session.trainer
     print(
         f"run {args.id}: {before} -> {trainer.n_merges} merges, vocab {trainer.vocab_size}"
-        f" (stopped: {trainer.stop_reason or 'vocab_size'})"
+        f" ({reason.words})"
     )
     return 0
 

@@ -10,15 +10,12 @@ every merge in the run store as they stream (`--db FILE`, default the user's dat
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
-from dataclasses import asdict
 from pathlib import Path
 
 from workbench.engine.config import TIE_BREAKS, TrainConfig
 from workbench.engine.errors import WorkbenchError
-from workbench.engine.pretokenize import count_corpus
 
 FORMATS = ("gpt2", "hf", "tiktoken", "minbpe")
 
@@ -26,9 +23,18 @@ FORMATS = ("gpt2", "hf", "tiktoken", "minbpe")
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("train", help="train a byte-level BPE tokenizer on files/folders")
     p.add_argument("paths", nargs="+", metavar="PATH", help="files and folders of text/.jsonl(.gz)")
-    p.add_argument("--vocab-size", type=int, required=True, help="bytes + merges + specials")
+    p.add_argument(
+        "--vocab-size",
+        required=True,
+        help="bytes + merges + specials; several (8000,16000,32000) train a sweep",
+    )
     p.add_argument("--out", type=Path, required=True, help="folder for the tokenizer files")
-    p.add_argument("--pattern", default="gpt2", help="gpt2, cl100k, o200k or a custom regex")
+    p.add_argument(
+        "--pattern",
+        action="append",
+        default=None,
+        help="gpt2 (default), cl100k, o200k or a custom regex; give it again to sweep patterns",
+    )
     p.add_argument("--special", action="append", default=[], metavar="TOKEN")
     p.add_argument("--tie-break", choices=TIE_BREAKS, default="lexicographic")
     p.add_argument("--min-frequency", type=int, default=0)
@@ -69,118 +75,130 @@ class _Bar:
 
 
 def run(args: argparse.Namespace) -> int:
+    from workbench.session.interrupts import stop_on_signals
+    from workbench.session.sweep import parse_vocab_sizes, plan_sweep
+
     formats = [f.strip() for f in args.format.split(",") if f.strip()]
     unknown = sorted(set(formats) - set(FORMATS))
     if unknown:
         raise WorkbenchError(
             f"unknown format {', '.join(unknown)}; choose from {', '.join(FORMATS)}"
         )
+    sizes = parse_vocab_sizes(args.vocab_size)
+    patterns = args.pattern or ["gpt2"]
     config = TrainConfig(
-        vocab_size=args.vocab_size,
-        pattern=args.pattern,
+        vocab_size=max(sizes),
+        pattern=patterns[0],
         special_tokens=tuple(args.special),
         tie_break=args.tie_break,
         min_frequency=args.min_frequency,
         on_bad_file="skip" if args.skip_bad_files else "stop",
         pretokenizer="regex" if args.regex_pretokenizer else "auto",
     )
+    steps = plan_sweep(config, sizes, patterns)  # checks every pattern before any counting
     bar = _Bar(enabled=not args.quiet and sys.stderr.isatty())
-    started = time.perf_counter()
-
-    t0 = time.perf_counter()
-    counted = count_corpus(
-        args.paths,
-        config,
-        progress=lambda d, t: bar.show("pre-tokenize", d, t),
-        workers=args.workers,
-    )
-    bar.end()
-    timings = {"pretokenize": time.perf_counter() - t0}
-    stats = counted.stats
-
-    from workbench.engine.trainer import BpeTrainer  # Numba loads here, after the cheap checks
-
-    t0 = time.perf_counter()
-    trainer = BpeTrainer(counted.words, config)
-    timings["index"] = time.perf_counter() - t0
-
-    writer, run_id = _open_run(args, config, counted)
-    target = config.merged_token_target
-    t0 = time.perf_counter()
-    try:
-        for batch in trainer.batches(batch_seconds=0.1):
-            if writer is not None:
-                writer.write(batch)
-            bar.show("merge", trainer.n_tokens - 256, target)
-        bar.show("merge", trainer.n_tokens - 256, target, force=True)
-        bar.end()
-        timings["merge"] = time.perf_counter() - t0
-
-        t0 = time.perf_counter()
-        written = _write_files(trainer, config, formats, args.out)
-        timings["export"] = time.perf_counter() - t0
-    except BaseException as exc:
-        if writer is not None:
-            writer.set_state("failed", error=str(exc) or type(exc).__name__, timings=timings)
-            writer.close()
-        raise
-    if writer is not None:
-        writer.set_state("done", stop_reason=trainer.stop_reason or "vocab_size", timings=timings)
-        writer.close()
-
-    total = time.perf_counter() - started
-    _summary(stats, trainer, timings, total, written, run_id, args)
+    store_path = None if args.no_db else (args.db or _default_db())
+    with stop_on_signals() as interrupted:
+        if len(steps) == 1:
+            _train_one(args, steps[0].config, store_path, formats, bar, interrupted)
+        else:
+            _train_sweep(args, steps, store_path, formats, bar, interrupted)
     return 0
 
 
-def _open_run(args, config, counted):
-    """The store writer for this run and its id, or (None, None) with --no-db. The writer has
-    its own connection, so the store that created the run is closed here."""
-    if args.no_db:
-        return None, None
-    from workbench.engine.corpus import corpus_record
-    from workbench.store import RunStore
+def _count(args, config, bar, interrupted):
+    from workbench.session.counting import count_paths
 
-    corpus = corpus_record(args.paths, counted.files)
-    stats = asdict(counted.stats)
-    name = args.name or f"{Path(args.paths[0]).name} · {config.vocab_size:,}"
-    with RunStore(args.db) as store:
-        run_id = store.create_run(name, settings=asdict(config), corpus=corpus, stats=stats)
-        writer = store.writer(run_id)
-    writer.write_top_pieces(counted.words.most_common(200))
-    return writer, run_id
-
-
-def _write_files(trainer, config, formats, out: Path) -> list[Path]:
-    from workbench.engine.formats import export
-    from workbench.engine.tokenizer import Tokenizer
-
-    tokenizer = Tokenizer.from_merges(
-        trainer.merge_pairs(), config.pattern_string, list(config.special_tokens)
+    counted = count_paths(
+        args.paths,
+        config,
+        progress=lambda d, t: bar.show("pre-tokenize", d, t),
+        cancel=lambda: interrupted.is_set,
+        workers=args.workers,
     )
-    os.makedirs(out, exist_ok=True)
-    written: list[Path] = []
-    for fmt in dict.fromkeys(["gpt2", *formats]):
-        written.extend(export(tokenizer, fmt, out))
-    return written
+    bar.end()
+    return counted
 
 
-def _summary(stats, trainer, timings, total, written, run_id, args) -> None:
+def _train(counted, config, store_path, name, bar, interrupted, out, formats, sweep=None):
+    """One run on counted text: train, export, end. Returns the ended session and files."""
+    from workbench.session.run import RunSession
+    from workbench.session.states import StopReason
+
+    target = config.merged_token_target
+
+    def show(batch) -> None:
+        bar.show("merge", batch.vocab_size - len(config.special_tokens) - 256, target)
+
+    with RunSession.start(counted, config, store_path, name, [show], sweep=sweep) as session:
+        reason = session.advance(should_stop=interrupted.check)
+        bar.end()
+        if reason is StopReason.INTERRUPTED:
+            raise KeyboardInterrupt
+        written = session.export(["gpt2", *formats], out)
+    return session, written
+
+
+def _train_one(args, config, store_path, formats, bar, interrupted) -> None:
+    started = time.perf_counter()
+    counted = _count(args, config, bar, interrupted)
+    session, written = _train(
+        counted, config, store_path, args.name, bar, interrupted, args.out, formats
+    )
+    _summary(counted.stats, session, time.perf_counter() - started, written)
+
+
+def _train_sweep(args, steps, store_path, formats, bar, interrupted) -> None:
+    """Count once per pattern, train each size; files go to OUT/<pattern>-<size>/."""
+    from workbench.session.run import run_name
+
+    counted_for: dict[str, object] = {}
+    lines = [f"sweep {steps[0].sweep_id}: {len(steps)} runs"]
+    for step in steps:
+        config = step.config
+        if config.pattern not in counted_for:
+            counted_for[config.pattern] = _count(args, config, bar, interrupted)
+        counted = counted_for[config.pattern]
+        name = f"{args.name or run_name(counted.paths, config.vocab_size)} · sweep {step.index}/{step.of}"
+        out = args.out / step.label
+        session, _ = _train(
+            counted, config, store_path, name, bar, interrupted, out, formats, step.tag
+        )
+        trainer = session.trainer
+        bytes_per_token = counted.stats.bytes / max(trainer.corpus_tokens, 1)
+        run = f"run #{session.run_id}" if session.run_id is not None else "not recorded"
+        lines.append(
+            f"  {step.label:<22} vocab {trainer.vocab_size:>7,}  {bytes_per_token:6.3f} bytes/token"
+            f"  {session.stop_reason.words:<26} {run}  -> {out}"
+        )
+    print("\n".join(lines))
+
+
+def _default_db():
+    from workbench.store.connection import default_db_path
+
+    return default_db_path()
+
+
+def _summary(stats, session, total, written) -> None:
+    trainer = session.trainer
     lines = [
         f"documents        {stats.documents:,} in {stats.files:,} files",
         f"bytes            {stats.bytes:,}",
         f"pre-tokens       {stats.pieces:,}",
         f"unique           {stats.unique_pieces:,}",
         f"merges           {trainer.n_merges:,} -> vocab {trainer.vocab_size:,}"
-        f" (stopped: {trainer.stop_reason or 'vocab_size'})",
+        f" ({session.stop_reason.words})",
         f"compression      {stats.bytes / max(trainer.corpus_tokens, 1):.3f} bytes/token",
     ]
-    for stage, seconds in timings.items():
+    for stage, seconds in session.timings.items():
         lines.append(f"time {stage:<11} {seconds:.3f} s")
     lines.append(f"time total       {total:.3f} s")
     for message in stats.skipped:
         lines.append(f"skipped          {message}")
     lines.extend(f"wrote            {p}" for p in written)
-    if run_id is not None:
-        lines.append(f"run              #{run_id} (bpe-workbench runs show {run_id})")
+    if session.run_id is not None:
+        lines.append(
+            f"run              #{session.run_id} (bpe-workbench runs show {session.run_id})"
+        )
     print("\n".join(lines))

@@ -43,6 +43,11 @@ class GrowingArray:
     def view(self) -> np.ndarray:
         return self._data[: self._size]
 
+    @property
+    def capacity(self) -> int:
+        """Values it holds before it next doubles."""
+        return len(self._data)
+
     def clear(self) -> None:
         self._size = 0
 

@@ -10,6 +10,7 @@ threads have finished, so no merge is lost and no QThread outlives its window.
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, QThread, QTimer, Signal
@@ -40,7 +41,7 @@ from workbench.gui.status import RateMeter, TrainingStatus
 from workbench.gui.teaching import TeachingDriver, TeachingPanel
 from workbench.gui.tokens_tab import TokensTab, tokenizer_from_store
 from workbench.gui.worker import CorpusReport, IdleState, KernelWarmer, TrainWorker
-from workbench.session import describe
+from workbench.session.states import StopReason, describe
 from workbench.store import RunStore, StoreError
 
 STATUS_MS = 250
@@ -89,6 +90,10 @@ class MainWindow(QMainWindow):
         self.store = RunStore(db_path)
         self.mode = "idle"  # idle | training | paused | finished
         self.can_continue = False
+        self.stored_run: int | None = None  # a run opened from the history that can go on
+        self.sweep: tuple[int, int] | None = None  # (run i, of n) while a sweep trains
+        self.corpus_bytes = 0
+        self.stored_vocab = 0
         self.run_id: int | None = None
         self.merges_done = 0
         self.corpus_paths: list[Path] = []
@@ -203,6 +208,10 @@ class MainWindow(QMainWindow):
         train_menu = self.menuBar().addMenu("&Train")
         for action in self.actions_by_name.values():
             train_menu.addAction(action)
+        train_menu.addSeparator()
+        self.sweep_action = train_menu.addAction(
+            "Train a sweep of vocabulary sizes…", QKeySequence("Ctrl+Shift+T"), self.ask_sweep
+        )
         self._make_help_menu()
         self._fill_recent()
 
@@ -235,6 +244,7 @@ class MainWindow(QMainWindow):
         w.sigProgress.connect(self.corpus_panel.set_progress)
         w.sigCorpus.connect(self._on_corpus)
         w.sigRunStarted.connect(self._on_run_started)
+        w.sigSweepStep.connect(self._on_sweep_step)
         w.sigBatch.connect(self._on_batch)
         w.sigIdle.connect(self._on_idle)
         w.sigFailed.connect(self._on_failed)
@@ -255,6 +265,7 @@ class MainWindow(QMainWindow):
         self.corpus_panel.sigOpenFolder.connect(self.open_folder)
         self.corpus_panel.sigCancel.connect(self.worker.cancel_flag.set)
         self.runs.sigOpenRun.connect(self.open_run)
+        self.runs.sigDeleted.connect(self._run_deleted)
         self.tokens.panel.sigJumpToRank.connect(self.jump_to_rank)
 
     def start_threads(self) -> None:
@@ -388,6 +399,7 @@ class MainWindow(QMainWindow):
         self.meter.reset()
         self.merges_done = 0
         self.run_id = None
+        self.stored_run = None
         self.merge_list.set_run(None, None)
         self.merge_list.follow.setChecked(True)
         self.target_merges = config.merged_token_target
@@ -402,6 +414,51 @@ class MainWindow(QMainWindow):
             self.worker.request_pause()
         self._update_actions()
 
+    def ask_sweep(self) -> None:
+        """Ask for the sizes (a dialog), then train the sweep."""
+        from PySide6.QtWidgets import QInputDialog
+
+        vocab = self.controls.vocab.value()
+        suggested = ",".join(str(max(257, vocab * k // 4)) for k in (1, 2, 3, 4))
+        text, ok = QInputDialog.getText(
+            self,
+            "Train a sweep",
+            "Vocabulary sizes, separated by commas (one run each, the corpus counted once):",
+            text=suggested,
+        )
+        if ok:
+            self.train_sweep(text)
+
+    def train_sweep(self, sizes_text: str) -> None:
+        """Train one run per size in `sizes_text` ("1000,2000,4000"), as one action."""
+        from workbench.session.sweep import parse_vocab_sizes
+
+        if self.mode == "training" or not self.corpus_paths:
+            return
+        try:
+            sizes = parse_vocab_sizes(sizes_text)
+            config = self.controls.config()
+            plan = [replace(config, vocab_size=size) for size in sizes]  # each checked now
+        except WorkbenchError as exc:
+            self._on_failed(str(exc).replace("--vocab-size", "sweep"))
+            return
+        self.history.cancel()
+        self.stored_run = None
+        self.sweep = (0, len(plan))
+        self.mode = "training"
+        self.corpus_panel.set_counting(True)
+        self.worker.arm()
+        self.worker.sigSweepRequested.emit(tuple(str(p) for p in self.corpus_paths), config, sizes)
+        self._update_actions()
+
+    def _on_sweep_step(self, index: int, total: int) -> None:
+        """Run `index` of a sweep starts: fresh charts and list for it."""
+        self.sweep = (index, total)
+        self.charts.reset(self.corpus_bytes)
+        self.meter.reset()
+        self.merges_done = 0
+        self.target_merges = 0
+
     def pause(self) -> None:
         if self.teacher.running:
             self.teacher.stop()
@@ -413,6 +470,8 @@ class MainWindow(QMainWindow):
     def resume(self) -> None:
         if self.mode in ("paused", "finished") and self.can_continue:
             vocab = self.controls.vocab.value()
+            if self.stored_run is not None:
+                vocab = max(vocab, self.stored_vocab + 1)
             self.target_merges = max(self.target_merges, vocab - self._base_vocab())
             self.merge_list.model.set_highlight(None)
             self.merge_list.follow.setChecked(True)
@@ -455,6 +514,7 @@ class MainWindow(QMainWindow):
         if self.mode in ("training", "paused", "finished"):
             self.worker.sigFinishRequested.emit()
             self.can_continue = False
+            self.stored_run = None
             if self.mode != "training":
                 self.mode = "idle"
         self._update_actions()
@@ -462,7 +522,11 @@ class MainWindow(QMainWindow):
     def _continue(self, target: int, max_merges: int | None) -> None:
         self.mode = "training"
         self.worker.arm()
-        self.worker.sigContinueRequested.emit(target, max_merges)
+        if self.stored_run is not None:  # a run opened from the history: replay, then go on
+            run_id, self.stored_run = self.stored_run, None
+            self.worker.sigResumeStoredRequested.emit(run_id, target, max_merges)
+        else:
+            self.worker.sigContinueRequested.emit(target, max_merges)
         self._update_actions()
 
     def _base_vocab(self) -> int:
@@ -488,9 +552,13 @@ class MainWindow(QMainWindow):
             + (f" · {len(report.skipped)} files skipped" if report.skipped else "")
         )
         self.charts.set_corpus_bytes(report.bytes)
+        self.corpus_bytes = report.bytes
 
     def _on_run_started(self, run_id: int) -> None:
         self.corpus_panel.set_counting(False)
+        if self.sweep is not None:
+            index, total = self.sweep
+            self.status.stage.setText(f"Sweep: run {index} of {total}")
         self.run_id = run_id if run_id >= 0 else None
         self.merge_list.set_run(self.store, self.run_id, 0)
         self.runs.refresh()
@@ -506,23 +574,37 @@ class MainWindow(QMainWindow):
         self.meter.stop()
         self.charts.pause_clock()
         self.corpus_panel.set_counting(False)
-        self.can_continue = state.can_continue and state.reason != "stopped"
-        teaching = self.teacher.running and state.reason in ("paused", "stepped")
+        sweep, self.sweep = self.sweep, None
+        interrupted = (
+            StopReason.PAUSED,
+            StopReason.STOPPED,
+            StopReason.INTERRUPTED,
+            StopReason.DELETED,
+        )
+        if sweep is not None and sweep[0] < sweep[1] and state.reason not in interrupted:
+            self.sweep = sweep  # more runs of the sweep follow
+            self.status.stage.setText(f"Sweep: run {sweep[0]} of {sweep[1]} done")
+            self.runs.refresh()
+            return
+        self.can_continue = state.can_continue and state.reason != StopReason.STOPPED
+        teaching = self.teacher.running and state.reason in (StopReason.PAUSED, StopReason.STEPPED)
         if teaching:
             self.mode = "paused"
             stage = f"Teaching: {state.merges:,} of {self.target_merges:,} merges"
-        elif state.reason in ("paused", "stepped"):
+        elif state.reason in (StopReason.PAUSED, StopReason.STEPPED):
             self.mode = "paused"
             stage = f"Paused at {state.merges:,} merges"
-        elif state.reason == "stopped":
+        elif state.reason in (StopReason.STOPPED, StopReason.DELETED, StopReason.INTERRUPTED):
             self.mode = "idle"
-            stage = f"Stopped at {state.merges:,} merges"
+            stage = f"{state.reason.words.capitalize()} at {state.merges:,} merges"
         else:
             self.mode = "finished"
             stage = (
-                f"Done: {state.merges:,} merges, vocab {state.vocab_size:,}"
-                f" — {describe(state.reason)}"
+                f"Done: {state.merges:,} merges, vocab {state.vocab_size:,} — {state.reason.words}"
             )
+        if sweep is not None:
+            ended = "finished" if sweep[0] == sweep[1] else f"ended at run {sweep[0]}"
+            stage = f"Sweep of {sweep[1]} runs {ended} — {stage}"
         self.status.stage.setText(stage)
         self.merge_list.model.note_total(state.merges)
         self.merge_list.poke()
@@ -554,6 +636,7 @@ class MainWindow(QMainWindow):
 
     def _on_failed(self, message: str) -> None:
         self.teacher.stop()
+        self.sweep = None
         self.corpus_panel.set_counting(False)
         if self.mode == "training":
             self.mode = "idle"
@@ -584,8 +667,37 @@ class MainWindow(QMainWindow):
         self.history.load(self.store, run)
         self.charts.caption.setText(f"Stored run {run.id} “{run.name}”")
         self.tokens.show_run(run_id)
-        self.status.stage.setText(f"Run {run.id} “{run.name}”: {run.merge_count:,} merges")
+        text = f"Run {run.id} “{run.name}”: {run.merge_count:,} merges"
+        # A run whose corpus was recorded can be trained on: Resume or +N replays it first.
+        self.stored_run = run_id if run.corpus.get("fingerprint") else None
+        self.stored_vocab = run.vocab_size
+        self.can_continue = self.stored_run is not None and describe(run.stop_reason) not in (
+            StopReason.NO_PAIRS.words,
+            StopReason.MIN_FREQUENCY.words,
+        )
+        if self.can_continue:
+            self.mode = "finished"
+            text += " — Resume or +N trains it further"
+        elif self.stored_run is None:
+            text += " — its corpus was not recorded, so it cannot be trained further"
+        self.status.stage.setText(text)
+        self._update_actions()
         self.tabs.setCurrentIndex(0)
+
+    def _run_deleted(self, run_id: int) -> None:
+        """The Runs tab deleted a run; if it is the one shown, let it go everywhere."""
+        if run_id != self.run_id:
+            return
+        if self.stored_run == run_id:
+            self.stored_run = None
+        if self.mode in ("paused", "finished"):
+            self.worker.sigFinishRequested.emit()
+            self.mode = "idle"
+        self.can_continue = False
+        self.run_id = None
+        self.merge_list.set_run(None, None)
+        self.status.stage.setText(f"Run {run_id} deleted")
+        self._update_actions()
 
     def jump_to_rank(self, rank: int) -> None:
         """Show merge `rank` in the merge list (the Tokens tab asks for this on a click)."""
@@ -629,7 +741,7 @@ class MainWindow(QMainWindow):
         if self.threads_running():
             event.ignore()
             self.hide()
-            self.worker.request_stop()
+            self.worker.request_interrupt()
             self._shutdown()
             return
         self.status_timer.stop()

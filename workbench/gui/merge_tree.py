@@ -1,13 +1,14 @@
 """The merge tree of one token: how it was built, down to bytes, and what was built from it.
 
-`build_tree` is plain Python over a lookup function, so it is tested without a store. Depth is
-bounded by the token's length (every merge adds at least one byte), so the recursion is short.
+`tree_item` builds the items over a describe function, so it is tested without a store; depth and
+size are bounded, so a very long token cannot make the view recurse or allocate without end.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QLabel, QTreeView, QVBoxLayout, QWidget
 
@@ -17,6 +18,12 @@ from workbench.store import RunStore, StoredMerge
 LATER_LIMIT = 200
 
 Lookup = Callable[[int], StoredMerge | None]
+# What a tree shows of one token: its label and its (left, right) parts, None for a leaf.
+Describe = Callable[[int], tuple[str, tuple[int, int] | None]]
+
+ID_ROLE = Qt.ItemDataRole.UserRole + 1  # each item's token id
+DEPTH_LIMIT = 64  # deeper parts are summarised (a chain-built long token is this deep)
+NODE_LIMIT = 2_000  # a 100 KB token has 200k nodes: show the top of it, say the rest is cut
 
 
 def byte_label(b: int) -> str:
@@ -24,27 +31,45 @@ def byte_label(b: int) -> str:
     return f"{readable(bytes([b]))}  (byte 0x{b:02X})"
 
 
-def build_tree(token_id: int, lookup: Lookup) -> QStandardItem:
-    """An item for `token_id` whose children are its left and right parts, recursively.
+def tree_item(token_id: int, describe: Describe) -> QStandardItem:
+    """The merge tree of `token_id` down to bytes, as items: the one builder both the merge
+    list (labels from the store) and the Tokens tab (labels from a tokenizer) use."""
+    budget = [NODE_LIMIT]
 
-    A merge row reads "·the  id 301 · rank 45 · count 1,234"; a byte reads "t  (byte 0x74)".
-    """
-    if token_id < 256:
-        item = QStandardItem(byte_label(token_id))
+    def build(tid: int, depth: int) -> QStandardItem:
+        budget[0] -= 1
+        label, parts = describe(tid)
+        item = QStandardItem(label)
         item.setEditable(False)
+        item.setData(tid, ID_ROLE)
+        if parts is None:
+            return item
+        if depth >= DEPTH_LIMIT or budget[0] <= 0:
+            cut = QStandardItem("… (deeper parts not shown)")
+            cut.setEditable(False)
+            item.appendRow(cut)
+            return item
+        for part in parts:
+            item.appendRow(build(part, depth + 1))
         return item
-    merge = lookup(token_id)
-    if merge is None:
-        item = QStandardItem(f"id {token_id} (not in this run)")
-        item.setEditable(False)
-        return item
-    item = QStandardItem(
-        f"{readable(merge.token)}  id {merge.new_id} · rank {merge.rank} · count {merge.count:,}"
-    )
-    item.setEditable(False)
-    item.appendRow(build_tree(merge.left_id, lookup))
-    item.appendRow(build_tree(merge.right_id, lookup))
-    return item
+
+    return build(token_id, 0)
+
+
+def build_tree(token_id: int, lookup: Lookup) -> QStandardItem:
+    """The tree of a stored run's token: a merge row reads "·the  id 301 · rank 45 · count
+    1,234", a byte "t  (byte 0x74)"."""
+
+    def describe(tid: int) -> tuple[str, tuple[int, int] | None]:
+        if tid < 256:
+            return byte_label(tid), None
+        merge = lookup(tid)
+        if merge is None:
+            return f"id {tid} (not in this run)", None
+        label = f"{readable(merge.token)}  id {merge.new_id} · rank {merge.rank} · count {merge.count:,}"
+        return label, (merge.left_id, merge.right_id)
+
+    return tree_item(token_id, describe)
 
 
 def later_merges(store: RunStore, run_id: int, token_id: int) -> list[StoredMerge]:

@@ -66,6 +66,7 @@ class RunHistoryPanel(QWidget):
     """The runs tab; `sigOpenRun(run_id)` when the user opens one."""
 
     sigOpenRun = Signal(int)
+    sigDeleted = Signal(int)
 
     def __init__(self, store: RunStore | None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -148,3 +149,4 @@ class RunHistoryPanel(QWidget):
             return
         self.message.setText(f"deleted run {run.id}")
         self.refresh()
+        self.sigDeleted.emit(run.id)

@@ -16,6 +16,7 @@ from workbench.engine.tokenizer import Tokenizer
 from workbench.gui.tokens import TokensPanel
 from workbench.gui.tokens.jobs import JobLane
 from workbench.store import RunStore
+from workbench.store.errors import StoreError
 
 
 def tokenizer_from_store(store: RunStore, run_id: int) -> tuple[Tokenizer, str]:
@@ -64,7 +65,10 @@ class TokensTab(QObject):
 
     def _on_tokenizer(self, result: tuple[Tokenizer, str, int]) -> None:
         tok, label, run_id = result
-        self.panel.set_tokenizer(tok, label, self.store, run_id)
+        try:
+            self.panel.set_tokenizer(tok, label, self.store, run_id)
+        except StoreError:  # the run was deleted while its tokenizer was being built
+            self.panel.source.setText(f"run {run_id} was deleted")
 
     def shutdown(self) -> None:
         """Wait for background jobs (at close only: nothing may outlive the window)."""

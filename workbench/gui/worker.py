@@ -1,14 +1,10 @@
-"""The training worker: a QObject living in its own QThread that drives the engine's generator.
+"""The training worker: Qt plumbing around a `RunSession`, in its own QThread.
 
-The window talks to it only through signals. Requests (`sigAnalyzeRequested`, ...) are queued
+The window talks to it only through signals. Requests (`sigTrainRequested`, ...) are queued
 into the worker thread and run there one at a time; answers (`sigBatch`, `sigIdle`, ...) are
-queued back to the window. A request never interrupts another: a running training loop is cut
-short by the thread-safe pause/stop flags, which it checks between batches, after which the next
-queued request runs. Pausing keeps the trainer, so Resume and Step continue exactly where it
-stopped; every batch is written to the store before it is announced, so stopping (or closing
-the window) never loses a merge the window has shown.
-
-The run store writer is created here, in the worker thread, on its own connection.
+queued back to the window. A running training loop is cut short by the thread-safe flags, which
+the session checks between batches; then the next queued request runs. Everything about the
+run itself (counting into the store, states, ending exactly once) is the session's.
 """
 
 from __future__ import annotations
@@ -23,10 +19,12 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal, Slot
 
 from workbench.engine.config import TrainConfig
-from workbench.engine.errors import WorkbenchError
+from workbench.engine.errors import CancelledError, WorkbenchError
+from workbench.session.run import Counted, RunDeleted, RunSession
+from workbench.session.states import StopReason
 
 WARM_POLL_SECONDS = 0.1
-TOP_PIECES = 30
+TOP_PIECES = 30  # shown in the corpus panel
 
 
 class Cancelled(Exception):
@@ -50,10 +48,9 @@ class CorpusReport:
 
 @dataclass(frozen=True)
 class IdleState:
-    """Why the training loop returned: `reason` is `paused`, `stepped`, `stopped`, or a
-    trainer stop reason (`vocab_size`, `no_pairs`, `min_frequency`)."""
+    """Why the training loop returned (`reason.words` for people), and where the run is."""
 
-    reason: str
+    reason: StopReason
     merges: int
     vocab_size: int
     can_continue: bool
@@ -71,6 +68,8 @@ class TrainWorker(QObject):
     sigAnalyzeRequested = Signal(object, object)  # paths tuple, TrainConfig
     sigTrainRequested = Signal(object, object)  # paths tuple, TrainConfig
     sigContinueRequested = Signal(object, object)  # target vocab size or None, max merges or None
+    sigResumeStoredRequested = Signal(int, object, object)  # run id, target vocab, max merges
+    sigSweepRequested = Signal(object, object, object)  # paths tuple, TrainConfig, vocab sizes
     sigFinishRequested = Signal()
     sigShutdownRequested = Signal()
 
@@ -83,6 +82,7 @@ class TrainWorker(QObject):
     sigIdle = Signal(object)  # IdleState
     sigFailed = Signal(str)
     sigShutDown = Signal()
+    sigSweepStep = Signal(int, int)  # run i of n of a sweep is starting
 
     def __init__(self, db_path: Path | None, warm: threading.Event) -> None:
         super().__init__()
@@ -91,18 +91,16 @@ class TrainWorker(QObject):
         self.pause_flag = threading.Event()
         self.stop_flag = threading.Event()
         self.cancel_flag = threading.Event()
+        self.interrupt_flag = threading.Event()  # the window is closing
         self._corpus: tuple[tuple[Any, ...], Any] | None = None
         self._report: CorpusReport | None = None
-        self._trainer: Any = None
-        self._config: TrainConfig | None = None
-        self._store: Any = None
-        self._writer: Any = None
+        self.session: RunSession | None = None
         self.run_id = -1
-        self._training_seconds = 0.0
-        self._last_reason: str | None = None
         self.sigAnalyzeRequested.connect(self.analyze)
         self.sigTrainRequested.connect(self.train)
         self.sigContinueRequested.connect(self.continue_training)
+        self.sigResumeStoredRequested.connect(self.resume_stored)
+        self.sigSweepRequested.connect(self.sweep)
         self.sigFinishRequested.connect(self.finish)
         self.sigShutdownRequested.connect(self.shutdown)
 
@@ -122,6 +120,20 @@ class TrainWorker(QObject):
         self.stop_flag.set()
         self.cancel_flag.set()
 
+    def request_interrupt(self) -> None:
+        """The window is closing: a running loop ends its run as interrupted."""
+        self.interrupt_flag.set()
+        self.request_stop()
+
+    def _should_stop(self) -> StopReason | None:
+        if self.interrupt_flag.is_set():
+            return StopReason.INTERRUPTED
+        if self.stop_flag.is_set():
+            return StopReason.STOPPED
+        if self.pause_flag.is_set():
+            return StopReason.PAUSED
+        return None
+
     # --- requests: run in the worker thread ------------------------------------------------
     @Slot(object, object)
     def analyze(self, paths: tuple[str, ...], config: TrainConfig) -> None:
@@ -135,52 +147,127 @@ class TrainWorker(QObject):
     @Slot(object, object)
     def train(self, paths: tuple[str, ...], config: TrainConfig) -> None:
         """Start a new run: count (or reuse the counts), open a store run, train to the target."""
-        from workbench.engine.trainer import BpeTrainer
-
-        self._close_run("done")
+        self._end_session()
         try:
             result = self._count(paths, config)
             self._wait_for_kernels()
-            self._trainer = BpeTrainer(result.words, config)
-            self._config = config
-            self._open_run(paths, config, result)
+            self.session = RunSession.start(
+                Counted(result, paths), config, self.db_path, listeners=[self.sigBatch.emit]
+            )
         except Cancelled:
-            self._trainer = None
             self.sigStage.emit("Stopped")
-            self.sigIdle.emit(IdleState("stopped", 0, 0, False))
+            self.sigIdle.emit(IdleState(StopReason.STOPPED, 0, 0, False))
             return
         except WorkbenchError as exc:
-            self._trainer = None
             self.sigFailed.emit(str(exc))
             return
+        self.run_id = self.session.run_id if self.session.run_id is not None else -1
         self.sigRunStarted.emit(self.run_id)
         self._run(config.vocab_size, None)
+
+    @Slot(object, object, object)
+    def sweep(self, paths: tuple[str, ...], config: TrainConfig, sizes: list[int]) -> None:
+        """Train one run per vocab size on one count of the corpus, each tagged with the
+        sweep. A pause or stop ends the sweep after the run it interrupts."""
+        from workbench.session.sweep import plan_sweep
+
+        self._end_session()
+        try:
+            steps = plan_sweep(config, sizes, [config.pattern])
+            result = self._count(paths, config)
+            self._wait_for_kernels()
+        except Cancelled:
+            self.sigStage.emit("Stopped")
+            self.sigIdle.emit(IdleState(StopReason.STOPPED, 0, 0, False))
+            return
+        except WorkbenchError as exc:
+            self.sigFailed.emit(str(exc))
+            return
+        for step in steps:
+            self._end_session()
+            self.sigSweepStep.emit(step.index, step.of)
+            try:
+                self.session = RunSession.start(
+                    Counted(result, paths),
+                    step.config,
+                    self.db_path,
+                    listeners=[self.sigBatch.emit],
+                    sweep=step.tag,
+                )
+            except WorkbenchError as exc:
+                self.sigFailed.emit(str(exc))
+                return
+            self.run_id = self.session.run_id if self.session.run_id is not None else -1
+            self.sigRunStarted.emit(self.run_id)
+            reason = self._run(step.config.vocab_size, None)
+            if reason is None or reason in (
+                StopReason.PAUSED,
+                StopReason.STOPPED,
+                StopReason.INTERRUPTED,
+            ):
+                return
 
     @Slot(object, object)
     def continue_training(self, target: int | None, max_merges: int | None) -> None:
         """Resume after a pause, step N merges, or grow a finished run to a larger target."""
-        if self._trainer is None:
+        if self.session is None or not self.session.can_continue:
             self.sigFailed.emit("no run to continue: press Train first")
             return
         self._run(target, max_merges)
 
+    @Slot(int, object, object)
+    def resume_stored(self, run_id: int, target: int | None, max_merges: int | None) -> None:
+        """Continue a stored run (after a restart): recount its corpus, replay its merges
+        (checked against the store), then train on."""
+        from workbench.engine.pretokenize import count_corpus
+
+        self._end_session()
+        if self.db_path is None:
+            self.sigFailed.emit("runs are not being recorded, so none can be continued")
+            return
+
+        def count(paths, config):
+            self.sigStage.emit(f"Reading run {run_id}'s corpus to continue it")
+            return count_corpus(
+                paths, config, progress=self.sigProgress.emit, cancel=self.cancel_flag.is_set
+            )
+
+        try:
+            self._wait_for_kernels()
+            self.session = RunSession.resume(
+                self.db_path, run_id, count, target, listeners=[self.sigBatch.emit]
+            )
+        except (Cancelled, CancelledError):
+            self.sigStage.emit("Stopped")
+            self.sigIdle.emit(IdleState(StopReason.STOPPED, 0, 0, False))
+            return
+        except WorkbenchError as exc:
+            self.sigFailed.emit(f"cannot continue run {run_id}: {exc}")
+            return
+        self.run_id = run_id
+        self.sigRunStarted.emit(run_id)
+        self._run(target, max_merges)
+
     @Slot()
     def finish(self) -> None:
-        """Close the current run in the store (Stop after a pause, or a new corpus)."""
-        self._close_run("done")
-        self._trainer = None
+        """Stop pressed outside a loop (paused or finished), or a new corpus: end the run."""
+        if self.session is not None:
+            self.session.stop()
+            self.session = None
 
     @Slot()
     def shutdown(self) -> None:
-        """Last request before the thread quits: close the run so nothing is left half-open."""
-        self._close_run("interrupted" if self._trainer is not None else "done")
-        self._trainer = None
-        if self._store is not None:
-            self._store.close()
-            self._store = None
+        """Last request before the thread quits: a finished run stays done, one left paused
+        or running is recorded as interrupted."""
+        self._end_session()
         self.sigShutDown.emit()
 
     # --- stages ----------------------------------------------------------------------------
+    def _end_session(self) -> None:
+        if self.session is not None:
+            self.session.end()
+            self.session = None
+
     def _count(self, paths: tuple[str, ...], config: TrainConfig) -> Any:
         from workbench.engine.pretokenize import count_corpus
 
@@ -196,10 +283,8 @@ class TrainWorker(QObject):
                 progress=self.sigProgress.emit,
                 cancel=self.cancel_flag.is_set,
             )
-        except WorkbenchError as exc:
-            if type(exc).__name__ == "CancelledError":
-                raise Cancelled from None
-            raise
+        except CancelledError:
+            raise Cancelled from None
         self._corpus = (key, result)
         s = result.stats
         self._report = CorpusReport(
@@ -220,43 +305,15 @@ class TrainWorker(QObject):
         """Wait here (never in the window) for the background compile, still obeying Stop."""
         if self.warm.is_set():
             return
-        self.sigStage.emit("Compiling the trainer… (first start only)")
+        self.sigStage.emit("Preparing the fast kernels (first start only)")
         while not self.warm.wait(WARM_POLL_SECONDS):
             if self.stop_flag.is_set():
                 raise Cancelled
 
-    def _open_run(self, paths: tuple[str, ...], config: TrainConfig, result: Any) -> None:
-        self.run_id = -1
-        self._writer = None
-        if self.db_path is None:
-            return
-        from workbench.engine.corpus import corpus_record
-        from workbench.store import RunStore
-
-        if self._store is None:
-            self._store = RunStore(self.db_path)
-        stats = result.stats
-        name = f"{Path(paths[0]).name}{' +' + str(len(paths) - 1) if len(paths) > 1 else ''}"
-        self.run_id = self._store.create_run(
-            f"{name} · {config.vocab_size}",
-            settings=config,
-            corpus=corpus_record(paths, result.files),
-            stats={
-                k: getattr(stats, k)
-                for k in ("documents", "bytes", "pieces", "unique_pieces", "files", "seconds")
-            },
-        )
-        self._writer = self._store.writer(self.run_id)
-        self._writer.write_top_pieces(result.words.most_common(TOP_PIECES))
-        self._training_seconds = 0.0
-        self._last_reason = None
-
-    def _run(self, target: int | None, max_merges: int | None) -> None:
-        """The loop: write, announce, then check the flags; one batch is ~50 ms of kernel."""
-        trainer = self._trainer
+    def _run(self, target: int | None, max_merges: int | None) -> StopReason | None:
+        """The loop: the session writes each batch to the store, then announces it."""
+        session = self.session
         self.sigStage.emit("Training")
-        self._set_state("running")
-        started = time.perf_counter()
         # Each batch makes thousands of objects that live on (merge tuples, store rows), so the
         # cyclic GC runs full collections during training, and a full collection walks every
         # object of the process (Qt wrappers, pyqtgraph, Numba's compiler state: ~200k) while
@@ -266,53 +323,25 @@ class TrainWorker(QObject):
         # the next collection see everything again, so nothing leaks.
         gc.freeze()
         try:
-            for batch in trainer.batches(target_vocab_size=target, max_merges=max_merges):
-                if self._writer is not None:
-                    self._writer.write(batch)
-                self.sigBatch.emit(batch)
-                if self.pause_flag.is_set() or self.stop_flag.is_set():
-                    break
+            reason = session.advance(target, max_merges, should_stop=self._should_stop)
+        except RunDeleted:
+            self.session = None
+            self.sigFailed.emit(f"run {self.run_id} was deleted while it trained")
+            self.sigIdle.emit(IdleState(StopReason.DELETED, 0, 0, False))
+            return None
         except Exception as exc:  # a kernel or store failure: report it, keep the window alive
-            self._close_run("failed", error=str(exc))
-            self._trainer = None
+            self.session = None
             self.sigFailed.emit(f"training failed: {exc}")
-            return
+            return None
         finally:
             gc.unfreeze()
-        reason = trainer.stop_reason
-        if reason is None:
-            if self.stop_flag.is_set():
-                reason = "stopped"
-            elif self.pause_flag.is_set():
-                reason = "paused"
-            else:
-                reason = "stepped" if max_merges is not None else "vocab_size"
-        self._training_seconds += time.perf_counter() - started
-        self._last_reason = reason
-        state = "paused" if reason in ("paused", "stepped") else "done"
-        self._set_state(state, reason, {"training": round(self._training_seconds, 3)})
-        can_continue = reason not in ("no_pairs", "min_frequency")
-        self.sigIdle.emit(IdleState(reason, trainer.n_merges, trainer.vocab_size, can_continue))
-
-    # --- store -----------------------------------------------------------------------------
-    def _set_state(
-        self, state: str, reason: str | None = None, timings: dict[str, float] | None = None
-    ) -> None:
-        if self._writer is not None:
-            self._writer.set_state(state, stop_reason=reason, timings=timings)
-
-    def _close_run(self, state: str, error: str | None = None) -> None:
-        """Leave the run in a final state; a paused run keeps its stop reason."""
-        if self._writer is None:
-            return
-        try:
-            reason = self._last_reason
-            if state == "done" and reason in (None, "paused", "stepped"):
-                reason = "stopped"
-            self._writer.set_state(state, stop_reason=reason, error=error)
-        finally:
-            self._writer.close()
-            self._writer = None
+        trainer = session.trainer
+        if session.ended:
+            self.session = None
+        self.sigIdle.emit(
+            IdleState(reason, trainer.n_merges, trainer.vocab_size, session.can_continue)
+        )
+        return reason
 
 
 class KernelWarmer(QObject):

@@ -114,10 +114,12 @@ class RunWriter:
                 self.conn.executemany(
                     _INSERT_FTS, zip([base + r for r in ranks], texts, strict=True)
                 )
-            self.conn.execute(
+            updated = self.conn.execute(
                 "UPDATE runs SET merge_count = ?, vocab_size = ?, updated = ? WHERE id = ?",
                 [batch.end_rank, batch.vocab_size, now_iso(), self.run_id],
             )
+            if updated.rowcount == 0:  # deleted meanwhile: keep no orphan merges
+                raise RunNotFound(self.run_id)
             self.conn.execute("COMMIT")
         except BaseException:
             self.conn.execute("ROLLBACK")
@@ -139,6 +141,8 @@ class RunWriter:
             row = self.conn.execute(
                 "SELECT timings FROM runs WHERE id = ?", [self.run_id]
             ).fetchone()
+            if row is None:  # deleted meanwhile
+                raise RunNotFound(self.run_id)
             merged = {**json.loads(row[0]), **dict(timings or {})}
             self.conn.execute(
                 "UPDATE runs SET state = ?, stop_reason = ?, error = ?, timings = ?, updated = ? "

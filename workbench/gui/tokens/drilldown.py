@@ -1,6 +1,7 @@
 """Corpus drill-down: where one token occurs in the corpus -- lines in context, counts per file.
 
-`find_token` (no Qt) reads each file, keeps only lines holding the token's bytes (a token can only
+`find_token` (no Qt) reads each file with the trainer's readers (`engine.corpus_lines`, so
+compressed and JSONL corpora are read as text), keeps only lines holding the token's bytes (a token can only
 occur where its bytes do), encodes those lines and counts the lines' tokens equal to the id. Lines
 are encoded one by one, so a whitespace token that would span a newline in the whole document is
 counted per line: a documented approximation that keeps memory flat on big corpora. It runs in a
@@ -18,6 +19,8 @@ from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtWidgets import QLabel, QListWidget, QSplitter, QTableView, QVBoxLayout, QWidget
 
 from workbench.display import show_whitespace
+from workbench.engine.corpus_lines import corpus_lines
+from workbench.engine.errors import CorpusError
 from workbench.engine.tokenizer import Tokenizer
 from workbench.gui.table_model import ListTableModel
 from workbench.gui.tokens.jobs import JobLane
@@ -35,17 +38,6 @@ class DrillResult:
     contexts: list[str] = field(default_factory=list)
     total: int = 0
     cancelled: bool = False
-
-
-def corpus_files(paths: Iterable[str | Path]) -> list[Path]:
-    """Files given, and the files inside folders given (sorted, hidden ones skipped)."""
-    out: list[Path] = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            out += sorted(f for f in p.rglob("*") if f.is_file() and not f.name.startswith("."))
-        elif p.is_file():
-            out.append(p)
-    return out
 
 
 def _context(line: str, spans: list[tuple[int, int]]) -> str:
@@ -70,26 +62,34 @@ def find_token(
     """Occurrences of token `tid` in the files under `paths` (see the module docstring)."""
     result = DrillResult(tid)
     needle = tok.decode_bytes([tid])
-    for path in corpus_files(paths):
-        count = lines = 0
-        with open(path, encoding="utf-8", errors="replace", newline="") as handle:
-            for line in handle:
-                if cancel is not None and cancel.is_set():
-                    result.cancelled = True
-                    return result
-                if needle not in line.encode("utf-8"):
-                    continue
-                spans = [
-                    (s.char_start, s.char_end) for s in tok.encode_with_spans(line) if s.id == tid
-                ]
-                if not spans:
-                    continue
-                count += len(spans)
-                lines += 1
-                if len(result.contexts) < CONTEXT_LIMIT:
-                    result.contexts.append(f"{path.name}: {_context(line, spans)}")
-        result.per_file.append((str(path), count, lines))
-        result.total += count
+    current: Path | None = None
+    count = lines = 0
+
+    def close_file() -> None:
+        if current is not None:
+            result.per_file.append((str(current), count, lines))
+            result.total += count
+
+    for path, line in corpus_lines(paths):
+        if path != current:
+            close_file()
+            current, count, lines = path, 0, 0
+        if cancel is not None and cancel.is_set():
+            result.cancelled = True
+            return result
+        if isinstance(line, CorpusError):
+            result.contexts.append(f"{path.name}: not read ({line})")
+            continue
+        if needle not in line.encode("utf-8"):
+            continue
+        spans = [(s.char_start, s.char_end) for s in tok.encode_with_spans(line) if s.id == tid]
+        if not spans:
+            continue
+        count += len(spans)
+        lines += 1
+        if len(result.contexts) < CONTEXT_LIMIT:
+            result.contexts.append(f"{path.name}: {_context(line, spans)}")
+    close_file()
     return result
 
 

@@ -13,10 +13,8 @@ from PySide6.QtWidgets import QFormLayout, QLabel, QPushButton, QTreeView, QVBox
 
 from workbench.engine.byte_mapping import to_mapped
 from workbench.engine.tokenizer import Tokenizer
+from workbench.gui.merge_tree import ID_ROLE, tree_item
 from workbench.store import RunStore, readable
-
-ID_ROLE = Qt.ItemDataRole.UserRole + 1
-TREE_DEPTH_LIMIT = 64  # a token of n bytes has depth < n; this only guards corrupt input
 
 
 def token_bytes(tok: Tokenizer, tid: int) -> bytes:
@@ -38,19 +36,15 @@ def merge_parts(tok: Tokenizer, tid: int) -> tuple[int, int] | None:
     return tok.merges[rank] if 0 <= rank < len(tok.merges) else None
 
 
-def build_tree_item(tok: Tokenizer, tid: int, depth: int = 0) -> QStandardItem:
+def build_tree_item(tok: Tokenizer, tid: int) -> QStandardItem:
     """`·the  (id 262, rank 6)` with its two parts as children, down to single bytes."""
-    raw = token_bytes(tok, tid)
-    rank = tok.token_rank(tid) if tid in tok.vocab else -2
-    what = "byte" if rank == -1 else ("special" if rank == -2 else f"rank {rank:,}")
-    item = QStandardItem(f"{readable(raw)}   (id {tid}, {what})")
-    item.setEditable(False)
-    item.setData(tid, ID_ROLE)
-    parts = merge_parts(tok, tid)
-    if parts is not None and depth < TREE_DEPTH_LIMIT:
-        for part in parts:
-            item.appendRow(build_tree_item(tok, part, depth + 1))
-    return item
+
+    def describe(t: int) -> tuple[str, tuple[int, int] | None]:
+        rank = tok.token_rank(t) if t in tok.vocab else -2
+        what = "byte" if rank == -1 else ("special" if rank == -2 else f"rank {rank:,}")
+        return f"{readable(token_bytes(tok, t))}   (id {t}, {what})", merge_parts(tok, t)
+
+    return tree_item(tid, describe)
 
 
 def ties_text(ties: int, rule: str) -> str:

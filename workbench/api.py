@@ -1,0 +1,133 @@
+"""The public Python API: train a tokenizer, load one, use it.
+
+    import workbench
+    result = workbench.train(["corpus/"], vocab_size=8000, special_tokens=["<|endoftext|>"])
+    result.tokenizer.encode("hello world")      # [31373, 995]-style ids
+    result.merges[:2]                           # [(b" ", b"t"), (b"h", b"e")]
+    tok = workbench.load("out/")                # any format the workbench reads
+
+Everything else in the package is private. `train` drives the same `RunSession` as the command
+line and the window, so the same corpus and settings give the same merges, statistics and
+stored rows wherever a run starts.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from workbench.engine.config import TrainConfig
+from workbench.engine.errors import ConfigError
+from workbench.engine.events import MergeBatch
+from workbench.engine.pretokenize import CorpusStats
+from workbench.engine.tokenizer import Tokenizer
+from workbench.session.counting import count_documents, count_paths
+from workbench.session.interrupts import stop_on_signals
+from workbench.session.run import Counted, RunSession
+from workbench.session.states import StopReason
+
+Corpus = str | os.PathLike | Iterable[str | os.PathLike]
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    """What `train` made: the tokenizer, its merges in order, the corpus statistics, why the
+    merge loop stopped, the time per stage, and the run's id in the store (None unrecorded)."""
+
+    tokenizer: Tokenizer
+    merges: list[tuple[bytes, bytes]]
+    stats: CorpusStats
+    stop_reason: StopReason
+    timings: dict[str, float]
+    run_id: int | None
+
+
+def train(
+    corpus: Corpus,
+    vocab_size: int,
+    pattern: str = "gpt2",
+    special_tokens: Iterable[str] = (),
+    tie_break: str = "lexicographic",
+    min_frequency: int = 0,
+    skip_bad_files: bool = False,
+    on_merge_batch: Callable[[MergeBatch], None] | None = None,
+    db: str | os.PathLike | None = None,
+    name: str | None = None,
+) -> TrainResult:
+    """Train a byte-level BPE tokenizer on `corpus`.
+
+    `corpus` is a path (file or folder: text, `.jsonl`, their `.gz` forms), a list of paths,
+    or an iterable of documents as strings. In a list, `Path` objects and strings naming an
+    existing file or folder are paths; other strings are documents (a list may not mix them).
+    A bad file (binary, not UTF-8, a broken JSONL line) stops training with a `CorpusError`
+    naming it, or with `skip_bad_files` is left out and named in `stats.skipped`.
+    `db` records the run in that run-store file (None: not recorded). `on_merge_batch` is
+    called with each batch of merges as it is made. Ctrl-C stops between batches and raises
+    KeyboardInterrupt with the run recorded as interrupted.
+    """
+    config = TrainConfig(
+        vocab_size=vocab_size,
+        pattern=pattern,
+        special_tokens=tuple(special_tokens),
+        tie_break=tie_break,
+        min_frequency=min_frequency,
+        on_bad_file="skip" if skip_bad_files else "stop",
+    )
+    counted = _count(corpus, config)
+    listeners = [on_merge_batch] if on_merge_batch is not None else []
+    session = RunSession.start(counted, config, db, name=name, listeners=listeners)
+    with session, stop_on_signals() as interrupted:
+        reason = session.advance(should_stop=interrupted.check)
+        if reason is StopReason.INTERRUPTED:
+            raise KeyboardInterrupt
+    return TrainResult(
+        tokenizer=session.tokenizer(),
+        merges=session.merges(),
+        stats=counted.stats,
+        stop_reason=reason,
+        timings=dict(session.timings),
+        run_id=session.run_id,
+    )
+
+
+def load(path: str | os.PathLike, pattern: str | None = None) -> Tokenizer:
+    """A tokenizer from a file or folder: Hugging Face `tokenizer.json`, GPT-2 `vocab.json` +
+    `merges.txt`, a tiktoken file, or a minbpe `.model`. `pattern` is used for files that do
+    not name one."""
+    from workbench.engine import formats
+
+    return formats.load(path, pattern)
+
+
+def _count(corpus: Corpus, config: TrainConfig) -> Counted:
+    if isinstance(corpus, str | os.PathLike):
+        return count_paths([corpus], config)
+    items = iter(corpus)
+    first = next(items, None)
+    if first is None:
+        raise ConfigError("the corpus is empty: give paths or documents")
+    rest = itertools.chain([first], items)
+    if _is_path(first):
+        paths = list(rest)
+        stray = next((p for p in paths if not _is_path(p)), None)
+        if stray is not None:
+            raise ConfigError(
+                f"the corpus mixes paths and documents ({str(stray)[:40]!r} is not a file or"
+                " folder); give one or the other"
+            )
+        return count_paths(paths, config)
+    return count_documents(rest, config)
+
+
+def _is_path(item: object) -> bool:
+    if isinstance(item, os.PathLike):
+        return True
+    if not isinstance(item, str) or "\n" in item or "\0" in item:
+        return False
+    try:
+        return Path(item).exists()
+    except OSError:  # a name too long to be a path: a document
+        return False

@@ -1,0 +1,356 @@
+"""`RunSession`: one training run from counted corpus to tokenizer, the only owner of its life.
+
+    session = RunSession.start(counted, TrainConfig(vocab_size=8000), store_path=db)
+    session.advance()                       # to the vocab size; batches go to the store first,
+    session.advance(target_vocab_size=9000) # then to every listener; grow a finished run
+    session.end()                           # done / interrupted / failed, exactly once
+
+The CLI, the public API, the window's worker and `runs continue` all drive this class, so a
+run is counted, named, recorded, stopped and ended the same way wherever it starts. Nothing
+here knows Qt. The store is optional (`store_path=None` trains without recording).
+
+States: a session is `running` inside `advance`, `paused` after a pause or a step, `done` when
+the merge loop reached its end (vocab size, no pairs, minimum frequency) or a person stopped it.
+`end()` makes it final: `done` stays `done`, a run left paused or running becomes `interrupted`.
+A batch is written to the store before any listener sees it, so what was shown was kept.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from workbench.engine.config import TrainConfig
+from workbench.engine.corpus import corpus_record, fingerprint, list_files
+from workbench.engine.errors import CorpusError, WorkbenchError
+from workbench.engine.events import MergeBatch
+from workbench.engine.pretokenize import CorpusStats, PretokenizeResult
+from workbench.session.states import RunState, StopReason
+
+TOP_PIECES = 200  # most frequent pre-tokens kept with a run (the corpus panel shows them)
+
+BatchListener = Callable[[MergeBatch], None]
+# Asked between batches: None to go on, or why to return (PAUSED, STOPPED, INTERRUPTED).
+StopCheck = Callable[[], StopReason | None]
+
+
+class RunDeleted(WorkbenchError):
+    """The run was deleted from the store while this session still trained it."""
+
+
+@dataclass
+class Counted:
+    """A counted corpus: the word table, its statistics, the files read and the paths given
+    (empty for documents passed as strings)."""
+
+    result: PretokenizeResult
+    paths: tuple[str, ...] = ()
+
+    @property
+    def stats(self) -> CorpusStats:
+        return self.result.stats
+
+
+def run_name(paths: Sequence[str], vocab_size: int) -> str:
+    """`corpus.txt · 8,000`, `docs +2 · 8,000` for three paths, `texts · 8,000` for strings."""
+    if not paths:
+        head = "texts"
+    else:
+        head = Path(paths[0]).name or str(paths[0])
+        if len(paths) > 1:
+            head += f" +{len(paths) - 1}"
+    return f"{head} · {vocab_size:,}"
+
+
+def stored_config(settings: dict, vocab_size: int) -> TrainConfig:
+    """A stored run's settings as a TrainConfig, with a new vocab size."""
+    known = {f.name for f in fields(TrainConfig)}
+    values = {k: v for k, v in settings.items() if k in known}
+    values["special_tokens"] = tuple(values.get("special_tokens") or ())
+    values["vocab_size"] = vocab_size
+    return TrainConfig(**values)
+
+
+@dataclass
+class RunSession:
+    """A trainer, the store run it writes to (if any), and where the run stands."""
+
+    trainer: Any  # engine.trainer.BpeTrainer (imported lazily: it loads Numba)
+    config: TrainConfig
+    counted: Counted
+    run_id: int | None = None
+    state: RunState = RunState.PAUSED
+    stop_reason: StopReason | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    listeners: list[BatchListener] = field(default_factory=list)
+    ended: bool = False  # end() was called: the run is final and nothing more is written
+    _writer: Any = None
+
+    # -- opening ---------------------------------------------------------------------------
+
+    @classmethod
+    def start(
+        cls,
+        counted: Counted,
+        config: TrainConfig,
+        store_path: str | Path | None = None,
+        name: str | None = None,
+        listeners: Iterable[BatchListener] = (),
+        sweep: dict[str, Any] | None = None,
+    ) -> RunSession:
+        """Index the corpus for training and open a new run in the store (when given).
+        `sweep` tags the run as one of a sweep (`{"id": ..., "index": i, "of": n}`)."""
+        from workbench.engine.trainer import BpeTrainer  # Numba loads here
+
+        started = time.perf_counter()
+        trainer = BpeTrainer(counted.result.words, config)
+        session = cls(trainer, config, counted, listeners=list(listeners))
+        session.timings = {"pretokenize": round(counted.stats.seconds, 3)}
+        session.timings["index"] = round(time.perf_counter() - started, 3)
+        if store_path is not None:
+            session._open_new_run(Path(store_path), name, sweep)
+        return session
+
+    def _open_new_run(self, store_path: Path, name: str | None, sweep: dict | None) -> None:
+        from workbench.store import RunStore
+
+        counted = self.counted
+        corpus = corpus_record(counted.paths, counted.result.files) if counted.paths else {}
+        with RunStore(store_path) as store:
+            self.run_id = store.create_run(
+                name or run_name(counted.paths, self.config.vocab_size),
+                settings={**asdict(self.config), **({"sweep": sweep} if sweep else {})},
+                corpus=corpus,
+                stats=asdict(counted.stats),
+            )
+            self._writer = store.writer(self.run_id)
+        self._writer.write_top_pieces(counted.result.words.most_common(TOP_PIECES))
+        self._writer.set_state(RunState.PAUSED, timings=self.timings)
+
+    @classmethod
+    def resume(
+        cls,
+        store_path: str | Path,
+        run_id: int,
+        count: Callable[[Sequence[str], TrainConfig], PretokenizeResult],
+        vocab_size: int | None = None,
+        listeners: Iterable[BatchListener] = (),
+    ) -> RunSession:
+        """Rebuild a stored run's trainer so it can train on (`runs continue`, the window
+        after a restart). The trainer's state is not stored: the same corpus with the same
+        settings replays the same merges (the trainer is deterministic), which is checked
+        against the store before anything new is written. `count(paths, config)` counts the
+        corpus (the caller's progress and cancel ride along)."""
+        from workbench.engine.trainer import BpeTrainer
+        from workbench.store import RunStore
+
+        # Opening the store marks runs whose process died as interrupted, so a run still
+        # running or paused here belongs to a live process.
+        with RunStore(store_path) as store:
+            run = store.get_run(run_id)
+            if run.state in (RunState.RUNNING, RunState.PAUSED):
+                raise WorkbenchError(f"run {run_id} is being trained right now")
+            stored = store.merges_as_pairs(run_id)
+        paths = run.corpus.get("paths")
+        recorded = run.corpus.get("fingerprint")
+        if not paths or not recorded:
+            raise WorkbenchError(
+                f"run {run_id} did not record its corpus files, so it cannot be continued"
+            )
+        try:
+            files = list_files(paths)
+        except CorpusError as exc:
+            raise WorkbenchError(
+                f"run {run_id}: its corpus is not there any more ({exc})"
+            ) from None
+        if fingerprint(files) != recorded:
+            raise WorkbenchError(
+                f"run {run_id}: its corpus changed since it was trained (files, sizes or times"
+                " differ); train a new run on it instead"
+            )
+        specials = len(run.settings.get("special_tokens") or ())
+        if vocab_size is not None and vocab_size <= 256 + len(stored) + specials:
+            raise WorkbenchError(
+                f"run {run_id} already has {run.vocab_size:,} tokens; ask for more"
+            )
+        target = vocab_size if vocab_size is not None else run.settings.get("vocab_size", 0)
+        config = stored_config(run.settings, max(int(target), run.vocab_size))
+        result = count(paths, config)
+        trainer = BpeTrainer(result.words, config)
+        trainer.step(len(stored))
+        if trainer.merge_pairs() != stored:
+            raise WorkbenchError(
+                f"run {run_id}: replaying its corpus did not give the stored merges"
+            )
+        session = cls(trainer, config, Counted(result, tuple(paths)), run_id=run_id)
+        session.listeners = list(listeners)
+        session.timings = dict(run.timings)
+        with RunStore(store_path) as store:
+            session._writer = store.writer(run_id)
+        session._writer.set_state(RunState.PAUSED)
+        return session
+
+    # -- training --------------------------------------------------------------------------
+
+    @property
+    def can_continue(self) -> bool:
+        """More merges can be made: not ended, and the merge loop not exhausted."""
+        return not self.ended and (self.stop_reason is None or self.stop_reason.can_continue)
+
+    def advance(
+        self,
+        target_vocab_size: int | None = None,
+        max_merges: int | None = None,
+        should_stop: StopCheck | None = None,
+        batch_seconds: float | None = 0.05,
+    ) -> StopReason:
+        """Merge to `target_vocab_size` (default: the config's), or `max_merges` more, or until
+        `should_stop()` names a reason between batches. Returns why it returned.
+
+        A KeyboardInterrupt ends the run as interrupted and goes on up; any other error ends
+        it as failed and goes on up. A run deleted meanwhile ends the session (RunDeleted)."""
+        if self.ended:
+            raise WorkbenchError("this run has ended; continue it from the store instead")
+        self._set(RunState.RUNNING)
+        started = time.perf_counter()
+        reason: StopReason | None = None
+        try:
+            for batch in self.trainer.batches(target_vocab_size, max_merges, batch_seconds):
+                if self._writer is not None:
+                    self._write(batch)
+                for listener in self.listeners:
+                    listener(batch)
+                reason = should_stop() if should_stop is not None else None
+                if reason is not None:
+                    break
+        except RunDeleted:
+            raise
+        except KeyboardInterrupt:
+            self._add_time("merge", started)
+            self.end(RunState.INTERRUPTED, StopReason.INTERRUPTED)
+            raise
+        except BaseException as exc:
+            self._add_time("merge", started)
+            self.end(RunState.FAILED, error=str(exc) or type(exc).__name__)
+            raise
+        self._add_time("merge", started)
+        if reason is None:
+            if self.trainer.stop_reason is not None:
+                reason = StopReason(self.trainer.stop_reason)
+            elif max_merges is not None:
+                reason = StopReason.STEPPED
+            else:
+                reason = StopReason.VOCAB_SIZE
+        self.stop_reason = reason
+        if reason is StopReason.INTERRUPTED:
+            self.end(RunState.INTERRUPTED, reason)
+        elif reason is StopReason.STOPPED:
+            self.end(RunState.DONE, reason)
+        elif reason in (StopReason.PAUSED, StopReason.STEPPED):
+            self._set(RunState.PAUSED, reason)
+        else:
+            self._set(RunState.DONE, reason)
+        return reason
+
+    def _write(self, batch: MergeBatch) -> None:
+        self._to_store(self._writer.write, batch)
+
+    def _to_store(self, call: Callable[..., None], *args: Any, **kwargs: Any) -> None:
+        """One writer call; a run deleted meanwhile ends the session (RunDeleted)."""
+        from workbench.store.errors import RunNotFound
+
+        try:
+            call(*args, **kwargs)
+        except RunNotFound:
+            self._writer.close()
+            self._writer = None
+            self.state, self.stop_reason, self.ended = RunState.FAILED, StopReason.DELETED, True
+            raise RunDeleted(f"run {self.run_id} was deleted while it trained") from None
+
+    def _add_time(self, stage: str, started: float) -> None:
+        self.timings[stage] = round(self.timings.get(stage, 0.0) + time.perf_counter() - started, 3)
+
+    def _set(self, state: RunState, reason: StopReason | None = None) -> None:
+        self.state = state
+        if self._writer is not None:
+            self._to_store(self._writer.set_state, state, stop_reason=reason, timings=self.timings)
+
+    # -- ending ----------------------------------------------------------------------------
+
+    def end(
+        self,
+        state: RunState | None = None,
+        reason: StopReason | None = None,
+        error: str | None = None,
+    ) -> None:
+        """Make the run final, once: `done` stays done, paused or running becomes interrupted
+        (unless `state` says otherwise). Safe to call again."""
+        if self.ended:
+            return
+        self.ended = True
+        if state is None:
+            state = RunState.DONE if self.state is RunState.DONE else RunState.INTERRUPTED
+        if reason is None:
+            reason = self.stop_reason
+        self.state = state
+        self.stop_reason = reason
+        writer, self._writer = self._writer, None
+        if writer is None:
+            return
+        try:
+            writer.set_state(state, stop_reason=reason, error=error, timings=self.timings)
+        except WorkbenchError:
+            pass  # deleted meanwhile: there is no run left to mark
+        finally:
+            writer.close()
+
+    def stop(self) -> None:
+        """A person's Stop: the run is finished where it stands."""
+        self.end(RunState.DONE, StopReason.STOPPED if not self._loop_ended else None)
+
+    @property
+    def _loop_ended(self) -> bool:
+        return self.stop_reason is not None and self.stop_reason not in (
+            StopReason.PAUSED,
+            StopReason.STEPPED,
+        )
+
+    # -- results ---------------------------------------------------------------------------
+
+    def merges(self) -> list[tuple[bytes, bytes]]:
+        return self.trainer.merge_pairs()
+
+    def tokenizer(self):
+        """The tokenizer of the merges made so far (`engine.tokenizer.Tokenizer`)."""
+        from workbench.engine.tokenizer import Tokenizer
+
+        return Tokenizer.from_merges(
+            self.merges(), self.config.pattern_string, list(self.config.special_tokens)
+        )
+
+    def export(self, formats: Sequence[str], out: str | Path) -> list[Path]:
+        """Write the tokenizer in each format into folder `out`; records the time taken."""
+        from workbench.engine import formats as fmt
+
+        started = time.perf_counter()
+        tokenizer = self.tokenizer()
+        Path(out).mkdir(parents=True, exist_ok=True)
+        written: list[Path] = []
+        for name in dict.fromkeys(formats):
+            written.extend(fmt.export(tokenizer, name, out))
+        self._add_time("export", started)
+        return written
+
+    def __enter__(self) -> RunSession:
+        return self
+
+    def __exit__(self, exc_type: object, exc: BaseException | None, tb: object) -> None:
+        if isinstance(exc, KeyboardInterrupt):
+            self.end(RunState.INTERRUPTED, StopReason.INTERRUPTED)
+        elif exc is not None:
+            self.end(RunState.FAILED, error=str(exc) or type(exc).__name__)
+        else:
+            self.end()
