@@ -764,18 +764,18 @@ class MainWindow(QMainWindow):
 
 
 def _sample_text(paths: list[Path]) -> str:
-    """The start of the corpus's first readable file, for teaching mode's sample (skipping a
-    short title line)."""
-    from workbench.gui.tokens.drilldown import corpus_files
+    """The start of the corpus (read as training reads it), for teaching mode's sample: its
+    first paragraph longer than a title line."""
+    from workbench.engine.corpus_lines import corpus_lines
 
-    for path in corpus_files(paths)[:20]:
-        try:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                text = handle.read(SAMPLE_READ_BYTES)
-        except OSError:
-            continue
-        paragraphs = [p.strip() for p in text.split("\n\n") if p.strip()]
-        long = [p for p in paragraphs if len(p) > 120]
-        if long or paragraphs:
-            return (long or paragraphs)[0]
-    return ""
+    lines: list[str] = []
+    size = 0
+    for _path, line in corpus_lines(paths):
+        if isinstance(line, str):
+            lines.append(line)
+            size += len(line)
+        if size >= SAMPLE_READ_BYTES or len(lines) > 200:
+            break
+    paragraphs = [p.strip() for p in "".join(lines).split("\n\n") if p.strip()]
+    long = [p for p in paragraphs if len(p) > 120]
+    return (long or paragraphs or [""])[0]
