@@ -82,6 +82,9 @@ def test_default_window_shows_a_whole_token_and_keeps_its_size(qtbot, window):
     panel.message.setText(long)
     panel.message.show()
     window.teaching.newest.setText(long)
+    window.tokens.panel.source.setText(f"<b>{long}</b>")
+    window.tokens.panel.view.counts.setText(long)
+    window.tokens.panel.scrubber.label.setText(long)
     qtbot.wait(100)
     assert window.size().toTuple() == SIZE, "a long label resized the window"
     assert window.minimumSizeHint().width() <= SIZE[0]

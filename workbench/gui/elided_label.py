@@ -54,3 +54,11 @@ class ElidedLabel(QLabel):
         super().setText(shown)
         elided = shown != self._full
         super().setToolTip(self._full if elided and not self._own_tip else self._own_tip)
+
+
+def fit_width(label: QLabel) -> QLabel:
+    """Let a (rich-text) label take only the width its layout gives it: a longer text is cut
+    at the edge instead of widening the window. For plain text, `ElidedLabel` reads better."""
+    label.setSizePolicy(QSizePolicy.Policy.Ignored, label.sizePolicy().verticalPolicy())
+    label.setMinimumWidth(MIN_WIDTH)
+    return label

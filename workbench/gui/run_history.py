@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.gui.table_model import ListTableModel
+from workbench.session.states import describe
 from workbench.store import RunInfo, RunStore, StoreError
 
 _HEADERS = ("id", "name", "state", "merges", "vocab", "pattern", "created")
@@ -48,7 +49,9 @@ class RunHistoryModel(ListTableModel):
             values = (
                 str(run.id),
                 run.name,
-                run.state + (f" ({run.stop_reason})" if run.stop_reason else ""),
+                # In words ("finished — reached vocabulary size"), never the stored codes.
+                describe(run.state)
+                + (f" — {describe(run.stop_reason)}" if run.stop_reason else ""),
                 f"{run.merge_count:,}",
                 f"{run.vocab_size:,}",
                 pattern if len(pattern) < 24 else pattern[:21] + "…",

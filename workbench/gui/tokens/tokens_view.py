@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 
 from workbench.display import CR
 from workbench.engine.tokenizer import Tokenizer
+from workbench.gui.elided_label import fit_width
 from workbench.gui.tokens.encoded import Encoded, TokenTable, clean_text, encode_text
 from workbench.gui.tokens.highlight import RangeHighlighter, TokenHighlighter
 from workbench.gui.tokens.jobs import JobLane
@@ -148,6 +149,7 @@ class TokensView(QWidget):
         self.open_button = QPushButton("Open text…", self)
         self.open_button.clicked.connect(self._open_dialog)
         self.counts = QLabel("no tokenizer", self)
+        fit_width(self.counts)
         self.counts.setTextInteractionFlags(self.counts.textInteractionFlags())
 
         bar = QHBoxLayout()
