@@ -49,6 +49,7 @@ MAX_PART_CHARS = 9
 # 12-character token whole), nor wider than the longest token in view up to the maximum.
 TOKEN_MIN_CHARS = 12
 TOKEN_MAX_CHARS = 13
+MIN_DIGITS = 5  # rank and id columns
 SEARCH_HELP = (
     "<b>Search the merges</b><br>"
     "<code>the</code> — tokens containing “the” (a typed space finds <code>·</code>)<br>"
@@ -187,10 +188,12 @@ class MergeListPanel(QWidget):
 
     def _widest_number(self, column: int) -> str:
         model = self.model
+        # At least five digits: while a run trains, the store (and so a search's pages) runs
+        # ahead of the total the window has been told.
         if column == RANK:
-            return str(max(model.total - 1, 0))
+            return "9" * max(len(str(max(model.total - 1, 0))), MIN_DIGITS)
         if column == ID:
-            return str(model.total + 255)
+            return "9" * max(len(str(model.total + 255)), MIN_DIGITS)
         if column == COUNT and model.store is not None and model.run_id is not None:
             # The first merge's pair is the most frequent there was; later counts are smaller.
             first = model.store.merges(model.run_id, limit=1)

@@ -74,9 +74,17 @@ class TrainingStatus:
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(160)
         self.progress.setTextVisible(False)
-        # The numbers keep their whole width (short: they never crowd the window); only the
-        # stage line gives way, cut with "…".
-        for widget in (self.merges, self.rate, self.elapsed, self.left):
+        # The numbers keep room for their widest text (short: they never crowd the window),
+        # so a label neither clips "merges" nor shifts as digits arrive; only the stage line
+        # gives way, cut with "…".
+        widest = (
+            (self.merges, "9,999,999 / 9,999,999 merges"),
+            (self.rate, "999,999 merges/s"),
+            (self.elapsed, "elapsed 9:99:99"),
+            (self.left, "left ~9:99:99"),
+        )
+        for widget, text in widest:
+            widget.setMinimumWidth(widget.fontMetrics().horizontalAdvance(text) + 8)
             widget.setSizePolicy(QSizePolicy.Policy.Minimum, QSizePolicy.Policy.Preferred)
         bar.addWidget(self.stage, 1)
         for widget in (self.merges, self.rate, self.elapsed, self.left, self.progress):
