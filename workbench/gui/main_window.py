@@ -319,6 +319,7 @@ class MainWindow(QMainWindow):
         self.merge_list.set_run(None, None)
         self.run_id = None
         self.merges_done = 0
+        self.status.clear()
         self.status.stage.setText("New corpus loaded: press Train to start a run on it")
 
     def counting_config(self) -> TrainConfig | None:
@@ -542,11 +543,11 @@ class MainWindow(QMainWindow):
         self.corpus_panel.show_report(report)
         if self.mode != "training":  # else the worker's next stage ("Training") follows
             self.status.stage.setText(
-                f"Corpus read: {report.bytes / 1e6:,.1f} MB, {report.documents:,} documents,"
+                f"Corpus read: {_size(report.bytes)}, {report.documents:,} documents,"
                 f" {report.unique_pieces:,} distinct pre-tokens in {report.seconds:.1f} s"
             )
         self.controls.corpus_summary.setText(
-            f"{self.corpus_panel.title.text()}\n{report.bytes / 1e6:,.1f} MB · "
+            f"{self.corpus_panel.title.text()}\n{_size(report.bytes)} · "
             f"{report.documents:,} documents · {report.pieces:,} pre-tokens "
             f"({report.unique_pieces:,} unique)"
             + (f" · {len(report.skipped)} files skipped" if report.skipped else "")
@@ -761,6 +762,13 @@ class MainWindow(QMainWindow):
     def _thread_finished(self) -> None:
         if self._closing and not self.threads_running():
             self.close()
+
+
+def _size(n_bytes: int) -> str:
+    """1_234_567 -> "1.2 MB"; 5_300 -> "5.3 KB"; 12 -> "12 bytes"."""
+    if n_bytes >= 1e6:
+        return f"{n_bytes / 1e6:,.1f} MB"
+    return f"{n_bytes / 1e3:,.1f} KB" if n_bytes >= 1e3 else f"{n_bytes} bytes"
 
 
 def _sample_text(paths: list[Path]) -> str:

@@ -90,6 +90,12 @@ class TrainingStatus:
         for widget in (self.merges, self.rate, self.elapsed, self.left, self.progress):
             bar.addPermanentWidget(widget)
 
+    def clear(self) -> None:
+        """No run shown (a new corpus): the numbers go, they were the last run's."""
+        for widget in (self.merges, self.rate, self.elapsed, self.left):
+            widget.setText("")
+        self.progress.setValue(0)
+
     def show(self, done: int, target: int, meter: RateMeter, running: bool) -> None:
         self.merges.setText(f"{done:,} / {target:,} merges")
         rate = meter.rate() if running else 0.0
