@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.display import readable, show_whitespace, token_hex
+from workbench.display import NEWLINE, readable, show_whitespace, token_hex
 from workbench.engine.tokenizer import Tokenizer
 from workbench.gui.elided_label import ElidedLabel
 from workbench.render import token_groups
@@ -58,7 +58,7 @@ def sample_html(tok: Tokenizer, text: str, newest: bytes | None) -> tuple[str, i
         else:
             colour = token_hex(group.ids[0], bool(number & 1))
             parts.append(f'<span style="background-color:{colour}">{shown}</span>')
-    body = "".join(parts).replace("⏎", "⏎<br>")
+    body = "".join(parts).replace(NEWLINE, NEWLINE + "<br>")
     style = "font-family: monospace; line-height: 150%; white-space: pre-wrap"
     return f'<div style="{style}">{body}</div>', places
 

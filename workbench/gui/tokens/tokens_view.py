@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from workbench.display import CR
+from workbench.display import CR, GLYPH_LEGEND, NEWLINE, SPACE, TAB
 from workbench.engine.tokenizer import Tokenizer
 from workbench.gui.elided_label import fit_width
 from workbench.gui.tokens.encoded import Encoded, TokenTable, clean_text, encode_text
@@ -142,7 +142,8 @@ class TokensView(QWidget):
         self.paste_note.setObjectName("pasteNote")
 
         self.ids_box = QCheckBox("ids", self)
-        self.glyphs_box = QCheckBox("whitespace ·→⏎", self)
+        self.glyphs_box = QCheckBox(f"whitespace {SPACE}{TAB}{NEWLINE}{CR}", self)
+        self.glyphs_box.setToolTip(GLYPH_LEGEND)
         self.bytes_box = QCheckBox("bytes", self)
         for box in (self.ids_box, self.glyphs_box, self.bytes_box):
             box.toggled.connect(self._on_toggle)
