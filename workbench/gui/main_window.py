@@ -10,6 +10,7 @@ threads have finished, so no merge is lost and no QThread outlives its window.
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -48,6 +49,7 @@ STATUS_MS = 250
 RECOUNT_DELAY_MS = 600
 STEP_TARGET = 2**31 - 1  # Step goes past the vocab size the run was started with
 SAMPLE_READ_BYTES = 4096  # teaching mode's sample comes from the start of the first file
+SAMPLE_COST_FACTOR = 4  # between ticks, rebuild the sample's tokenizer after 4x its cost
 
 # action name -> (text, shortcut, tooltip)
 ACTIONS = {
@@ -107,6 +109,7 @@ class MainWindow(QMainWindow):
         self.charts = ChartsPanel()
         self.teaching = TeachingPanel()
         self.teacher = TeachingDriver(self.teaching, self)
+        self._sample_built = (0.0, 0.0)  # when the teaching sample was last cut, and its cost
         self.merge_list = MergeListPanel()
         self.runs = RunHistoryPanel(self.store)
         self.history = HistoryLoader(self.charts, self)
@@ -611,7 +614,7 @@ class MainWindow(QMainWindow):
         self.merge_list.poke()
         if self.merge_list.model.highlight_from is not None:
             self.merge_list.select_rank(state.merges - 1)  # the newest of the merges just made
-        self._show_teaching_sample()
+        self._show_teaching_sample(every_tick=teaching)
         if teaching:
             self.teacher.worker_idle(self.can_continue and state.merges < self.target_merges)
         else:
@@ -623,14 +626,24 @@ class MainWindow(QMainWindow):
         if self._closing:
             self._shutdown()
 
-    def _show_teaching_sample(self) -> None:
-        """Cut the teaching sample with the merges so far (the run's, read from the store)."""
+    def _show_teaching_sample(self, every_tick: bool = False) -> None:
+        """Cut the teaching sample with the merges so far (the run's, read from the store).
+
+        Building the tokenizer costs O(merges) (~0.1 s at 10k): between teaching ticks it is
+        rebuilt only when the last build is a few of its own durations old, so a fast tick
+        rate on a long run never stalls the window.
+        """
         if self.run_id is None or not self.teaching.isVisible():
+            return
+        now = time.perf_counter()
+        last_at, cost = self._sample_built
+        if every_tick and now - last_at < SAMPLE_COST_FACTOR * cost:
             return
         try:
             tok, _label = tokenizer_from_store(self.store, self.run_id)
         except (StoreError, WorkbenchError):
             return
+        self._sample_built = (now, time.perf_counter() - now)
         last = tok.merges[-1:]
         vocab = tok.vocab
         self.teaching.show_tokenizer(tok, (vocab[last[0][0]], vocab[last[0][1]]) if last else None)
