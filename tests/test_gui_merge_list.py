@@ -109,10 +109,12 @@ def test_panel_counts_says_no_matches_and_jumps_to_the_newest(qtbot, run, panel)
     store, run_id = run
     panel.set_run(store, run_id, N)
     assert panel.count_label.text() == f"{N:,} merges"
+    panel.view.scrollToBottom()  # scrolling moves the viewport's children along
     panel.search.setText("zzzzqqq")
     panel.apply_search()
     assert panel.count_label.text() == "No matches"
     assert panel.no_matches.isVisible()
+    assert panel.view.viewport().rect().contains(panel.no_matches.geometry())
     panel.search.setText("/^ /")
     panel.apply_search()
     n = store.search_count(run_id, regex="^ ")

@@ -216,6 +216,8 @@ class MergeListPanel(QWidget):
         self._timer.stop()
         try:
             merge_filter = parse_search(self.search.text())
+            if merge_filter != self.model.filter:
+                self.tree.clear()  # its row is gone from the list (the selection too)
             self.model.set_filter(merge_filter)
         except (ValueError, StoreError) as exc:
             self.message.setText(str(exc))
@@ -242,6 +244,8 @@ class MergeListPanel(QWidget):
         if self.no_matches.isVisible():
             self.no_matches.setText(f"No matches for “{self.search.text()}”")
             self.no_matches.adjustSize()
+            # Scrolling moves the viewport's children with the rows: put it back on top.
+            self.no_matches.move(0, 0)
 
     def poke(self) -> None:
         """Count a search's new matches; with Follow newest on, keep the newest merge in view."""
