@@ -67,6 +67,8 @@ class _Range:
             low, high = math.floor(math.log10(max(low, 1))), math.ceil(math.log10(max(high, 1)))
             # At least three decades: over one or two, pyqtgraph labels the minor ticks too
             # and they pile up (2·10⁴ 3·10⁴ ... 9·10⁵ on top of each other).
+            # Downwards, where the counts go as the run goes on (the top stays on the data).
+            low = max(min(low, high - 3), 0)
             high = max(high, low + 3)
         else:
             low = min(low, 0.0)
