@@ -113,6 +113,7 @@ def test_transformers_loads_the_hf_export(gpt2, tmp_path, real_text):
     assert fast.decode(gpt2.encode(real_text)) == real_text
 
 
+@pytest.mark.slow
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=st.text(max_size=40) | st.sampled_from([SAMPLE, "1" * 50, " \r\n \t\u00a0\u3000 "]))
 def test_hf_export_matches_on_generated_text(gpt2, tmp_path_factory, text):

@@ -188,7 +188,7 @@ def test_status_after_a_load_and_stop_reasons_in_words(qtbot, window):
     assert "vocab_size" not in window.status.stage.full_text()
     runs = window.runs.model
     state = runs.data(runs.index(0, 2))
-    assert state == "finished — reached vocabulary size", state
+    assert state == "finished (reached vocabulary size)", state
 
 
 def test_a_vocab_size_under_the_minimum_is_named_not_reverted(qtbot, window):

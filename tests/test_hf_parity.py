@@ -37,6 +37,7 @@ def our_merges(documents: list[str], vocab_size: int) -> list[tuple[str, str]]:
     return [(to_mapped(a), to_mapped(b)) for a, b in result.merges()]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name, vocab_size",
     [

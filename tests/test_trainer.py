@@ -156,6 +156,7 @@ def test_cs336_reference_merges(corpora):
     assert {from_mapped(k) for k in reference_vocab} == set(result.trainer.vocab_bytes().values())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name", ["taylorswift.txt", "german.txt", "address.txt", "tinystories_sample.txt"]
 )

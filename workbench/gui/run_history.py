@@ -49,9 +49,8 @@ class RunHistoryModel(ListTableModel):
             values = (
                 str(run.id),
                 run.name,
-                # In words ("finished — reached vocabulary size"), never the stored codes.
                 describe(run.state)
-                + (f" — {describe(run.stop_reason)}" if run.stop_reason else ""),
+                + (f" ({describe(run.stop_reason)})" if run.stop_reason else ""),
                 f"{run.merge_count:,}",
                 f"{run.vocab_size:,}",
                 pattern if len(pattern) < 24 else pattern[:21] + "…",
