@@ -15,11 +15,13 @@ from workbench.engine.errors import WorkbenchError
 
 COMMAND_MODULES = (
     "workbench.cli.train",
+    "workbench.cli.count",
     "workbench.cli.encode",
     "workbench.cli.export",
     "workbench.cli.render",
     "workbench.cli.runs",
     "workbench.cli.bench",
+    "workbench.cli.eval",
 )
 
 

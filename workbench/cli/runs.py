@@ -69,15 +69,12 @@ def _cmd_show(args: argparse.Namespace) -> int:
 def _cmd_export(args: argparse.Namespace) -> int:
     # Imported here: the tokenizer and formats pull in Numba, which `runs list` does not need.
     from workbench.engine.formats import export
-    from workbench.engine.patterns import resolve
-    from workbench.engine.tokenizer import Tokenizer
+    from workbench.store.tokenizer_of_run import tokenizer_of
 
     with _open(args) as store:
         run = store.get_run(args.id)
         pairs = store.merges_as_pairs(args.id)
-    pattern = resolve(run.settings.get("pattern"))
-    specials = list(run.settings.get("special_tokens") or ())
-    tokenizer = Tokenizer.from_merges(pairs, pattern, specials)
+    tokenizer = tokenizer_of(run, pairs)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     written = export(tokenizer, args.format, out)

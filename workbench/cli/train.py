@@ -22,7 +22,14 @@ FORMATS = ("gpt2", "hf", "tiktoken", "minbpe")
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("train", help="train a byte-level BPE tokenizer on files/folders")
-    p.add_argument("paths", nargs="+", metavar="PATH", help="files and folders of text/.jsonl(.gz)")
+    p.add_argument(
+        "paths", nargs="*", metavar="PATH", help="files/folders: text, .jsonl, .parquet, .arrow"
+    )
+    p.add_argument(
+        "--from-counts", type=Path, default=None, metavar="FILE", help="a `count` counts file"
+    )
+    p.add_argument("--text-column", default="text", help="Parquet/Arrow column of the text")
+    p.add_argument("--jsonl-field", default="text", help="JSONL field of the text")
     p.add_argument(
         "--vocab-size",
         required=True,
@@ -94,7 +101,11 @@ def run(args: argparse.Namespace) -> int:
         min_frequency=args.min_frequency,
         on_bad_file="skip" if args.skip_bad_files else "stop",
         pretokenizer="regex" if args.regex_pretokenizer else "auto",
+        text_column=args.text_column,
+        jsonl_field=args.jsonl_field,
     )
+    if bool(args.paths) == bool(args.from_counts):
+        raise WorkbenchError("give the corpus PATHs or --from-counts FILE (one of the two)")
     steps = plan_sweep(config, sizes, patterns)  # checks every pattern before any counting
     bar = _Bar(enabled=not args.quiet and sys.stderr.isatty())
     store_path = None if args.no_db else (args.db or _default_db())
@@ -109,6 +120,12 @@ def run(args: argparse.Namespace) -> int:
 def _count(args, config, bar, interrupted):
     from workbench.session.counting import count_paths
 
+    if args.from_counts:  # counts made by `bpe-workbench count` replace the counting
+        from workbench.engine.counts_file import read_counts
+        from workbench.session.run import Counted
+
+        result = read_counts(args.from_counts, config.pattern_string, config.special_tokens)
+        return Counted(result, (str(args.from_counts),))
     counted = count_paths(
         args.paths,
         config,

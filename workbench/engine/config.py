@@ -23,6 +23,7 @@ class TrainConfig:
     `on_bad_file`: `stop` the run at an unreadable file, or `skip` it and report it at the end.
     `pretokenizer`: `auto` uses the Numba scanner for the presets (same pieces, far faster) and
     the `regex` package otherwise; `regex` forces the regex package.
+    `text_column` / `jsonl_field`: where a record's text is in Parquet/Arrow files and in JSONL.
     """
 
     vocab_size: int = 1000
@@ -32,6 +33,8 @@ class TrainConfig:
     min_frequency: int = 0
     on_bad_file: str = "stop"
     pretokenizer: str = "auto"
+    text_column: str = "text"
+    jsonl_field: str = "text"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "special_tokens", tuple(dict.fromkeys(self.special_tokens)))
@@ -43,6 +46,8 @@ class TrainConfig:
             raise ConfigError(f"pretokenizer must be one of {', '.join(PRETOKENIZERS)}")
         if any(token == "" for token in self.special_tokens):
             raise ConfigError("a special token cannot be empty")
+        if not self.text_column or not self.jsonl_field:
+            raise ConfigError("the text column and the JSONL field need a name")
         if self.min_frequency < 0:
             raise ConfigError("min frequency cannot be negative")
         floor = 256 + len(self.special_tokens)

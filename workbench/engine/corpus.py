@@ -1,5 +1,6 @@
 """Reading a corpus: files and folders (recursing), plain text of any extension, `.jsonl` (the
-`text` field of each line) and the `.gz` forms of both.
+`text` field of each line) and the `.gz` forms of both; `.zst`/`.xz`/`.bz2`, Parquet, Arrow files
+and saved Hugging Face datasets come from `readers/` (hooked in here where marked).
 
 A file, or a JSONL record, is a document. Text comes out as *segments*: stretches between
 special tokens, cut where the pre-tokenizer must break anyway, so a large file streams in
@@ -24,11 +25,12 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import AnyStr
+from typing import Any, AnyStr
 
 import regex
 
 from workbench.engine.errors import CorpusError
+from workbench.engine.readers import columnar, compressed, datasets
 from workbench.engine.specials import specials_regex, split_on_specials
 
 CHUNK_CHARS = 1 << 22  # ~4 MB of text per segment at most (when a cut point exists)
@@ -50,7 +52,7 @@ def list_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
             files.append(path)
         else:
             raise CorpusError(str(path), "no such file or folder")
-    return files
+    return datasets.without_dataset_metadata(files)  # readers hook: saved HF datasets
 
 
 def fingerprint(files: Iterable[Path]) -> str:
@@ -63,12 +65,13 @@ def fingerprint(files: Iterable[Path]) -> str:
 
 
 def is_jsonl(path: Path) -> bool:
-    name = path.name.lower()
-    return name.endswith(".jsonl") or name.endswith(".jsonl.gz")
+    return compressed.plain_name(path.name).lower().endswith(".jsonl")  # any compression
 
 
 def _open_binary(path: Path) -> io.BufferedIOBase:
     try:
+        if compressed.opens_here(path):  # readers hook: .zst, .xz, .bz2
+            return compressed.open_compressed(path)  # type: ignore[return-value]
         if path.name.lower().endswith(".gz"):
             return gzip.open(path, "rb")  # type: ignore[return-value]
         return open(path, "rb")  # noqa: SIM115 - closed by the caller's with-block
@@ -191,12 +194,20 @@ class Document:
     path: Path
     line: int | None  # the JSONL line, or None for a whole file
     segments: Iterator[str]
+    # A record-based reader's (JSONL, Parquet) other fields, so documents can be grouped by one.
+    record: dict[str, Any] | None = None
 
 
-def read_documents(path: Path, segmenter: Segmenter) -> Iterator[Document]:
+def read_documents(
+    path: Path, segmenter: Segmenter, text_column: str = "text", jsonl_field: str = "text"
+) -> Iterator[Document]:
     """The documents of one file. Errors surface as CorpusError while iterating."""
+    if columnar.is_columnar(path):  # readers hook: Parquet / Arrow records
+        for text in columnar.record_texts(path, text_column):
+            yield Document(path, None, iter(segmenter.split(text)))
+        return
     if is_jsonl(path):
-        yield from _jsonl_documents(path, segmenter)
+        yield from _jsonl_documents(path, segmenter, jsonl_field)
         return
     decoder = _Decoder(path)
 
@@ -208,15 +219,21 @@ def read_documents(path: Path, segmenter: Segmenter) -> Iterator[Document]:
     yield Document(path, None, _stream_text(texts(), segmenter))
 
 
-def _jsonl_documents(path: Path, segmenter: Segmenter) -> Iterator[Document]:
-    for number, text in jsonl_texts(path):
-        yield Document(path, number, iter(segmenter.split(text)))
+def _jsonl_documents(path: Path, segmenter: Segmenter, field: str) -> Iterator[Document]:
+    for number, record, text in jsonl_records(path, field):
+        yield Document(path, number, iter(segmenter.split(text)), record)
 
 
-def jsonl_texts(path: Path) -> Iterator[tuple[int, str]]:
+def jsonl_texts(path: Path, field: str = "text") -> Iterator[tuple[int, str]]:
     """(line number, text) of each record of a JSONL file, streamed; blank lines are skipped.
 
-    A line that is not UTF-8, not JSON, or has no "text" string raises CorpusError naming it."""
+    A line that is not UTF-8, not JSON, or has no `field` string raises CorpusError naming it."""
+    for number, _, text in jsonl_records(path, field):
+        yield number, text
+
+
+def jsonl_records(path: Path, field: str = "text") -> Iterator[tuple[int, dict[str, Any], str]]:
+    """(line number, record, its text) of each record of a JSONL file, as `jsonl_texts`."""
     pending = b""
     number = 0
     chunks = _read_chunks(path)
@@ -230,12 +247,15 @@ def jsonl_texts(path: Path) -> Iterator[tuple[int, str]]:
             if number == 1 and raw.startswith(codecs.BOM_UTF8):
                 raw = raw[len(codecs.BOM_UTF8) :]
             if raw.strip():
-                yield number, _record_text(path, number, raw)
+                record, text = _record_text(path, number, raw, field)
+                yield number, record, text
         if not chunk:
             return
 
 
-def _record_text(path: Path, number: int, raw: bytes) -> str:
+def _record_text(
+    path: Path, number: int, raw: bytes, field: str = "text"
+) -> tuple[dict[str, Any], str]:
     try:
         line = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -245,10 +265,10 @@ def _record_text(path: Path, number: int, raw: bytes) -> str:
         record = json.loads(line)
     except json.JSONDecodeError as exc:
         raise CorpusError(str(path), f"not valid JSON ({exc.msg})", number) from None
-    text = record.get("text") if isinstance(record, dict) else None
+    text = record.get(field) if isinstance(record, dict) else None
     if not isinstance(text, str):
-        raise CorpusError(str(path), 'no "text" string in this record', number)
-    return text
+        raise CorpusError(str(path), f'no "{field}" string in this record', number)
+    return record, text
 
 
 def corpus_record(paths: Iterable[str | os.PathLike], files: list[Path]) -> dict:

@@ -25,6 +25,7 @@ from workbench.engine.config import TrainConfig
 from workbench.engine.corpus import Segmenter, list_files, read_documents
 from workbench.engine.errors import CancelledError, CorpusError
 from workbench.engine.patterns import preset_name
+from workbench.engine.readers import streams_only
 from workbench.engine.scan_count import count_with_scanner
 from workbench.engine.scanner import can_scan
 from workbench.engine.words import WordTable
@@ -70,6 +71,11 @@ def count_corpus(
     is left out whole and named in `stats.skipped`), CorpusError when nothing is left to train
     on, and CancelledError as soon as `cancel()` says so."""
     start = time.perf_counter()
+    paths = list(paths)
+    from workbench.engine import counts_file  # a counts file is a corpus already counted
+
+    if (counted := counts_file.counts_path(paths)) is not None:
+        return counts_file.read_counts(counted, config.pattern_string, config.special_tokens)
     files = list_files(paths)
     if not files:
         raise CorpusError(", ".join(map(str, paths)) or "(none)", "no files to read")
@@ -169,10 +175,10 @@ def _tasks(
     done = 0
     for index, path in enumerate(files):
         file_size = path.stat().st_size
-        whole = file_size <= BATCH_CHARS and not path.name.lower().endswith(".gz")
+        whole = file_size <= BATCH_CHARS and not streams_only(path)
         try:
             if whole:
-                segments, documents = _read_whole(path, segmenter, stats)
+                segments, documents = _read_whole(path, segmenter, config)
                 stats.documents += documents
                 batch.extend(segments)
                 size += sum(map(len, segments))
@@ -180,7 +186,7 @@ def _tasks(
                     yield None, "count", pattern, batch
                     batch, size = [], 0
             else:
-                yield from _stream_file(index, path, segmenter, stats, pattern)
+                yield from _stream_file(index, path, segmenter, stats, config)
                 yield index, "commit", pattern, []
         except CorpusError as exc:
             if config.on_bad_file == "stop":
@@ -195,10 +201,10 @@ def _tasks(
         yield None, "count", pattern, batch
 
 
-def _read_whole(path: Path, segmenter: Segmenter, stats: CorpusStats) -> tuple[list[str], int]:
+def _read_whole(path: Path, segmenter: Segmenter, config: TrainConfig) -> tuple[list[str], int]:
     segments: list[str] = []
     documents = 0
-    for document in read_documents(path, segmenter):
+    for document in read_documents(path, segmenter, config.text_column, config.jsonl_field):
         documents += 1
         for segment in document.segments:
             segments.append(segment)
@@ -206,11 +212,12 @@ def _read_whole(path: Path, segmenter: Segmenter, stats: CorpusStats) -> tuple[l
 
 
 def _stream_file(
-    index: int, path: Path, segmenter: Segmenter, stats: CorpusStats, pattern: str
+    index: int, path: Path, segmenter: Segmenter, stats: CorpusStats, config: TrainConfig
 ) -> Iterator[tuple]:
+    pattern = config.pattern_string
     batch: list[str] = []
     size = 0
-    for document in read_documents(path, segmenter):
+    for document in read_documents(path, segmenter, config.text_column, config.jsonl_field):
         stats.documents += 1
         for segment in document.segments:
             batch.append(segment)

@@ -12,7 +12,7 @@ a file that turns out bad halfway can be dropped whole.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -23,6 +23,7 @@ from workbench.engine import scanner
 from workbench.engine.config import TrainConfig
 from workbench.engine.corpus import _read_chunks, check_not_binary, is_jsonl, jsonl_texts, safe_cut
 from workbench.engine.errors import CancelledError, CorpusError
+from workbench.engine.readers import columnar
 from workbench.engine.specials import specials_bytes_regex
 
 UNIT_BYTES = 2 << 20  # bytes per unit of work: enough to amortise a call, small for memory
@@ -63,9 +64,8 @@ def count_with_scanner(
             if cancel is not None and cancel():
                 raise CancelledError("pre-tokenizing cancelled")
             try:
-                tables, documents = _count_file(
-                    path, preset, specials, reach, pool, workers, cancel
-                )
+                units = file_units(path, specials, reach, config)
+                tables, documents = _count_file(units, preset, pool, workers, cancel)
             except CorpusError as exc:
                 if config.on_bad_file == "stop":
                     raise
@@ -83,8 +83,63 @@ def count_with_scanner(
     return scanner.merge_count_tables(merged)
 
 
-def _count_file(path, preset, specials, reach, pool, workers, cancel) -> tuple[list[Table], int]:
-    units = _jsonl_units(path, specials) if is_jsonl(path) else _text_units(path, specials, reach)
+def file_units(
+    path: Path, specials: regex.Pattern | None, reach: int, config: TrainConfig
+) -> Iterator[tuple[_Unit, int]]:
+    """(unit, documents completed) of one whole file, whatever its format."""
+    if columnar.is_columnar(path):
+        return record_units(columnar.text_blocks(path, config.text_column), specials)
+    if is_jsonl(path):
+        return _jsonl_units(path, specials, config.jsonl_field)
+    return _text_units(path, specials, reach)
+
+
+def range_units(
+    path: Path,
+    start: int,
+    end: int,
+    size: int,
+    specials: regex.Pattern | None,
+    reach: int,
+    newlines: list[int] | None = None,
+) -> Iterator[tuple[_Unit, int]]:
+    """Units of bytes [start, end) of an uncompressed text file, both ends safe cuts (or the
+    file's ends): a Dask task's share of a large file. `newlines[0]` counts the lines read."""
+
+    def chunks() -> Iterator[bytes]:
+        try:
+            with open(path, "rb") as handle:
+                handle.seek(start)
+                left = end - start
+                while left > 0:
+                    chunk = handle.read(min(UNIT_BYTES, left))
+                    if not chunk:
+                        raise CorpusError(str(path), "the file shrank while it was read")
+                    left -= len(chunk)
+                    if newlines is not None:
+                        newlines[0] += chunk.count(b"\n")
+                    yield chunk
+        except OSError as exc:
+            raise CorpusError(str(path), f"cannot read: {exc.strerror or exc}") from None
+
+    return _text_units(path, specials, reach, chunks(), head=start == 0, tail=end >= size)
+
+
+def count_units(units: Iterable[tuple[_Unit, int]], preset: str) -> tuple[Table, int]:
+    """One table and the documents of units counted here, one after another (a Dask task)."""
+    tables: list[Table] = []
+    documents = 0
+    for unit, docs in units:
+        documents += docs
+        tables.append(_count_unit(unit, preset))
+        if len(tables) >= 16:
+            tables = [scanner.merge_count_tables(tables)]
+    if not tables:
+        return (np.empty(0, np.uint8), np.zeros(1, np.int64), np.empty(0, np.int64)), documents
+    return scanner.merge_count_tables(tables), documents
+
+
+def _count_file(units, preset, pool, workers, cancel) -> tuple[list[Table], int]:
     in_flight: deque[Future] = deque()
     tables: list[Table] = []
     documents = 0
@@ -136,13 +191,20 @@ def _check_utf8(path: Path, data: bytes, lines_before: int) -> None:
 
 
 def _text_units(
-    path: Path, specials: regex.Pattern | None, reach: int
+    path: Path,
+    specials: regex.Pattern | None,
+    reach: int,
+    chunks: Iterable[bytes] | None = None,
+    head: bool = True,
+    tail: bool = True,
 ) -> Iterator[tuple[_Unit, int]]:
-    """Units of a plain text file (one document)."""
+    """Units of a plain text file (one document), or of `chunks`, a stretch of it that starts
+    at its beginning (`head`) or a safe cut, and ends at its end (`tail`) or a safe cut. Line
+    numbers in errors count from the stretch's start."""
     pending = b""
     lines = 0
-    first = True
-    for chunk in _read_chunks(path, UNIT_BYTES):
+    first = head
+    for chunk in _read_chunks(path, UNIT_BYTES) if chunks is None else chunks:
         if first:
             first = False
             check_not_binary(path, chunk)
@@ -160,17 +222,38 @@ def _text_units(
         lines += data.count(b"\n")
         yield _unit(data, specials), 0
     _check_utf8(path, pending, lines)
-    yield _unit(pending, specials), 1
+    yield _unit(pending, specials), 1 if tail else 0
 
 
-def _jsonl_units(path: Path, specials: regex.Pattern | None) -> Iterator[tuple[_Unit, int]]:
+def record_units(
+    blocks: Iterator[tuple[bytes, np.ndarray]], specials: regex.Pattern | None
+) -> Iterator[tuple[_Unit, int]]:
+    """Units of (text, document offsets) blocks: each record a document of its own."""
+    for data, offsets in blocks:
+        documents = len(offsets) - 1
+        if specials is None:
+            yield _Unit(data, offsets[:-1].copy(), offsets[1:].copy()), documents
+            continue
+        starts: list[int] = []
+        ends: list[int] = []
+        edges = offsets.tolist()
+        for a, b in zip(edges[:-1], edges[1:], strict=True):
+            s, e = _segments(data[a:b], specials, a)
+            starts.extend(s)
+            ends.extend(e)
+        yield _Unit(data, np.array(starts, np.int64), np.array(ends, np.int64)), documents
+
+
+def _jsonl_units(
+    path: Path, specials: regex.Pattern | None, field: str = "text"
+) -> Iterator[tuple[_Unit, int]]:
     """Units of a JSONL file: each record's text is a document of its own."""
     parts: list[bytes] = []
     starts: list[int] = []
     ends: list[int] = []
     size = 0
     documents = 0
-    for _, text in jsonl_texts(path):
+    for _, text in jsonl_texts(path, field):
         data = text.encode("utf-8")
         s, e = _segments(data, specials, size)
         starts.extend(s)

@@ -386,6 +386,18 @@ class Tokenizer:
         with ThreadPoolExecutor(min(threads, len(texts))) as pool:
             return list(pool.map(lambda t: self.encode(t, allowed_special), texts))
 
+    def rebuilt_merges(self) -> list[tuple[int, int] | None]:
+        """For each merge r, the two tokens that BPE with only the first r merges makes of the
+        bytes of the token merge r makes, or None when they do not come out as two tokens.
+
+        None means the merges never build that token: the encoder emits it only where a whole
+        pre-token equals it (its whole-piece lookup). With merges `b+c`, `a+b`, `c+d`, `ab+cd`,
+        `abcd` is None: `a|bc|d` is all the first three merges make of it.
+        """
+        results = np.array(self.merge_results, dtype=np.int64)
+        found = kernels.recover_merges(results, self._core.tables)
+        return [None if left < 0 else (int(left), int(right)) for left, right in found.tolist()]
+
     def export(self, format: str, out: str | os.PathLike[str]) -> list[Path]:
         """Write this tokenizer as `format` (gpt2, hf, tiktoken, minbpe) into folder `out`."""
         from workbench.engine import formats

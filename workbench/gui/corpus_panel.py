@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from workbench.display import readable
 from workbench.engine.errors import WorkbenchError
 from workbench.engine.patterns import compile_pattern
+from workbench.engine.readers import preview_text
 from workbench.engine.specials import split_on_specials
 from workbench.gui.table_model import ListTableModel
 from workbench.gui.worker import CorpusReport
@@ -69,6 +70,9 @@ def first_files(paths: list[Path], n: int = PREVIEW_FILES) -> list[Path]:
 
 def read_head(path: Path, chars: int = PREVIEW_CHARS) -> str:
     """The first `chars` characters of a text file (invalid bytes replaced: preview only)."""
+    packed = preview_text(path, chars)  # compressed, Parquet or Arrow: their text, not bytes
+    if packed is not None:
+        return packed
     try:
         with open(path, encoding="utf-8", errors="replace", newline="") as handle:
             return handle.read(chars)

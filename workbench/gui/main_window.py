@@ -33,6 +33,7 @@ from workbench.gui import settings as settings_io
 from workbench.gui.charts import ChartsPanel
 from workbench.gui.controls import TrainingControls, parse_specials
 from workbench.gui.corpus_panel import CorpusPanel
+from workbench.gui.evaluate_tab import EvaluateTab
 from workbench.gui.help import GuideDialog, about_html
 from workbench.gui.history_loader import HistoryLoader
 from workbench.gui.merge_list import MergeListPanel
@@ -40,10 +41,11 @@ from workbench.gui.resources import demo_corpus, icon_path
 from workbench.gui.run_history import RunHistoryPanel
 from workbench.gui.status import RateMeter, TrainingStatus
 from workbench.gui.teaching import TeachingDriver, TeachingPanel
-from workbench.gui.tokens_tab import TokensTab, tokenizer_from_store
+from workbench.gui.tokens_tab import TokensTab
 from workbench.gui.worker import CorpusReport, IdleState, KernelWarmer, TrainWorker
 from workbench.session.states import StopReason, describe
 from workbench.store import RunStore, StoreError
+from workbench.store.tokenizer_of_run import tokenizer_of_run
 
 STATUS_MS = 250
 RECOUNT_DELAY_MS = 600
@@ -114,6 +116,7 @@ class MainWindow(QMainWindow):
         self.runs = RunHistoryPanel(self.store)
         self.history = HistoryLoader(self.charts, self)
         self.tokens = TokensTab(db_path, self.store, self)
+        self.evaluate = EvaluateTab(db_path, self.store)
         self._layout()
         self.status = TrainingStatus(self.statusBar())
         self._make_menus()
@@ -191,6 +194,7 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.corpus_panel, "Corpus")
         self.tabs.addTab(self.runs, "Runs")
         self.tabs.addTab(self.tokens.panel, "Tokens")
+        self.tabs.addTab(self.evaluate, "Evaluate")
         main = QSplitter()
         main.addWidget(self.controls)
         main.addWidget(self.tabs)
@@ -270,6 +274,7 @@ class MainWindow(QMainWindow):
         self.runs.sigOpenRun.connect(self.open_run)
         self.runs.sigDeleted.connect(self._run_deleted)
         self.tokens.panel.sigJumpToRank.connect(self.jump_to_rank)
+        self.evaluate.connect_window(self)
 
     def start_threads(self) -> None:
         self.train_thread.start()
@@ -356,9 +361,9 @@ class MainWindow(QMainWindow):
         self.recount_timer.start()
 
     def open_files(self) -> None:
-        files, _ = QFileDialog.getOpenFileNames(
-            self, "Open corpus files", "", "Text (*.txt *.jsonl *.md *.py);;All files (*)"
-        )
+        from workbench.engine.readers import corpus_file_filter  # Parquet, Arrow, .zst, ...
+
+        files, _ = QFileDialog.getOpenFileNames(self, "Open corpus files", "", corpus_file_filter())
         if files:
             self.load_corpus([Path(f) for f in files])
 
@@ -640,7 +645,7 @@ class MainWindow(QMainWindow):
         if every_tick and now - last_at < SAMPLE_COST_FACTOR * cost:
             return
         try:
-            tok, _label = tokenizer_from_store(self.store, self.run_id)
+            tok = tokenizer_of_run(self.store, self.run_id)
         except (StoreError, WorkbenchError):
             return
         self._sample_built = (now, time.perf_counter() - now)
@@ -761,6 +766,7 @@ class MainWindow(QMainWindow):
         self.status_timer.stop()
         self.history.cancel()
         self.tokens.shutdown()
+        self.evaluate.shutdown()
         self.store.close()
         self.closed = True
         event.accept()

@@ -11,34 +11,23 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject
 
-from workbench.engine.patterns import resolve
 from workbench.engine.tokenizer import Tokenizer
 from workbench.gui.tokens import TokensPanel
 from workbench.gui.tokens.jobs import JobLane
 from workbench.store import RunStore
 from workbench.store.errors import StoreError
-
-
-def tokenizer_from_store(store: RunStore, run_id: int) -> tuple[Tokenizer, str]:
-    """The tokenizer a stored run made so far (its pattern and specials from its settings),
-    and the run's label."""
-    run = store.get_run(run_id)
-    pairs = store.merges_as_pairs(run_id)
-    settings = run.settings
-    tok = Tokenizer.from_merges(
-        pairs, resolve(settings.get("pattern")), tuple(settings.get("special_tokens") or ())
-    )
-    return tok, f"run {run.id} “{run.name}”"
+from workbench.store.tokenizer_of_run import tokenizer_of
 
 
 def tokenizer_of_run(db_path: Path, run_id: int) -> tuple[Tokenizer, str, int]:
-    """`tokenizer_from_store` on a connection of its own (for a background lane)."""
+    """The tokenizer a stored run made so far (its pattern and specials from its settings)."""
     store = RunStore(db_path)
     try:
-        tok, label = tokenizer_from_store(store, run_id)
+        run = store.get_run(run_id)
+        pairs = store.merges_as_pairs(run_id)
     finally:
         store.close()
-    return tok, label, run_id
+    return tokenizer_of(run, pairs), f"run {run.id} “{run.name}”", run_id
 
 
 class TokensTab(QObject):

@@ -191,11 +191,10 @@ class CompareView(QWidget):
         store = self._store
         if store is None:
             return
+        from workbench.store.tokenizer_of_run import tokenizer_of_run
+
         run = store.get_run(run_id)
-        pattern = run.settings.get("pattern", "gpt2")
-        specials = list(run.settings.get("special_tokens", []))
-        tok = Tokenizer.from_merges(store.merges_as_pairs(run_id), pattern, specials)
-        self.add_tokenizer(f"run #{run.id} {run.name}", tok)
+        self.add_tokenizer(f"run #{run.id} {run.name}", tokenizer_of_run(store, run_id))
 
     def remove(self, row: int) -> None:
         if 0 < row < len(self.rows):  # the primary stays

@@ -1,0 +1,86 @@
+"""Corpus formats beyond plain text and JSONL: compressed streams, Parquet, Arrow.
+
+`corpus.py` keeps the plain-text and JSONL readers and asks this package what a file is:
+- `compressed`: `.zst`, `.xz` and `.bz2` beside `.gz` (text and JSONL alike);
+- `columnar`: `.parquet` files (streamed by row group) and Arrow IPC `.arrow` files, each record
+  a document, its text in one column;
+- `datasets`: folders written by Hugging Face `datasets.save_to_disk` (Arrow files plus JSON
+  metadata), read with pyarrow alone;
+- `optional`: the one-line message when an optional package is missing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from workbench.engine.readers.columnar import is_columnar
+from workbench.engine.readers.compressed import is_compressed
+
+# What the window's "Open corpus files" dialog offers (any file is still read as text).
+CORPUS_FILE_PATTERNS = [
+    "*.txt",
+    "*.md",
+    "*.py",
+    "*.jsonl",
+    "*.parquet",
+    "*.arrow",
+    "*.gz",
+    "*.zst",
+    "*.xz",
+    "*.bz2",
+    "*.jsonl.gz",
+    "*.jsonl.zst",
+    "*.jsonl.xz",
+    "*.jsonl.bz2",
+]
+
+
+def corpus_file_filter() -> str:
+    """The Qt file-dialog filter for corpus files (a counts file is a `.parquet` too)."""
+    return f"Corpora ({' '.join(CORPUS_FILE_PATTERNS)});;All files (*)"
+
+
+def streams_only(path: Path) -> bool:
+    """Whether a file's size on disk says nothing about how much text it holds (compressed or
+    columnar), so it must be streamed rather than read whole."""
+    return is_compressed(path) or is_columnar(path)
+
+
+__all__ = [
+    "CORPUS_FILE_PATTERNS",
+    "corpus_file_filter",
+    "is_columnar",
+    "is_compressed",
+    "streams_only",
+]
+
+
+def preview_text(path: Path, chars: int) -> str | None:
+    """The first `chars` characters of a compressed, Parquet or Arrow file's text (records
+    joined by blank lines), for a preview; None for other files (read them as they are)."""
+    if not streams_only(path):
+        return None
+    from workbench.engine.errors import WorkbenchError
+
+    try:
+        if is_columnar(path):
+            from workbench.engine.readers.columnar import record_texts
+
+            parts, size = [], 0
+            for text in record_texts(path, "text"):
+                parts.append(text)
+                size += len(text)
+                if size >= chars:
+                    break
+            return "\n\n".join(parts)[:chars]
+        if path.name.lower().endswith(".gz"):
+            import gzip
+
+            with gzip.open(path, "rb") as stream:
+                return stream.read(chars * 4).decode("utf-8", "replace")[:chars]
+        from workbench.engine.readers.compressed import open_compressed
+
+        with open_compressed(path) as stream:
+            return stream.read(chars * 4).decode("utf-8", "replace")[:chars]
+    except (OSError, EOFError, WorkbenchError) as exc:
+        return f"(cannot preview {path.name}: {exc})"

@@ -1,0 +1,132 @@
+"""What `--tokenizer` names: a stored run (`run:ID`, `run:ID@k` for its first k merges), every
+run of a sweep (`sweep:ID`, as `train --vocab-size A,B,…` tags them), a tokenizer file or
+folder (`workbench.engine.formats.load`), or `gpt2`/`cl100k`/`o200k`.
+
+A run's tokenizer comes from the one "stored run -> tokenizer" helper, and keeps the run's
+merge counts for token health; `@k` is `Tokenizer.prefix(k)` (no retraining).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from workbench.engine import formats
+from workbench.engine.errors import WorkbenchError
+from workbench.engine.tokenizer import Tokenizer
+from workbench.evaluate import references
+
+_RUN = re.compile(r"run:(\d+)(?:@(\d+))?$")
+_SWEEP = "sweep:"
+
+
+@dataclass
+class Candidate:
+    """One tokenizer under evaluation and where it came from."""
+
+    name: str  # as the user wrote it: `run:3@8000`, `gpt2`, `out/tokenizer.json`
+    label: str  # for people: `run 3 “wiki” @ 8,000 merges`
+    tokenizer: Tokenizer
+    kind: str  # run | file | reference
+    run_id: int | None = None
+    merge_counts: np.ndarray | None = None  # runs only: pair count at each merge, by rank
+    corpus_paths: list[str] = field(default_factory=list)  # runs only: what it was trained on
+    corpus_fingerprint: str | None = None  # runs only: the corpus as it was then
+
+    @property
+    def vocab_size(self) -> int:
+        return self.tokenizer.vocab_size
+
+    @property
+    def id_space(self) -> int:
+        """One more than the largest id it can emit (for counting by id)."""
+        ids = list(self.tokenizer.vocab) + list(self.tokenizer.special_tokens.values())
+        return max(ids) + 1
+
+
+def parse_run(spec: str) -> tuple[int, int | None] | None:
+    """`run:3` -> (3, None), `run:3@800` -> (3, 800), anything else -> None."""
+    m = _RUN.match(spec.strip())
+    if m is None:
+        return None
+    return int(m.group(1)), None if m.group(2) is None else int(m.group(2))
+
+
+def run_candidate(store, run_id: int, k: int | None = None, name: str | None = None) -> Candidate:
+    """Run `run_id` of `store` (a RunStore), at its first `k` merges when k is given."""
+    from workbench.store.tokenizer_of_run import merge_counts, tokenizer_of
+
+    run = store.get_run(run_id)
+    tok = tokenizer_of(run, store.merges_as_pairs(run_id))
+    label = f"run {run.id} “{run.name}”"
+    if k is not None:
+        if not 0 <= k <= len(tok.merges):
+            raise WorkbenchError(f"run:{run_id}@{k}: the run has {len(tok.merges):,} merges")
+        tok = tok.prefix(k)
+        label += f" @ {k:,}"
+    counts = merge_counts(store, run_id)[: len(tok.merges)]
+    return Candidate(
+        name or (f"run:{run_id}" + ("" if k is None else f"@{k}")),
+        label,
+        tok,
+        "run",
+        run_id,
+        counts,
+        list(run.corpus.get("paths") or ()),
+        run.corpus.get("fingerprint"),
+    )
+
+
+def resolve(spec: str, db_path: str | Path | None = None, pattern: str | None = None) -> Candidate:
+    """The candidate `spec` names; a WorkbenchError (one line) when it names nothing usable."""
+    run = parse_run(spec)
+    if run is not None:
+        from workbench.store import RunStore
+
+        with RunStore(db_path) as store:
+            return run_candidate(store, *run, name=spec)
+    if spec.startswith("run:"):
+        raise WorkbenchError(f"--tokenizer {spec!r}: write run:ID or run:ID@k (k merges)")
+    if references.is_reference(spec):
+        return Candidate(spec, spec, references.load_reference(spec), "reference")
+    path = Path(spec)
+    if not path.exists():
+        raise WorkbenchError(
+            f"--tokenizer {spec!r}: no such file or folder (nor run:ID, sweep:ID, gpt2, cl100k, "
+            "o200k)"
+        )
+    return Candidate(spec, path.name or spec, formats.load(path, pattern), "file")
+
+
+def sweep_of(run) -> str | None:
+    """The sweep id a run (RunInfo) is tagged with, or None."""
+    tag = run.settings.get("sweep")
+    return str(tag["id"]) if isinstance(tag, dict) and "id" in tag else None
+
+
+def sweep_runs(store, sweep_id: str) -> list[int]:
+    """The ids of the runs of sweep `sweep_id`, in the sweep's order."""
+    runs = [r for r in store.list_runs() if sweep_of(r) == sweep_id]
+    return [r.id for r in sorted(runs, key=lambda r: (r.settings["sweep"].get("index", 0), r.id))]
+
+
+def resolve_all(
+    specs: list[str], db_path: str | Path | None = None, pattern: str | None = None
+) -> list[Candidate]:
+    """`resolve` each spec, a `sweep:ID` giving one candidate per run of the sweep."""
+    out: list[Candidate] = []
+    for spec in specs:
+        if not spec.startswith(_SWEEP):
+            out.append(resolve(spec, db_path, pattern))
+            continue
+        from workbench.store import RunStore
+
+        with RunStore(db_path) as store:
+            ids = sweep_runs(store, spec[len(_SWEEP) :])
+            if not ids:
+                raise WorkbenchError(f"--tokenizer {spec!r}: no stored run belongs to that sweep")
+            out.extend(run_candidate(store, run_id) for run_id in ids)
+    return out
