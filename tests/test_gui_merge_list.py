@@ -81,6 +81,12 @@ def test_sorting_a_search_and_its_count(run):
     model.sort(COUNT, Qt.SortOrder.DescendingOrder)
     counts = [m.count for m in every_row(model)]
     assert counts == sorted(counts, reverse=True) and len(counts) == len(matches)
+    # Three characters go through the trigram index: sorted the same way, page by page.
+    everything = store.search(run_id, text="<99", limit=N)
+    assert len(everything) > 14
+    expected = [m.rank for m in sorted(everything, key=lambda m: (-m.count, m.rank))]
+    pages = [store.search(run_id, text="<99", order="-count", limit=7, offset=o) for o in (0, 7)]
+    assert [m.rank for page in pages for m in page] == expected[:14]
 
 
 def test_regex_runs_on_the_real_text_not_the_display_form(run):

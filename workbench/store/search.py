@@ -164,6 +164,11 @@ def build(
         if needle:
             sql.add("instr(m.token, ?) > 0", needle)
     sql.add_range("m.rank", q.rank_range)
+    if q.order not in KEYSET_ORDERS and q.rank_range is None and sql.source == "merges m":
+        # A sort reads the whole run: through the primary key (run_id, rank) that is one
+        # sequential walk; left to itself the planner takes `merges_by_right (run_id)` and
+        # looks every row up out of order, ten times slower (650 ms vs 63 ms at 200k merges).
+        sql.add("m.rank >= 0")
     sql.add_range("m.new_id", q.id_range)
     sql.add_range("m.count", q.count_range)
     sql.add_range("m.length", q.length_range)
@@ -211,8 +216,19 @@ def order_clause(sql: _Sql, order: str) -> str:
 
 def select_sql(sql: _Sql, order: str, limit: int, offset: int) -> tuple[str, list[object]]:
     columns = ", ".join(f"m.{c.strip()}" for c in MERGE_COLUMNS.split(","))
+    where = " AND ".join(sql.where)
+    if order not in KEYSET_ORDERS:
+        # Sort only (key, rank) pairs, then read the page's rows: a sort that carries every
+        # column (token, readable) past a deep offset costs seconds at 200k merges.
+        key = order_clause(sql, order)
+        text = (
+            f"SELECT {columns} FROM merges m JOIN (SELECT m.rank AS page_rank FROM {sql.source}"
+            f" WHERE {where} ORDER BY {key} LIMIT ? OFFSET ?) p"
+            f" ON m.run_id = ? AND m.rank = p.page_rank ORDER BY {key}"
+        )
+        return text, [*sql.source_params, *sql.params, limit, offset, sql.params[0]]
     text = (
-        f"SELECT {columns} FROM {sql.source} WHERE {' AND '.join(sql.where)} "
+        f"SELECT {columns} FROM {sql.source} WHERE {where} "
         f"ORDER BY {order_clause(sql, order)} LIMIT ? OFFSET ?"
     )
     return text, [*sql.source_params, *sql.params, limit, offset]
