@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-import regex
 from hypothesis import settings
 from reference_bpe import train_reference
 
-from workbench.engine.patterns import GPT2
+from workbench.engine.patterns import GPT2, compile_pattern
 
 
 def examples(factor: float = 1.0) -> int:
@@ -38,7 +37,7 @@ HARD_PARTS = [
 
 def naive_merges(text: str, num_merges: int, pattern: str = GPT2) -> list[tuple[bytes, bytes]]:
     """Plain BPE on the pieces of `text`: the slow reference trainer (ties: greatest bytes)."""
-    words = Counter(p.encode() for p in regex.findall(pattern, text))
+    words = Counter(p.encode() for p in compile_pattern(pattern).findall(text))
     return train_reference(dict(words), 256 + num_merges)[0]
 
 

@@ -8,7 +8,6 @@ import os
 from collections import Counter
 
 import pytest
-import regex
 from _bpe_helpers import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -155,7 +154,7 @@ def test_chunked_reading_gives_the_same_pieces(text, chunk, preset, specials):
     pieces = [text[i : i + chunk] for i in range(0, len(text), chunk)]
     segments = list(_stream_text(pieces, segmenter, chunk_chars=chunk))
     whole = segmenter.split(text)
-    compiled = regex.compile(PRESETS[preset])
+    compiled = compile_pattern(PRESETS[preset])
     assert [p for s in segments for p in compiled.findall(s)] == [
         p for s in whole for p in compiled.findall(s)
     ]

@@ -52,9 +52,9 @@ def _corpus_texts(corpora) -> list[str]:
 def test_scanner_equals_regex_on_corpora(pairs, corpora, preset):
     fast, slow = pairs[preset]
     for text in _corpus_texts(corpora):
-        ids = fast.encode(text)
-        assert ids == slow.encode(text)
-        assert fast.encode(text, "none") == slow.encode(text, "none")
+        ids = fast.encode(text, "all")
+        assert ids == slow.encode(text, "all")
+        assert fast.encode_ordinary(text) == slow.encode_ordinary(text)
         assert fast.decode(ids) == text
 
 
@@ -63,7 +63,7 @@ def test_tiny_cache_equals_regex_on_corpora(pairs, corpora, monkeypatch):
     monkeypatch.setattr(tokenizer_module, "_cache_bits", lambda size: 8)
     fast, slow = pairs["o200k"]
     for text in _corpus_texts(corpora):
-        assert fast.encode(text) == slow.encode(text)
+        assert fast.encode(text, "all") == slow.encode(text, "all")
 
 
 def test_cached_long_pieces_that_share_their_first_bytes(pairs):
@@ -71,27 +71,27 @@ def test_cached_long_pieces_that_share_their_first_bytes(pairs):
     fast, slow = pairs["gpt2"]
     words = [f" abcdefg{a}{b}{c}" for a in "xyz" for b in "klmn" for c in "pqrst"]
     text = " ".join(words * 3)
-    assert fast.encode(text) == slow.encode(text)
+    assert fast.encode(text, "all") == slow.encode(text, "all")
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(texts)
 def test_scanner_equals_regex_on_generated_text(pairs, text):
     for fast, slow in pairs.values():
-        assert fast.encode(text) == slow.encode(text)
-        assert fast.encode(text, "none") == slow.encode(text, "none")
-        assert fast.encode_with_spans(text) == slow.encode_with_spans(text)
+        assert fast.encode(text, "all") == slow.encode(text, "all")
+        assert fast.encode_ordinary(text) == slow.encode_ordinary(text)
+        assert fast.encode_with_spans(text, "all") == slow.encode_with_spans(text, "all")
 
 
 def test_spans_and_specials_on_the_scanner_path(pairs):
     fast, slow = pairs["cl100k"]
     text = "a<|endoftext|>é<|endoftext|><|endoftext|>\ud800 x"  # a lone surrogate too
-    assert fast.encode_with_spans(text) == slow.encode_with_spans(text)
-    spans = fast.encode_with_spans(text)
+    assert fast.encode_with_spans(text, "all") == slow.encode_with_spans(text, "all")
+    spans = fast.encode_with_spans(text, "all")
     assert spans[1].id == fast.special_tokens["<|endoftext|>"]
     assert (spans[1].char_start, spans[1].char_end) == (1, 14)
     assert fast.encode("") == [] and fast.encode_with_spans("") == []
-    assert list(fast.encode_array("<|endoftext|>")) == [fast.special_tokens["<|endoftext|>"]]
+    assert list(fast.encode_array("<|endoftext|>", "all")) == [fast.special_tokens["<|endoftext|>"]]
 
 
 def test_splitter_choice(pairs, small_custom):

@@ -15,7 +15,7 @@ import html
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workbench.display import CR, NEWLINE, TAB, grapheme_bounds, show_bytes, token_rgb
 from workbench.engine.tokenizer import Tokenizer
@@ -35,9 +35,13 @@ class TokenGroup:
     shown: tuple[str, ...]  # each token's bytes, readable: b"\xe2\x80" -> "<E2><80>"
 
 
-def token_groups(tokenizer: Tokenizer, text: str) -> list[TokenGroup]:
+def token_groups(tokenizer: Tokenizer, text: str, **specials: Any) -> list[TokenGroup]:
     """Group tokens whose character spans overlap (a character split across tokens) or that
-    share one user-perceived character (a flag, an emoji ZWJ sequence)."""
+    share one user-perceived character (a flag, an emoji ZWJ sequence).
+
+    `specials`: `allowed_special` / `disallowed_special` as for `Tokenizer.encode` (default:
+    "all", since a viewer shows a user's own tokenizer on a user's own text).
+    """
     table = tokenizer._decode_table()
     cluster_starts = set(grapheme_bounds(text))
     groups: list[TokenGroup] = []
@@ -51,7 +55,8 @@ def token_groups(tokenizer: Tokenizer, text: str) -> list[TokenGroup]:
             groups.append(TokenGroup(ids, text[start:end], start, end, shown))
             run.clear()
 
-    for span in tokenizer.encode_with_spans(text):
+    specials = specials or {"allowed_special": "all"}
+    for span in tokenizer.encode_with_spans(text, **specials):
         if (
             run
             and span.char_start >= max(s.char_end for s in run)
@@ -92,14 +97,17 @@ def to_html(groups: list[TokenGroup], title: str = "tokens") -> str:
     )
 
 
-def render_html(tokenizer: Tokenizer, text: str, title: str = "tokens") -> str:
-    """The page `to_html` makes for `text` cut by `tokenizer`."""
-    return to_html(token_groups(tokenizer, text), title)
+def render_html(tokenizer: Tokenizer, text: str, title: str = "tokens", **specials: Any) -> str:
+    """The page `to_html` makes for `text` cut by `tokenizer` (`specials` as for
+    `token_groups`)."""
+    return to_html(token_groups(tokenizer, text, **specials), title)
 
 
-def render_png(tokenizer: Tokenizer, text: str, out: Path, width: int = 900) -> Path:
+def render_png(
+    tokenizer: Tokenizer, text: str, out: Path, width: int = 900, **specials: Any
+) -> Path:
     """`text` cut by `tokenizer`, painted as coloured boxes into the PNG `out`."""
-    if not render_image(token_groups(tokenizer, text), width).save(str(out)):
+    if not render_image(token_groups(tokenizer, text, **specials), width).save(str(out)):
         raise OSError(f"could not write {out}")
     return out
 
@@ -179,9 +187,9 @@ def _height(groups: list[TokenGroup], painter: QPainter, width: int) -> int:
     return (boxes[-1][1] if boxes else 0) + metrics.height() + 12
 
 
-def render_file(tokenizer: Tokenizer, text: str, out: Path) -> Path:
-    """Write `out` as .html or .png (chosen by suffix)."""
+def render_file(tokenizer: Tokenizer, text: str, out: Path, **specials: Any) -> Path:
+    """Write `out` as .html or .png (chosen by suffix); `specials` as for `token_groups`."""
     if out.suffix.lower() == ".png":
-        return render_png(tokenizer, text, out)
-    out.write_text(render_html(tokenizer, text, out.stem), encoding="utf-8")
+        return render_png(tokenizer, text, out, **specials)
+    out.write_text(render_html(tokenizer, text, out.stem, **specials), encoding="utf-8")
     return out

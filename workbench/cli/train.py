@@ -107,6 +107,10 @@ def run(args: argparse.Namespace) -> int:
     if bool(args.paths) == bool(args.from_counts):
         raise WorkbenchError("give the corpus PATHs or --from-counts FILE (one of the two)")
     steps = plan_sweep(config, sizes, patterns)  # checks every pattern before any counting
+    from workbench.engine.formats import check_can_hold
+
+    for step in steps:  # refuse before counting what a chosen format cannot store
+        check_can_hold(["gpt2", *formats], step.config.pattern_string, step.config.special_tokens)
     bar = _Bar(enabled=not args.quiet and sys.stderr.isatty())
     store_path = None if args.no_db else (args.db or _default_db())
     with stop_on_signals() as interrupted:

@@ -77,8 +77,14 @@ def _same_bytes(buf, start, end, tok_bytes, tok_start, tok_end):
 @njit
 def _whole_lookup(buf, start, end, tok_bytes, tok_off, whole):
     """The id whose bytes are `buf[start:end]` (length >= 2), or -1."""
-    mask = np.int64(whole.shape[0] - 1)
     h = np.int64(_hash_bytes(buf, start, end) >> np.uint64(1))
+    return _lookup_hashed(h, buf, start, end, tok_bytes, tok_off, whole)
+
+
+@njit
+def _lookup_hashed(h, buf, start, end, tok_bytes, tok_off, whole):
+    """`_whole_lookup` with the (shifted) hash of `buf[start:end]` already known."""
+    mask = np.int64(whole.shape[0] - 1)
     slot = h & mask
     while True:
         tid = whole[slot, 1]
@@ -138,8 +144,18 @@ def collect_splits(tok_bytes, tok_off, tok_rank, byte_id, whole):
         start, end = tok_off[tid], tok_off[tid + 1]
         if end - start < 2 or tok_rank[tid] == NEVER:
             continue
+        # The left part's hash grows one byte per cut (FNV is sequential), so scanning the cuts
+        # costs O(length), not O(length^2): a 256 KB token would otherwise take minutes. Only
+        # cuts whose left part is a token (few: a run's tokens double) hash the right part.
+        raw = _FNV_OFFSET
         for cut in range(start + 1, end):
-            left = _find_id(tok_bytes, start, cut, byte_id, tok_bytes, tok_off, whole)
+            raw ^= np.uint64(tok_bytes[cut - 1])
+            raw *= _FNV_PRIME
+            if cut - start == 1:
+                left = np.int64(byte_id[tok_bytes[start]])
+            else:
+                h = np.int64(_mix(raw) >> np.uint64(1))
+                left = np.int64(_lookup_hashed(h, tok_bytes, start, cut, tok_bytes, tok_off, whole))
             if left < 0:
                 continue
             right = _find_id(tok_bytes, cut, end, byte_id, tok_bytes, tok_off, whole)

@@ -1,22 +1,23 @@
 """The work a pre-tokenizing process does: count the pieces of a batch of segments.
 
-Kept apart and light (regex only, no Numba) so that spawned worker processes start fast.
+Kept apart and light (regex and numpy, no Numba) so that spawned worker processes start fast.
+Patterns are compiled by `patterns.compile_pattern`, so they match with Unicode 16.0 classes.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
-import regex
+from workbench.engine.patterns import PinnedPattern, compile_pattern
 
-_compiled: dict[str, regex.Pattern] = {}
+_compiled: dict[str, PinnedPattern] = {}
 
 
 def count_segments(pattern: str, segments: list[str]) -> Counter[str]:
     """Counter of `regex.findall(pattern, s)` pieces over all segments."""
     compiled = _compiled.get(pattern)
     if compiled is None:
-        compiled = _compiled[pattern] = regex.compile(pattern)
+        compiled = _compiled[pattern] = compile_pattern(pattern)
     counts: Counter[str] = Counter()
     for segment in segments:
         counts.update(compiled.findall(segment))

@@ -5,7 +5,10 @@ result is two int64 arrays of byte offsets into `data`. `RegexSplitter` runs `re
 pieces tiktoken sees): the tokenizer uses it for custom patterns or when asked
 (`Tokenizer.with_splitter("regex")`); preset patterns default to the fused Numba scanner, which
 does not go through a `Splitter` at all. Any callable can be passed to `with_splitter`.
-Text the pattern does not match is dropped, as tiktoken does (the presets match everything).
+Text the pattern does not match is dropped, as tiktoken does (`patterns.check_coverage` refuses
+patterns that would drop any). A pattern that backtracks catastrophically (`(a|aa)+$|\\S|\\s`
+on forty `a`s) would never return: the regex runs under a timeout that grows with the text
+(`regex_timeout`), and running out is a TokenizerError naming the pattern and the text.
 """
 
 from __future__ import annotations
@@ -14,7 +17,18 @@ from collections.abc import Callable
 
 import numpy as np
 
+from workbench.engine.errors import TokenizerError
 from workbench.engine.patterns import compile_pattern
+
+# Seconds allowed: a base plus a time per character far beyond any sane pattern's (the slowest
+# preset spelled out at Unicode 16.0 needs about 7 microseconds per character).
+TIMEOUT_BASE = 10.0
+TIMEOUT_PER_CHAR = 20e-6
+
+
+def regex_timeout(text: str) -> float:
+    return TIMEOUT_BASE + TIMEOUT_PER_CHAR * len(text)
+
 
 Splitter = Callable[[str, bytes], tuple[np.ndarray, np.ndarray]]
 
@@ -36,13 +50,25 @@ class RegexSplitter:
         self._compiled = compile_pattern(pattern)
 
     def __call__(self, text: str, data: bytes) -> tuple[np.ndarray, np.ndarray]:
-        pieces = self._compiled.findall(text)
+        try:
+            return self._split(text, data)
+        except TimeoutError:
+            shown = text if len(text) <= 40 else text[:40] + "..."
+            raise TokenizerError(
+                f"the pattern {self.pattern[:60]!r} took more than {regex_timeout(text):.0f} s on"
+                f" the text {shown!r} ({len(text):,} characters): it backtracks catastrophically;"
+                " use a simpler pattern"
+            ) from None
+
+    def _split(self, text: str, data: bytes) -> tuple[np.ndarray, np.ndarray]:
+        timeout = regex_timeout(text)
+        pieces = self._compiled.findall(text, timeout=timeout)
         lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
         if int(lengths.sum()) == len(text):  # the usual case: pieces tile the text
             ends = np.cumsum(lengths)
             starts = ends - lengths
         else:
-            spans = [m.span() for m in self._compiled.finditer(text)]
+            spans = list(self._compiled.finditer(text, timeout=timeout))
             table = np.array(spans, dtype=np.int64).reshape(-1, 2)
             starts, ends = table[:, 0].copy(), table[:, 1].copy()
         if len(data) != len(text):

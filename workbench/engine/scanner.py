@@ -1,6 +1,7 @@
 r"""A hand-written pre-tokenizer ("scanner") for the three preset patterns, over UTF-8 bytes.
 
-It splits exactly like `regex.findall(pattern, text)` for `gpt2`, `cl100k` and `o200k`, over ten
+It splits exactly like `regex.findall(pattern, text)` for `gpt2`, `cl100k` and `o200k` with code
+points classified as Unicode 16.0 does (tiktoken's version: `unicode_classes`), over ten
 times faster than the regex engine (see bench_scanner.py), and counts pieces without making a
 Python object per piece. It is single-threaded; kernels release the GIL.
 Custom patterns are not handled here: `can_scan` says when the scanner may stand in for `regex`.
@@ -14,7 +15,7 @@ current position, as `regex` does; the first that matches wins, not the longest)
 - `\s*[\r\n]+`: the run up to and including its last `\r`/`\n` (backtracking of `\s*`).
 - o200k's `[Up]*[Lo]+` (Lm, Lo and M are in both classes): the greedy upper run, then the last
   lower-class character at or before its end (backtracking); `[Up]+[Lo]*` only when that fails.
-- Contractions use case-insensitive letter tables asked of `regex` (`'ſ` matches `'s`).
+- Contractions use case-insensitive letter tables (`'ſ` matches `'s`), generated with the classes.
 
 Invalid UTF-8 (the corpus reader rejects it, but kernels must never crash or loop): a byte that
 does not start a well-formed sequence is one character, U+DC00 + byte, of class "other" -- exactly

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, NamedTuple
@@ -35,11 +36,16 @@ import numpy as np
 from workbench.engine import _encode_kernels as kernels
 from workbench.engine import scanner
 from workbench.engine.errors import TokenizerError
+from workbench.engine.ids import check_dense, check_id
 from workbench.engine.patterns import compile_pattern, resolve
 from workbench.engine.pieces import RegexSplitter, Splitter, char_to_byte
 from workbench.engine.specials import specials_bytes_regex, specials_regex
 
-AllowedSpecial = Literal["all", "none"] | set[str] | frozenset[str]
+# tiktoken's convention: specials in the text are an error unless allowed ("all" or a set);
+# `disallowed_special=()` encodes the ones not allowed as ordinary text. ("none": all of them
+# as ordinary text, like `encode_ordinary`.)
+AllowedSpecial = Literal["all", "none"] | AbstractSet[str] | Sequence[str]
+DisallowedSpecial = Literal["all"] | AbstractSet[str] | Sequence[str]
 # "auto": the scanner for preset patterns, else regex; "scanner" insists (error on a custom
 # pattern); "regex" forces the regex engine; a callable is a custom pre-tokenizer.
 SplitterChoice = Literal["auto", "scanner", "regex"] | Splitter
@@ -308,26 +314,52 @@ class Tokenizer:
 
     # ----- encode / decode ------------------------------------------------------------------
 
-    def encode(self, text: str, allowed_special: AllowedSpecial = "all") -> list[int]:
-        """Token ids of `text`; specials not allowed are encoded as ordinary text."""
-        ids, _, _ = self._encode(text, allowed_special, want_starts=False)
+    def encode(
+        self,
+        text: str,
+        allowed_special: AllowedSpecial = frozenset(),
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> list[int]:
+        """Token ids of `text`, as tiktoken's `encode`.
+
+        A special token in `text` is encoded as that special only if allowed (`"all"` or a set
+        of names); one that is neither allowed nor excused (`disallowed_special=()` encodes the
+        rest as ordinary text) raises `DisallowedSpecialError`: text from users or files must not
+        turn into control tokens by accident.
+        """
+        allowed = self._specials_for(text, allowed_special, disallowed_special)
+        ids, _, _ = self._encode(text, allowed, want_starts=False)
         return ids.tolist()  # straight from the view: no intermediate copy
 
-    def encode_array(self, text: str, allowed_special: AllowedSpecial = "all") -> np.ndarray:
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Token ids of `text` with every special token encoded as ordinary text."""
+        return self.encode(text, allowed_special=(), disallowed_special=())
+
+    def encode_array(
+        self,
+        text: str,
+        allowed_special: AllowedSpecial = frozenset(),
+        disallowed_special: DisallowedSpecial = "all",
+    ) -> np.ndarray:
         """Like `encode`, as an int32 array (no Python int per token)."""
+        allowed = self._specials_for(text, allowed_special, disallowed_special)
         # A copy, so the caller does not keep the worst-case (one id per byte) buffer alive.
-        return self._encode(text, allowed_special, want_starts=False)[0].copy()
+        return self._encode(text, allowed, want_starts=False)[0].copy()
 
     def encode_with_spans(
-        self, text: str, allowed_special: AllowedSpecial = "all"
+        self,
+        text: str,
+        allowed_special: AllowedSpecial = frozenset(),
+        disallowed_special: DisallowedSpecial = "all",
     ) -> list[TokenSpan]:
         """Each token with its byte span in `text.encode()` and character span in `text`.
 
         A token that ends inside a character (byte-level BPE can cut `é` = C3 A9 in two) covers
-        that character in its character span and has `splits_char` set.
+        that character in its character span and has `splits_char` set. Specials as in `encode`.
         """
         text = _clean_text(text)
-        ids, starts, data_len = self._encode(text, allowed_special, want_starts=True)
+        allowed = self._specials_for(text, allowed_special, disallowed_special)
+        ids, starts, data_len = self._encode(text, allowed, want_starts=True)
         lengths = self._token_lengths(ids)
         if starts is None:  # the scanner tiles the text, so each token starts where the last ended
             starts = np.cumsum(lengths) - lengths
@@ -373,18 +405,25 @@ class Tokenizer:
     def encode_batch(
         self,
         texts: Sequence[str],
-        allowed_special: AllowedSpecial = "all",
+        *,
         num_threads: int | None = None,
+        allowed_special: AllowedSpecial = frozenset(),
+        disallowed_special: DisallowedSpecial = "all",
     ) -> list[list[int]]:
-        """`encode` of each text, in threads (the kernels release the GIL)."""
+        """`encode` of each text, in threads (the kernels release the GIL); keyword arguments
+        as tiktoken's `encode_batch`."""
         texts = list(texts)
         threads = num_threads or os.cpu_count() or 1
+
+        def one(text: str) -> list[int]:
+            return self.encode(text, allowed_special, disallowed_special)
+
         if threads <= 1 or len(texts) <= 1:
-            return [self.encode(t, allowed_special) for t in texts]
+            return [one(t) for t in texts]
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(min(threads, len(texts))) as pool:
-            return list(pool.map(lambda t: self.encode(t, allowed_special), texts))
+            return list(pool.map(one, texts))
 
     def rebuilt_merges(self) -> list[tuple[int, int] | None]:
         """For each merge r, the two tokens that BPE with only the first r merges makes of the
@@ -423,25 +462,45 @@ class Tokenizer:
             lengths[ids == tid] = len(name.encode())
         return lengths
 
-    def _allowed(self, allowed_special: AllowedSpecial) -> tuple[str, ...]:
-        if allowed_special == "all":
+    def _names(self, chosen: AllowedSpecial | DisallowedSpecial, what: str) -> tuple[str, ...]:
+        if chosen == "all":
             return tuple(self.special_tokens)
-        if allowed_special == "none":
+        if chosen == "none":
             return ()
-        unknown = set(allowed_special) - set(self.special_tokens)
+        if isinstance(chosen, str):
+            raise TokenizerError(f"{what} must be 'all' or a set of special tokens, not {chosen!r}")
+        unknown = set(chosen) - set(self.special_tokens)
         if unknown:
             raise TokenizerError(f"not special tokens of this tokenizer: {sorted(unknown)}")
-        return tuple(allowed_special)
+        return tuple(dict.fromkeys(chosen))
+
+    def _specials_for(
+        self, text: str, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
+    ) -> tuple[str, ...]:
+        """The specials to split out of `text`; raises if it holds a disallowed one."""
+        allowed = self._names(allowed_special, "allowed_special")
+        if allowed_special == "none":  # the older spelling of encode_ordinary
+            return ()
+        if disallowed_special == "all":
+            disallowed = tuple(t for t in self.special_tokens if t not in set(allowed))
+        else:
+            disallowed = self._names(disallowed_special, "disallowed_special")
+        if disallowed:
+            matcher = specials_regex(tuple(sorted(disallowed)))
+            found = matcher.search(text) if matcher is not None else None
+            if found is not None:
+                raise DisallowedSpecialError(found.group(), found.start())
+        return allowed
 
     def _encode(
-        self, text: str, allowed_special: AllowedSpecial, want_starts: bool
+        self, text: str, allowed: tuple[str, ...], want_starts: bool
     ) -> tuple[np.ndarray, np.ndarray | None, int]:
         """(ids, each token's byte start or None when tokens tile the bytes, byte length).
 
-        The ids may be a view into a larger buffer.
+        `allowed`: the specials split out as their ids. The ids may be a view into a larger
+        buffer.
         """
         text, data = _utf8(text)
-        allowed = self._allowed(allowed_special)
         if self._scan_code is not None:
             return self._encode_scanned(data, allowed), None, len(data)
         data, starts, ends, special_ids = self._pieces(text, allowed, data)
@@ -543,6 +602,36 @@ class Tokenizer:
         return b"".join(chunks), starts, ends, special_ids
 
 
+class DisallowedSpecialError(TokenizerError, ValueError):
+    """The text holds a special token that was not allowed (tiktoken raises ValueError too)."""
+
+    def __init__(self, token: str, position: int) -> None:
+        self.token = token
+        self.position = position
+        super().__init__(
+            f"the text contains the special token {token!r} (at character {position}); pass"
+            f" allowed_special={{{token!r}}} (or 'all') to encode it as that special token, or"
+            " disallowed_special=() to encode it as ordinary text"
+        )
+
+
+def check_specials(specials: dict[str, int]) -> None:
+    """Names are non-empty strings, ids valid and distinct (`ids.check_id`).
+
+    An empty special would match at every position; an id past 32 bits would be cut short.
+    """
+    owner: dict[int, str] = {}
+    for name, tid in specials.items():
+        if not isinstance(name, str):
+            raise TokenizerError(f"special token {name!r} is not a string")
+        if not name:
+            raise TokenizerError("a special token cannot be empty")
+        check_id(tid, f"special token {name!r}")
+        if tid in owner:
+            raise TokenizerError(f"special tokens {owner[tid]!r} and {name!r} share id {tid}")
+        owner[tid] = name
+
+
 def _checked_pattern(pattern: str) -> str:
     resolved = resolve(pattern)
     compile_pattern(resolved)
@@ -570,10 +659,12 @@ def _check_vocab_merges(
 
     `orphans_ok` skips the "every token is made by a merge" check (ranks-only files).
     """
+    check_specials(specials)
     id_of: dict[bytes, int] = {}
     for tid, token in vocab.items():
-        if tid < 0:
-            raise TokenizerError(f"token id {tid} is negative")
+        if not isinstance(token, bytes):
+            raise TokenizerError(f"token {token!r} is not bytes")
+        check_id(tid, f"token {token[:40]!r}")
         if not token:
             raise TokenizerError(f"token id {tid} is empty")
         if token in id_of:
@@ -582,10 +673,20 @@ def _check_vocab_merges(
     for b in range(256):
         if bytes([b]) not in id_of:
             raise TokenizerError(f"the single byte 0x{b:02X} is missing from the vocabulary")
+    check_dense(vocab, len(vocab))
     made = {tid for token, tid in id_of.items() if len(token) == 1}
     results: list[int] = []
-    for rank, (left, right) in enumerate(merges):
+    seen: set[tuple[int, int]] = set()
+    for rank, merge in enumerate(merges):
+        if not isinstance(merge, tuple | list) or len(merge) != 2:
+            raise TokenizerError(f"merge {rank} is not a pair of ids: {merge!r}")
+        left, right = merge
+        if (left, right) in seen:
+            raise TokenizerError(f"merge {rank} ({left}, {right}) is listed twice")
+        seen.add((left, right))
         for part in (left, right):
+            if isinstance(part, bool) or not isinstance(part, int):
+                raise TokenizerError(f"merge {rank}: {part!r} is not a token id")
             if part not in vocab:
                 raise TokenizerError(f"merge {rank}: token id {part} is not in the vocabulary")
             if part not in made:

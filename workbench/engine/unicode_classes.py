@@ -1,31 +1,34 @@
-r"""Code-point class tables for the scanner, derived from the `regex` package itself.
+r"""Code-point classes pinned to one Unicode version (that of tiktoken and Hugging Face).
 
-The scanner must split exactly like `regex.findall`, so its idea of `\p{L}`, `\p{N}`, `\s` and
-the o200k case classes is not taken from `unicodedata` (another Unicode version, another `\s`):
-every code point 0..0x10FFFF is run through the compiled `regex` classes once, and the answers are
-kept as one uint8 of bit flags per code point (1.1 MB). Example: `flags[ord("a")] == L | LOWERISH`.
+The `regex` package follows the newest Unicode (17,000+ code points unassigned in 16.0 are
+letters or numbers to it), while tiktoken 0.14 and Hugging Face tokenizers 0.23 carry Unicode
+16.0.0. So the classes come from `_unicode_data.py`, generated once by
+`scripts/gen_unicode_tables.py` from `unicodedata2==16.0.0`, and serve two users:
 
-The same goes for the contractions' `(?i:'s|...)`: which code points match each ASCII letter
-case-insensitively is asked of `regex` too (it answers that `ſ` U+017F matches `s`).
+- the scanner's tables: one uint8 of bit flags per code point (1.1 MB), e.g.
+  `flags[ord("a")] == L | LOWERISH`, plus the code points `(?i:x)` matches for the contraction
+  letters (`ſ` U+017F matches `s`);
+- `stand_in(text)`: for the `regex` engine (custom patterns, `--regex-pretokenizer`), the text
+  with each code point `regex` may see otherwise (`SKEW`: unassigned in 16.0, or recategorised
+  since) replaced by one it sees as Unicode 16.0 does: a noncharacter (U+FDD0, never assigned,
+  so never a letter, number, mark or space) for an unassigned one, a stable code point of the
+  16.0 category for a recategorised one. One code point for one, so spans stay valid.
 
-The tables are cached under `$XDG_CACHE_HOME/bpe-workbench/` (default `~/.cache/...`) in a file
-named after the `regex` version, so a new `regex` (new Unicode) rebuilds them; computing them takes
-about half a second, loading them a few milliseconds. Nothing here knows about patterns or bytes.
+`tests/test_unicode_tables.py` checks every code point against tiktoken's engine.
 """
 
 from __future__ import annotations
 
 import functools
-import os
-import tempfile
-from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
-import regex
 
+from workbench.engine import _unicode_data as data
+
+UNICODE_VERSION = data.UNICODE_VERSION
+RECATEGORISED: dict[int, str] = data.RECATEGORISED  # code point -> its 16.0 category
 N_CODE_POINTS = 0x110000
-TABLE_FORMAT = 1  # bump when the meaning of the bits changes
 
 # Bit flags, one uint8 per code point. UPPERISH / LOWERISH are o200k's two case classes; Lm, Lo and
 # M belong to both, and M is not \p{L} (so a combining mark is "other" for gpt2 and cl100k).
@@ -35,14 +38,19 @@ S = 4  # \s
 UPPERISH = 8  # [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
 LOWERISH = 16  # [\p{Ll}\p{Lm}\p{Lo}\p{M}]
 
-_CLASS_PATTERNS: tuple[tuple[int, str], ...] = (
-    (L, r"\p{L}+"),
-    (N, r"\p{N}+"),
-    (S, r"\s+"),
-    (UPPERISH, r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+"),
-    (LOWERISH, r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"),
+# Property names a pattern may use, as unions of general categories.
+GROUPS: dict[str, tuple[str, ...]] = {
+    "L": ("Lu", "Ll", "Lt", "Lm", "Lo"),
+    "M": ("Mn", "Mc", "Me"),
+    "N": ("Nd", "Nl", "No"),
+    **{name: (name,) for name in data.CATEGORIES},
+}
+_BITS: tuple[tuple[int, tuple[str, ...]], ...] = (
+    (L, GROUPS["L"]),
+    (N, GROUPS["N"]),
+    (UPPERISH, ("Lu", "Lt", "Lm", "Lo", *GROUPS["M"])),
+    (LOWERISH, ("Ll", "Lm", "Lo", *GROUPS["M"])),
 )
-
 CONTRACTION_LETTERS = "stremvld"  # the letters of 's 't 're 've 'm 'll 'd
 
 
@@ -50,7 +58,7 @@ class ClassTables(NamedTuple):
     """The scanner's tables: per-code-point flags and the case-insensitive letter matches.
 
     `fold_cps[k]` matches the lowercase ASCII letter `fold_letters[k]` under `(?i:...)`; the list
-    holds both cases of each letter plus the few non-ASCII extras `regex` accepts (`ſ` for `s`).
+    holds both cases of each letter plus the few non-ASCII extras (`ſ` for `s`).
     """
 
     flags: np.ndarray  # uint8[0x110000]
@@ -58,91 +66,83 @@ class ClassTables(NamedTuple):
     fold_letters: np.ndarray  # uint8[k]
 
 
-def _all_code_points() -> str:
-    """Every code point once, in order (lone surrogates included; `regex` classifies them too)."""
-    return "".join(map(chr, range(N_CODE_POINTS)))
+def parse_ranges(spelled: str) -> list[tuple[int, int]]:
+    """'41-5A B5' -> [(0x41, 0x5A), (0xB5, 0xB5)] (inclusive)."""
+    spans = []
+    for word in spelled.split():
+        first, _, last = word.partition("-")
+        spans.append((int(first, 16), int(last or first, 16)))
+    return spans
 
 
-def compute_flags(text: str | None = None) -> np.ndarray:
-    """Ask `regex` which class each code point is in; runs of a class are set with one slice.
-
-    Example: `compute_flags()[0x20] == S`.
-    """
-    text = _all_code_points() if text is None else text
-    flags = np.zeros(N_CODE_POINTS, dtype=np.uint8)
-    for bit, pattern in _CLASS_PATTERNS:
-        for match in regex.finditer(pattern, text):
-            flags[match.start() : match.end()] |= bit
-    return flags
-
-
-def compute_folds(text: str | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The code points that `(?i:x)` matches for each contraction letter x, per `regex`.
-
-    Example: the pairs include `(ord("S"), ord("s"))` and `(0x17F, ord("s"))`.
-    """
-    text = _all_code_points() if text is None else text
-    pairs: list[tuple[int, int]] = []
-    for letter in CONTRACTION_LETTERS:
-        for match in regex.finditer(f"(?i:{letter})", text):
-            pairs.append((match.start(), ord(letter)))
-    pairs.sort()
-    cps = np.array([cp for cp, _ in pairs], dtype=np.int32)
-    letters = np.array([letter for _, letter in pairs], dtype=np.uint8)
-    return cps, letters
+@functools.cache
+def ranges(name: str) -> tuple[tuple[int, int], ...]:
+    """Sorted, merged inclusive ranges of a class: a category ("Lu"), a group ("L") or "s"."""
+    if name == "s":
+        return tuple(parse_ranges(data.WHITE_SPACE))
+    spans = sorted(span for cat in GROUPS[name] for span in parse_ranges(data.CATEGORIES[cat]))
+    merged: list[tuple[int, int]] = []
+    for first, last in spans:
+        if merged and merged[-1][1] >= first - 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], last))
+        else:
+            merged.append((first, last))
+    return tuple(merged)
 
 
 def compute_tables() -> ClassTables:
-    """Build all tables from scratch (about half a second)."""
-    text = _all_code_points()
-    fold_cps, fold_letters = compute_folds(text)
-    return ClassTables(compute_flags(text), fold_cps, fold_letters)
+    """The scanner's tables from the pinned ranges (a few milliseconds)."""
+    flags = np.zeros(N_CODE_POINTS, dtype=np.uint8)
+    for first, last in ranges("s"):
+        flags[first : last + 1] |= S
+    for bit, cats in _BITS:
+        for cat in cats:
+            for first, last in parse_ranges(data.CATEGORIES[cat]):
+                flags[first : last + 1] |= bit
+    fold_cps = np.array([cp for cp, _ in data.FOLDS], dtype=np.int32)
+    fold_letters = np.array([letter for _, letter in data.FOLDS], dtype=np.uint8)
+    return ClassTables(flags, fold_cps, fold_letters)
 
 
-def cache_path() -> Path:
-    """Where the tables are cached; the `regex` version is in the name because it fixes Unicode."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    name = f"unicode_classes-regex{regex.__version__}-f{TABLE_FORMAT}.npz"
-    return Path(base) / "bpe-workbench" / name
+@functools.cache
+def skew_table() -> np.ndarray:
+    table = np.zeros(N_CODE_POINTS, dtype=np.bool_)
+    for first, last in parse_ranges(data.SKEW):
+        table[first : last + 1] = True
+    return table
 
 
-def _load(path: Path) -> ClassTables | None:
-    """The cached tables, or None when the file is missing or damaged (then they are rebuilt)."""
-    try:
-        with np.load(path) as data:
-            tables = ClassTables(data["flags"], data["fold_cps"], data["fold_letters"])
-    except (OSError, KeyError, ValueError):
-        return None
-    ok = tables.flags.shape == (N_CODE_POINTS,) and tables.flags.dtype == np.uint8
-    return tables if ok else None
+def has_skew(text: str) -> bool:
+    """True when `text` holds a code point the `regex` package may classify otherwise than
+    Unicode 16.0 (unassigned in 16.0, or recategorised since): `has_skew("a\u0558") -> True`."""
+    if text.isascii():
+        return False
+    points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    return bool(skew_table()[points].any())
 
 
-def _save(path: Path, tables: ClassTables) -> None:
-    """Write atomically (temp file + rename) so concurrent processes never read half a file.
+# A stable code point of each category, for recategorised code points (`RECATEGORISED`).
+_CATEGORY_STAND_INS = {
+    "Lu": 0x0100, "Ll": 0x0101, "Lt": 0x01C5, "Lm": 0x02B0, "Lo": 0x05D0, "Mn": 0x0300,
+    "Mc": 0x0903, "Me": 0x20DD, "Nd": 0x0660, "Nl": 0x2160, "No": 0x00B2,
+}  # fmt: skip
+UNASSIGNED_STAND_IN = 0xFDD0  # a noncharacter: Cn in every Unicode version
 
-    A cache that cannot be written (read-only home) is not an error: the tables are just rebuilt
-    next time.
-    """
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    except OSError:
-        return
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            np.savez(handle, **tables._asdict())
-        os.replace(tmp, path)
-    except OSError:
-        Path(tmp).unlink(missing_ok=True)
+
+def stand_in(text: str) -> str:
+    """`text` as `regex` should see it to classify like Unicode 16.0 (see the module doc);
+    the same object when nothing needs replacing. `stand_in("a\u0558") -> "a\ufdd0"`."""
+    if not has_skew(text):
+        return text
+    points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    out = points.copy()
+    out[skew_table()[points]] = UNASSIGNED_STAND_IN
+    for cp, category in RECATEGORISED.items():
+        out[points == cp] = _CATEGORY_STAND_INS.get(category, UNASSIGNED_STAND_IN)
+    return out.tobytes().decode("utf-32-le", "surrogatepass")
 
 
 @functools.cache
 def tables() -> ClassTables:
-    """The tables for this process: from the disk cache if present, else computed and cached."""
-    path = cache_path()
-    loaded = _load(path)
-    if loaded is not None:
-        return loaded
-    built = compute_tables()
-    _save(path, built)
-    return built
+    """The tables for this process (built once)."""
+    return compute_tables()

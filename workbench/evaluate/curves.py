@@ -30,7 +30,7 @@ def log_grid(merges: int, points: int = 24) -> list[int]:
 
 
 def bytes_per_token(tok: Tokenizer, texts: Sequence[str], total_bytes: int) -> float:
-    tokens = sum(int(tok.encode_array(t).shape[0]) for t in texts)
+    tokens = sum(int(tok.encode_array(t, "all").shape[0]) for t in texts)
     return total_bytes / tokens if tokens else 0.0
 
 

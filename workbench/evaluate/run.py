@@ -93,7 +93,7 @@ class _Job:
     def measure(self, texts: Sequence[str], total_bytes: int) -> curves.Measure:
         def bytes_per_token(tok: Tokenizer) -> float:
             self.check()
-            tokens = sum(self.pool.map(lambda t: int(tok.encode_array(t).shape[0]), texts))
+            tokens = sum(self.pool.map(lambda t: int(tok.encode_array(t, "all").shape[0]), texts))
             return total_bytes / tokens if tokens else 0.0
 
         return bytes_per_token

@@ -1,16 +1,22 @@
 """Tokenizer files: `export(tokenizer, fmt, out_dir)` and `load(path)` with format detection.
 
 One module per format (`hf_json`, `gpt2_files`, `tiktoken_file`, `minbpe_model`); each has
-`export(tokenizer, out_dir) -> list[Path]` and a `load`. Files that carry no pattern (GPT-2 files,
-a tiktoken file without sidecar) take `pattern` (default: the gpt2 preset); a file's own pattern
-always wins. SentencePiece `.model` files are not byte-level regex BPE and are refused.
+`export(tokenizer, out_dir) -> list[Path]` and a `load`. Files that carry no pattern (GPT-2 files
+or a tiktoken file without their sidecar) take `pattern` (default: the gpt2 preset); a file's
+own pattern always wins. SentencePiece `.model` files are not byte-level regex BPE and are refused.
+
+Everything read from a file is checked before a tokenizer is built from it (ids: `ids.py`;
+specials, merges, vocabulary: `Tokenizer.from_vocab_merges`); any problem is a one-line
+`TokenizerFileError` naming the file. `check_can_hold` tells before training whether the chosen
+formats can store the pattern and specials.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
-from workbench.engine.errors import TokenizerError, TokenizerFileError
+from workbench.engine.errors import TokenizerError, TokenizerFileError, WorkbenchError
 from workbench.engine.formats import gpt2_files, hf_json, minbpe_model, tiktoken_file
 from workbench.engine.tokenizer import Tokenizer
 
@@ -29,7 +35,31 @@ def export(tokenizer: Tokenizer, fmt: str, out_dir: str | Path) -> list[Path]:
     return FORMATS[fmt](tokenizer, Path(out_dir))
 
 
+def check_can_hold(formats: Iterable[str], pattern: str, special_tokens: Iterable[str]) -> None:
+    """Raise TokenizerError if one of `formats` cannot store `pattern` or a special token.
+
+    Called before training starts, so a run is never lost to an export that must fail.
+    Today only minbpe has limits (one line per field, split on whitespace); the other formats
+    keep what their files cannot in a sidecar.
+    """
+    specials = tuple(special_tokens)
+    for fmt in formats:
+        if fmt not in FORMATS:
+            raise TokenizerError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+        if fmt == "minbpe":
+            minbpe_model.check_can_hold(pattern, specials)
+
+
 def _load_file(path: Path, pattern: str | None) -> Tokenizer:
+    try:
+        return _load_by_name(path, pattern)
+    except TokenizerFileError:
+        raise
+    except WorkbenchError as exc:  # a bad pattern, say: still name the file
+        raise TokenizerFileError(str(path), str(exc)) from None
+
+
+def _load_by_name(path: Path, pattern: str | None) -> Tokenizer:
     name = path.name
     if name.endswith(".tiktoken"):
         return tiktoken_file.load(path, pattern)
@@ -70,4 +100,4 @@ def load(path: str | Path, pattern: str | None = None) -> Tokenizer:
     raise TokenizerFileError(str(path), "holds no tokenizer file this workbench can read")
 
 
-__all__ = ["FORMATS", "export", "load"]
+__all__ = ["FORMATS", "check_can_hold", "export", "load"]

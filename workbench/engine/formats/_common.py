@@ -1,4 +1,11 @@
-"""Helpers every format shares: atomic writes, JSON reading, mapped-token decoding."""
+"""Helpers every format shares: atomic writes, JSON reading, mapped-token decoding, the sidecar.
+
+The sidecar is a small JSON file beside files that cannot hold a pattern or special tokens
+(GPT-2's `vocab.json` + `merges.txt`: `bpe-workbench.json`; tiktoken: `tokenizer.tiktoken.json`):
+`{"pattern": "...", "special_tokens": {"<|endoftext|>": 50256}, "unicode_version": "16.0.0"}`.
+Every loader reads it, so a run trained with `--pattern o200k` or a special such as `###` reloads
+as it was trained.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +17,9 @@ from typing import Any
 
 from workbench.engine.byte_mapping import unicode_to_bytes
 from workbench.engine.errors import TokenizerError, TokenizerFileError
+from workbench.engine.ids import check_id, parse_id
+from workbench.engine.tokenizer import Tokenizer, check_specials
+from workbench.engine.unicode_classes import UNICODE_VERSION
 
 
 def write_atomic(path: Path, data: str | bytes) -> Path:
@@ -28,6 +38,7 @@ def write_atomic(path: Path, data: str | bytes) -> Path:
 
 
 def read_text(path: Path) -> str:
+    """The file as UTF-8 text, or a one-line file error."""
     try:
         return path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -37,12 +48,61 @@ def read_text(path: Path) -> str:
 
 
 def read_json(path: Path) -> Any:
+    """The file's JSON value; bad JSON, nesting too deep and giant numbers are file errors."""
     try:
         return json.loads(read_text(path))
     except json.JSONDecodeError as exc:
         raise TokenizerFileError(
             str(path), f"bad JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         ) from None
+    except RecursionError:
+        raise TokenizerFileError(str(path), "JSON nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+        raise TokenizerFileError(str(path), f"bad JSON: {str(exc)[:80]}") from None
+
+
+def write_sidecar(path: Path, tokenizer: Tokenizer) -> Path:
+    """Write the pattern and specials of `tokenizer` to the sidecar at `path`."""
+    side = {
+        "pattern": tokenizer.pattern,
+        "special_tokens": tokenizer.special_tokens,
+        "unicode_version": UNICODE_VERSION,
+    }
+    return write_atomic(path, json.dumps(side, ensure_ascii=False, indent=1) + "\n")
+
+
+def read_sidecar(path: Path) -> tuple[str | None, dict[str, int]]:
+    """(pattern or None, specials) from a sidecar; types and ids checked."""
+    side = read_json(path)
+    if not isinstance(side, dict):
+        raise TokenizerFileError(str(path), "is not a JSON object {pattern, special_tokens}")
+    pattern = side.get("pattern")
+    if pattern is not None and not isinstance(pattern, str):
+        raise TokenizerFileError(str(path), "'pattern' is not a string")
+    specials = side.get("special_tokens", {})
+    if not isinstance(specials, dict):
+        raise TokenizerFileError(str(path), "'special_tokens' is not an object of name -> id")
+    try:
+        check_specials(specials)
+    except TokenizerError as exc:
+        raise as_file_error(path, exc) from None
+    return pattern, dict(specials)
+
+
+def file_id(path: Path | str, value: object, what: str) -> int:
+    """`ids.check_id` reported against the file."""
+    try:
+        return check_id(value, what)
+    except TokenizerError as exc:
+        raise TokenizerFileError(str(path), str(exc)) from None
+
+
+def text_id(path: Path | str, text: str, what: str) -> int:
+    """`ids.parse_id` (ASCII digits only) reported against the file and line."""
+    try:
+        return parse_id(text, what)
+    except TokenizerError as exc:
+        raise TokenizerFileError(str(path), str(exc)) from None
 
 
 def unmapped(path: Path, token: str) -> bytes:

@@ -1,9 +1,12 @@
-"""GPT-2 `vocab.json` (mapped token -> id) + `merges.txt` (`#version: 0.2`, then `left right`).
+"""GPT-2 `vocab.json` (mapped token -> id) + `merges.txt` (`#version: 0.2`, then `left right`),
+with the sidecar `bpe-workbench.json` (pattern and special tokens; see `_common`).
 
-Vocabulary entries that are neither single bytes nor made by a merge and look like specials
-(`<...>` or `[...]`, e.g. GPT-2's `<|endoftext|>`) are special tokens: the files have no other
-place for them. Any other such entry means a truncated or mismatched `merges.txt`: an error.
-The files carry no pattern, so the loader takes one (default: the gpt2 preset).
+The two files have no place for a pattern or for special tokens. We write the specials into
+`vocab.json` too (Hugging Face reads them there) and both into the sidecar, which the loader
+reads first. Without a sidecar the pattern is the one given (default: the gpt2 preset), and a
+vocabulary entry that is neither a byte nor made by a merge is a special only if it is a
+well-known one (`KNOWN_SPECIALS`, e.g. GPT-2's `<|endoftext|>`): any other such entry means a
+truncated or mismatched `merges.txt`, an error (a `<...>`-shaped string is not proof).
 
 tiktoken's `data_gym_to_mergeable_bpe_ranks` accepts what we write only when the ids follow
 GPT-2's own layout (bytes 0..255 in its printable-first order, merge i -> 256 + i); Hugging Face
@@ -19,26 +22,46 @@ from workbench.engine.byte_mapping import to_mapped
 from workbench.engine.errors import TokenizerError, TokenizerFileError
 from workbench.engine.formats._common import (
     as_file_error,
+    file_id,
     read_json,
+    read_sidecar,
     read_text,
     unmapped,
     write_atomic,
+    write_sidecar,
 )
 from workbench.engine.patterns import resolve
 from workbench.engine.tokenizer import Tokenizer
 
 VOCAB = "vocab.json"
 MERGES = "merges.txt"
+SIDECAR = "bpe-workbench.json"
 HEADER = "#version: 0.2"
+# Specials of well-known models, recognised in a vocab.json that comes without a sidecar.
+KNOWN_SPECIALS = frozenset(
+    {
+        "<|endoftext|>", "<|startoftext|>", "<|endofprompt|>", "<|padding|>", "<|im_start|>",
+        "<|im_end|>", "<|im_sep|>", "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>",
+        "<s>", "</s>", "<pad>", "<unk>", "<mask>", "[CLS]", "[SEP]", "[PAD]", "[UNK]", "[MASK]",
+    }
+)  # fmt: skip
+
+
+def sidecar_path(vocab_path: Path) -> Path:
+    """`out/vocab.json` -> `out/bpe-workbench.json`; `x-vocab.json` -> `x-bpe-workbench.json`."""
+    return vocab_path.with_name(vocab_path.name[: -len(VOCAB)] + SIDECAR)
 
 
 def export(tokenizer: Tokenizer, out_dir: Path) -> list[Path]:
     vocab = {to_mapped(token): tid for tid, token in sorted(tokenizer.vocab.items())}
-    vocab.update(tokenizer.special_tokens)
+    # Hugging Face reads specials from vocab.json; one spelled like a token (`x`, `é`) can only
+    # live in the sidecar.
+    vocab.update((name, tid) for name, tid in tokenizer.special_tokens.items() if name not in vocab)
     lines = [HEADER] + [f"{to_mapped(a)} {to_mapped(b)}" for a, b in tokenizer.merge_bytes]
     return [
         write_atomic(out_dir / VOCAB, json.dumps(vocab, ensure_ascii=False, indent=1) + "\n"),
         write_atomic(out_dir / MERGES, "\n".join(lines) + "\n"),
+        write_sidecar(sidecar_path(out_dir / VOCAB), tokenizer),
     ]
 
 
@@ -57,10 +80,6 @@ def read_merges(path: Path) -> list[tuple[str, str]]:
             raise TokenizerFileError(f"{path}:{number}", what)
         merges.append((parts[0], parts[1]))
     return merges
-
-
-def _looks_special(token: str) -> bool:
-    return (token[0], token[-1]) in {("<", ">"), ("[", "]")}
 
 
 def find_pair(path: Path) -> tuple[Path, Path] | None:
@@ -83,30 +102,43 @@ def find_pair(path: Path) -> tuple[Path, Path] | None:
 
 def load(vocab_path: Path, merges_path: Path, pattern: str | None = None) -> Tokenizer:
     raw = read_json(vocab_path)
-    if not isinstance(raw, dict) or not all(isinstance(v, int) for v in raw.values()):
-        raise TokenizerFileError(str(vocab_path), "is not a JSON object of token -> integer id")
+    if not isinstance(raw, dict):
+        raise TokenizerFileError(str(vocab_path), "is not a JSON object of token -> id")
+    for token, tid in raw.items():
+        file_id(vocab_path, tid, f"token {token[:40]!r}")
+    side = sidecar_path(vocab_path)
+    side_specials: dict[str, int] | None = None
+    if side.is_file():
+        side_pattern, side_specials = read_sidecar(side)
+        pattern = side_pattern or pattern
     pairs = read_merges(merges_path)
-    by_mapped = raw
-    made = {f"{a}{b}" for a, b in pairs}
+    made = {a + b for a, b in pairs}
     vocab: dict[int, bytes] = {}
-    specials: dict[str, int] = {}
-    for token, tid in by_mapped.items():
+    specials: dict[str, int] = dict(side_specials or {})
+    by_mapped: dict[str, int] = {}
+    for token, tid in raw.items():
+        if specials.get(token) == tid:  # the sidecar's special, also listed for Hugging Face
+            continue
         if len(token) > 1 and token not in made:
-            if not _looks_special(token):
+            if side_specials is not None or token not in KNOWN_SPECIALS:
                 raise TokenizerFileError(
                     str(vocab_path),
-                    f"token {token!r} (id {tid}) is not a byte and no merge in {MERGES} makes it"
-                    " (truncated or mismatched files?)",
+                    f"token {token[:40]!r} (id {tid}) is not a byte and no merge in {MERGES}"
+                    f" makes it (truncated or mismatched files? a special token must be listed"
+                    f" in {side.name})",
                 )
             specials[token] = tid
         else:
+            if tid in vocab:
+                raise TokenizerFileError(str(vocab_path), f"two tokens share id {tid}")
             vocab[tid] = unmapped(vocab_path, token)
+            by_mapped[token] = tid
     merges: list[tuple[int, int]] = []
     for number, (left, right) in enumerate(pairs, start=1):
         for part in (left, right):
             if part not in by_mapped:
                 raise TokenizerFileError(
-                    f"{merges_path}:{number}", f"merge part {part!r} is not in {VOCAB}"
+                    f"{merges_path}:{number}", f"merge part {part[:40]!r} is not in {VOCAB}"
                 )
         merges.append((by_mapped[left], by_mapped[right]))
     try:

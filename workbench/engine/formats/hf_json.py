@@ -15,8 +15,10 @@ without being listed at all, which tiktoken merges and Hugging Face does not. Su
 re-imports with the same vocabulary and encoding but its merges in the moved order.
 
 Read: model BPE over the byte-level alphabet; the pattern comes from a Split(Regex) or from
-ByteLevel(use_regex=true) (GPT-2's pattern); normalizers, prefix spaces, byte fallback and
-word prefixes/suffixes change encoding in ways we do not reproduce, so they are refused.
+ByteLevel(use_regex=true) (GPT-2's pattern); normalizers, prefix spaces, byte fallback, word
+prefixes/suffixes, dropout (random merges) and added tokens that strip spaces or match single
+words change encoding in ways we do not reproduce, so they are refused, as is any value of the
+wrong type (every field read is checked: the file may come from anywhere).
 """
 
 from __future__ import annotations
@@ -27,7 +29,13 @@ from typing import Any
 
 from workbench.engine.byte_mapping import to_mapped
 from workbench.engine.errors import TokenizerError, TokenizerFileError
-from workbench.engine.formats._common import as_file_error, read_json, unmapped, write_atomic
+from workbench.engine.formats._common import (
+    as_file_error,
+    file_id,
+    read_json,
+    unmapped,
+    write_atomic,
+)
 from workbench.engine.patterns import GPT2, resolve
 from workbench.engine.tokenizer import Tokenizer
 
@@ -99,14 +107,23 @@ def export(tokenizer: Tokenizer, out_dir: Path) -> list[Path]:
 
 def _pattern(path: Path, pre: Any) -> str | None:
     """The pre-tokenization regex of a byte-level pre_tokenizer, refusing what we cannot copy."""
-    steps = pre.get("pretokenizers", []) if pre.get("type") == "Sequence" else [pre]
+    steps = pre.get("pretokenizers") if pre.get("type") == "Sequence" else [pre]
+    if not isinstance(steps, list):
+        raise TokenizerFileError(str(path), "pre_tokenizer Sequence has no 'pretokenizers' list")
     pattern: str | None = None
     byte_level = False
     for step in steps:
+        if not isinstance(step, dict):
+            raise TokenizerFileError(str(path), "a pre-tokenizer is not a JSON object")
         kind = step.get("type")
         if kind == "Split":
-            regex = step.get("pattern", {}).get("Regex")
-            if regex is None or step.get("behavior") != "Isolated" or step.get("invert"):
+            spec = step.get("pattern")
+            regex = spec.get("Regex") if isinstance(spec, dict) else None
+            if (
+                not isinstance(regex, str)
+                or step.get("behavior") != "Isolated"
+                or step.get("invert")
+            ):
                 raise TokenizerFileError(
                     str(path), "only Split(Regex, 'Isolated') pre-tokenizers are supported"
                 )
@@ -122,7 +139,9 @@ def _pattern(path: Path, pre: Any) -> str | None:
                     raise TokenizerFileError(str(path), "splits with two patterns")
                 pattern = GPT2
         else:
-            raise TokenizerFileError(str(path), f"pre-tokenizer {kind!r} is not supported")
+            raise TokenizerFileError(
+                str(path), f"pre-tokenizer {str(kind)[:40]!r} is not supported"
+            )
     if not byte_level:
         raise TokenizerFileError(str(path), "has no ByteLevel pre-tokenizer: not byte-level BPE")
     return pattern
@@ -133,14 +152,20 @@ def _check_model(path: Path, doc: Any) -> dict[str, Any]:
         raise TokenizerFileError(str(path), "has no 'model' object: not a tokenizer.json")
     model = doc["model"]
     if model.get("type", "BPE") != "BPE":
-        raise TokenizerFileError(str(path), f"model is {model.get('type')!r}, not BPE")
+        raise TokenizerFileError(str(path), f"model is {str(model.get('type'))[:40]!r}, not BPE")
+    if model.get("dropout") not in (None, 0, 0.0):
+        raise TokenizerFileError(
+            str(path), "sets BPE dropout (merges skipped at random): encodings would not repeat"
+        )
     if model.get("byte_fallback") or model.get("continuing_subword_prefix"):
         raise TokenizerFileError(str(path), "uses byte fallback or subword prefixes")
     if model.get("end_of_word_suffix"):
         raise TokenizerFileError(str(path), "uses an end-of-word suffix")
     if doc.get("normalizer") is not None:
         kind = doc["normalizer"].get("type") if isinstance(doc["normalizer"], dict) else "?"
-        raise TokenizerFileError(str(path), f"has a normalizer ({kind}), which we do not apply")
+        raise TokenizerFileError(
+            str(path), f"has a normalizer ({str(kind)[:40]}), which we do not apply"
+        )
     if not isinstance(doc.get("pre_tokenizer"), dict):
         raise TokenizerFileError(str(path), "has no pre_tokenizer: not byte-level BPE")
     if not isinstance(model.get("vocab"), dict) or not isinstance(model.get("merges"), list):
@@ -151,27 +176,47 @@ def _check_model(path: Path, doc: Any) -> dict[str, Any]:
 def _merge_pair(path: Path, rank: int, entry: Any) -> tuple[str, str]:
     parts = entry.split(" ") if isinstance(entry, str) else entry
     if not isinstance(parts, list) or len(parts) != 2 or not all(isinstance(p, str) for p in parts):
-        raise TokenizerFileError(str(path), f"merge {rank} is not a pair: {entry!r}")
+        raise TokenizerFileError(str(path), f"merge {rank} is not a pair: {str(entry)[:60]!r}")
     return parts[0], parts[1]
+
+
+def _specials(path: Path, added: Any) -> dict[str, int]:
+    """`added_tokens` as name -> id; options that change matching are refused."""
+    if added is None:
+        return {}
+    if not isinstance(added, list):
+        raise TokenizerFileError(str(path), "'added_tokens' is not a list")
+    specials: dict[str, int] = {}
+    for entry in added:
+        if not isinstance(entry, dict) or not isinstance(entry.get("content"), str):
+            raise TokenizerFileError(str(path), "an added token has no 'content' string")
+        name = entry["content"]
+        tid = file_id(path, entry.get("id"), f"added token {name[:40]!r}")
+        for option in ("lstrip", "rstrip", "single_word"):
+            if entry.get(option):
+                raise TokenizerFileError(
+                    str(path), f"added token {name[:40]!r} sets {option}, which we do not apply"
+                )
+        if name in specials and specials[name] != tid:
+            raise TokenizerFileError(str(path), f"added token {name[:40]!r} is listed twice")
+        specials[name] = tid
+    return specials
 
 
 def load(path: Path, pattern: str | None = None) -> Tokenizer:
     doc = read_json(path)
     model = _check_model(path, doc)
     file_pattern = _pattern(path, doc["pre_tokenizer"])
-    specials = {
-        t["content"]: t["id"]
-        for t in doc.get("added_tokens") or []
-        if isinstance(t, dict) and "content" in t and "id" in t
-    }
+    specials = _specials(path, doc.get("added_tokens"))
     special_ids = set(specials.values())
     vocab: dict[int, bytes] = {}
     by_mapped: dict[str, int] = {}
     for token, tid in model["vocab"].items():
-        if not isinstance(tid, int):
-            raise TokenizerFileError(str(path), f"token {token!r} has a non-integer id")
+        file_id(path, tid, f"token {token[:40]!r}")
         if tid in special_ids:
             continue
+        if tid in vocab:
+            raise TokenizerFileError(str(path), f"two tokens share id {tid}")
         by_mapped[token] = tid
         vocab[tid] = unmapped(path, token)
     merges: list[tuple[int, int]] = []
@@ -180,7 +225,7 @@ def load(path: Path, pattern: str | None = None) -> Tokenizer:
         for part in (left, right):
             if part not in by_mapped:
                 raise TokenizerFileError(
-                    str(path), f"merge {rank}: part {part!r} is not in the vocab"
+                    str(path), f"merge {rank}: part {part[:40]!r} is not in the vocab"
                 )
         merges.append((by_mapped[left], by_mapped[right]))
     try:

@@ -12,11 +12,17 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from pathlib import Path
 
 from workbench.engine.errors import TokenizerError, TokenizerFileError
-from workbench.engine.formats._common import as_file_error, read_json, read_text, write_atomic
+from workbench.engine.formats._common import (
+    as_file_error,
+    read_sidecar,
+    read_text,
+    text_id,
+    write_atomic,
+    write_sidecar,
+)
 from workbench.engine.patterns import resolve
 from workbench.engine.tokenizer import Tokenizer
 
@@ -45,10 +51,9 @@ def export(tokenizer: Tokenizer, out_dir: Path) -> list[Path]:
         for tid, token in sorted(tokenizer.vocab.items())
     ]
     path = out_dir / FILE
-    side = {"pattern": tokenizer.pattern, "special_tokens": tokenizer.special_tokens}
     return [
         write_atomic(path, "\n".join(lines) + "\n"),
-        write_atomic(sidecar_path(path), json.dumps(side, ensure_ascii=False, indent=1) + "\n"),
+        write_sidecar(sidecar_path(path), tokenizer),
     ]
 
 
@@ -60,13 +65,13 @@ def read_ranks(path: Path) -> dict[int, bytes]:
             continue
         where = f"{path}:{number}"
         parts = line.split()
-        if len(parts) != 2 or not parts[1].isdigit():
+        if len(parts) != 2:
             raise TokenizerFileError(where, f"is not 'base64 rank': {line[:40]!r}")
+        rank = text_id(where, parts[1], "rank")
         try:
             token = base64.b64decode(parts[0], validate=True)
         except (binascii.Error, ValueError):
             raise TokenizerFileError(where, f"bad base64 {parts[0][:40]!r}") from None
-        rank = int(parts[1])
         if rank != len(ranks):
             what = "repeats" if rank < len(ranks) else "skips"
             raise TokenizerFileError(where, f"rank {rank} {what}: rank {len(ranks)} expected")
@@ -81,13 +86,8 @@ def load(path: Path, pattern: str | None = None) -> Tokenizer:
     specials: dict[str, int] = {}
     side_path = sidecar_path(path)
     if side_path.is_file():
-        side = read_json(side_path)
-        if not isinstance(side, dict) or not isinstance(side.get("special_tokens", {}), dict):
-            raise TokenizerFileError(str(side_path), "is not {pattern, special_tokens}")
-        pattern = side.get("pattern") or pattern
-        specials = side.get("special_tokens", {})
-        if not all(isinstance(v, int) for v in specials.values()):
-            raise TokenizerFileError(str(side_path), "special token ids must be integers")
+        side_pattern, specials = read_sidecar(side_path)
+        pattern = side_pattern or pattern
     try:
         return Tokenizer.from_ranks(ranks, resolve(pattern), specials)
     except TokenizerError as exc:

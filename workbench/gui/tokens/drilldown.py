@@ -82,7 +82,11 @@ def find_token(
             continue
         if needle not in line.encode("utf-8"):
             continue
-        spans = [(s.char_start, s.char_end) for s in tok.encode_with_spans(line) if s.id == tid]
+        spans = [
+            (s.char_start, s.char_end)
+            for s in tok.encode_with_spans(line, allowed_special="all")
+            if s.id == tid
+        ]
         if not spans:
             continue
         count += len(spans)

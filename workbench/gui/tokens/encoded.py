@@ -161,14 +161,14 @@ def encode_text(table: TokenTable, text: str) -> Encoded:
     start = time.perf_counter()
     text = clean_text(text)
     tok = table.tokenizer
-    ids = tok.encode_array(text).astype(np.int64)
+    ids = tok.encode_array(text, allowed_special="all").astype(np.int64)
     byte_off, u16_off = boundaries(text)
     lengths = table.lengths[ids] if len(ids) else np.zeros(0, dtype=np.int64)
     if int(lengths.sum()) == int(byte_off[-1]):
         byte_end = np.cumsum(lengths)
         byte_start = byte_end - lengths
     else:  # the pattern skipped some text: ask the encoder for its spans
-        spans = tok.encode_with_spans(text)
+        spans = tok.encode_with_spans(text, allowed_special="all")
         byte_start = np.array([s.byte_start for s in spans], dtype=np.int64)
         byte_end = np.array([s.byte_end for s in spans], dtype=np.int64)
     char_start = np.searchsorted(byte_off, byte_start, side="right") - 1

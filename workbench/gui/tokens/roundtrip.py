@@ -74,14 +74,16 @@ def export_and_check(tok: Tokenizer, fmt: str, folder: Path, sample: str) -> Che
     except Exception as exc:  # the exporter's message says why (e.g. ids not in merge order)
         return CheckResult(fmt, [], False, [f"{fmt}: not written: {exc}"])
     lines = [f"{fmt}: wrote " + ", ".join(p.name for p in files) + f" to {out}"]
-    expected = tok.encode(text)
+    expected = tok.encode(text, allowed_special="all")
     ok = True
     try:
         back = formats.load(out)
-        good, line = _ids_check("workbench reload", expected, back.encode(text))
+        good, line = _ids_check(
+            "workbench reload", expected, back.encode(text, allowed_special="all")
+        )
         ok &= good
         lines.append(line)
-        if back.decode(back.encode(text)) != text:
+        if back.decode(back.encode(text, allowed_special="all")) != text:
             ok = False
             lines.append("  ✗ decode(encode(text)) != text after reload")
         library = _library_ids(fmt, files, tok, text)

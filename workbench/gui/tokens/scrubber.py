@@ -37,7 +37,7 @@ def compression_curve(
     for i, k in enumerate(ks.tolist()):
         if cancel is not None and cancel.is_set():
             break
-        count = len(tok.prefix(k).encode_array(text))
+        count = len(tok.prefix(k).encode_array(text, allowed_special="all"))
         values[i] = n_bytes / count if count else 0.0
     return ks, values
 
