@@ -1,9 +1,11 @@
 """Hand-run benchmark: scanner MB/s against `regex.findall` + `Counter` on the same text.
 
-Run `python benchmarks/scanner.py [corpus] [--mb 30] [--runs 3]`. The corpus (default
-`$BPE_WORKBENCH_CORPORA/tinyshakespeare.txt`) is repeated to about `--mb` megabytes; each step reports
-the median of `--runs` runs, as MB/s of wall time and of this thread's CPU time (the second is
-steadier on a shared machine). Not a test: timings depend on the machine and what else runs.
+Run `python benchmarks/scanner.py [corpus ...] [--mb 30] [--runs 3]`. Each corpus (default
+`$BPE_WORKBENCH_CORPORA/tinyshakespeare.txt`; for English docs / multilingual / C code, give the
+files `benchmarks/encode_matrix.py` assembles in /work/bench-data) is repeated to about `--mb`
+megabytes; each step reports the median of `--runs` runs, as MB/s of wall time and of this
+thread's CPU time (the second is steadier on a shared machine), per preset x text, and a last
+table of counting MB/s (CPU) per preset x text. Not a test: timings depend on the machine.
 """
 
 from __future__ import annotations
@@ -65,19 +67,27 @@ def bench(data: bytes, preset: str, runs: int, with_regex: bool) -> dict[str, tu
 def main() -> None:
     """Parse the arguments, run the benchmark per preset, print MB/s."""
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("corpus", nargs="?", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("corpus", nargs="*", type=Path, default=[DEFAULT_CORPUS])
     parser.add_argument("--mb", type=float, default=30.0)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--presets", default=",".join(scanner.PRESETS_SCANNABLE))
     parser.add_argument("--no-regex", action="store_true", help="skip the slow regex baseline")
     args = parser.parse_args()
-    data = load(args.corpus, args.mb)
-    print(
-        f"{args.corpus.name} x{len(data) // args.corpus.stat().st_size}: {len(data) / 1e6:.1f} MB"
-    )
-    for preset in args.presets.split(","):
-        for name, (wall, cpu) in bench(data, preset, args.runs, not args.no_regex).items():
-            print(f"{preset:7s} {name:26s} {wall:8.1f} MB/s wall {cpu:8.1f} MB/s CPU")
+    presets = args.presets.split(",")
+    counting: dict[tuple[str, str], float] = {}
+    for corpus in args.corpus:
+        data = load(corpus, args.mb)
+        print(f"{corpus.name} x{len(data) // corpus.stat().st_size}: {len(data) / 1e6:.1f} MB")
+        for preset in presets:
+            rates = bench(data, preset, args.runs, not args.no_regex)
+            for name, (wall, cpu) in rates.items():
+                print(f"{preset:7s} {name:26s} {wall:8.1f} MB/s wall {cpu:8.1f} MB/s CPU")
+            counting[preset, corpus.name] = rates["count_pieces_arrays"][1]
+    print("\ncounting (count_pieces_arrays), MB/s of CPU time, one thread")
+    print(f"{'preset':8s}" + "".join(f"{c.name[:18]:>20s}" for c in args.corpus))
+    for preset in presets:
+        cells = "".join(f"{counting[preset, c.name]:20.1f}" for c in args.corpus)
+        print(f"{preset:8s}{cells}")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,9 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+
+from workbench.engine.errors import WorkbenchError
 
 
 @dataclass
@@ -48,10 +51,26 @@ def run_measured(argv: list[str]) -> tuple[float, float]:
     try:
         seconds, peak_kb, code = proc.stdout.split()[-3:]
     except ValueError:
-        raise RuntimeError(f"{argv[:4]} could not be measured: {proc.stderr[-500:]}") from None
+        raise BenchError(
+            f"{_name(argv)} could not be measured: {_last_line(proc.stderr)}"
+        ) from None
     if int(code) != 0:
-        raise RuntimeError(f"{argv[:4]} failed ({code}): {proc.stderr.strip()[-500:]}")
+        raise BenchError(f"{_name(argv)} failed (exit {code}): {_last_line(proc.stderr)}")
     return float(seconds), int(peak_kb) / 1024
+
+
+class BenchError(WorkbenchError):
+    """A measured process that failed: the corpus it was given, usually (one line: the last
+    line of its stderr, which for the workbench is its own one-line message)."""
+
+
+def _name(argv: list[str]) -> str:
+    return " ".join(Path(a).name if i == 0 else a for i, a in enumerate(argv[:4]))
+
+
+def _last_line(stderr: str) -> str:
+    lines = [line for line in stderr.strip().splitlines() if line.strip()]
+    return lines[-1].strip().removeprefix("bpe-workbench: ") if lines else "(no message)"
 
 
 def median_rate(encode: Callable[[str], Sequence[int]], text: str, runs: int = 3):

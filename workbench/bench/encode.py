@@ -1,4 +1,4 @@
-"""Single-thread encode throughput: our encoder vs tiktoken (and Hugging Face) on GPT-2 ranks.
+"""Single-thread encode throughput: our encoder vs tiktoken, riptoken and Hugging Face.
 
 `bench_encode(text_path)` repeats the text to about `repeat_to_mb` MB, encodes the whole text
 with each encoder three times and reports the median MB/s (bytes of UTF-8 per second). All three
@@ -20,20 +20,26 @@ import numpy as np
 
 from workbench.bench import median_rate
 from workbench.engine import formats
+from workbench.engine.errors import WorkbenchError
 
 
 def bench_encode(
     text_path: str | Path, tokenizer_path: str | Path, repeat_to_mb: float = 40
 ) -> dict:
-    """{"mb", "splitter", "ours", "tiktoken", "hf", "ours/tiktoken", "ours/hf", "same_ids"}.
+    """{"mb", "splitter", "ours", "tiktoken", "riptoken", "hf", "ours/<peer>"..., "same_ids"}.
 
     MB/s are medians of three whole-text encodes (each returns a Python list, as tiktoken's
     does). A library that is not installed is left out of the result.
     """
     os.environ.setdefault("RAYON_NUM_THREADS", "1")  # HF tokenizers: one thread, as the others
-    text = Path(text_path).read_text(encoding="utf-8")
+    try:
+        text = Path(text_path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise WorkbenchError(f"{text_path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise WorkbenchError(f"{text_path}: invalid UTF-8 at byte {exc.start}") from None
     if not text:
-        raise ValueError(f"{text_path} is empty")
+        raise WorkbenchError(f"{text_path}: is empty")
     size = len(text.encode("utf-8"))
     text = text * max(1, round(repeat_to_mb * 1e6 / size))
     tokenizer = formats.load(tokenizer_path)
@@ -60,6 +66,15 @@ def bench_encode(
         except ImportError:
             pass
         try:
+            import riptoken
+
+            rip = riptoken.CoreBPE(ranks, {}, tokenizer.pattern)
+            result["riptoken"], theirs = median_rate(rip.encode_ordinary, text)
+            same &= np.array_equal(theirs, ours)
+            del theirs
+        except (ImportError, NameError):  # NameError: no tiktoken, so no ranks to give it
+            pass
+        try:
             import tokenizers
 
             formats.export(tokenizer, "hf", folder)
@@ -71,7 +86,7 @@ def bench_encode(
             del theirs
         except ImportError:
             pass
-    for peer in ("tiktoken", "hf"):
+    for peer in ("tiktoken", "riptoken", "hf"):
         if peer in result:
             result[f"ours/{peer}"] = result["ours"] / result[peer]
     result["same_ids"] = same

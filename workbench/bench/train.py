@@ -33,6 +33,16 @@ with open(sys.argv[1], encoding="utf-8") as f:
     tok.train_from_iterator(f, int(sys.argv[2]), pattern=sys.argv[3])
 """
 
+_FFBPE = """
+import sys, ffbpe
+counter = ffbpe.PreTokenizer([], pat_str=sys.argv[3]).word_counter()
+with open(sys.argv[1], encoding="utf-8") as f:
+    counter.add_source(f)
+trainer = ffbpe.BpeTrainer([], unit="byte")
+trainer.add_word_counter(counter)
+trainer.train(int(sys.argv[2]))
+"""
+
 
 def train_commands(path: Path, vocab_size: int, out: Path) -> dict[str, list[str]]:
     """The command of each trainer that is installed, the workbench first."""
@@ -57,6 +67,8 @@ def train_commands(path: Path, vocab_size: int, out: Path) -> dict[str, list[str
         commands["rustbpe"] = [
             sys.executable, "-c", _RUSTBPE, str(path), str(vocab_size), GPT2,
         ]  # fmt: skip
+    if importlib.util.find_spec("ffbpe"):
+        commands["ffbpe"] = [sys.executable, "-c", _FFBPE, str(path), str(vocab_size), GPT2]
     return commands
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from workbench.engine.errors import WorkbenchError
@@ -49,7 +50,9 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_app()
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows up here, not at exit where it cannot be caught
+        return code
     except WorkbenchError as exc:
         print(f"bpe-workbench: {exc}", file=sys.stderr)
         return 2
@@ -63,3 +66,20 @@ def main(argv: list[str] | None = None) -> int:
             print("bpe-workbench: interrupted", file=sys.stderr)
             return 130
         raise
+    except BrokenPipeError:
+        return _reader_went_away()
+
+
+def _reader_went_away() -> int:
+    """The reader of our output left (`bpe-workbench runs list | head`): stop quietly.
+
+    As the Python docs advise, point stdout at devnull so the flush at exit does not fail a
+    second time. Exit 1, not 0: the output was cut short, and a script that asks (`set -o
+    pipefail`) should learn it, as it does from tools killed by SIGPIPE; without pipefail a
+    pipeline's status is the reader's, so `... | head` is unaffected."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout without a file descriptor (tests capture it)
+        pass
+    return 1

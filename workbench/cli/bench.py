@@ -49,6 +49,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.path is None or not args.path.is_file():
         raise WorkbenchError("bench needs a corpus file (or --make-corpus OUT)")
+    if args.repeat < 1:
+        raise WorkbenchError(f"--repeat must be at least 1, not {args.repeat}")
     if args.encode:
         from workbench.bench.encode import bench_encode
 
@@ -63,10 +65,10 @@ def run(args: argparse.Namespace) -> int:
             f"single-thread encode of {args.path.name} ({results['mb']} MB), {tokenizer} ranks, "
             f"median of 3 whole-text runs; our pre-tokenizer: {results['splitter']}"
         )
-        for name in ("ours", "tiktoken", "hf"):
+        for name in ("ours", "tiktoken", "riptoken", "hf"):
             if name in results:
                 print(f"  {name:<14}{results[name]:>8.2f} MB/s")
-        for name in ("ours/tiktoken", "ours/hf"):
+        for name in ("ours/tiktoken", "ours/riptoken", "ours/hf"):
             if name in results:
                 print(f"  {name:<14}{results[name]:>8.2f}x")
         print(f"  {'same ids':<14}{'yes' if results['same_ids'] else 'NO'}")

@@ -7,19 +7,41 @@ rank k, so a run interrupted mid-way exports what it reached) and writes it in a
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from workbench.store import RunInfo, RunStore
+from workbench.engine.errors import WorkbenchError
+from workbench.store import RunInfo, RunStore, default_db_path
+from workbench.store.connection import as_store_error
 
 
-def _open(args: argparse.Namespace) -> RunStore:
-    return RunStore(args.db)  # None -> $BPE_WORKBENCH_DB or the user's data folder
+def _open(args: argparse.Namespace, read_only: bool = False) -> RunStore:
+    """The store at --db (None: $BPE_WORKBENCH_DB or the user's data folder); read-only for
+    commands that only read, so a database on a read-only disk can still be listed."""
+    return RunStore(args.db, read_only=read_only)
+
+
+def _store_errors(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """SQLite's own errors (a damaged file, a locked or full disk) as one line naming the db."""
+
+    @functools.wraps(func)
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return func(args)
+        except sqlite3.Error as exc:
+            raise as_store_error(args.db or default_db_path(), exc) from None
+
+    return run
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    with _open(args) as store:
+    if not (args.db or default_db_path()).exists():
+        print("no runs yet")  # and no database made just to say so
+        return 0
+    with _open(args, read_only=True) as store:
         runs = store.list_runs()
     if not runs:
         print("no runs yet")
@@ -52,7 +74,9 @@ def _describe(run: RunInfo) -> dict[str, object]:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
-    with _open(args) as store:
+    if args.merges < 0:  # SQLite would read a negative LIMIT as "all of them"
+        raise WorkbenchError(f"--merges must be 0 or more, not {args.merges}")
+    with _open(args, read_only=True) as store:
         run = store.get_run(args.id)
         first = store.merges(args.id, limit=args.merges)
     print(json.dumps(_describe(run), indent=2, ensure_ascii=False))
@@ -69,14 +93,14 @@ def _cmd_show(args: argparse.Namespace) -> int:
 def _cmd_export(args: argparse.Namespace) -> int:
     # Imported here: the tokenizer and formats pull in Numba, which `runs list` does not need.
     from workbench.engine.formats import export
+    from workbench.engine.outputs import check_output_folder
     from workbench.store.tokenizer_of_run import tokenizer_of
 
-    with _open(args) as store:
+    out = check_output_folder(args.out)
+    with _open(args, read_only=True) as store:
         run = store.get_run(args.id)
         pairs = store.merges_as_pairs(args.id)
     tokenizer = tokenizer_of(run, pairs)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     written = export(tokenizer, args.format, out)
     print(f"run {run.id} ({len(pairs)} merges) exported as {args.format} to {out}")
     for path in written or ():
@@ -130,12 +154,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             type=Path,
             help="run database (default: $BPE_WORKBENCH_DB or runs.db in the user's data folder)",
         )
-        sub.set_defaults(func=func)
+        sub.set_defaults(func=_store_errors(func))
         return sub
 
     action("list", _cmd_list, "every run with its state", with_id=False)
     show = action("show", _cmd_show, "a run's settings, statistics, timings and first merges")
-    show.add_argument("--merges", type=int, default=10, help="how many merges to list")
+    show.add_argument("--merges", type=int, default=10, help="how many merges to list (0 or more)")
     export = action("export", _cmd_export, "write a run's tokenizer in a file format")
     export.add_argument("--format", required=True, help="e.g. hf, gpt2, tiktoken")
     export.add_argument("--out", required=True, type=Path, help="output folder")

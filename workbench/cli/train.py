@@ -16,6 +16,7 @@ from pathlib import Path
 
 from workbench.engine.config import TIE_BREAKS, TrainConfig
 from workbench.engine.errors import WorkbenchError
+from workbench.engine.outputs import check_output_folder
 
 FORMATS = ("gpt2", "hf", "tiktoken", "minbpe")
 
@@ -107,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
     if bool(args.paths) == bool(args.from_counts):
         raise WorkbenchError("give the corpus PATHs or --from-counts FILE (one of the two)")
     steps = plan_sweep(config, sizes, patterns)  # checks every pattern before any counting
+    check_output_folder(args.out)  # a bad --out fails now, not after training
     from workbench.engine.formats import check_can_hold
 
     for step in steps:  # refuse before counting what a chosen format cannot store
@@ -122,8 +124,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _count(args, config, bar, interrupted):
+    from workbench.engine.warmup import prepare_training
     from workbench.session.counting import count_paths
 
+    prepare_training(  # first start only: compile the kernels, and say so (not corpus time)
+        config.pattern_string,
+        scanner_path=config.pretokenizer == "auto" and not args.from_counts,
+        notice=None if args.quiet else lambda line: print(line, file=sys.stderr),
+    )
     if args.from_counts:  # counts made by `bpe-workbench count` replace the counting
         from workbench.engine.counts_file import read_counts
         from workbench.session.run import Counted

@@ -26,11 +26,12 @@ from pathlib import Path
 from types import ModuleType
 
 import numpy as np
+from numba import literally
 
 from workbench.engine import scanner
 from workbench.engine.numba_config import njit
-from workbench.engine.scanner import _classify, _scan_starts
-from workbench.engine.scanner import _hash_bytes as _piece_key
+from workbench.engine.scanner import classify, scan_starts
+from workbench.engine.scanner import piece_hash as _piece_key
 
 NEVER = np.int32(2**31 - 1)
 EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -38,8 +39,7 @@ SHORT = 64  # pieces up to this many bytes use the linear scan; longer ones the 
 
 _M1 = np.uint64(0xFF51AFD7ED558CCD)
 _M2 = np.uint64(0xC4CEB9FE1A85EC53)
-_FNV_OFFSET = np.uint64(0xCBF29CE484222325)
-_FNV_PRIME = np.uint64(0x100000001B3)
+_POLY = np.uint64(0x100000001B3)  # odd: multiplying by it loses no bits mod 2**64
 _S33 = np.uint64(33)
 _LOW32 = np.int64(0xFFFFFFFF)
 
@@ -56,12 +56,19 @@ def _mix(x):
 
 
 @njit
-def _hash_bytes(buf, start, end):
-    h = _FNV_OFFSET
+def _poly(buf, start, end):
+    """A polynomial hash of buf[start:end] (mod 2**64): the hash of any slice of a token follows
+    from its prefix hashes in O(1) (see `collect_splits`), so long tokens cost linear time."""
+    h = np.uint64(0)
     for i in range(start, end):
-        h ^= np.uint64(buf[i])
-        h *= _FNV_PRIME
-    return _mix(h)
+        h = h * _POLY + np.uint64(buf[i]) + np.uint64(1)
+    return h
+
+
+@njit
+def _key(poly):
+    """The table key of a polynomial hash: mixed (so probes stay short), non-negative."""
+    return np.int64(_mix(poly) >> np.uint64(1))
 
 
 @njit
@@ -77,13 +84,14 @@ def _same_bytes(buf, start, end, tok_bytes, tok_start, tok_end):
 @njit
 def _whole_lookup(buf, start, end, tok_bytes, tok_off, whole):
     """The id whose bytes are `buf[start:end]` (length >= 2), or -1."""
-    h = np.int64(_hash_bytes(buf, start, end) >> np.uint64(1))
-    return _lookup_hashed(h, buf, start, end, tok_bytes, tok_off, whole)
+    return _whole_lookup_key(
+        _key(_poly(buf, start, end)), buf, start, end, tok_bytes, tok_off, whole
+    )
 
 
 @njit
-def _lookup_hashed(h, buf, start, end, tok_bytes, tok_off, whole):
-    """`_whole_lookup` with the (shifted) hash of `buf[start:end]` already known."""
+def _whole_lookup_key(h, buf, start, end, tok_bytes, tok_off, whole):
+    """`_whole_lookup` with the key of buf[start:end] already known."""
     mask = np.int64(whole.shape[0] - 1)
     slot = h & mask
     while True:
@@ -109,7 +117,7 @@ def build_whole_table(tok_bytes, tok_off, tok_rank, capacity):
         start, end = tok_off[tid], tok_off[tid + 1]
         if end - start < 2 or tok_rank[tid] == NEVER:
             continue
-        h = np.int64(_hash_bytes(tok_bytes, start, end) >> np.uint64(1))
+        h = _key(_poly(tok_bytes, start, end))
         slot = h & mask
         while whole[slot, 1] >= 0:
             slot = (slot + 1) & mask
@@ -119,51 +127,63 @@ def build_whole_table(tok_bytes, tok_off, tok_rank, capacity):
 
 
 @njit
-def _find_id(buf, start, end, byte_id, tok_bytes, tok_off, whole):
-    if end - start == 1:
-        return np.int64(byte_id[buf[start]])
-    return np.int64(_whole_lookup(buf, start, end, tok_bytes, tok_off, whole))
-
-
-@njit
 def collect_splits(tok_bytes, tok_off, tok_rank, byte_id, whole):
     """Every `(left, right, result)` where `left + right` are the bytes of token `result`.
 
     `abc` -> (a, bc) and (ab, c) when `bc` and `ab` are tokens: both pairs merge to `abc`.
+    Linear in the tokens' bytes: each cut's two halves are hashed from the token's prefix
+    hashes, and bytes are compared only where a hash matches (a token of 1 MB of `a`, after
+    training on a long run, would otherwise cost 10**12 steps). Two passes: count, then fill.
     """
-    total = 0
+    longest = 1
     for tid in range(tok_off.shape[0] - 1):
-        length = tok_off[tid + 1] - tok_off[tid]
-        if length >= 2 and tok_rank[tid] != NEVER:
-            total += length - 1
-    lefts = np.empty(total, dtype=np.int64)
-    rights = np.empty(total, dtype=np.int64)
-    results = np.empty(total, dtype=np.int64)
+        longest = max(longest, tok_off[tid + 1] - tok_off[tid])
+    prefix = np.empty(longest + 1, dtype=np.uint64)
+    power = np.empty(longest + 1, dtype=np.uint64)
+    power[0] = np.uint64(1)
+    for i in range(longest):
+        power[i + 1] = power[i] * _POLY
     n = 0
-    for tid in range(tok_off.shape[0] - 1):
-        start, end = tok_off[tid], tok_off[tid + 1]
-        if end - start < 2 or tok_rank[tid] == NEVER:
-            continue
-        # The left part's hash grows one byte per cut (FNV is sequential), so scanning the cuts
-        # costs O(length), not O(length^2): a 256 KB token would otherwise take minutes. Only
-        # cuts whose left part is a token (few: a run's tokens double) hash the right part.
-        raw = _FNV_OFFSET
-        for cut in range(start + 1, end):
-            raw ^= np.uint64(tok_bytes[cut - 1])
-            raw *= _FNV_PRIME
-            if cut - start == 1:
-                left = np.int64(byte_id[tok_bytes[start]])
-            else:
-                h = np.int64(_mix(raw) >> np.uint64(1))
-                left = np.int64(_lookup_hashed(h, tok_bytes, start, cut, tok_bytes, tok_off, whole))
-            if left < 0:
+    lefts = np.empty(0, dtype=np.int64)
+    rights = np.empty(0, dtype=np.int64)
+    results = np.empty(0, dtype=np.int64)
+    for write in range(2):
+        if write == 1:
+            lefts = np.empty(n, dtype=np.int64)
+            rights = np.empty(n, dtype=np.int64)
+            results = np.empty(n, dtype=np.int64)
+            n = 0
+        for tid in range(tok_off.shape[0] - 1):
+            start, end = tok_off[tid], tok_off[tid + 1]
+            length = end - start
+            if length < 2 or tok_rank[tid] == NEVER:
                 continue
-            right = _find_id(tok_bytes, cut, end, byte_id, tok_bytes, tok_off, whole)
-            if right < 0:
-                continue
-            lefts[n], rights[n], results[n] = left, right, tid
-            n += 1
-    return lefts[:n], rights[:n], results[:n]
+            prefix[0] = np.uint64(0)
+            for i in range(length):
+                prefix[i + 1] = prefix[i] * _POLY + np.uint64(tok_bytes[start + i]) + np.uint64(1)
+            for cut in range(1, length):
+                if cut == 1:
+                    left = np.int64(byte_id[tok_bytes[start]])
+                else:
+                    h = _key(prefix[cut])
+                    left = _whole_lookup_key(
+                        h, tok_bytes, start, start + cut, tok_bytes, tok_off, whole
+                    )
+                if left < 0:
+                    continue
+                if cut == length - 1:
+                    right = np.int64(byte_id[tok_bytes[end - 1]])
+                else:
+                    h = _key(prefix[length] - prefix[cut] * power[length - cut])
+                    right = _whole_lookup_key(
+                        h, tok_bytes, start + cut, end, tok_bytes, tok_off, whole
+                    )
+                if right < 0:
+                    continue
+                if write == 1:
+                    lefts[n], rights[n], results[n] = left, right, tid
+                n += 1
+    return lefts, rights, results
 
 
 @njit
@@ -434,10 +454,11 @@ def encode_scanned(
     2 o200k; pieces never cross a segment's ends). Writes ids to `out_ids` (room for one per
     byte) and returns their count. The piece cache has 2**cache_bits rows, filled up to half.
     """
+    literally(preset)
     tok_bytes, tok_off, tok_rank, byte_id, whole, pairs = tables
     n = data.shape[0]
     cls = np.empty(n, dtype=np.uint8)
-    _classify(data, flags, cls)
+    classify(data, flags, cls)
     rows = 1 << cache_bits
     cache = np.zeros((rows, 2), dtype=np.uint64)
     room = rows // 2  # entries allowed: keeps probes short
@@ -461,9 +482,9 @@ def encode_scanned(
         seg = data[a:b]
         seg_cls = cls[a:b]
         m = b - a
-        i = 0
+        i = np.int64(0)  # not a literal: Numba would compile scan_starts for it as well
         while i < m:
-            count, resume = _scan_starts(seg, seg_cls, i, preset, fold_cps, fold_letters, bounds)
+            count, resume = scan_starts(seg, seg_cls, i, preset, fold_cps, fold_letters, bounds)
             for p in range(count):
                 s = bounds[p]
                 e = bounds[p + 1] if p + 1 < count else resume
@@ -544,6 +565,47 @@ def encode_scanned(
     return pos
 
 
+# One entry kernel per preset (Python cannot pass a literal): the first use of a preset compiles
+# that preset's scanner only.
+
+
+@njit
+def _encode_scanned_gpt2(
+    data, seg_starts, seg_ends, seg_ids, flags, fold_cps, fold_letters, max_rank, tables,
+    cache_bits, out_ids,
+):  # fmt: skip
+    return encode_scanned(
+        data, seg_starts, seg_ends, seg_ids, 0, flags, fold_cps, fold_letters, max_rank, tables,
+        cache_bits, out_ids,
+    )  # fmt: skip
+
+
+@njit
+def _encode_scanned_cl100k(
+    data, seg_starts, seg_ends, seg_ids, flags, fold_cps, fold_letters, max_rank, tables,
+    cache_bits, out_ids,
+):  # fmt: skip
+    return encode_scanned(
+        data, seg_starts, seg_ends, seg_ids, 1, flags, fold_cps, fold_letters, max_rank, tables,
+        cache_bits, out_ids,
+    )  # fmt: skip
+
+
+@njit
+def _encode_scanned_o200k(
+    data, seg_starts, seg_ends, seg_ids, flags, fold_cps, fold_letters, max_rank, tables,
+    cache_bits, out_ids,
+):  # fmt: skip
+    return encode_scanned(
+        data, seg_starts, seg_ends, seg_ids, 2, flags, fold_cps, fold_letters, max_rank, tables,
+        cache_bits, out_ids,
+    )  # fmt: skip
+
+
+ENCODE_SCANNED = (_encode_scanned_gpt2, _encode_scanned_cl100k, _encode_scanned_o200k)
+"""The fused encoder per preset code (0 gpt2, 1 cl100k, 2 o200k), called without `preset`."""
+
+
 def _cache_also_keyed_on(dispatcher: object, *modules: ModuleType) -> None:
     """Make a kernel's on-disk cache depend on other modules' sources too.
 
@@ -560,4 +622,5 @@ def _cache_also_keyed_on(dispatcher: object, *modules: ModuleType) -> None:
     cache_file._source_stamp = (cache_file._source_stamp, digest.hexdigest())
 
 
-_cache_also_keyed_on(encode_scanned, scanner)
+for _kernel in (encode_scanned, *ENCODE_SCANNED):
+    _cache_also_keyed_on(_kernel, scanner)

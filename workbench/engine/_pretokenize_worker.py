@@ -8,23 +8,46 @@ from __future__ import annotations
 
 from collections import Counter
 
+from workbench.engine.errors import PatternError
 from workbench.engine.patterns import PinnedPattern, compile_pattern
+
+# A pattern gets this long on a stretch of text before it is judged too slow (catastrophic
+# backtracking, as `(a|aa)+$` on a run of a's): a floor, plus an allowance per character so a
+# long document of a merely slow pattern still passes (1 MB/s is far below any sane pattern).
+TIMEOUT_SECONDS = 10.0
+TIMEOUT_SECONDS_PER_CHAR = 1e-6
 
 _compiled: dict[str, PinnedPattern] = {}
 
 
-def count_segments(pattern: str, segments: list[str]) -> Counter[str]:
-    """Counter of `regex.findall(pattern, s)` pieces over all segments."""
+def count_segments(
+    pattern: str, segments: list[str], sources: list[str] | None = None
+) -> Counter[str]:
+    """Counter of `regex.findall(pattern, s)` pieces over all segments.
+
+    A segment the pattern takes too long over raises PatternError naming the pattern, the file
+    (`sources[i]`, when given) and the start of the text: the `regex` engine does not answer
+    Ctrl-C while it backtracks, so without a time limit such a run would never end."""
     compiled = _compiled.get(pattern)
     if compiled is None:
         compiled = _compiled[pattern] = compile_pattern(pattern)
     counts: Counter[str] = Counter()
-    for segment in segments:
-        counts.update(compiled.findall(segment))
+    for i, segment in enumerate(segments):
+        limit = TIMEOUT_SECONDS + TIMEOUT_SECONDS_PER_CHAR * len(segment)
+        try:
+            counts.update(compiled.findall(segment, timeout=limit))  # whole matches, always
+        except TimeoutError:
+            where = f" in {sources[i]}" if sources else ""
+            raise PatternError(
+                f"the pattern {pattern!r} took over {limit:.3g} s on {len(segment):,} characters"
+                f"{where} (starting {segment[:30]!r}): it backtracks too much; simplify it"
+            ) from None
     return counts
 
 
 def run_task(task: tuple) -> tuple:
-    """(key, action, pattern, segments) -> (key, action, counts): actions pass through, in order."""
-    key, action, pattern, segments = task
-    return key, action, count_segments(pattern, segments) if segments else Counter()
+    """(key, action, pattern, segments, sources) -> (key, action, counts): actions pass
+    through, in order."""
+    key, action, pattern, segments, sources = task
+    counts = count_segments(pattern, segments, sources) if segments else Counter()
+    return key, action, counts

@@ -42,14 +42,57 @@ and exact live counts (the merged pair drops to 0), which is what a naive recoun
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from workbench.engine.numba_config import njit
+
+
+class TrainState(NamedTuple):
+    """Every array of the merge loop, passed to the kernels as one value. A kernel that grows an
+    array returns a new TrainState holding the grown one (tuples are immutable)."""
+
+    wsym: np.ndarray  # int32: word symbols
+    wrec: np.ndarray  # int64 rows (offset, length, count, -)
+    tok_off: np.ndarray  # int64: token -> arena offset
+    tok_len: np.ndarray  # int32: token -> byte length
+    tok_hash: np.ndarray  # int64: rolling hash of the token's bytes
+    tok_key: np.ndarray  # int64: byte-order key (see _lex_key)
+    arena: np.ndarray  # uint8: token bytes
+    tt: np.ndarray  # int32: open-addressing table of tokens by hash
+    pr: np.ndarray  # int64 rows (key, count, list, stamp)
+    tie_stamp: np.ndarray  # int32: per pair, last tie count that saw it
+    ph: np.ndarray  # int64 rows (key, pair id)
+    lst: np.ndarray  # int32 rows (head, tail, last word)
+    blk: np.ndarray  # int32 rows (next, fill, words...)
+    hp: np.ndarray  # int64 rows (count, tie key 1, tie key 2, pair << 32 | list)
+    touched: np.ndarray  # int32: [count, pair ids...] touched by this step
+    tie_stack: np.ndarray  # int64: DFS stack of _count_ties
+    scal: np.ndarray  # int64: the S_* scalars
+    hf_order: np.ndarray  # int64: HF's order of the 256 bytes
+
+
+class MergeEvents(NamedTuple):
+    """Output rows of `run_merges`, one per merge made (sized by the caller)."""
+
+    left: np.ndarray  # int32
+    right: np.ndarray  # int32
+    new: np.ndarray  # int32
+    count: np.ndarray  # int64
+    is_new: np.ndarray  # bool
+    ties: np.ndarray  # int64
+    tokens: np.ndarray  # int64
+
 
 LEX = 0
 HF = 1
 
 BLOCK = 6  # words per word-list block; most pairs live in one or two words
+# Symbols of one word handled per capacity check. Room is reserved for what a span can add, so
+# a long word (a run of one character: 16 MB of `a` is one 16M-symbol word) must not reserve
+# for all of its symbols at once: that took gigabytes for pairs it never makes.
+SPAN = 1 << 16
 
 # columns of the 2-D state arrays
 W_OFF, W_LEN, W_COUNT = 0, 1, 2  # wrec (int64, 4 columns: 32-byte rows)
@@ -71,7 +114,7 @@ S_TOKENS = 6  # tokens the corpus takes now (count-weighted)
 S_ARENA = 7  # bytes used in the token arena
 N_SCAL = 8
 
-# status codes of _run_merges
+# status codes of run_merges
 RUNNING = 0
 VOCAB_REACHED = 1
 NO_PAIRS = 2
@@ -92,7 +135,8 @@ def _grow(a, need):
     if need <= a.size:
         return a
     out = np.empty(max(need, 2 * a.size), dtype=a.dtype)
-    out[: a.size] = a
+    for i in range(a.size):  # loops, not slice assignment: those take seconds to compile
+        out[i] = a[i]
     return out
 
 
@@ -102,7 +146,9 @@ def _grow_rows(a, used, need):
     if need <= a.shape[0]:
         return a
     out = np.empty((max(need, 2 * a.shape[0]), a.shape[1]), dtype=a.dtype)
-    out[:used] = a[:used]
+    for i in range(used):
+        for j in range(a.shape[1]):
+            out[i, j] = a[i, j]
     return out
 
 
@@ -250,7 +296,9 @@ def _pair_insert(key, ph, pr, scal):
 
 @njit
 def _rehash_pairs(npairs, pr, size):
-    ph = np.full((size, 2), -1, dtype=np.int64)
+    ph = np.empty((size, 2), dtype=np.int64)
+    for i in range(size):
+        ph[i, 0] = -1
     mask = size - 1
     for p in range(npairs):
         key = pr[p, P_KEY]
@@ -273,7 +321,8 @@ def _reserve(n, pr, tie_stamp, ph, lst, blk, touched, scal):
         pr = _grow_rows(pr, npairs, need)
         old = tie_stamp.size
         tie_stamp = _grow(tie_stamp, pr.shape[0])
-        tie_stamp[old:] = -1  # here, not in _add_pair: one array fewer in the hot path
+        for i in range(old, tie_stamp.size):  # here, not in _add_pair: one array fewer there
+            tie_stamp[i] = -1
     if 2 * need > ph.shape[0]:  # load factor at most 1/2
         ph = _rehash_pairs(npairs, pr, _next_pow2(2 * need + 1))  # 1/4 to 1/2 full
     lst = _grow_rows(lst, scal[S_NLISTS], scal[S_NLISTS] + n)
@@ -330,13 +379,15 @@ def _list_append(lid, w, lst, blk, scal):
 
 
 @njit(inline="always")
+def _drop_pair(a, b, c, ph, pr):
+    """Take c from the count of the pair (a, b), which exists."""
+    pr[_pair_find((np.int64(a) << 32) | np.int64(b), ph), P_CNT] -= c
+
+
+@njit(inline="always")
 def _add_pair(a, b, delta, w, mode, ph, pr, touched, lst, blk, scal):
-    """Add `delta` to the count of (a, b); on a gain, remember word w under the pair."""
+    """Add `delta` > 0 to the count of (a, b) and remember word w under the pair."""
     key = (np.int64(a) << 32) | np.int64(b)
-    if delta < 0:
-        p = _pair_find(key, ph)
-        pr[p, P_CNT] += delta
-        return
     p = _pair_insert(key, ph, pr, scal)
     pr[p, P_CNT] += delta
     step = scal[S_STEP]
@@ -393,7 +444,7 @@ def _beats(c, k1, k2, ref, hp, j, mode, pr, tok_off, tok_len, arena):
     return False
 
 
-@njit(inline="always")
+@njit(inline="always")  # inlined where it runs per stale entry; `_heap_pop` holds the other copy
 def _sift_down(i, hp, n, mode, pr, tok_off, tok_len, arena):
     """Move heap row i down to its place in a heap of n rows."""
     while True:
@@ -433,7 +484,7 @@ def _heap_push(c, key, ref, hp, scal, mode, pr, tok_key, hf_order, tok_off, tok_
     hp[i, H_REF] = ref
 
 
-@njit(inline="always")
+@njit  # a call: two call sites, each run about once per merge; inlining doubles compile time
 def _heap_pop(hp, scal, mode, pr, tok_off, tok_len, arena):
     """Remove the top entry (read it from row 0 first)."""
     n = scal[S_NHEAP] - 1
@@ -445,7 +496,7 @@ def _heap_pop(hp, scal, mode, pr, tok_off, tok_len, arena):
     _sift_down(0, hp, n, mode, pr, tok_off, tok_len, arena)
 
 
-@njit(inline="always")
+@njit  # once per merge: a call costs nothing there
 def _count_ties(hp, pr, scal, tie_stamp, stamp, limit, stack):
     """Other pairs whose live count equals the top's: they sit in the subtree of equal counts
     hanging from the root, since no entry is above a smaller count. The figure is
@@ -475,9 +526,11 @@ def _count_ties(hp, pr, scal, tie_stamp, stamp, limit, stack):
 
 
 @njit(inline="always")
-def _merge_word(w, left, right, new, mode, wsym, wrec, ph, pr, touched, lst, blk, scal):
-    """Replace every (left, right) in word w, left to right, by `new`; update the neighbours'
-    pair counts. Returns the number of replacements.
+def _merge_span(w, r, o, stop, left, right, new, mode, wsym, wrec, ph, pr, touched, lst, blk, scal):
+    """Replace every (left, right) in word w, left to right, by `new`, reading from symbol r
+    (writing at o <= r) until r reaches `stop`; update the neighbours' pair counts. Returns
+    (r, o, replacements): call again from there until r reaches the word's length, then store
+    o as its new length. A span of k symbols adds at most k pairs (see `_reserve`).
 
     Subtle: `aaa` holds the pair (a, a) twice but merges once, to `aa a`: the second (a, a) is
     lost as the right neighbour of the first replacement, which the -c below accounts for.
@@ -485,19 +538,17 @@ def _merge_word(w, left, right, new, mode, wsym, wrec, ph, pr, touched, lst, blk
     base = wrec[w, W_OFF]
     n = wrec[w, W_LEN]
     c = wrec[w, W_COUNT]
-    r = 0
-    o = 0
     merged = 0
-    while r < n:
+    while r < stop:
         s = wsym[base + r]
         if s == left and r + 1 < n and wsym[base + r + 1] == right:
             if o > 0:
                 prev = wsym[base + o - 1]
-                _add_pair(prev, left, -c, w, mode, ph, pr, touched, lst, blk, scal)
+                _drop_pair(prev, left, c, ph, pr)
                 _add_pair(prev, new, c, w, mode, ph, pr, touched, lst, blk, scal)
             if r + 2 < n:
                 nxt = wsym[base + r + 2]
-                _add_pair(right, nxt, -c, w, mode, ph, pr, touched, lst, blk, scal)
+                _drop_pair(right, nxt, c, ph, pr)
                 _add_pair(new, nxt, c, w, mode, ph, pr, touched, lst, blk, scal)
             wsym[base + o] = new
             o += 1
@@ -507,8 +558,7 @@ def _merge_word(w, left, right, new, mode, wsym, wrec, ph, pr, touched, lst, blk
             wsym[base + o] = s
             o += 1
             r += 1
-    wrec[w, W_LEN] = o
-    return merged
+    return r, o, merged
 
 
 # ---------------------------------------------------------------------------------------------
@@ -532,13 +582,12 @@ def _push_touched(hp, touched, pr, scal, mode, tok_key, hf_order, tok_off, tok_l
 
 
 @njit
-def _init_pairs(
-    mode, wsym, wrec, ph, pr, tie_stamp, touched, lst, blk, hp, scal,
-    tok_off, tok_len, tok_hash, tok_key, tt, arena, hf_order,
-):  # fmt: skip
+def init_pairs(state, mode):
     """Count every adjacent pair of every word (weighted by the word's count), index the words
     that hold each pair, and push one heap entry per pair. Also files the 256 single bytes in
-    the token table `tt` and gives them their tie keys. Returns the arrays that grew."""
+    the token table `tt` and gives them their tie keys. Returns the state with grown arrays."""
+    wsym, wrec, tok_off, tok_len, tok_hash, tok_key, arena, tt = state[:8]
+    pr, tie_stamp, ph, lst, blk, hp, touched, tie_stack, scal, hf_order = state[8:]
     for t in range(256):
         _tt_insert(tt, t, tok_hash[t])
         tok_key[t] = _lex_key(t, tok_off, tok_len, arena)
@@ -548,29 +597,34 @@ def _init_pairs(
         base = wrec[w, W_OFF]
         n = wrec[w, W_LEN]
         c = wrec[w, W_COUNT]
-        if _needs_room(n, pr, ph, lst, blk, touched, scal):
-            pr, tie_stamp, ph, lst, blk, touched = _reserve(
-                n, pr, tie_stamp, ph, lst, blk, touched, scal
-            )
-        for i in range(n - 1):
-            _add_pair(
-                wsym[base + i], wsym[base + i + 1], c, w, mode, ph, pr, touched, lst, blk, scal,
-            )  # fmt: skip
+        for first in range(0, n - 1, SPAN):
+            last = min(first + SPAN, n - 1)
+            if _needs_room(last - first, pr, ph, lst, blk, touched, scal):
+                pr, tie_stamp, ph, lst, blk, touched = _reserve(
+                    last - first, pr, tie_stamp, ph, lst, blk, touched, scal
+                )
+            for i in range(first, last):
+                _add_pair(
+                    wsym[base + i], wsym[base + i + 1], c, w, mode, ph, pr, touched, lst, blk,
+                    scal,
+                )  # fmt: skip
     hp = _push_touched(hp, touched, pr, scal, mode, tok_key, hf_order, tok_off, tok_len, arena)
-    return pr, tie_stamp, ph, lst, blk, touched, hp
+    return TrainState(
+        wsym, wrec, tok_off, tok_len, tok_hash, tok_key, arena, tt, pr, tie_stamp, ph, lst, blk,
+        hp, touched, tie_stack, scal, hf_order,
+    )  # fmt: skip
 
 
 @njit
-def _run_merges(
-    max_merges, target_tokens, min_frequency, mode, tie_limit,
-    wsym, wrec, tok_off, tok_len, tok_hash, tok_key, arena, tt,
-    pr, tie_stamp, ph, lst, blk, hp, touched, tie_stack, scal, hf_order,
-    ev_left, ev_right, ev_new, ev_count, ev_isnew, ev_ties, ev_tokens,
-):  # fmt: skip
+def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, tie_limit):
     """Make up to `max_merges` merges, stopping early when the vocabulary has `target_tokens`
-    tokens, no pair is left, or the best count is below `min_frequency`.
+    tokens, no pair is left, or the best count is below `min_frequency`; merge i is row i of
+    `events`.
 
-    Returns (status, merges made, every array that may have been reallocated to grow)."""
+    Returns (status, merges made, the state with every array that grew)."""
+    wsym, wrec, tok_off, tok_len, tok_hash, tok_key, arena, tt = state[:8]
+    pr, tie_stamp, ph, lst, blk, hp, touched, tie_stack, scal, hf_order = state[8:]
+    ev_left, ev_right, ev_new, ev_count, ev_isnew, ev_ties, ev_tokens = events
     status = RUNNING
     done = 0
     while done < max_merges:
@@ -623,12 +677,10 @@ def _run_merges(
             tok_len = _grow(tok_len, ntok + 1)
             arena = _grow(arena, scal[S_ARENA] + size)
             start = scal[S_ARENA]
-            arena[start : start + tok_len[left]] = arena[
-                tok_off[left] : tok_off[left] + tok_len[left]
-            ]
-            arena[start + tok_len[left] : start + size] = arena[
-                tok_off[right] : tok_off[right] + tok_len[right]
-            ]
+            for i in range(tok_len[left]):
+                arena[start + i] = arena[tok_off[left] + i]
+            for i in range(tok_len[right]):
+                arena[start + tok_len[left] + i] = arena[tok_off[right] + i]
             new = ntok
             tok_off[new] = start
             tok_len[new] = size
@@ -637,7 +689,9 @@ def _run_merges(
             scal[S_ARENA] = start + size
             scal[S_NTOK] = ntok + 1
             if 2 * (ntok + 1) > tt.size:
-                tt = np.full(2 * tt.size, -1, dtype=np.int32)
+                tt = np.empty(2 * tt.size, dtype=np.int32)
+                for t in range(tt.size):
+                    tt[t] = -1
                 for t in range(ntok + 1):
                     _tt_insert(tt, t, tok_hash[t])
             else:
@@ -653,14 +707,20 @@ def _run_merges(
             for k in range(blk[b, B_FILL]):
                 w = blk[b, B_WORDS + k]
                 n = wrec[w, W_LEN]
-                if _needs_room(n, pr, ph, lst, blk, touched, scal):
-                    pr, tie_stamp, ph, lst, blk, touched = _reserve(
-                        n, pr, tie_stamp, ph, lst, blk, touched, scal
-                    )
-                m = _merge_word(
-                    w, left, right, new, mode, wsym, wrec, ph, pr, touched, lst, blk, scal,
-                )  # fmt: skip
-                merged_weighted += m * wrec[w, W_COUNT]
+                r = np.int64(0)
+                o = np.int64(0)
+                while r < n:  # one span of a long word at a time: capacity grows with use
+                    stop = min(r + SPAN, n)
+                    if _needs_room(stop - r, pr, ph, lst, blk, touched, scal):
+                        pr, tie_stamp, ph, lst, blk, touched = _reserve(
+                            stop - r, pr, tie_stamp, ph, lst, blk, touched, scal
+                        )
+                    r, o, m = _merge_span(
+                        w, r, o, stop, left, right, new, mode, wsym, wrec, ph, pr, touched, lst,
+                        blk, scal,
+                    )  # fmt: skip
+                    merged_weighted += m * wrec[w, W_COUNT]
+                wrec[w, W_LEN] = o
             b = blk[b, B_NEXT]
         if mode != HF:
             pr[p, P_CNT] = 0  # every occurrence is gone: merged, or lost to an overlapping one
@@ -676,7 +736,7 @@ def _run_merges(
         ev_tokens[done] = scal[S_TOKENS]
         done += 1
 
-    return (
-        status, done, tok_off, tok_len, tok_hash, tok_key, arena, tt,
-        pr, tie_stamp, ph, lst, blk, hp, touched,
+    return status, done, TrainState(
+        wsym, wrec, tok_off, tok_len, tok_hash, tok_key, arena, tt, pr, tie_stamp, ph, lst, blk,
+        hp, touched, tie_stack, scal, hf_order,
     )  # fmt: skip

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 
 from workbench.engine.errors import ConfigError
 from workbench.engine.patterns import compile_pattern, resolve
 
+# Token ids are 32-bit in the kernels and the files; counts are 64-bit.
+MAX_VOCAB_SIZE = 2**31 - 1
+MAX_MIN_FREQUENCY = 2**63 - 1
+MAX_WORKERS = 1024  # threads or processes; more only costs memory
 TIE_BREAKS = ("lexicographic", "hf")
 BAD_FILE_POLICIES = ("stop", "skip")
 PRETOKENIZERS = ("auto", "regex")
@@ -48,8 +53,17 @@ class TrainConfig:
             raise ConfigError("a special token cannot be empty")
         if not self.text_column or not self.jsonl_field:
             raise ConfigError("the text column and the JSONL field need a name")
+        object.__setattr__(self, "vocab_size", whole_number("vocab size", self.vocab_size))
+        object.__setattr__(self, "min_frequency", whole_number("min frequency", self.min_frequency))
         if self.min_frequency < 0:
             raise ConfigError("min frequency cannot be negative")
+        if self.min_frequency > MAX_MIN_FREQUENCY:
+            raise ConfigError(f"min frequency {self.min_frequency} is above {MAX_MIN_FREQUENCY:,}")
+        if self.vocab_size > MAX_VOCAB_SIZE:
+            raise ConfigError(
+                f"vocab size {self.vocab_size} is too large: at most {MAX_VOCAB_SIZE:,}"
+                " (token ids are 32-bit)"
+            )
         floor = 256 + len(self.special_tokens)
         if self.vocab_size < floor:
             raise ConfigError(
@@ -66,3 +80,24 @@ class TrainConfig:
     def merged_token_target(self) -> int:
         """Distinct merged tokens to make: the vocab size less bytes and specials."""
         return self.vocab_size - 256 - len(self.special_tokens)
+
+
+def whole_number(name: str, value: object) -> int:
+    """`value` as an int (numpy integers too), or ConfigError naming the setting: a bool, a
+    float or a string is refused rather than guessed at."""
+    if isinstance(value, bool):
+        raise ConfigError(f"{name} must be a whole number, not {value!r}")
+    try:
+        return operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        raise ConfigError(f"{name} must be a whole number, not {value!r}") from None
+
+
+def check_workers(workers: int | None) -> int | None:
+    """Threads/processes for pre-tokenizing: None (one per core) or 1 to MAX_WORKERS."""
+    if workers is None:
+        return None
+    workers = whole_number("workers", workers)
+    if not 1 <= workers <= MAX_WORKERS:
+        raise ConfigError(f"workers must be from 1 to {MAX_WORKERS}, not {workers}")
+    return workers

@@ -17,15 +17,18 @@ unreadable path, a JSONL line that is not JSON or has no text.
 from __future__ import annotations
 
 import codecs
+import contextlib
+import errno
 import gzip
 import hashlib
-import io
 import json
 import os
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+import stat
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, AnyStr
+from typing import Any, AnyStr, BinaryIO
 
 import regex
 
@@ -34,25 +37,134 @@ from workbench.engine.readers import columnar, compressed, datasets
 from workbench.engine.specials import specials_regex, split_on_specials
 
 CHUNK_CHARS = 1 << 22  # ~4 MB of text per segment at most (when a cut point exists)
+READ_BYTES = 1 << 22  # bytes per read from a file (decompressed)
 _SAFE_CUT = regex.compile(r"(?r)\p{L}(?=[ \t\n])")
+# Without it, opening a FIFO waits for a writer for ever; regular files ignore the flag.
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+
+# -- finding the files -------------------------------------------------------------------------
+
+
+@dataclass
+class CorpusListing:
+    """The files to read (in order, with their sizes when listed) and what was left out.
+
+    `problems`: entries inside folders that cannot be read (a broken or looping symbolic link,
+    an unreadable folder): an error when bad files stop the run, else skipped and reported.
+    `passed_over`: entries inside folders that are not corpus files (FIFOs, sockets, devices,
+    a folder reached a second time through a link): always left out, always reported."""
+
+    files: list[Path] = field(default_factory=list)
+    sizes: list[int] = field(default_factory=list)
+    problems: list[CorpusError] = field(default_factory=list)
+    passed_over: list[CorpusError] = field(default_factory=list)
+
+    def add(self, path: Path, size: int) -> None:
+        self.files.append(path)
+        self.sizes.append(size)
+
+
+def list_corpus(paths: Iterable[str | os.PathLike]) -> CorpusListing:
+    """The files named or under the folders named, folders walked depth-first in sorted order.
+
+    Hidden entries (a leading dot) inside a folder are passed over. Symbolic links are followed,
+    folders included; a folder is read once however many links lead to it (by device and
+    inode), so a link loop ends. A path named on the command line that is missing or not a
+    file or folder raises CorpusError at once: the user asked for it by name."""
+    listing = CorpusListing()
+    seen: set[tuple[int, int]] = set()
+    for raw in paths:
+        path = Path(raw)
+        st = _stat_named(path)
+        if stat.S_ISDIR(st.st_mode):
+            _walk_folder(path, st, listing, seen)
+        elif stat.S_ISREG(st.st_mode):
+            listing.add(path, st.st_size)
+        else:
+            raise CorpusError(str(path), f"{_not_regular(st.st_mode)}: name text files or folders")
+    kept = set(datasets.without_dataset_metadata(listing.files))  # readers hook: saved datasets
+    if len(kept) < len(listing.files):
+        pairs = [(f, n) for f, n in zip(listing.files, listing.sizes, strict=True) if f in kept]
+        listing.files, listing.sizes = [f for f, _ in pairs], [n for _, n in pairs]
+    return listing
 
 
 def list_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
-    """The files named or under the folders named, folders walked in sorted order.
+    """`list_corpus(paths).files`, raising the first problem found inside a folder."""
+    listing = list_corpus(paths)
+    if listing.problems:
+        raise listing.problems[0]
+    return listing.files
 
-    Hidden files and folders (a leading dot) inside a folder are passed over."""
-    files: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            for root, dirs, names in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                files.extend(Path(root) / n for n in sorted(names) if not n.startswith("."))
-        elif path.exists():
-            files.append(path)
-        else:
-            raise CorpusError(str(path), "no such file or folder")
-    return datasets.without_dataset_metadata(files)  # readers hook: saved HF datasets
+
+def _walk_folder(
+    root: Path, root_stat: os.stat_result, listing: CorpusListing, seen: set[tuple[int, int]]
+) -> None:
+    # An explicit stack, not recursion: a folder tree may be deeper than Python's stack.
+    stack = [(root, root_stat)]
+    while stack:
+        folder, st = stack.pop()
+        key = (st.st_dev, st.st_ino)
+        if key in seen:
+            listing.passed_over.append(CorpusError(str(folder), "folder already read (linked)"))
+            continue
+        seen.add(key)
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted((e for e in it if not e.name.startswith(".")), key=_entry_name)
+        except OSError as exc:
+            listing.problems.append(
+                CorpusError(str(folder), _os_problem(folder, exc, "list the folder"))
+            )
+            continue
+        folders = []
+        for entry in entries:
+            path = Path(entry.path)
+            try:
+                est = entry.stat()  # follows symbolic links
+            except OSError as exc:
+                listing.problems.append(CorpusError(str(path), _os_problem(path, exc, "read")))
+                continue
+            if stat.S_ISDIR(est.st_mode):
+                folders.append((path, est))
+            elif stat.S_ISREG(est.st_mode):
+                listing.add(path, est.st_size)
+            else:
+                listing.passed_over.append(CorpusError(str(path), _not_regular(est.st_mode)))
+        stack.extend(reversed(folders))
+
+
+def _entry_name(entry: os.DirEntry) -> str:
+    return entry.name
+
+
+def _stat_named(path: Path) -> os.stat_result:
+    try:
+        return path.stat()
+    except OSError as exc:
+        raise CorpusError(str(path), _os_problem(path, exc, "read")) from None
+    except ValueError:  # a NUL byte in the name
+        raise CorpusError(repr(str(path)), "not a valid file name") from None
+
+
+def _os_problem(path: Path, exc: OSError, verb: str) -> str:
+    """The words for a failed stat, open or listing: 'broken symbolic link', ..."""
+    if exc.errno == errno.ELOOP:
+        return "symbolic link loop"
+    if exc.errno == errno.ENOENT:
+        return "broken symbolic link" if path.is_symlink() else "no such file or folder"
+    return f"cannot {verb}: {exc.strerror or exc}"
+
+
+def _not_regular(mode: int) -> str:
+    kinds = {
+        stat.S_IFIFO: "a FIFO (named pipe)",
+        stat.S_IFSOCK: "a socket",
+        stat.S_IFCHR: "a character device",
+        stat.S_IFBLK: "a block device",
+    }
+    return f"not a regular file: {kinds.get(stat.S_IFMT(mode), 'a special file')}"
 
 
 def fingerprint(files: Iterable[Path]) -> str:
@@ -64,32 +176,140 @@ def fingerprint(files: Iterable[Path]) -> str:
     return h.hexdigest()[:32]
 
 
+# -- opening a file: one opener per kind ----------------------------------------------------
+
+
+def _open_gzip(raw: BinaryIO) -> BinaryIO:
+    return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+
+
+# Compression by name ending -> a function that wraps the raw file in a decompressing stream.
+DECOMPRESSORS: dict[str, Callable[[BinaryIO], BinaryIO]] = {".gz": _open_gzip}
+# What a decompressor may raise on bad data (besides OSError): a truncated or corrupt file.
+READ_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, zlib.error)
+
+
 def is_jsonl(path: Path) -> bool:
     return compressed.plain_name(path.name).lower().endswith(".jsonl")  # any compression
 
 
-def _open_binary(path: Path) -> io.BufferedIOBase:
+def _open_fd(path: Path) -> tuple[int, int]:
+    """(file descriptor, size) of a regular file opened for reading. Anything else is refused,
+    and a FIFO never blocks the open (O_NONBLOCK), even one put in a file's place after the
+    folder was listed."""
     try:
-        if compressed.opens_here(path):  # readers hook: .zst, .xz, .bz2
-            return compressed.open_compressed(path)  # type: ignore[return-value]
-        if path.name.lower().endswith(".gz"):
-            return gzip.open(path, "rb")  # type: ignore[return-value]
-        return open(path, "rb")  # noqa: SIM115 - closed by the caller's with-block
+        fd = os.open(path, os.O_RDONLY | _O_NONBLOCK)
     except OSError as exc:
-        raise CorpusError(str(path), f"cannot read: {exc.strerror or exc}") from None
+        raise CorpusError(str(path), _os_problem(path, exc, "read")) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise CorpusError(str(path), _not_regular(st.st_mode))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st.st_size
 
 
-def _read_chunks(path: Path, size: int = 1 << 22) -> Iterator[bytes]:
+def _open_regular(path: Path) -> BinaryIO:
+    fd, _ = _open_fd(path)
+    try:
+        return open(fd, "rb")  # noqa: SIM115 - closed by the caller's with-block
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+@contextlib.contextmanager
+def open_binary(path: Path) -> Iterator[BinaryIO]:
+    """The file's bytes, decompressed by its name ending."""
+    if compressed.opens_here(path):  # readers hook: .zst, .xz, .bz2
+        try:
+            stream = compressed.open_compressed(path)
+        except OSError as exc:
+            raise CorpusError(str(path), _os_problem(path, exc, "read")) from None
+        with stream:
+            yield stream  # type: ignore[misc]
+        return
+    with _open_regular(path) as raw:
+        opener = next((f for ext, f in DECOMPRESSORS.items() if _ends(path, ext)), None)
+        if opener is None:
+            yield raw
+            return
+        try:
+            stream = opener(raw)
+        except READ_ERRORS as exc:
+            raise CorpusError(str(path), f"cannot read: {exc}") from None
+        with stream:
+            yield stream
+
+
+def _ends(path: Path, ext: str) -> bool:
+    return path.name.lower().endswith(ext)
+
+
+def read_chunks(path: Path, size: int | None = None) -> Iterator[bytes]:
     """The file's bytes in chunks (decompressed), with read errors as CorpusError."""
-    with _open_binary(path) as stream:
+    size = READ_BYTES if size is None else size
+    with open_binary(path) as stream:
         while True:
             try:
                 chunk = stream.read(size)
-            except (OSError, EOFError, gzip.BadGzipFile) as exc:
-                raise CorpusError(str(path), f"cannot read: {exc}") from None
+            except READ_ERRORS as exc:
+                raise CorpusError(str(path), f"cannot read: {_read_problem(exc)}") from None
             if not chunk:
                 return
             yield chunk
+
+
+def read_whole(path: Path) -> bytes:
+    """All the bytes of a plain (uncompressed) file: the quick way for the many small files of
+    a folder corpus (plain system calls: no file object, no chunking, no decompressor)."""
+    fd, size = _open_fd(path)
+    try:
+        parts = []
+        while True:  # usually two reads: the file, then the end (it may have grown)
+            part = os.read(fd, max(size + 1, 1 << 16))
+            if not part:
+                return b"".join(parts)
+            parts.append(part)
+    except OSError as exc:
+        raise CorpusError(str(path), f"cannot read: {_read_problem(exc)}") from None
+    finally:
+        os.close(fd)
+
+
+def read_small_text(path: Path) -> bytes:
+    """A plain file's bytes, checked as text (no NULs, UTF-8) and without a BOM: a whole small
+    file is known good or bad before any of it is counted."""
+    data = read_whole(path)
+    check_not_binary(path, data)
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8) :]
+    check_utf8(path, data, 0)
+    return data
+
+
+def check_utf8(path: Path, data: bytes, lines_before: int) -> None:
+    """CorpusError naming the line of the first byte that is not UTF-8 (`lines_before`: the
+    newlines of the file before `data`)."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = lines_before + data.count(b"\n", 0, exc.start) + 1
+        raise CorpusError(
+            str(path), f"invalid UTF-8 (byte 0x{data[exc.start]:02X})", line
+        ) from None
+
+
+def _read_problem(exc: BaseException) -> str:
+    if isinstance(exc, EOFError):
+        return "the compressed data ends too early (truncated file?)"
+    if isinstance(exc, zlib.error):
+        return f"corrupt compressed data ({exc})"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc) or type(exc).__name__
 
 
 class _Decoder:
@@ -107,12 +327,14 @@ class _Decoder:
             check_not_binary(self.path, chunk)
             if chunk.startswith(codecs.BOM_UTF8):
                 chunk = chunk[3:]
+        held = self.decoder.getstate()[0]  # the start of a character cut by the last chunk
         try:
             text = self.decoder.decode(chunk, final)
         except UnicodeDecodeError as exc:
-            line = self.lines + chunk.count(b"\n", 0, max(exc.start, 0))
+            data = held + chunk  # what exc.start counts in (`held` holds no newline)
+            line = self.lines + data.count(b"\n", 0, max(exc.start, 0))
             raise CorpusError(
-                str(self.path), f"invalid UTF-8 (byte 0x{chunk[exc.start]:02X})", line
+                str(self.path), f"invalid UTF-8 (byte 0x{data[exc.start]:02X})", line
             ) from None
         self.lines += chunk.count(b"\n")
         return text
@@ -147,13 +369,24 @@ class Segmenter:
 
 
 def safe_cut(
-    buffer: AnyStr, boundary: regex.Pattern, specials: regex.Pattern | None, reach: int
+    buffer: AnyStr,
+    boundary: regex.Pattern,
+    specials: regex.Pattern | None,
+    reach: int,
+    start: int = 0,
 ) -> int:
     """The last end of a `boundary` match (a reverse pattern) in `buffer` (text or bytes) that
-    no special token spans, or 0. `reach`: the longest special token, in the buffer's units."""
-    end = len(buffer)
+    no special token spans, or 0. `reach`: the longest special token, in the buffer's units.
+
+    Subtle: a special token may start near the end of the buffer and finish in text not read
+    yet, where no search can see it; so never cut later than `len(buffer) - reach + 1`: any
+    special starting before that point lies wholly inside the buffer.
+    `start`: where to stop looking back. A caller that found no cut in a shorter buffer passes
+    that buffer's length minus 2 (a match and its lookahead), so a long stretch without a
+    cut point is searched once, not once per chunk appended to it (quadratic)."""
+    end = min(len(buffer), len(buffer) - reach + 1)
     while True:
-        m = boundary.search(buffer, 0, end)
+        m = boundary.search(buffer, start, end)
         if m is None:
             return 0
         cut = m.end()
@@ -172,9 +405,10 @@ def check_not_binary(path: Path, head: bytes) -> None:
 
 
 def _stream_text(
-    chunks: Iterable[str], segmenter: Segmenter, chunk_chars: int = CHUNK_CHARS
+    chunks: Iterable[str], segmenter: Segmenter, chunk_chars: int | None = None
 ) -> Iterator[str]:
     """Segments of one document given as successive text chunks."""
+    chunk_chars = CHUNK_CHARS if chunk_chars is None else chunk_chars
     buffer = ""
     for text in chunks:
         buffer += text
@@ -212,7 +446,7 @@ def read_documents(
     decoder = _Decoder(path)
 
     def texts() -> Iterator[str]:
-        for chunk in _read_chunks(path):
+        for chunk in read_chunks(path):
             yield decoder.decode(chunk)
         yield decoder.decode(b"", final=True)
 
@@ -236,7 +470,7 @@ def jsonl_records(path: Path, field: str = "text") -> Iterator[tuple[int, dict[s
     """(line number, record, its text) of each record of a JSONL file, as `jsonl_texts`."""
     pending = b""
     number = 0
-    chunks = _read_chunks(path)
+    chunks = read_chunks(path)
     while True:
         chunk = next(chunks, b"")
         pending += chunk
@@ -262,12 +496,25 @@ def _record_text(
         message = f"invalid UTF-8 (byte 0x{raw[exc.start]:02X})"
         raise CorpusError(str(path), message, number) from None
     try:
-        record = json.loads(line)
+        # Integers are kept as their digits: the record's other fields may hold numbers longer
+        # than int() accepts (4,300 digits), and only "text" is read.
+        record = json.loads(line, parse_int=str)
     except json.JSONDecodeError as exc:
         raise CorpusError(str(path), f"not valid JSON ({exc.msg})", number) from None
+    except RecursionError:
+        raise CorpusError(str(path), "JSON nested too deeply", number) from None
     text = record.get(field) if isinstance(record, dict) else None
     if not isinstance(text, str):
         raise CorpusError(str(path), f'no "{field}" string in this record', number)
+    # A \ud800-style escape can give a lone surrogate, which is not a character and has no
+    # UTF-8; only escapes can, so the check runs only on lines that hold one.
+    if "\\u" in line:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            code = ord(text[exc.start])
+            message = f"the text holds a lone surrogate (\\u{code:04x}), not a character"
+            raise CorpusError(str(path), message, number) from None
     return record, text
 
 

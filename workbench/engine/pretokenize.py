@@ -21,8 +21,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from workbench.engine import _pretokenize_worker as worker
-from workbench.engine.config import TrainConfig
-from workbench.engine.corpus import Segmenter, list_files, read_documents
+from workbench.engine.config import TrainConfig, check_workers
+from workbench.engine.corpus import (
+    CorpusListing,
+    Segmenter,
+    is_jsonl,
+    list_corpus,
+    read_documents,
+    read_small_text,
+)
 from workbench.engine.errors import CancelledError, CorpusError
 from workbench.engine.patterns import preset_name
 from workbench.engine.readers import streams_only
@@ -71,27 +78,30 @@ def count_corpus(
     is left out whole and named in `stats.skipped`), CorpusError when nothing is left to train
     on, and CancelledError as soon as `cancel()` says so."""
     start = time.perf_counter()
+    workers = check_workers(workers) or default_workers()
     paths = list(paths)
     from workbench.engine import counts_file  # a counts file is a corpus already counted
 
     if (counted := counts_file.counts_path(paths)) is not None:
         return counts_file.read_counts(counted, config.pattern_string, config.special_tokens)
-    files = list_files(paths)
-    if not files:
-        raise CorpusError(", ".join(map(str, paths)) or "(none)", "no files to read")
-    total = sum(f.stat().st_size for f in files)
+    listing = list_corpus(paths)
+    files = listing.files
     stats = CorpusStats(files=len(files))
-    workers = default_workers() if workers is None else workers
+    for problem in listing.problems:
+        if config.on_bad_file == "stop":
+            raise problem
+        stats.skipped.append(str(problem))
+    stats.skipped.extend(map(str, listing.passed_over))
+    if not files:
+        raise _nothing_to_read(paths, stats, "no files to read")
+    total = sum(listing.sizes)
     if config.pretokenizer == "auto" and can_scan(config.pattern_string):
-        table = count_with_scanner(files, config, stats, progress, cancel, workers)
+        table = count_with_scanner(files, config, stats, progress, cancel, workers, listing.sizes)
         words = WordTable.from_arrays(*table)
         if len(words) == 0:
-            raise CorpusError(
-                ", ".join(map(str, paths)),
-                "the corpus holds no text to train on (empty, or all skipped)",
-            )
+            raise _nothing_to_read(paths, stats)
         return _finish(words, stats, files, start)
-    tasks = _tasks(files, config, stats, progress, total)
+    tasks = _tasks(listing, config, stats, progress, total)
     counts: Counter[str] = Counter()
     pending: dict[int, Counter[str]] = {}
     if workers > 1 and total >= PARALLEL_FROM_BYTES:
@@ -101,12 +111,21 @@ def count_corpus(
         for task in tasks:
             _take(worker.run_task(task), counts, pending, cancel)
     if not counts:
-        raise CorpusError(
-            ", ".join(map(str, paths)),
-            "the corpus holds no text to train on (empty, or all skipped)",
-        )
+        raise _nothing_to_read(paths, stats)
     words = WordTable.from_counts({piece.encode("utf-8"): n for piece, n in counts.items()})
     return _finish(words, stats, files, start)
+
+
+def _nothing_to_read(
+    paths: list, stats: CorpusStats, what: str = "the corpus holds no text to train on"
+) -> CorpusError:
+    """The error for an empty corpus, carrying the first reason a file was left out, so a
+    lone bad file opened in the window says what is wrong with it."""
+    where = ", ".join(map(str, paths)) or "(none)"
+    if not stats.skipped:
+        return CorpusError(where, what)
+    more = f" (and {len(stats.skipped) - 1} more)" if len(stats.skipped) > 1 else ""
+    return CorpusError(where, f"{what}: all skipped, {stats.skipped[0]}{more}")
 
 
 def _finish(
@@ -159,49 +178,53 @@ def _take(
 
 
 def _tasks(
-    files: list[Path],
+    listing: CorpusListing,
     config: TrainConfig,
     stats: CorpusStats,
     progress: Progress | None,
     total: int,
 ) -> Iterator[tuple]:
-    """(key, action, pattern, segments) tasks. Files that fit in one batch are read whole
+    """(key, action, pattern, segments, sources) tasks; `sources[i]` names the file of
+    segment i, for messages. Files that fit in one batch are read whole
     (so a bad one is known before any of it is sent) and share batches; a larger file gets
     tasks of its own under its index, then a commit, or a drop if it turns out bad."""
     pattern = config.pattern_string
     segmenter = Segmenter(config.special_tokens, cut_inside=preset_name(pattern) is not None)
     batch: list[str] = []
+    sources: list[str] = []
     size = 0
     done = 0
-    for index, path in enumerate(files):
-        file_size = path.stat().st_size
+    for index, (path, file_size) in enumerate(zip(listing.files, listing.sizes, strict=True)):
         whole = file_size <= BATCH_CHARS and not streams_only(path)
         try:
             if whole:
                 segments, documents = _read_whole(path, segmenter, config)
                 stats.documents += documents
                 batch.extend(segments)
+                sources.extend([str(path)] * len(segments))
                 size += sum(map(len, segments))
                 if size >= BATCH_CHARS:
-                    yield None, "count", pattern, batch
-                    batch, size = [], 0
+                    yield None, "count", pattern, batch, sources
+                    batch, sources, size = [], [], 0
             else:
                 yield from _stream_file(index, path, segmenter, stats, config)
-                yield index, "commit", pattern, []
+                yield index, "commit", pattern, [], []
         except CorpusError as exc:
             if config.on_bad_file == "stop":
                 raise
             stats.skipped.append(str(exc))
             if not whole:
-                yield index, "drop", pattern, []
+                yield index, "drop", pattern, [], []
         done += file_size
         if progress is not None:
             progress(done, total)
     if batch:
-        yield None, "count", pattern, batch
+        yield None, "count", pattern, batch, sources
 
 
 def _read_whole(path: Path, segmenter: Segmenter, config: TrainConfig) -> tuple[list[str], int]:
+    if not is_jsonl(path):  # one document: read it in one go (folders of many small files)
+        return segmenter.split(read_small_text(path).decode("utf-8")), 1
     segments: list[str] = []
     documents = 0
     for document in read_documents(path, segmenter, config.text_column, config.jsonl_field):
@@ -223,10 +246,10 @@ def _stream_file(
             batch.append(segment)
             size += len(segment)
             if size >= BATCH_CHARS:
-                yield index, "count", pattern, batch
+                yield index, "count", pattern, batch, [str(path)] * len(batch)
                 batch, size = [], 0
     if batch:
-        yield index, "count", pattern, batch
+        yield index, "count", pattern, batch, [str(path)] * len(batch)
 
 
 def count_texts(texts: Iterable[str], config: TrainConfig) -> WordTable:

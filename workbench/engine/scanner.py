@@ -28,9 +28,12 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+from numba import literally, types
+from numba.core import errors
+from numba.extending import overload
 
 from workbench.engine import unicode_classes as uc
-from workbench.engine.numba_config import njit
+from workbench.engine.numba_config import OPTIONS, njit
 from workbench.engine.patterns import CL100K, GPT2, O200K
 
 PRESETS_SCANNABLE = ("gpt2", "cl100k", "o200k")
@@ -102,7 +105,7 @@ def _decode_at(data, i, n):
 
 
 @njit
-def _classify(data, flags, cls):
+def classify(data, flags, cls):
     """Fill `cls` for `data`: class bits at each character's first byte, _CONT at the others.
 
     `flags` already carries _NL on \r and \n. Example: "é!" (C3 A9 21) -> [L|LO, _CONT, 0].
@@ -359,33 +362,42 @@ def _piece_o200k(data, cls, i, n, fold_cps, fold_letters):
 # --- drivers -----------------------------------------------------------------------------------
 
 
+def _piece_at(data, cls, i, n, preset, fold_cps, fold_letters):
+    """End of the piece at `i` for `preset`, a compile-time constant (kernels only)."""
+    raise NotImplementedError("a Numba kernel helper: call it from jitted code")
+
+
+@overload(_piece_at, prefer_literal=True, inline="always", jit_options=OPTIONS)
+def _piece_at_for_preset(data, cls, i, n, preset, fold_cps, fold_letters):
+    """Choose the preset's piece function while compiling, so a kernel built for one preset
+    holds (and compiles) that preset's code only: a third of the scanner per first start."""
+    if not isinstance(preset, types.IntegerLiteral):
+        raise errors.TypingError("the scanner's preset must be a compile-time constant")
+    piece = (_piece_gpt2, _piece_cl100k, _piece_o200k)[preset.literal_value]
+
+    def impl(data, cls, i, n, preset, fold_cps, fold_letters):
+        return piece(data, cls, i, n, fold_cps, fold_letters)
+
+    return impl
+
+
 @njit
-def _scan_starts(data, cls, start, preset, fold_cps, fold_letters, out):
+def scan_starts(data, cls, start, preset, fold_cps, fold_letters, out):
     """Write piece starts from byte `start` into `out` until it is full or the data ends.
 
     Returns (pieces written, where to resume). Pieces depend only on where they start, so a
-    resumed scan continues exactly where `regex.findall` would. Preset 0 gpt2, 1 cl100k, 2 o200k;
-    one loop per preset so each piece function is inlined once.
+    resumed scan continues exactly where `regex.findall` would. Preset 0 gpt2, 1 cl100k, 2 o200k,
+    a constant (see `_piece_at`): callers pass a literal, or one they were given as a literal.
     """
+    literally(preset)
     n = data.shape[0]
     i = start
     k = 0
     cap = out.shape[0]
-    if preset == 0:
-        while i < n and k < cap:
-            out[k] = i
-            i = _piece_gpt2(data, cls, i, n, fold_cps, fold_letters)
-            k += 1
-    elif preset == 1:
-        while i < n and k < cap:
-            out[k] = i
-            i = _piece_cl100k(data, cls, i, n, fold_cps, fold_letters)
-            k += 1
-    else:
-        while i < n and k < cap:
-            out[k] = i
-            i = _piece_o200k(data, cls, i, n, fold_cps, fold_letters)
-            k += 1
+    while i < n and k < cap:
+        out[k] = i
+        i = _piece_at(data, cls, i, n, preset, fold_cps, fold_letters)
+        k += 1
     return k, i
 
 
@@ -399,7 +411,7 @@ _HASH, _WORD, _LEN, _ENTRY = 0, 1, 2, 3
 
 
 @njit(inline="always")
-def _hash_bytes(data, s, e):
+def piece_hash(data, s, e):
     """(first 8 bytes packed, strong 64-bit hash) of data[s:e], fast for short pieces.
 
     The packing is branch-free (most pieces are under 8 bytes, and a loop exit that depends on
@@ -466,7 +478,8 @@ def _rehashed(slots, capacity, shift):
 def _grown(values, capacity):
     """`values` copied into a new array of `capacity` (tables grow by doubling)."""
     out = np.empty(capacity, dtype=values.dtype)
-    out[: values.shape[0]] = values
+    for k in range(values.shape[0]):  # a loop: slice assignment costs seconds of compiling
+        out[k] = values[k]
     return out
 
 
@@ -474,7 +487,7 @@ def _grown(values, capacity):
 def _add_piece(data, s, length, weight, slots, shift, capacity, arena, offsets, counts, used):
     """Count data[s:s+length] `weight` more times, filing it if new. Returns the table's
     (possibly regrown) parts: (slots, shift, capacity, arena, offsets, counts, used)."""
-    word, h = _hash_bytes(data, s, s + length)
+    word, h = piece_hash(data, s, s + length)
     slot = _probe(slots, shift, offsets, arena, h, word, data, s, length)
     if slots[slot, _ENTRY] != 0:
         counts[np.int64(slots[slot, _ENTRY]) - 1] += weight
@@ -482,7 +495,8 @@ def _add_piece(data, s, length, weight, slots, shift, capacity, arena, offsets, 
     top = offsets[used]
     if top + length > arena.shape[0]:
         arena = _grown(arena, 2 * (top + length))
-    arena[top : top + length] = data[s : s + length]
+    for k in range(length):
+        arena[top + k] = data[s + k]
     offsets[used + 1] = top + length
     counts[used] = weight
     used += 1
@@ -497,7 +511,8 @@ def _add_piece(data, s, length, weight, slots, shift, capacity, arena, offsets, 
 
 @njit
 def _empty_table():
-    capacity, shift = 1 << 12, 64 - 12  # slots; unique pieces never exceed half of them
+    # Typed int64, not literals: Numba compiles a callee once more for each literal argument.
+    capacity, shift = np.int64(1 << 12), np.int64(64 - 12)  # unique pieces fill at most half
     slots = np.zeros((capacity, 4), dtype=np.uint64)
     offsets = np.zeros(capacity // 2 + 1, dtype=np.int64)
     counts = np.zeros(capacity // 2, dtype=np.int64)
@@ -513,17 +528,18 @@ def _count_table(data, cls, seg_starts, seg_ends, preset, fold_cps, fold_letters
     Returns (arena, offsets, counts, used): unique piece k is arena[offsets[k]:offsets[k+1]], seen
     counts[k] times. Pieces are scanned a block at a time into `bounds`, then counted.
     """
+    literally(preset)
     bounds = np.empty(1 << 16, dtype=np.int64)
     slots, shift, capacity, arena, offsets, counts = _empty_table()
-    used = 0
+    used = np.int64(0)  # never a literal: see `_empty_table`
     for j in range(seg_starts.shape[0]):
         a = seg_starts[j]
         seg = data[a : seg_ends[j]]
         seg_cls = cls[a : seg_ends[j]]
         n = seg.shape[0]
-        i = 0
+        i = np.int64(0)  # not a literal 0: Numba would compile scan_starts for it as well
         while i < n:
-            k, resume = _scan_starts(seg, seg_cls, i, preset, fold_cps, fold_letters, bounds)
+            k, resume = scan_starts(seg, seg_cls, i, preset, fold_cps, fold_letters, bounds)
             for p in range(k):
                 s = bounds[p]
                 length = (bounds[p + 1] if p + 1 < k else resume) - s
@@ -539,7 +555,7 @@ def _merge_tables(buf, offsets, counts):
     """Unique pieces of several tables laid end to end (`buf`, `offsets`, `counts`), counted
     together: the same piece in two tables becomes one entry with the summed count."""
     slots, shift, capacity, arena, out_offsets, out_counts = _empty_table()
-    used = 0
+    used = np.int64(0)
     for k in range(counts.shape[0]):
         s = offsets[k]
         slots, shift, capacity, arena, out_offsets, out_counts, used = _add_piece(
@@ -547,6 +563,50 @@ def _merge_tables(buf, offsets, counts):
             out_offsets, out_counts, used,
         )  # fmt: skip
     return arena, out_offsets, out_counts, used
+
+
+# --- one entry point per preset ------------------------------------------------------------------
+# Python cannot pass a literal, so each preset gets thin entry kernels that call the shared ones
+# with a constant: the first use of a preset compiles that preset's code only.
+
+
+@njit
+def _scan_starts_gpt2(data, cls, start, fold_cps, fold_letters, out):
+    return scan_starts(data, cls, start, 0, fold_cps, fold_letters, out)
+
+
+@njit
+def _scan_starts_cl100k(data, cls, start, fold_cps, fold_letters, out):
+    return scan_starts(data, cls, start, 1, fold_cps, fold_letters, out)
+
+
+@njit
+def _scan_starts_o200k(data, cls, start, fold_cps, fold_letters, out):
+    return scan_starts(data, cls, start, 2, fold_cps, fold_letters, out)
+
+
+@njit
+def _count_table_gpt2(data, cls, seg_starts, seg_ends, fold_cps, fold_letters):
+    return _count_table(data, cls, seg_starts, seg_ends, 0, fold_cps, fold_letters)
+
+
+@njit
+def _count_table_cl100k(data, cls, seg_starts, seg_ends, fold_cps, fold_letters):
+    return _count_table(data, cls, seg_starts, seg_ends, 1, fold_cps, fold_letters)
+
+
+@njit
+def _count_table_o200k(data, cls, seg_starts, seg_ends, fold_cps, fold_letters):
+    return _count_table(data, cls, seg_starts, seg_ends, 2, fold_cps, fold_letters)
+
+
+_SCAN_STARTS = (_scan_starts_gpt2, _scan_starts_cl100k, _scan_starts_o200k)
+_COUNT_TABLE = (_count_table_gpt2, _count_table_cl100k, _count_table_o200k)
+
+
+def counting_kernels(preset: str) -> tuple:
+    """The compiled kernels that counting with `preset` runs (`warmup` asks their cache)."""
+    return (_COUNT_TABLE[preset_code(preset)], classify, _merge_tables)
 
 
 # --- public wrappers ---------------------------------------------------------------------------
@@ -568,7 +628,7 @@ def _as_uint8(data: BytesLike) -> np.ndarray:
     return array
 
 
-def _preset_code(preset: str) -> int:
+def preset_code(preset: str) -> int:
     """The kernel's code for a preset name (or the preset's pattern string itself)."""
     for name, pattern in _PRESET_STRINGS.items():
         if preset in (name, pattern):
@@ -577,7 +637,7 @@ def _preset_code(preset: str) -> int:
 
 
 @functools.cache
-def _kernel_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def kernel_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""The class tables as the kernels take them: `flags` with _NL added on \r and \n."""
     t = uc.tables()
     flags = t.flags.copy()
@@ -589,7 +649,7 @@ def _classified(data: BytesLike) -> tuple[np.ndarray, np.ndarray]:
     """The input as a uint8 view and its per-byte class array."""
     array = _as_uint8(data)
     cls = np.empty(array.shape[0], dtype=np.uint8)
-    _classify(array, _kernel_tables()[0], cls)
+    classify(array, kernel_tables()[0], cls)
     return array, cls
 
 
@@ -599,21 +659,22 @@ def piece_bounds(data: BytesLike, preset: str) -> np.ndarray:
     Example: piece_bounds(b"a   b", "gpt2") -> [0, 1, 3, 5] ("a", "  ", " b"). The result may be
     a view into a larger, mostly untouched buffer (saves a copy of the biggest array).
     """
-    code = _preset_code(preset)
+    code = preset_code(preset)
     array, cls = _classified(data)
-    _, fold_cps, fold_letters = _kernel_tables()
+    _, fold_cps, fold_letters = kernel_tables()
     n = array.shape[0]
     # Room for English (~4 bytes per piece) plus the final offset. Pages never written are never
     # committed, so the unused tail costs no memory and the common case returns a view, no copy.
     out = np.empty(n // 3 + 2, dtype=np.int64)
-    k, i = _scan_starts(array, cls, 0, code, fold_cps, fold_letters, out[:-1])
+    scan_starts = _SCAN_STARTS[code]
+    k, i = scan_starts(array, cls, 0, fold_cps, fold_letters, out[:-1])
     if i == n:
         out[k] = n
         return out[: k + 1]
     parts = [out[:k]]
     while i < n:  # text with many short pieces: continue in more blocks
         block = np.empty(max(1 << 16, (n - i) // 2), dtype=np.int64)
-        k, i = _scan_starts(array, cls, i, code, fold_cps, fold_letters, block)
+        k, i = scan_starts(array, cls, i, fold_cps, fold_letters, block)
         parts.append(block[:k])
     parts.append(np.array([n], dtype=np.int64))
     return np.concatenate(parts)
@@ -636,15 +697,15 @@ def count_pieces_arrays(
     stretches, each scanned on its own (the text between special tokens); default: all of it.
     Example: b"a a a" (gpt2) -> buf b"a a", offsets [0, 1, 3], counts [1, 2].
     """
-    code = _preset_code(preset)
+    code = preset_code(preset)
     array, cls = _classified(data)
-    _, fold_cps, fold_letters = _kernel_tables()
+    _, fold_cps, fold_letters = kernel_tables()
     if segments is None:
         segments = (np.zeros(1, dtype=np.int64), np.full(1, array.shape[0], dtype=np.int64))
     starts = np.ascontiguousarray(segments[0], dtype=np.int64)
     ends = np.ascontiguousarray(segments[1], dtype=np.int64)
-    arena, offsets, counts, used = _count_table(
-        array, cls, starts, ends, code, fold_cps, fold_letters
+    arena, offsets, counts, used = _COUNT_TABLE[code](
+        array, cls, starts, ends, fold_cps, fold_letters
     )
     return arena[: offsets[used]].copy(), offsets[: used + 1].copy(), counts[:used].copy()
 

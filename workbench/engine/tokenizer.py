@@ -24,6 +24,7 @@ Not here: reading/writing files (`formats/`).
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
@@ -70,8 +71,21 @@ class _Core:
     merges: list[tuple[int, int]]  # id pairs in rank order
     results: list[int]  # the id each merge makes
     tok_rank: np.ndarray  # per id: -1 byte, first making merge, or NEVER
-    tables: tuple
+    arrays: tuple  # (tok_bytes, tok_off, byte_id): what the encoder's tables are built from
     trainer_ids: bool  # ids follow the trainer's convention (from_merges)
+
+    @functools.cached_property
+    def tables(self) -> tuple:
+        """The encoder's tables, built on first use: a tokenizer that is only exported (as after
+        training) never compiles or runs the table kernels."""
+        tok_bytes, tok_off, byte_id = self.arrays
+        capacity = _capacity(len(self.vocab))
+        whole = kernels.build_whole_table(tok_bytes, tok_off, self.tok_rank, capacity)
+        lefts, rights, made = kernels.collect_splits(
+            tok_bytes, tok_off, self.tok_rank, byte_id, whole
+        )
+        pairs = kernels.build_pair_table(lefts, rights, made, self.tok_rank, _capacity(len(lefts)))
+        return (tok_bytes, tok_off, self.tok_rank, byte_id, whole, pairs)
 
 
 def _capacity(count: int) -> int:
@@ -99,11 +113,7 @@ def _build_core(
     for tid, token in vocab.items():
         arena[tok_off[tid] : tok_off[tid + 1]] = token
     tok_bytes = np.frombuffer(bytes(arena), dtype=np.uint8)
-    whole = kernels.build_whole_table(tok_bytes, tok_off, tok_rank, _capacity(len(vocab)))
-    lefts, rights, made = kernels.collect_splits(tok_bytes, tok_off, tok_rank, byte_id, whole)
-    pairs = kernels.build_pair_table(lefts, rights, made, tok_rank, _capacity(len(lefts)))
-    tables = (tok_bytes, tok_off, tok_rank, byte_id, whole, pairs)
-    return _Core(vocab, merges, results, tok_rank, tables, trainer_ids)
+    return _Core(vocab, merges, results, tok_rank, (tok_bytes, tok_off, byte_id), trainer_ids)
 
 
 def _clean_text(text: str) -> str:
@@ -147,7 +157,7 @@ class Tokenizer:
         self._scan_code: int | None = None
         self._splitter: Splitter | None = None
         if splitter in (None, "auto", "scanner") and scanner.can_scan(pattern):
-            self._scan_code = scanner._preset_code(pattern)
+            self._scan_code = scanner.preset_code(pattern)
         elif splitter == "scanner":
             raise TokenizerError(
                 "the scanner only reproduces the gpt2, cl100k and o200k patterns; "
@@ -225,7 +235,9 @@ class Tokenizer:
                     f"token {ranks[order[r]]!r} (rank {order[r]}) is not two earlier tokens merged"
                 )
         merges = [(int(a), int(b)) for a, b in pairs.tolist()]
-        core = _Core(core.vocab, merges, order, core.tok_rank, core.tables, False)
+        tables = core.tables
+        core = _Core(core.vocab, merges, order, core.tok_rank, core.arrays, False)
+        core.__dict__["tables"] = tables  # the same ranks and bytes: share, do not rebuild
         return cls(core, _checked_pattern(pattern), specials, len(merges))
 
     def prefix(self, k: int) -> Tokenizer:
@@ -453,7 +465,7 @@ class Tokenizer:
         return self._decoder
 
     def _token_lengths(self, ids: np.ndarray) -> np.ndarray:
-        tok_off = self._core.tables[1]
+        tok_off = self._core.arrays[1]
         size = len(tok_off) - 1
         inside = ids < size
         safe = np.where(inside, ids, 0)
@@ -522,14 +534,13 @@ class Tokenizer:
     def _encode_scanned(self, data: bytes, specials: tuple[str, ...]) -> np.ndarray:
         """The fast path: segments around the special tokens, then one kernel call."""
         seg_starts, seg_ends, seg_ids = self._segments(data, specials)
-        flags, fold_cps, fold_letters = scanner._kernel_tables()
+        flags, fold_cps, fold_letters = scanner.kernel_tables()
         out_ids = np.empty(len(data) + 1, dtype=np.int32)  # pages never written cost nothing
-        count = kernels.encode_scanned(
+        count = kernels.ENCODE_SCANNED[self._scan_code](
             np.frombuffer(data, dtype=np.uint8),
             seg_starts,
             seg_ends,
             seg_ids,
-            self._scan_code,
             flags,
             fold_cps,
             fold_letters,

@@ -33,23 +33,6 @@ STOP_REASONS = {
 # them all costs as much as the merge itself late in training, when thousands of pairs tie.
 TIE_LIMIT = 100
 
-# Names of the state arrays the merge kernel may reallocate, in the order it returns them.
-_GROWABLE = (
-    "tok_off",
-    "tok_len",
-    "tok_hash",
-    "tok_key",
-    "arena",
-    "tt",
-    "pr",
-    "tie_stamp",
-    "ph",
-    "lst",
-    "blk",
-    "hp",
-    "touched",
-)
-
 # Starting capacities (rows); everything doubles on demand, so these only save early regrowth.
 _START_PAIRS = 1 << 14
 _START_HEAP = 1 << 14
@@ -74,52 +57,45 @@ class BpeTrainer:
 
     def _init_state(self, words: WordTable) -> None:
         lengths = np.diff(words.offsets)
-        self.wsym = words.data.astype(np.int32)  # each byte is its own token id
-        self.wrec = np.zeros((lengths.size, 4), dtype=np.int64)  # (offset, length, count, -)
-        self.wrec[:, k.W_OFF] = words.offsets[:-1]
-        self.wrec[:, k.W_LEN] = lengths
-        self.wrec[:, k.W_COUNT] = words.counts
+        wrec = np.zeros((lengths.size, 4), dtype=np.int64)  # (offset, length, count, -)
+        wrec[:, k.W_OFF] = words.offsets[:-1]
+        wrec[:, k.W_LEN] = lengths
+        wrec[:, k.W_COUNT] = words.counts
         symbols = int(lengths.sum())
 
-        self.scal = np.zeros(k.N_SCAL, dtype=np.int64)
-        self.scal[k.S_NTOK] = 256
-        self.scal[k.S_ARENA] = 256
-        self.scal[k.S_TOKENS] = int((lengths * words.counts).sum())
-        self.tok_off = np.arange(1024, dtype=np.int64)
-        self.tok_len = np.ones(1024, dtype=np.int32)
-        self.tok_hash = np.arange(1, 1025, dtype=np.int64)  # h(single byte b) = b + 1
-        self.tok_key = np.zeros(1024, dtype=np.int64)
-        self.arena = np.zeros(64 * 1024, dtype=np.uint8)
-        self.arena[:256] = np.arange(256, dtype=np.uint8)
-        self.tt = np.full(4096, -1, dtype=np.int32)
-
+        scal = np.zeros(k.N_SCAL, dtype=np.int64)
+        scal[k.S_NTOK] = 256
+        scal[k.S_ARENA] = 256
+        scal[k.S_TOKENS] = int((lengths * words.counts).sum())
+        arena = np.zeros(64 * 1024, dtype=np.uint8)
+        arena[:256] = np.arange(256, dtype=np.uint8)
         pairs = _START_PAIRS
-        self.pr = np.empty((pairs, 4), dtype=np.int64)
-        self.tie_stamp = np.full(pairs, -1, dtype=np.int32)
-        self.ph = np.full((2 * pairs, 2), -1, dtype=np.int64)
-        self.lst = np.empty((pairs, 4), dtype=np.int32)
-        # Every word-pair occurrence may need a block slot; a sixth of the symbols is a start.
-        self.blk = np.empty((max(symbols // k.BLOCK, pairs), 2 + k.BLOCK), dtype=np.int32)
-        self.hp = np.empty((_START_HEAP, 4), dtype=np.int64)
-        self.touched = np.zeros(pairs + 1, dtype=np.int32)
-        self.tie_stack = np.empty(k.TIE_STACK, dtype=np.int64)
-        self.hf_order = np.array(hf_byte_order(), dtype=np.int64)
-
-        (self.pr, self.tie_stamp, self.ph, self.lst, self.blk, self.touched, self.hp) = (
-            k._init_pairs(
-                self.mode, self.wsym, self.wrec, self.ph, self.pr, self.tie_stamp, self.touched,
-                self.lst, self.blk, self.hp, self.scal, self.tok_off, self.tok_len,
-                self.tok_hash, self.tok_key, self.tt, self.arena, self.hf_order,
-            )
-        )  # fmt: skip
+        state = k.TrainState(
+            wsym=words.data.astype(np.int32),  # each byte is its own token id
+            wrec=wrec,
+            tok_off=np.arange(1024, dtype=np.int64),
+            tok_len=np.ones(1024, dtype=np.int32),
+            tok_hash=np.arange(1, 1025, dtype=np.int64),  # h(single byte b) = b + 1
+            tok_key=np.zeros(1024, dtype=np.int64),
+            arena=arena,
+            tt=np.full(4096, -1, dtype=np.int32),
+            pr=np.empty((pairs, 4), dtype=np.int64),
+            tie_stamp=np.full(pairs, -1, dtype=np.int32),
+            ph=np.full((2 * pairs, 2), -1, dtype=np.int64),
+            lst=np.empty((pairs, 4), dtype=np.int32),
+            # Every word-pair occurrence may need a block slot; a sixth of the symbols is a start.
+            blk=np.empty((max(symbols // k.BLOCK, pairs), 2 + k.BLOCK), dtype=np.int32),
+            hp=np.empty((_START_HEAP, 4), dtype=np.int64),
+            touched=np.zeros(pairs + 1, dtype=np.int32),
+            tie_stack=np.empty(k.TIE_STACK, dtype=np.int64),
+            scal=scal,
+            hf_order=np.array(hf_byte_order(), dtype=np.int64),
+        )
+        self.state: k.TrainState = k.init_pairs(state, self.mode)
 
     def state_bytes(self) -> dict[str, int]:
         """Bytes held by each state array (capacity, not use): for memory reports."""
-        return {
-            name: value.nbytes
-            for name, value in vars(self).items()
-            if isinstance(value, np.ndarray)
-        }
+        return {name: array.nbytes for name, array in self.state._asdict().items()}
 
     # -- what it has made ----------------------------------------------------------------------
 
@@ -130,7 +106,7 @@ class BpeTrainer:
     @property
     def n_tokens(self) -> int:
         """Distinct tokens: 256 bytes + merged tokens (no specials)."""
-        return int(self.scal[k.S_NTOK])
+        return int(self.state.scal[k.S_NTOK])
 
     @property
     def vocab_size(self) -> int:
@@ -140,7 +116,7 @@ class BpeTrainer:
     @property
     def corpus_tokens(self) -> int:
         """Tokens the training corpus takes with the merges so far (specials not counted)."""
-        return int(self.scal[k.S_TOKENS])
+        return int(self.state.scal[k.S_TOKENS])
 
     @property
     def special_ids(self) -> dict[str, int]:
@@ -171,47 +147,45 @@ class BpeTrainer:
         target = self.config.vocab_size if target_vocab_size is None else target_vocab_size
         target_tokens = target - len(self.config.special_tokens)
         n = max(int(n), 0)
-        ev_left = np.empty(n, dtype=np.int32)
-        ev_right = np.empty(n, dtype=np.int32)
-        ev_new = np.empty(n, dtype=np.int32)
-        ev_count = np.empty(n, dtype=np.int64)
-        ev_isnew = np.empty(n, dtype=np.bool_)
-        ev_ties = np.empty(n, dtype=np.int64)
-        ev_tokens = np.empty(n, dtype=np.int64)
+        events = k.MergeEvents(
+            left=np.empty(n, dtype=np.int32),
+            right=np.empty(n, dtype=np.int32),
+            new=np.empty(n, dtype=np.int32),
+            count=np.empty(n, dtype=np.int64),
+            is_new=np.empty(n, dtype=np.bool_),
+            ties=np.empty(n, dtype=np.int64),
+            tokens=np.empty(n, dtype=np.int64),
+        )
         start = time.perf_counter()
-        result = k._run_merges(
-            n, target_tokens, self.config.min_frequency, self.mode, self.tie_limit,
-            self.wsym, self.wrec, self.tok_off, self.tok_len, self.tok_hash, self.tok_key,
-            self.arena, self.tt, self.pr, self.tie_stamp, self.ph, self.lst, self.blk, self.hp,
-            self.touched, self.tie_stack, self.scal, self.hf_order,
-            ev_left, ev_right, ev_new, ev_count, ev_isnew, ev_ties, ev_tokens,
+        status, done, self.state = k.run_merges(
+            self.state, events, n, target_tokens, self.config.min_frequency, self.mode,
+            self.tie_limit,
         )  # fmt: skip
         seconds = time.perf_counter() - start
         self.kernel_seconds += seconds
-        status, done = int(result[0]), int(result[1])
-        for name, array in zip(_GROWABLE, result[2:], strict=True):
-            setattr(self, name, array)
-        self.stop_reason = STOP_REASONS.get(status)
+        self.stop_reason = STOP_REASONS.get(int(status))
+        done = int(done)
 
         start_rank = len(self.merges)
         tokens = []
+        tok_off, tok_len, arena = self.state.tok_off, self.state.tok_len, self.state.arena
         for i in range(done):
-            new = int(ev_new[i])
-            if ev_isnew[i]:
-                off = int(self.tok_off[new])
-                self.vocab.append(self.arena[off : off + int(self.tok_len[new])].tobytes())
+            new = int(events.new[i])
+            if events.is_new[i]:
+                off = int(tok_off[new])
+                self.vocab.append(arena[off : off + int(tok_len[new])].tobytes())
             tokens.append(self.vocab[new])
-            self.merges.append((int(ev_left[i]), int(ev_right[i])))
+            self.merges.append((int(events.left[i]), int(events.right[i])))
             self.merge_ids.append(new)
         return MergeBatch(
             start_rank=start_rank,
-            left=ev_left[:done],
-            right=ev_right[:done],
-            new_id=ev_new[:done],
-            count=ev_count[:done],
-            is_new=ev_isnew[:done],
-            ties=ev_ties[:done],
-            corpus_tokens=ev_tokens[:done],
+            left=events.left[:done],
+            right=events.right[:done],
+            new_id=events.new[:done],
+            count=events.count[:done],
+            is_new=events.is_new[:done],
+            ties=events.ties[:done],
+            corpus_tokens=events.tokens[:done],
             tokens=tuple(tokens),
             vocab_size=self.vocab_size,
             seconds=seconds,
@@ -261,7 +235,8 @@ class BpeTrainer:
 
 
 def warm_up() -> None:
-    """Compile (or load from Numba's cache) every kernel the trainer uses, on a tiny table."""
-    words = WordTable.from_counts({b"hello": 3, b"yellow": 2, b"aaaa": 2})
-    for tie_break in ("lexicographic", "hf"):
-        BpeTrainer(words, TrainConfig(vocab_size=270, tie_break=tie_break)).run()
+    """Compile (or load from Numba's cache) every kernel a gpt2 run uses: the pre-tokenizer, the
+    trainer and the encoder. `workbench.engine.warmup.warm_up` does it with progress."""
+    from workbench.engine.warmup import warm_up as warm_every_stage  # noqa: PLC0415 -- a cycle
+
+    warm_every_stage("gpt2")

@@ -333,14 +333,11 @@ class RunSession:
 
     def export(self, formats: Sequence[str], out: str | Path) -> list[Path]:
         """Write the tokenizer in each format into folder `out`; records the time taken."""
-        from workbench.engine import formats as fmt
+        from workbench.engine.outputs import write_formats_atomically
 
         started = time.perf_counter()
-        tokenizer = self.tokenizer()
-        Path(out).mkdir(parents=True, exist_ok=True)
-        written: list[Path] = []
-        for name in dict.fromkeys(formats):
-            written.extend(fmt.export(tokenizer, name, out))
+        # all formats staged, then renamed into place together (a full disk replaces nothing)
+        written = write_formats_atomically(self.tokenizer(), formats, out)
         self._add_time("export", started)
         return written
 

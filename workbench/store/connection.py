@@ -9,9 +9,11 @@ holds a read or write lock longer than the statement or `BEGIN ... COMMIT` that 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from workbench.store.errors import StoreError
@@ -49,17 +51,80 @@ def configure(conn: sqlite3.Connection) -> sqlite3.Connection:
     return conn
 
 
-def connect(path: str | os.PathLike[str]) -> sqlite3.Connection:
+def connect(path: str | os.PathLike[str], read_only: bool = False) -> sqlite3.Connection:
     """Open (creating folders as needed) and configure a connection to the run database.
 
+    `read_only`: open with SQLite's `mode=ro`, for commands that only read (listing a database
+    on a read-only disk or owned by someone else works; nothing is created or migrated).
     `check_same_thread=False` because the window hands its store to a query thread; each owner
     still uses a connection from one thread at a time (RunStore serialises with a lock).
     """
     path = Path(path)
-    if str(path) != ":memory:":
-        path.parent.mkdir(parents=True, exist_ok=True)
+    memory = str(path) == ":memory:"
+    if read_only and not memory and not path.is_file():
+        raise StoreError(f"{path}: no run database here")
+    if not memory and not read_only:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(
+                f"{path}: cannot make the run database's folder: {exc.strerror or exc}"
+            ) from None
     try:
+        if read_only and not memory:
+            return _connect_read_only(path)
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         return configure(conn)
-    except sqlite3.DatabaseError as exc:
+    except sqlite3.Error as exc:
         raise StoreError(f"{path}: cannot open the run database ({exc})") from None
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """`mode=ro`; where even that cannot start (a WAL database in a folder this user cannot
+    write holds no -shm file to share), `immutable=1`: no writer can be at work there."""
+    last: sqlite3.Error | None = None
+    for options in ("mode=ro", "mode=ro&immutable=1"):
+        uri = f"{path.resolve().as_uri()}?{options}"
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA query_only = ON")
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # bad files fail here
+            return conn
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            last = exc
+        except BaseException:
+            conn.close()
+            raise
+    assert last is not None
+    raise last
+
+
+def rollback(conn: sqlite3.Connection) -> None:
+    """Roll back if a transaction is still open. SQLite ends some transactions itself (a full
+    disk, an I/O error): a second ROLLBACK would then fail with "no transaction is active" and
+    hide the error that matters, so it is only tried when needed and never raises."""
+    if conn.in_transaction:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+
+
+@contextlib.contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """`BEGIN IMMEDIATE ... COMMIT`, rolled back (see `rollback`) if anything fails."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+        conn.execute("COMMIT")
+    except BaseException:
+        rollback(conn)
+        raise
+
+
+def as_store_error(where: str | os.PathLike[str] | None, exc: sqlite3.Error) -> StoreError:
+    """A SQLite error as a one-line StoreError naming the database."""
+    reason = str(exc) or type(exc).__name__
+    if "malformed" in reason or "not a database" in reason:
+        reason += " (the file is damaged; restore a copy or point --db at another file)"
+    return StoreError(f"{where or 'run database'}: {reason}")

@@ -20,17 +20,22 @@ from typing import TYPE_CHECKING, Any
 from sqlite_utils import Database
 
 from workbench.store import search as _search
-from workbench.store.connection import connect, default_db_path
+from workbench.store.connection import as_store_error, connect, default_db_path, transaction
 from workbench.store.errors import RunNotFound, StoreError
 from workbench.store.liveness import owner_alive, owner_token
 from workbench.store.models import MERGE_COLUMNS, RunInfo, StoredMerge
 from workbench.store.readable import real_text
-from workbench.store.schema import has_fts, init_db
+from workbench.store.schema import SCHEMA_VERSION, check_schema, has_fts, init_db
 
 if TYPE_CHECKING:
     from workbench.store.writer import RunWriter
 
 DEFAULT_PAGE = 500
+
+
+def is_row_id(value: int) -> bool:
+    """Whether SQLite can hold `value` as an INTEGER (signed 64-bit)."""
+    return -(2**63) <= value < 2**63
 
 
 def now_iso() -> str:
@@ -61,19 +66,38 @@ class RunStore:
         path: str | os.PathLike[str] | None = None,
         *,
         conn: sqlite3.Connection | None = None,
+        read_only: bool = False,
     ) -> None:
+        """`read_only`: open with SQLite's `mode=ro` for commands that only read; nothing is
+        migrated or written, and runs whose process died are shown `interrupted` unsaved."""
         if conn is None:
             self.path: Path | None = Path(path) if path is not None else default_db_path()
-            conn = connect(self.path)
+            conn = connect(self.path, read_only=read_only)
         else:
             self.path = Path(path) if path is not None else None
-        init_db(conn)
-        self.conn = conn
-        self.db = Database(conn)
-        self._lock = threading.RLock()
-        self._fts = has_fts(conn)
-        self._texts: dict[int, list[str]] = {}  # run id -> token text by rank (regex search)
-        self.mark_interrupted_stale()
+        self.read_only = read_only
+        try:
+            if read_only:
+                if check_schema(conn) < SCHEMA_VERSION:
+                    raise StoreError(
+                        f"{self.path}: the run database needs an upgrade; open it once with "
+                        "write access (any command that writes, or the window)"
+                    )
+            else:
+                init_db(conn)
+            self.conn = conn
+            self.db = Database(conn)
+            self._lock = threading.RLock()
+            self._fts = has_fts(conn)
+            self._texts: dict[int, list[str]] = {}  # run id -> token text by rank (regex)
+            if not read_only:
+                self.mark_interrupted_stale()
+        except sqlite3.Error as exc:
+            conn.close()
+            raise as_store_error(self.path, exc) from None
+        except BaseException:
+            conn.close()
+            raise
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -143,29 +167,37 @@ class RunStore:
             row = self.conn.execute("SELECT owner FROM runs WHERE id = ?", [run_id]).fetchone()
             if run.state in ("running", "paused") and owner_alive(row[0], run.pid):
                 raise StoreError(f"run {run_id} is still {run.state}; stop it before deleting")
-            self.conn.execute("BEGIN IMMEDIATE")
-            try:
+            with transaction(self.conn):
                 for table in ("merges", "top_pieces"):
                     self.conn.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
                 self.conn.execute("DELETE FROM runs WHERE id = ?", [run_id])
-                self.conn.execute("COMMIT")
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                raise
             self._texts.pop(run_id, None)
 
     def list_runs(self) -> list[RunInfo]:
         """All runs, newest first."""
         with self._lock:
             rows = list(self.db.query("SELECT * FROM runs ORDER BY id DESC"))
-        return [RunInfo.from_row(row) for row in rows]
+        return [self._info(row) for row in rows]
 
     def get_run(self, run_id: int) -> RunInfo:
+        if not 1 <= run_id < 2**63:  # ids are positive SQLite INTEGERs (signed 64-bit)
+            raise RunNotFound(run_id)
         with self._lock:
             rows = list(self.db.query("SELECT * FROM runs WHERE id = ?", [run_id]))
         if not rows:
             raise RunNotFound(run_id)
-        return RunInfo.from_row(rows[0])
+        return self._info(rows[0])
+
+    def _info(self, row: dict[str, Any]) -> RunInfo:
+        # A read-only store cannot mark a dead process's run; it shows it as marked.
+        if (
+            self.read_only
+            and row["state"] in ("running", "paused")
+            and not owner_alive(row.get("owner"), row.get("pid"))
+        ):
+            row = {**row, "state": "interrupted"}
+            row["stop_reason"] = row.get("stop_reason") or "process ended"
+        return RunInfo.from_row(row)
 
     def mark_interrupted_stale(self) -> list[int]:
         """Mark `running`/`paused` runs whose process is gone as `interrupted`; returns their ids.
@@ -179,14 +211,13 @@ class RunStore:
             ).fetchall()
             stale = [rid for rid, pid, owner in rows if not owner_alive(owner, pid)]
             if stale:
-                self.conn.execute("BEGIN IMMEDIATE")
-                self.conn.executemany(
-                    "UPDATE runs SET state = 'interrupted', updated = ?, "
-                    "stop_reason = coalesce(stop_reason, 'process ended') "
-                    "WHERE id = ? AND state IN ('running', 'paused')",
-                    [(now_iso(), rid) for rid in stale],
-                )
-                self.conn.execute("COMMIT")
+                with transaction(self.conn):
+                    self.conn.executemany(
+                        "UPDATE runs SET state = 'interrupted', updated = ?, "
+                        "stop_reason = coalesce(stop_reason, 'process ended') "
+                        "WHERE id = ? AND state IN ('running', 'paused')",
+                        [(now_iso(), rid) for rid in stale],
+                    )
         return stale
 
     # -- merges ----------------------------------------------------------------------------
@@ -204,6 +235,10 @@ class RunStore:
     ) -> list[StoredMerge]:
         """The next page in rank order after `after_rank` (keyset: cost is the page, not the
         offset, so a list model can fetch page 400 as fast as page 1)."""
+        if limit < 0:  # SQLite reads LIMIT -5 as "no limit"
+            raise StoreError(f"cannot list {limit} merges: the number must be 0 or more")
+        if not is_row_id(run_id):
+            return []
         with self._lock:
             rows = self.conn.execute(
                 f"SELECT {MERGE_COLUMNS} FROM merges WHERE run_id = ? AND rank > ? "

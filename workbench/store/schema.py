@@ -15,6 +15,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
+from workbench.store.connection import transaction
 from workbench.store.errors import StoreError
 
 RUN_STATES = ("running", "paused", "done", "failed", "interrupted")
@@ -130,26 +131,41 @@ def init_db(conn: sqlite3.Connection) -> sqlite3.Connection:
     """Bring a connection's database up to `SCHEMA_VERSION`; a no-op when it is current.
 
     Works on any connection (a test may inject `sqlite3.connect(":memory:")`). A database from
-    a newer app is refused rather than guessed at.
+    a newer app, or another program's database, is refused rather than guessed at.
     """
+    current = check_schema(conn)
+    for version in range(current + 1, SCHEMA_VERSION + 1):
+        with transaction(conn):
+            # Another process may have migrated while we waited for the lock.
+            if schema_version(conn) < version:
+                MIGRATIONS[version - 1](conn)
+                conn.execute(f"PRAGMA user_version = {version}")
+    return conn
+
+
+def check_schema(conn: sqlite3.Connection) -> int:
+    """The database's schema version, after checking that this app can use it: not newer than
+    this app, and not some other program's SQLite file (which may well have a `runs` table)."""
     current = schema_version(conn)
     if current > SCHEMA_VERSION:
         raise StoreError(
             f"the run database has schema {current}, newer than this app's {SCHEMA_VERSION}; "
             "update BPE Workbench or point BPE_WORKBENCH_DB at another file"
         )
-    for version in range(current + 1, SCHEMA_VERSION + 1):
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            # Another process may have migrated while we waited for the lock.
-            if schema_version(conn) < version:
-                MIGRATIONS[version - 1](conn)
-                conn.execute(f"PRAGMA user_version = {version}")
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-    return conn
+    tables = {
+        row[0]
+        for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        )
+    }
+    ours = current > 0 and {"runs", "merges", "top_pieces"} <= tables
+    if (current == 0 and tables) or (current > 0 and not ours):
+        shown = ", ".join(sorted(tables)[:5]) or "none of its own"
+        raise StoreError(
+            "this SQLite file is not a BPE Workbench run database (it holds other tables: "
+            f"{shown}); point --db or BPE_WORKBENCH_DB at another file"
+        )
+    return current
 
 
 def has_fts(conn: sqlite3.Connection) -> bool:

@@ -8,15 +8,16 @@ never wait for it: WAL lets them read the last commit while a batch is being wri
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from workbench.engine.events import MergeBatch
-from workbench.store.connection import connect
+from workbench.store.connection import as_store_error, connect, transaction
 from workbench.store.errors import RunNotFound
 from workbench.store.liveness import owner_token
 from workbench.store.readable import readable
@@ -48,18 +49,37 @@ class RunWriter:
     def __init__(self, path: str | os.PathLike[str], run_id: int) -> None:
         self.path = Path(path)
         self.run_id = run_id
-        self.conn: sqlite3.Connection = init_db(connect(self.path))
-        row = self.conn.execute("SELECT merge_count FROM runs WHERE id = ?", [run_id]).fetchone()
-        if row is None:
+        self.conn: sqlite3.Connection = connect(self.path)
+        try:
+            init_db(self.conn)
+            row = self.conn.execute(
+                "SELECT merge_count FROM runs WHERE id = ?", [run_id]
+            ).fetchone()
+            if row is None:
+                raise RunNotFound(run_id)
+            self._fts = has_fts(self.conn)
+            self.next_rank = self._stored_count()
+            self._commit(
+                "UPDATE runs SET state = 'running', pid = ?, owner = ?, updated = ?, "
+                "merge_count = ? WHERE id = ?",
+                [os.getpid(), owner_token(), now_iso(), self.next_rank, run_id],
+            )
+        except sqlite3.Error as exc:
             self.conn.close()
-            raise RunNotFound(run_id)
-        self._fts = has_fts(self.conn)
-        self.next_rank = self._stored_count()
-        self._commit(
-            "UPDATE runs SET state = 'running', pid = ?, owner = ?, updated = ?, "
-            "merge_count = ? WHERE id = ?",
-            [os.getpid(), owner_token(), now_iso(), self.next_rank, run_id],
-        )
+            raise as_store_error(self.path, exc) from None
+        except BaseException:
+            self.conn.close()
+            raise
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """One transaction; a SQLite failure (a full disk) surfaces as a one-line StoreError
+        with SQLite's own reason, never as the failed ROLLBACK that may follow it."""
+        try:
+            with transaction(self.conn) as conn:
+                yield conn
+        except sqlite3.Error as exc:
+            raise as_store_error(self.path, exc) from None
 
     def _stored_count(self) -> int:
         row = self.conn.execute(
@@ -68,13 +88,8 @@ class RunWriter:
         return 0 if row[0] is None else int(row[0]) + 1
 
     def _commit(self, sql: str, params: Iterable[Any]) -> None:
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
-            self.conn.execute(sql, list(params))
-            self.conn.execute("COMMIT")
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
+        with self._transaction() as conn:
+            conn.execute(sql, list(params))
 
     def write(self, batch: MergeBatch) -> None:
         """Store one batch in one transaction; it must start at `next_rank`."""
@@ -104,26 +119,19 @@ class RunWriter:
             _column(batch, "corpus_tokens", n),
             strict=True,
         )
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
+        with self._transaction() as conn:
             # Plain executemany, not sqlite-utils insert_all: this is the hot path, and
             # insert_all would commit on its own (we want the run counters in the same commit).
-            self.conn.executemany(_INSERT, rows)
+            conn.executemany(_INSERT, rows)
             if self._fts:
                 base = fts_rowid(self.run_id, 0)
-                self.conn.executemany(
-                    _INSERT_FTS, zip([base + r for r in ranks], texts, strict=True)
-                )
-            updated = self.conn.execute(
+                conn.executemany(_INSERT_FTS, zip([base + r for r in ranks], texts, strict=True))
+            updated = conn.execute(
                 "UPDATE runs SET merge_count = ?, vocab_size = ?, updated = ? WHERE id = ?",
                 [batch.end_rank, batch.vocab_size, now_iso(), self.run_id],
             )
             if updated.rowcount == 0:  # deleted meanwhile: keep no orphan merges
                 raise RunNotFound(self.run_id)
-            self.conn.execute("COMMIT")
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
         self.next_rank = batch.end_rank
 
     def set_state(
@@ -136,23 +144,16 @@ class RunWriter:
         """Record a state change; `timings` are merged into those already stored."""
         if state not in RUN_STATES:
             raise ValueError(f"unknown run state {state!r}; expected one of {RUN_STATES}")
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
-            row = self.conn.execute(
-                "SELECT timings FROM runs WHERE id = ?", [self.run_id]
-            ).fetchone()
+        with self._transaction() as conn:
+            row = conn.execute("SELECT timings FROM runs WHERE id = ?", [self.run_id]).fetchone()
             if row is None:  # deleted meanwhile
                 raise RunNotFound(self.run_id)
             merged = {**json.loads(row[0]), **dict(timings or {})}
-            self.conn.execute(
+            conn.execute(
                 "UPDATE runs SET state = ?, stop_reason = ?, error = ?, timings = ?, updated = ? "
                 "WHERE id = ?",
                 [state, stop_reason, error, to_json(merged), now_iso(), self.run_id],
             )
-            self.conn.execute("COMMIT")
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
 
     def set_stats(self, stats: Any) -> None:
         """Corpus statistics, once pre-tokenizing has produced them."""
@@ -163,17 +164,12 @@ class RunWriter:
 
     def write_top_pieces(self, pieces: Iterable[tuple[bytes, int]]) -> None:
         """Replace the run's most frequent pre-tokens (for the corpus panel)."""
-        self.conn.execute("BEGIN IMMEDIATE")
-        try:
-            self.conn.execute("DELETE FROM top_pieces WHERE run_id = ?", [self.run_id])
-            self.conn.executemany(
+        with self._transaction() as conn:
+            conn.execute("DELETE FROM top_pieces WHERE run_id = ?", [self.run_id])
+            conn.executemany(
                 "INSERT INTO top_pieces (run_id, piece, count) VALUES (?, ?, ?)",
                 [(self.run_id, bytes(p), int(c)) for p, c in pieces],
             )
-            self.conn.execute("COMMIT")
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
 
     def close(self) -> None:
         self.conn.close()

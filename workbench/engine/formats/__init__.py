@@ -13,11 +13,12 @@ formats can store the pattern and specials.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from workbench.engine.errors import TokenizerError, TokenizerFileError, WorkbenchError
 from workbench.engine.formats import gpt2_files, hf_json, minbpe_model, tiktoken_file
+from workbench.engine.outputs import write_staged
 from workbench.engine.tokenizer import Tokenizer
 
 FORMATS = {
@@ -28,11 +29,20 @@ FORMATS = {
 }
 
 
-def export(tokenizer: Tokenizer, fmt: str, out_dir: str | Path) -> list[Path]:
-    """Write `tokenizer` in format `fmt` into `out_dir` (created if needed); the files written."""
+def exporter(fmt: str) -> Callable[[Tokenizer, Path], list[Path]]:
+    """The function that writes format `fmt`, or TokenizerError naming the formats there are."""
     if fmt not in FORMATS:
         raise TokenizerError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    return FORMATS[fmt](tokenizer, Path(out_dir))
+    return FORMATS[fmt]
+
+
+def export(tokenizer: Tokenizer, fmt: str, out_dir: str | Path) -> list[Path]:
+    """Write `tokenizer` in format `fmt` into `out_dir` (created if needed); the files written.
+
+    The format's files are staged and renamed into place together (see outputs.py): a failed
+    write replaces nothing, and an older set is never left half-replaced."""
+    write = exporter(fmt)
+    return write_staged(out_dir, lambda stage: write(tokenizer, stage))
 
 
 def check_can_hold(formats: Iterable[str], pattern: str, special_tokens: Iterable[str]) -> None:
@@ -100,4 +110,4 @@ def load(path: str | Path, pattern: str | None = None) -> Tokenizer:
     raise TokenizerFileError(str(path), "holds no tokenizer file this workbench can read")
 
 
-__all__ = ["FORMATS", "check_can_hold", "export", "load"]
+__all__ = ["FORMATS", "check_can_hold", "export", "exporter", "load"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +23,14 @@ from workbench.engine.unicode_classes import UNICODE_VERSION
 
 
 def write_atomic(path: Path, data: str | bytes) -> Path:
-    """Write to a temp file in the same folder, then `os.replace`: readers never see half a file."""
+    """Write to a temp file in the same folder, then `os.replace`: readers never see half a file.
+
+    The file is created with mode 0666 less the umask (0644 usually), as an editor would make
+    it; `mkstemp` would make it 0600, unreadable to anyone else."""
     raw = data.encode("utf-8") if isinstance(data, str) else data
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    temp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(raw)

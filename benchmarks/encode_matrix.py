@@ -1,0 +1,146 @@
+"""Hand-run benchmark: single-thread encoding, ranks (gpt2, cl100k, o200k) x text (English docs,
+multilingual, C code), against tiktoken and riptoken in the same process, identical ids checked;
+then `Tokenizer.encode_batch` on one and two threads.
+
+Run `python benchmarks/encode_matrix.py [--data /work/bench-data] [--mb 8] [--runs 3]`.
+Texts are assembled on first use into `--data` (outside the repository, never committed) from
+what a Debian machine has: English from /usr/share/doc, multilingual from the ja/ko/zh/it/ru
+manual pages in /usr/share/man, C from the headers in /usr/include. GPT-2's ranks come from
+`$BPE_WORKBENCH_GPT2` (or the corpora folder's gpt2_vocab.json + gpt2_merges.txt); cl100k and
+o200k from the `bpe-openai` wheel, which ships them (the `bench` extra installs it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import gzip
+import os
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+from _paths import corpora  # noqa: E402
+
+from workbench.bench.train import make_corpus
+from workbench.engine import formats
+from workbench.engine.patterns import CL100K, GPT2, O200K
+from workbench.engine.tokenizer import Tokenizer
+
+_LANGUAGES = ("ja", "ko", "zh_CN", "zh_TW", "it", "ru")
+
+
+def _gather(out: Path, megabytes: float, files) -> None:
+    budget = int(megabytes * 1e6)
+    parts, size = [], 0
+    for path in files:
+        try:
+            data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+            data.decode("utf-8")
+        except (OSError, EOFError, gzip.BadGzipFile, UnicodeDecodeError):
+            continue
+        parts.append(data)
+        size += len(data)
+        if size >= budget:
+            break
+    blob = b"\n".join(parts)
+    if not blob:
+        raise SystemExit(f"no text found for {out.name}")
+    out.write_bytes((blob * (budget // len(blob) + 1))[:budget].rsplit(b"\n", 1)[0])
+
+
+def texts(data: Path, megabytes: float) -> dict[str, str]:
+    """English docs, multilingual and C code, about `megabytes` MB each (made once, then read)."""
+    data.mkdir(parents=True, exist_ok=True)
+    paths = {
+        "English docs": data / f"en-{megabytes:g}.txt",
+        "multilingual": data / f"multi-{megabytes:g}.txt",
+        "C code": data / f"c-{megabytes:g}.txt",
+    }
+    if not paths["English docs"].exists():
+        make_corpus(paths["English docs"], megabytes, [Path("/usr/share/doc")])
+    if not paths["multilingual"].exists():
+        man = Path("/usr/share/man")
+        files = sorted(p for lang in _LANGUAGES for p in (man / lang).rglob("*") if p.is_file())
+        _gather(paths["multilingual"], megabytes, files)
+    if not paths["C code"].exists():
+        _gather(paths["C code"], megabytes, sorted(Path("/usr/include").rglob("*.h")))
+    return {name: path.read_text(encoding="utf-8") for name, path in paths.items()}
+
+
+def ranks_from_bpe_openai(name: str) -> dict[bytes, int]:
+    import bpe_openai  # noqa: PLC0415 -- the bench extra
+
+    path = Path(bpe_openai.__file__).parent / "data" / f"{name}_base.tiktoken.gz"
+    ranks = {}
+    for line in gzip.decompress(path.read_bytes()).splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    return ranks
+
+
+def tokenizers() -> dict[str, tuple[Tokenizer, dict[bytes, int], str]]:
+    """name -> (our tokenizer, the same ranks as bytes -> id, pattern)."""
+    gpt2_dir = os.environ.get("BPE_WORKBENCH_GPT2")
+    gpt2 = formats.load(gpt2_dir or corpora() / "gpt2_vocab.json")  # beside gpt2_merges.txt
+    out = {"gpt2": (gpt2, {token: tid for tid, token in gpt2.vocab.items()}, GPT2)}
+    for name, pattern in (("cl100k", CL100K), ("o200k", O200K)):
+        ranks = ranks_from_bpe_openai(name)
+        ours = Tokenizer.from_ranks({rank: token for token, rank in ranks.items()}, pattern)
+        out[name] = (ours, ranks, pattern)
+    return out
+
+
+def rate(encode, text: str, runs: int) -> tuple[float, object]:
+    size = len(text.encode("utf-8")) / 1e6
+    times, result = [], None
+    for _ in range(runs):
+        result = None
+        start = time.perf_counter()
+        result = encode(text)
+        times.append(time.perf_counter() - start)
+    return size / statistics.median(times), result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--data", type=Path, default=Path("/work/bench-data"))
+    parser.add_argument("--mb", type=float, default=8.0)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    import riptoken  # noqa: PLC0415
+    import tiktoken  # noqa: PLC0415
+
+    with open("/proc/loadavg") as f:
+        print(f"load average before: {f.read().split()[0]} (2 cores; >2 means shared)")
+    corpus = texts(args.data, args.mb)
+    print(f"{'ranks x text':28}{'ours':>9}{'tiktoken':>10}{'riptoken':>10}"
+          f"{'ours/tt':>9}{'ours/rip':>9}  same ids   (MB/s, one thread)")  # fmt: skip
+    for name, (ours, ranks, pattern) in tokenizers().items():
+        enc = tiktoken.Encoding(name, pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
+        rip = riptoken.CoreBPE(ranks, {}, pattern)
+        ours.encode("warm up the kernels")
+        for kind, text in corpus.items():
+            ours_rate, ours_ids = rate(lambda t: ours.encode(t, "none"), text, args.runs)  # noqa: B023
+            tt_rate, tt_ids = rate(enc.encode_ordinary, text, args.runs)
+            rip_rate, rip_ids = rate(rip.encode_ordinary, text, args.runs)
+            same = np.array_equal(ours_ids, tt_ids) and np.array_equal(ours_ids, rip_ids)
+            print(
+                f"{name + ' x ' + kind:28}{ours_rate:9.1f}{tt_rate:10.1f}{rip_rate:10.1f}"
+                f"{ours_rate / tt_rate:8.2f}x{ours_rate / rip_rate:8.2f}x  {'yes' if same else 'NO'}"
+            )
+    ours = tokenizers()["gpt2"][0]
+    text = corpus["English docs"]
+    docs = [text[i : i + 65536] for i in range(0, len(text), 65536)]
+    single, _ = rate(lambda _: ours.encode_batch(docs, "none", num_threads=1), text, args.runs)
+    double, _ = rate(lambda _: ours.encode_batch(docs, "none", num_threads=2), text, args.runs)
+    print(
+        f"encode_batch gpt2 x English docs in 64 KB documents: 1 thread {single:.1f} MB/s, "
+        f"2 threads {double:.1f} MB/s ({double / single:.2f}x)"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,205 @@
+"""Compiling the engine's Numba kernels ahead of use, stage by stage, with progress.
+
+The first start on a machine compiles every kernel (tens of seconds of CPU); later starts load
+them from Numba's disk cache in about a second. `warm_up(preset, progress)` does either, one stage
+at a time in the order a training run needs them, and says "k of n" with the stage's name, so a
+window can show "Preparing the fast kernels (first start only) — 2 of 5" instead of a frozen
+"Reading the corpus". Compiling is single-threaded (Numba holds one lock per process), so when
+several stages are missing from the cache the trainer's are compiled at the same time in a
+helper process, which fills the shared cache; this process then loads them. Qt-free.
+
+    from workbench.engine.warmup import warm_up
+    warm_up("gpt2", lambda done, total, stage: print(f"{done} of {total}: {stage}"))
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+
+from workbench.engine import _encode_kernels, _train_kernels, scanner
+from workbench.engine.config import TrainConfig
+from workbench.engine.patterns import resolve
+from workbench.engine.words import WordTable
+
+Progress = Callable[[int, int, str], None]
+
+_SAMPLE = (
+    "Hello, world! It's 2024: naïve café — 東京 ÅNGSTRÖM's 12345\r\n\n  x\tyellow aaaa ".encode()
+)
+_WORDS = {b"hello": 3, b"yellow": 2, b"aaaa": 2, b" world": 2}
+
+
+def _pretokenizer(preset: str) -> None:
+    table = scanner.count_pieces_arrays(_SAMPLE, preset)
+    scanner.merge_count_tables([table, table])
+
+
+def _index(preset: str) -> None:
+    from workbench.engine.trainer import BpeTrainer  # noqa: PLC0415 -- trainer imports warm_up
+
+    BpeTrainer(WordTable.from_counts(_WORDS), TrainConfig(vocab_size=270))
+
+
+def _merges(preset: str) -> None:
+    from workbench.engine.trainer import BpeTrainer  # noqa: PLC0415
+
+    for tie_break in ("lexicographic", "hf"):
+        trainer = BpeTrainer(
+            WordTable.from_counts(_WORDS), TrainConfig(vocab_size=270, tie_break=tie_break)
+        )
+        trainer.run()
+
+
+def _encoder(preset: str) -> None:
+    from workbench.engine.tokenizer import Tokenizer  # noqa: PLC0415
+
+    tokenizer = Tokenizer.from_merges([(b"l", b"l"), (b"ll", b"o")], resolve(preset))
+    tokenizer.encode(_SAMPLE.decode())
+
+
+def _encoder_kernels(pattern: str) -> list:
+    tables = [
+        _encode_kernels.build_whole_table,
+        _encode_kernels.collect_splits,
+        _encode_kernels.build_pair_table,
+    ]
+    if scanner.can_scan(resolve(pattern)):
+        return [_encode_kernels.ENCODE_SCANNED[scanner.preset_code(pattern)], *tables]
+    return [_encode_kernels.encode_pieces, *tables]
+
+
+# key: (name shown, what runs it, the kernels it compiles: their cache says whether it is ready)
+_STAGES: dict[str, tuple[str, Callable[[str], None], Callable[[str], Sequence]]] = {
+    "pretokenizer": (
+        "pre-tokenizer",
+        _pretokenizer,
+        lambda p: scanner.counting_kernels(p),
+    ),
+    "index": ("trainer: pair index", _index, lambda p: [_train_kernels.init_pairs]),
+    "merges": ("trainer: merge loop", _merges, lambda p: [_train_kernels.run_merges]),
+    "encoder": ("encoder", _encoder, _encoder_kernels),
+}
+# What the helper process takes when this one has other stages to compile: the trainer's two
+# stages (about 16 s of CPU) against the pre-tokenizer and the encoder (about 19 s) here, so
+# two cores finish all four in about the time of two. This process compiles its own stages
+# first, then loads the helper's.
+_HELPER_STAGES = ("index", "merges")
+
+
+def stages(pattern: str = "gpt2") -> list[str]:
+    """The stages `warm_up` runs for a pattern (preset name or string), in order. A custom
+    pattern has no scanner kernels: its pieces come from `regex`."""
+    if not scanner.can_scan(resolve(pattern)):
+        return [key for key in _STAGES if key != "pretokenizer"]
+    return list(_STAGES)
+
+
+def is_ready(stage: str, pattern: str = "gpt2") -> bool | None:
+    """Whether the stage's kernels are compiled in this process or in Numba's disk cache for the
+    current sources; None when that cannot be told (caching off, another Numba layout)."""
+    answers = [_cached(kernel) for kernel in _STAGES[stage][2](pattern)]
+    if all(answer is True for answer in answers):
+        return True
+    if any(answer is False for answer in answers):
+        return False
+    return None
+
+
+def warm_up(
+    pattern: str = "gpt2",
+    progress: Progress | None = None,
+    helper: bool = True,
+    only: Sequence[str] | None = None,
+) -> list[str]:
+    """Compile or load every kernel a run with `pattern` needs (or the stages in `only`); returns
+    the stages that were not ready (compiled now: empty on any start after the first).
+    `progress(done, total, stage)` is called before each stage with done = stages finished, and
+    once at the end. With `helper`, the trainer's stages, when missing and not alone, compile in
+    a second process at the same time (this process then reports its own stages first)."""
+    keys = [key for key in stages(pattern) if only is None or key in only]
+    missing = [key for key in keys if is_ready(key, pattern) is False]
+    in_helper = [key for key in keys if key in missing and key in _HELPER_STAGES]
+    proc = None
+    if helper and in_helper and len(missing) > len(in_helper):
+        proc = _start_helper(pattern, in_helper)
+    if proc is not None:  # this process's own stages first, while the helper works
+        keys = [key for key in keys if key not in in_helper] + in_helper
+    total = len(keys)
+    try:
+        for done, key in enumerate(keys):
+            name, run, _ = _STAGES[key]
+            if proc is not None and key in in_helper:
+                _wait_for(proc, key, done, total, progress)
+            elif progress is not None:
+                progress(done, total, name)
+            run(pattern)  # compiles, or loads what the helper (or an earlier start) cached
+    finally:
+        if proc is not None:
+            assert proc.stdout is not None
+            proc.stdout.close()
+            proc.wait()
+    if progress is not None:
+        progress(total, total, "ready")
+    return missing
+
+
+def prepare_training(
+    pattern: str, scanner_path: bool = True, notice: Callable[[str], None] | None = None
+) -> list[str]:
+    """Warm what a training run needs (not the encoder), calling `notice` with one line first
+    when something must be compiled, so the wait is named for what it is."""
+    only = ("pretokenizer", "index", "merges") if scanner_path else ("index", "merges")
+    keys = [key for key in stages(pattern) if key in only]
+    if notice is not None and any(is_ready(key, pattern) is False for key in keys):
+        notice("preparing the fast kernels (first start only; later runs load them from cache)")
+    return warm_up(pattern, only=only)
+
+
+def _cached(kernel: object) -> bool | None:
+    if getattr(kernel, "overloads", None):
+        return True
+    cache_file = getattr(getattr(kernel, "_cache", None), "_cache_file", None)
+    load_index = getattr(cache_file, "_load_index", None)
+    if load_index is None:
+        return None
+    try:
+        return bool(load_index())  # empty when absent or made from other sources
+    except Exception:  # noqa: BLE001 -- a Numba detail we only peek at: unknown, not fatal
+        return None
+
+
+def _start_helper(pattern: str, keys: list[str]) -> subprocess.Popen | None:
+    if getattr(sys, "frozen", False):
+        return None  # a bundled app: sys.executable is the app, not a Python that takes -m
+    argv = [sys.executable, "-m", "workbench.engine.warmup", pattern, *keys]
+    try:
+        return subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1
+        )
+    except OSError:
+        return None  # no helper: this process compiles everything, as before
+
+
+def _wait_for(proc: subprocess.Popen, key: str, done: int, total: int, progress) -> None:
+    """Wait until the helper reports `key` compiled (or ends), reporting the stage meanwhile."""
+    if progress is not None:
+        progress(done, total, _STAGES[key][0])
+    assert proc.stdout is not None
+    for line in proc.stdout:  # at its end (the helper stopped) this process compiles the rest
+        if line.strip() == key:
+            return
+
+
+def _helper_main(argv: list[str]) -> None:
+    """`python -m workbench.engine.warmup PATTERN STAGE...`: compile those stages, printing each
+    stage's key when its kernels are in the cache."""
+    pattern, keys = argv[0], argv[1:]
+    for key in keys:
+        _STAGES[key][1](pattern)
+        print(key, flush=True)
+
+
+if __name__ == "__main__":
+    _helper_main(sys.argv[1:])
