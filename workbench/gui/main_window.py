@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 from workbench.engine.config import TrainConfig
 from workbench.engine.errors import WorkbenchError
 from workbench.engine.events import MergeBatch
+from workbench.engine.patterns import PRESETS
 from workbench.gui import settings as settings_io
 from workbench.gui.charts import ChartsPanel
 from workbench.gui.controls import TrainingControls, parse_specials
@@ -124,11 +125,15 @@ class MainWindow(QMainWindow):
         self.warm_event = threading.Event()
         self.train_thread = QThread(self)
         self.train_thread.setObjectName("train-worker")
-        self.worker = TrainWorker(db_path, self.warm_event)
+        self.counting_event = threading.Event()
+        self.worker = TrainWorker(db_path, self.warm_event, self.counting_event)
         self.worker.moveToThread(self.train_thread)
         self.warm_thread = QThread(self)
         self.warm_thread.setObjectName("kernel-warm-up")
-        self.warmer = KernelWarmer(self.warm_event)
+        preset = self.controls.pattern_spec()  # a custom regex has no scanner to compile
+        self.warmer = KernelWarmer(
+            self.warm_event, self.counting_event, preset if preset in PRESETS else "gpt2"
+        )
         self.warmer.moveToThread(self.warm_thread)
         self._connect()
 
@@ -259,6 +264,7 @@ class MainWindow(QMainWindow):
         self.train_thread.finished.connect(self._thread_finished)
         self.warm_thread.started.connect(self.warmer.run)
         self.warmer.sigWarm.connect(self._on_warm)
+        self.warmer.sigProgress.connect(self._on_warm_progress)
         self.warmer.sigFailed.connect(self._on_failed)
         self.warm_thread.finished.connect(self._thread_finished)
         self.controls.sigPatternChanged.connect(self._pattern_changed)
@@ -663,6 +669,13 @@ class MainWindow(QMainWindow):
         self.status.stage.setText(message)
         self.statusBar().showMessage(message, 10000)
         self._update_actions()
+
+    def _on_warm_progress(self, done: int, total: int, stage: str, compiling: bool) -> None:
+        """The truth about a first start: what is compiling, k of n (not "Reading the corpus")."""
+        if not compiling or done >= total:
+            return
+        text = f"Preparing the fast kernels (first start only) — {done + 1} of {total}: {stage}"
+        self.status.stage.setText(text)
 
     def _on_warm(self, seconds: float) -> None:
         self.warm_thread.quit()

@@ -9,6 +9,7 @@ run itself (counting into the store, states, ending exactly once) is the session
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import threading
 import time
@@ -84,10 +85,17 @@ class TrainWorker(QObject):
     sigShutDown = Signal()
     sigSweepStep = Signal(int, int)  # run i of n of a sweep is starting
 
-    def __init__(self, db_path: Path | None, warm: threading.Event) -> None:
+    def __init__(
+        self,
+        db_path: Path | None,
+        warm: threading.Event,
+        counting_ready: threading.Event | None = None,
+    ) -> None:
         super().__init__()
         self.db_path = db_path
         self.warm = warm
+        # Set when the pre-tokenizer's kernels are ready (always, when nobody warms them).
+        self.counting_ready = counting_ready or warm
         self.pause_flag = threading.Event()
         self.stop_flag = threading.Event()
         self.cancel_flag = threading.Event()
@@ -275,6 +283,7 @@ class TrainWorker(QObject):
         if self._corpus is not None and self._corpus[0] == key:
             self.sigCorpus.emit(self._report)  # a new run's charts need the corpus size too
             return self._corpus[1]
+        self._wait_for(self.counting_ready)
         self.sigStage.emit("Reading the corpus")
         try:
             result = count_corpus(
@@ -302,12 +311,16 @@ class TrainWorker(QObject):
         return result
 
     def _wait_for_kernels(self) -> None:
-        """Wait here (never in the window) for the background compile, still obeying Stop."""
-        if self.warm.is_set():
+        self._wait_for(self.warm)
+
+    def _wait_for(self, ready: threading.Event) -> None:
+        """Wait here (never in the window) for the background compile, still obeying Stop.
+        The window shows the warm-up's own progress meanwhile ("2 of 3")."""
+        if ready.is_set():
             return
         self.sigStage.emit("Preparing the fast kernels (first start only)")
-        while not self.warm.wait(WARM_POLL_SECONDS):
-            if self.stop_flag.is_set():
+        while not ready.wait(WARM_POLL_SECONDS):
+            if self.stop_flag.is_set() or self.cancel_flag.is_set():
                 raise Cancelled
 
     def _run(self, target: int | None, max_merges: int | None) -> StopReason | None:
@@ -347,27 +360,51 @@ class TrainWorker(QObject):
 class KernelWarmer(QObject):
     """Compiles (first start) or loads (later starts) the Numba kernels in its own thread.
 
-    Separate from the training worker so a cold compile and counting the demo corpus overlap;
-    the worker waits on `done` only when training actually needs the kernels.
+    Separate from the training worker so the window stays live and says what it waits for.
+    The pre-tokenizer comes first (`counting` is set when it is ready: counting the corpus
+    waits for it, so a first start's compile is never counted as corpus time), while the
+    trainer's stages compile in a helper process at the same time (`engine.warmup`); `done`
+    is set when training can start. The encoder follows last, for the Tokens tab.
     """
 
     sigWarm = Signal(float)  # seconds it took
     sigFailed = Signal(str)
+    sigProgress = Signal(int, int, str, bool)  # stages done, of total, next stage, compiling
 
-    def __init__(self, done: threading.Event) -> None:
+    def __init__(
+        self, done: threading.Event, counting: threading.Event, pattern: str = "gpt2"
+    ) -> None:
         super().__init__()
         # Not `self.event`: that name is QObject.event(), which Qt calls on every event.
         self.done = done
+        self.counting = counting
+        self.pattern = pattern
 
     @Slot()
     def run(self) -> None:
-        from workbench.engine.trainer import warm_up
+        from workbench.engine import warmup
 
         started = time.perf_counter()
+        training = ("pretokenizer", "index", "merges")
         try:
-            warm_up()
-        except Exception as exc:  # the trainer then compiles lazily on first use
-            self.sigFailed.emit(f"could not precompile the trainer: {exc}")
+            compiling = any(
+                warmup.is_ready(key, self.pattern) is False
+                for key in warmup.stages(self.pattern)
+                if key in training
+            )
+
+            def progress(done: int, total: int, stage: str) -> None:
+                if done >= 1 or "pretokenizer" not in warmup.stages(self.pattern):
+                    self.counting.set()  # the pre-tokenizer stage runs first
+                self.sigProgress.emit(done, total, stage, compiling)
+
+            warmup.warm_up(self.pattern, progress, only=training)
+        except Exception as exc:  # the kernels then compile lazily on first use
+            self.sigFailed.emit(f"could not prepare the fast kernels: {exc}")
         finally:
+            self.counting.set()
             self.done.set()
         self.sigWarm.emit(time.perf_counter() - started)
+        # The encoder, for the Tokens tab; if this fails, the tab compiles it on first use.
+        with contextlib.suppress(Exception):
+            warmup.warm_up(self.pattern, only=("encoder",))
