@@ -24,7 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "resources" / "screenshots" / "window.png"
-SIZE = (1600, 1000)
+SIZE = (1400, 900)  # the window's default size: what a new user sees
 
 
 def start_xvfb() -> subprocess.Popen | None:

@@ -2,7 +2,7 @@
 
 Run under a real X server so fonts and widgets look as a person sees them:
 
-    xvfb-run -a -s "-screen 0 1600x1000x24" python packaging/screenshot_tokens.py
+    xvfb-run -a -s "-screen 0 1600x1000x24" python packaging/screenshot_tokens.py [--corpora DIR]
 
 It trains a small tokenizer on a shared corpus, opens GPT-2's vocab.json + merges.txt beside it,
 shows a sample text with emoji and CJK, and saves `resources/screenshots/tokens.png`.
@@ -10,6 +10,7 @@ shows a sample text with emoji and CJK, and saves `resources/screenshots/tokens.
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from pathlib import Path
@@ -25,7 +26,7 @@ SAMPLE = (
     "again, until the vocabulary is full.\n"
     'So "the" soon becomes one token, while a rare word like antidisestablishmentarianism '
     "stays in pieces.\n"
-    "Emoji and other scripts cut inside characters: 😀👍🏽 中文字 — naïve café.\r\n"
+    "Emoji and other scripts cut inside characters: 😀👍🏽 中文字 שלום [x] — naïve café.\r\n"
     "    def count_pairs(ids):  # code and numbers: 1234567890\n"
 )
 
@@ -46,14 +47,19 @@ def wait(app: QApplication, panel, seconds: float = 60.0) -> None:
 
 
 def main() -> int:
-    app = QApplication(sys.argv)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpora", type=Path, default=CORPORA, help="the shared corpora folder")
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args()
+    corpora, out = args.corpora, args.out
+    app = QApplication(sys.argv[:1])
     from workbench.engine.config import TrainConfig
     from workbench.engine.tokenizer import Tokenizer
     from workbench.gui.tokens import TokensPanel
     from workbench.session.counting import count_documents
     from workbench.session.run import RunSession
 
-    corpus = (CORPORA / "taylorswift.txt").read_text(encoding="utf-8")
+    corpus = (corpora / "taylorswift.txt").read_text(encoding="utf-8")
     config = TrainConfig(vocab_size=2000)
     session = RunSession.start(count_documents([corpus], config), config)
     session.advance()
@@ -66,7 +72,7 @@ def main() -> int:
     panel.set_tokenizer(tok, "this run: taylorswift.txt, vocab 2,000")
     panel.set_text(SAMPLE)
     panel.view.ids_box.setChecked(True)
-    panel.compare.add_file(CORPORA / "gpt2_vocab.json")
+    panel.compare.add_file(corpora / "gpt2_vocab.json")
     panel.tabs.setCurrentWidget(panel.compare)
     wait(app, panel)
     enc = panel.view.encoded
@@ -78,10 +84,10 @@ def main() -> int:
                 panel.details.show_token(int(enc.ids[i]))
                 break
     wait(app, panel, 5)
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    ok = panel.grab().save(str(OUT))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    ok = panel.grab().save(str(out))
     panel.shutdown()
-    print(f"{'saved' if ok else 'FAILED to save'} {OUT}")
+    print(f"{'saved' if ok else 'FAILED to save'} {out}")
     return 0 if ok else 1
 
 

@@ -202,9 +202,9 @@ def test_share_writes_html_with_encode_ids_and_png(panel, qtbot, tok, tmp_path):
     qtbot.waitUntil(lambda: panel.view.encoded is not None and len(panel.view.encoded) > 0)
     html_path, png_path = panel.share(tmp_path / "split.html")
     html = html_path.read_text(encoding="utf-8")
-    ids = re.search(r"data-ids='([^']*)'", html).group(1).split()
+    ids = re.search(r"data-all-ids='([^']*)'", html).group(1).split()
     assert list(map(int, ids)) == tok.encode(text)
-    spans = [int(i) for group in re.findall(r"data-id='([^']*)'", html) for i in group.split()]
+    spans = [int(i) for group in re.findall(r'data-ids="([^"]*)"', html) for i in group.split()]
     assert spans == tok.encode(text)
     assert png_path.stat().st_size > 1000
 

@@ -89,7 +89,7 @@ def filled(store: RunStore, rows=SMALL, batch: int = 4) -> int:
 
 def test_readable_shows_whitespace_and_partial_characters() -> None:
     assert readable(b" the") == "·the"
-    assert readable(b"\n\t\r") == "⏎→␍"
+    assert readable(b"\n\t\r") == "⏎→⇤"
     assert readable(b"\xe2\x80") == "<E2><80>"
     assert readable("’s".encode()) == "’s"
     assert readable(b"a\x00") == "a<00>"
@@ -240,7 +240,7 @@ def test_search_substring_inside_space_tokens(store: RunStore) -> None:
 def test_search_regex_hex_and_ranges(store: RunStore) -> None:
     run_id = filled(store)
     assert tokens_of(store.search(run_id, regex=r"^in")) == [b"in", b"ing"]
-    assert tokens_of(store.search(run_id, regex=r"^·\p{L}+$")) == [b" t", b" th", b" the", b" ther"]
+    assert tokens_of(store.search(run_id, regex=r"^ \p{L}+$")) == [b" t", b" th", b" the", b" ther"]
     assert tokens_of(store.search(run_id, hex="e2")) == [b"e\xe2"]
     assert tokens_of(store.search(run_id, hex="0a 0A")) == [b"\n\n"]
     assert [m.rank for m in store.search(run_id, rank_range=(2, 4))] == [2, 3, 4]
@@ -250,7 +250,10 @@ def test_search_regex_hex_and_ranges(store: RunStore) -> None:
     assert [m.rank for m in store.search(run_id, count_range=(None, 998))] == [2, 3, 6, 7]
     combined = store.search(run_id, text="th", length_range=(3, 4), order="newest")
     assert tokens_of(combined) == [b" the", b" th"]
-    assert store.search_count(run_id, regex="^·") == 4
+    assert store.search_count(run_id, regex="^ ") == 4
+    assert (
+        store.search_count(run_id, regex=r"^\s") == 6
+    )  # and the tokens that start with a line break
     with pytest.raises(StoreError):
         store.search(run_id, regex="(")
     with pytest.raises(StoreError):

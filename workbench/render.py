@@ -3,27 +3,25 @@
 A group is one token, or the run of tokens that split one character between them (byte-level BPE
 can cut `é` = C3 A9 in two): the viewer never prints U+FFFD for half a character, it shows the
 whole character once and lists every token's bytes (`<C3>`, `<A9>`) in the tooltip/title.
-Colours are a stable function of the first token id, so the same token looks the same everywhere.
+A user-perceived character made of several code points (a flag, a ZWJ family) is one group too,
+so it is drawn as one glyph. Colours and glyphs come from `workbench.display`, so this page, the
+PNG and the window look alike. This is the one HTML renderer: the Tokens tab's Share uses it.
 The Qt part is imported lazily so the HTML path (and the engine) never need a display.
 """
 
 from __future__ import annotations
 
-import colorsys
 import html
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from workbench.display import CR, NEWLINE, TAB, grapheme_bounds, show_bytes, token_rgb
 from workbench.engine.tokenizer import Tokenizer
 
 if TYPE_CHECKING:
     from PySide6.QtGui import QImage, QPainter
-
-_GOLDEN = 0.618033988749895
-_HEX = re.compile(r"\\x([0-9a-f]{2})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,19 +35,15 @@ class TokenGroup:
     shown: tuple[str, ...]  # each token's bytes, readable: b"\xe2\x80" -> "<E2><80>"
 
 
-def show_bytes(token: bytes) -> str:
-    """Readable token bytes: b' th' -> ' th', b'\\xe2\\x80' -> '<E2><80>'."""
-    text = token.decode("utf-8", errors="backslashreplace")
-    return _HEX.sub(lambda m: f"<{m.group(1).upper()}>", text)
-
-
 def token_groups(tokenizer: Tokenizer, text: str, **specials: Any) -> list[TokenGroup]:
-    """Group tokens whose character spans overlap (a character split across tokens).
+    """Group tokens whose character spans overlap (a character split across tokens) or that
+    share one user-perceived character (a flag, an emoji ZWJ sequence).
 
     `specials`: `allowed_special` / `disallowed_special` as for `Tokenizer.encode` (default:
     "all", since a viewer shows a user's own tokenizer on a user's own text).
     """
     table = tokenizer._decode_table()
+    cluster_starts = set(grapheme_bounds(text))
     groups: list[TokenGroup] = []
     run: list = []
 
@@ -63,41 +57,59 @@ def token_groups(tokenizer: Tokenizer, text: str, **specials: Any) -> list[Token
 
     specials = specials or {"allowed_special": "all"}
     for span in tokenizer.encode_with_spans(text, **specials):
-        if run and span.char_start >= max(s.char_end for s in run):
+        if (
+            run
+            and span.char_start >= max(s.char_end for s in run)
+            and span.char_start in cluster_starts
+        ):
             flush()
         run.append(span)
     flush()
     return groups
 
 
-def colour_of(token_id: int) -> tuple[int, int, int]:
-    """A pastel RGB that depends only on the id (golden-ratio hue steps keep neighbours apart)."""
-    hue = (token_id * _GOLDEN) % 1.0
-    red, green, blue = colorsys.hls_to_rgb(hue, 0.82, 0.65)
-    return round(red * 255), round(green * 255), round(blue * 255)
-
-
 def to_html(groups: list[TokenGroup], title: str = "tokens") -> str:
-    """A standalone page: one `<span data-ids="...">` per group, coloured by its first id."""
+    """A standalone page: one `<span data-ids="...">` per group, coloured by its first id (in
+    alternating shades, so two equal tokens side by side stay apart); the root `<div>` lists
+    every id in `data-all-ids`. A group of several tokens is underlined (dotted)."""
     spans = []
-    for group in groups:
-        red, green, blue = colour_of(group.ids[0])
+    for number, group in enumerate(groups):
+        red, green, blue = token_rgb(group.ids[0], bool(number & 1))
         ids = " ".join(map(str, group.ids))
         tip = html.escape(
             " | ".join(f"{i}: {s}" for i, s in zip(group.ids, group.shown, strict=True))
         )
+        split = ";text-decoration:underline dotted #c0392b" if len(group.ids) > 1 else ""
+        text = html.escape(group.text).replace("\r", CR)
         spans.append(
             f'<span class="t" data-ids="{ids}" title="{tip}" '
-            f'style="background:#{red:02x}{green:02x}{blue:02x}">{html.escape(group.text)}</span>'
+            f'style="background:#{red:02x}{green:02x}{blue:02x}{split}">{text}</span>'
         )
+    every = " ".join(str(i) for group in groups for i in group.ids)
     style = (
         "body{font-family:monospace;white-space:pre-wrap;line-height:1.7}"
         ".t{border-radius:3px;margin-right:1px;padding:1px 0}"
     )
     return (
         f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-        f"<style>{style}</style></head>\n<body>{''.join(spans)}</body></html>\n"
+        f"<style>{style}</style></head>\n<body><h3>{html.escape(title)}</h3>"
+        f"<div class='tokens' data-all-ids='{every}'>{''.join(spans)}</div></body></html>\n"
     )
+
+
+def render_html(tokenizer: Tokenizer, text: str, title: str = "tokens", **specials: Any) -> str:
+    """The page `to_html` makes for `text` cut by `tokenizer` (`specials` as for
+    `token_groups`)."""
+    return to_html(token_groups(tokenizer, text, **specials), title)
+
+
+def render_png(
+    tokenizer: Tokenizer, text: str, out: Path, width: int = 900, **specials: Any
+) -> Path:
+    """`text` cut by `tokenizer`, painted as coloured boxes into the PNG `out`."""
+    if not render_image(token_groups(tokenizer, text, **specials), width).save(str(out)):
+        raise OSError(f"could not write {out}")
+    return out
 
 
 def _ensure_app() -> None:
@@ -111,20 +123,20 @@ def _ensure_app() -> None:
 
 
 def _layout(groups: list[TokenGroup], metrics, width: int) -> list[tuple[int, int, int, str, int]]:
-    """Boxes `(x, y, w, label, first_id)`; a newline shows as ↵ and starts a new line."""
+    """Boxes `(x, y, w, label, number)`; a newline shows as ⏎ and starts a new line."""
     boxes = []
     pad, line_h = 3, metrics.height() + 6
     x = y = pad
-    for group in groups:
+    for number, group in enumerate(groups):
         lines = group.text.split("\n")
-        for number, part in enumerate(lines):
-            last = number == len(lines) - 1
-            label = part.replace("\t", "→") + ("" if last else "↵")
+        for line, part in enumerate(lines):
+            last = line == len(lines) - 1
+            label = part.replace("\t", TAB).replace("\r", CR) + ("" if last else NEWLINE)
             if label:
                 w = metrics.horizontalAdvance(label) + 2
                 if x + w > width - pad and x > pad:
                     x, y = pad, y + line_h
-                boxes.append((x, y, w, label, group.ids[0]))
+                boxes.append((x, y, w, label, number))
                 x += w + 1
             if not last:
                 x, y = pad, y + line_h
@@ -138,10 +150,10 @@ def paint_groups(painter: QPainter, groups: list[TokenGroup], width: int) -> int
 
     metrics = painter.fontMetrics()
     boxes = _layout(groups, metrics, width)
-    for x, y, w, label, first in boxes:
+    for x, y, w, label, number in boxes:
         rect = QRectF(x, y, w, metrics.height() + 4)
         painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(QColor(*colour_of(first)))
+        painter.setBrush(QColor(*token_rgb(groups[number].ids[0], bool(number & 1))))
         painter.drawRoundedRect(rect, 3, 3)
         painter.setPen(QColor(20, 20, 20))
         painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, label)
@@ -177,10 +189,7 @@ def _height(groups: list[TokenGroup], painter: QPainter, width: int) -> int:
 
 def render_file(tokenizer: Tokenizer, text: str, out: Path, **specials: Any) -> Path:
     """Write `out` as .html or .png (chosen by suffix); `specials` as for `token_groups`."""
-    groups = token_groups(tokenizer, text, **specials)
     if out.suffix.lower() == ".png":
-        if not render_image(groups).save(str(out)):
-            raise OSError(f"could not write {out}")
-    else:
-        out.write_text(to_html(groups, out.stem), encoding="utf-8")
+        return render_png(tokenizer, text, out, **specials)
+    out.write_text(render_html(tokenizer, text, out.stem, **specials), encoding="utf-8")
     return out

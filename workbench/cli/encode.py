@@ -30,8 +30,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from workbench.display import show_bytes
     from workbench.engine.tokenizer import DisallowedSpecialError
-    from workbench.render import show_bytes
 
     tokenizer = load_tokenizer(args)
     text = read_text(args.file)

@@ -19,13 +19,16 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QTimer, Signal
 from PySide6.QtGui import QShowEvent
-from PySide6.QtWidgets import QGraphicsView, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGraphicsView, QVBoxLayout, QWidget
 
+from workbench.display import readable
 from workbench.engine.events import MergeBatch
 from workbench.gui.buffers import MAX_LENGTH_BIN, ChartData
-from workbench.store.readable import readable
+from workbench.gui.elided_label import ElidedLabel
+from workbench.gui.help import CHART_HELP
 
 REDRAW_MS = 200
+HOVER_HINT = "Hover a chart to see its merge."
 MOVES_PER_FRAME = 3  # axis ranges moved per redraw (each costs a label repaint, ~10 ms)
 _PEN = pg.mkPen("#4cc9f0", width=1)
 _PEN_2 = pg.mkPen("#f72585", width=1)
@@ -62,7 +65,11 @@ class _Range:
         """Grow the range to hold [low, high]; True if it moved (an axis repaint)."""
         if self.log:
             low, high = math.floor(math.log10(max(low, 1))), math.ceil(math.log10(max(high, 1)))
-            high = max(high, low + 1)
+            # At least three decades: over one or two, pyqtgraph labels the minor ticks too
+            # and they pile up (2·10⁴ 3·10⁴ ... 9·10⁵ on top of each other).
+            # Downwards, where the counts go as the run goes on (the top stays on the data).
+            low = max(min(low, high - 3), 0)
+            high = max(high, low + 3)
         else:
             low = min(low, 0.0)
             high = grown_limit(high) if self.high is None or high > self.high else self.high
@@ -80,6 +87,7 @@ class _Range:
 
 def _plot(layout: pg.GraphicsLayoutWidget, title: str, x: str, y: str) -> pg.PlotItem:
     plot = layout.addPlot(title=title)
+    plot.setToolTip(f"<b>{title}</b><br>{CHART_HELP[title]}")
     plot.setLabel("bottom", x)
     plot.setLabel("left", y)
     # No grid: a grid makes each axis item cover the plot area, so every curve update would
@@ -136,10 +144,18 @@ class ChartsPanel(QWidget):
         for plot, marker in zip((self.count_plot, self.bpt_plot), self.markers, strict=True):
             marker.hide()
             plot.addItem(marker, ignoreBounds=True)
-        self.hover_label = QLabel("Hover a chart to see its merge.")
+        self.hover_label = ElidedLabel(HOVER_HINT)
         self.hover_label.setObjectName("hoverLabel")
+        # Which run the charts show: after a new corpus is loaded they are cleared and say so,
+        # never the last run's curves under the new corpus's name.
+        self.caption = ElidedLabel("No run yet: press Train")
+        self.caption.setObjectName("chartsCaption")
+        self.graphics.setWhatsThis(
+            "".join(f"<p><b>{name}</b>: {text}</p>" for name, text in CHART_HELP.items())
+        )
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.caption)
         layout.addWidget(self.graphics, 1)
         layout.addWidget(self.hover_label)
         self._empty_ranges()
@@ -150,8 +166,14 @@ class ChartsPanel(QWidget):
         self.timer.start()
 
     # --- feeding -------------------------------------------------------------------------
-    def reset(self, corpus_bytes: int = 0) -> None:
+    def reset(self, corpus_bytes: int = 0, caption: str | None = None) -> None:
+        """Empty charts (a new run, a stored run, a new corpus); the hover line forgets too."""
         self.data.reset(corpus_bytes)
+        self.hover_label.setText(HOVER_HINT)
+        for marker in self.markers:
+            marker.hide()
+        if caption is not None:
+            self.caption.setText(caption)
         for axis_range in self.ranges:
             axis_range.reset()
         self._empty_ranges()
@@ -254,7 +276,7 @@ class ChartsPanel(QWidget):
             if plot.sceneBoundingRect().contains(pos):
                 x = plot.vb.mapSceneToView(pos).x() + offset
                 index = self.data.index_at(x)
-                if index is not None:
+                if index is not None and index < self.data.n:
                     marker.setValue(index - offset)
                     marker.show()
                     self.hover_label.setText(self.describe(index))

@@ -29,6 +29,7 @@ from workbench.gui.settings import WindowSettings
 
 CUSTOM = "custom regex"
 MAX_VOCAB = 1_000_000
+BYTES = 256
 
 
 def parse_specials(text: str) -> tuple[str, ...]:
@@ -45,10 +46,17 @@ class TrainingControls(QWidget):
     def __init__(self, actions: list[QAction], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.vocab = QSpinBox()
-        self.vocab.setRange(257, MAX_VOCAB)
+        # Any number can be typed: a spin box clamped at 257 would silently put back the old
+        # value; instead a value under the minimum is kept and the minimum is named below it.
+        self.vocab.setRange(1, MAX_VOCAB)
         self.vocab.setSingleStep(256)
         self.vocab.setGroupSeparatorShown(True)
         self.vocab.setToolTip("Tokens in the vocabulary: 256 bytes + merges + special tokens")
+        self.vocab_error = QLabel()
+        self.vocab_error.setObjectName("vocabError")
+        self.vocab_error.setWordWrap(True)
+        self.vocab_error.setStyleSheet("color: #e5383b")
+        self.vocab_error.hide()
         self.preset = QComboBox()
         self.preset.addItems([*PRESETS, CUSTOM])
         self.regex = QLineEdit()
@@ -70,6 +78,7 @@ class TrainingControls(QWidget):
 
         form = QFormLayout()
         form.addRow("Vocab size", self.vocab)
+        form.addRow("", self.vocab_error)
         form.addRow("Pattern", self.preset)
         form.addRow("", self.regex)
         form.addRow("", self.pattern_error)
@@ -110,6 +119,28 @@ class TrainingControls(QWidget):
 
         self.preset.currentTextChanged.connect(self._pattern_edited)
         self.regex.textChanged.connect(self._pattern_edited)
+        self.vocab.valueChanged.connect(self._check_vocab)
+        self.specials.textChanged.connect(self._check_vocab)
+
+    # --- vocab size ------------------------------------------------------------------------
+    def min_vocab(self) -> int:
+        """The 256 bytes, one merge, and the special tokens."""
+        return BYTES + 1 + len(parse_specials(self.specials.text()))
+
+    def vocab_ok(self) -> bool:
+        return self.vocab.value() >= self.min_vocab()
+
+    def _check_vocab(self, *_: object) -> None:
+        low = self.min_vocab()
+        if self.vocab_ok():
+            self.vocab_error.hide()
+            return
+        specials = len(parse_specials(self.specials.text()))
+        extra = f" + {specials} special token{'s' if specials != 1 else ''}" if specials else ""
+        self.vocab_error.setText(
+            f"The vocab size must be at least {low:,}: the 256 bytes + 1 merge{extra}."
+        )
+        self.vocab_error.show()
 
     # --- pattern ---------------------------------------------------------------------------
     def pattern_spec(self) -> str:
@@ -152,6 +183,7 @@ class TrainingControls(QWidget):
 
     def load(self, values: WindowSettings) -> None:
         self.vocab.setValue(values.vocab_size)
+        self._check_vocab()
         if values.pattern in PRESETS:
             self.preset.setCurrentText(values.pattern)
         else:

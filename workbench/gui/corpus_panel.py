@@ -28,13 +28,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from workbench.display import readable
 from workbench.engine.errors import WorkbenchError
 from workbench.engine.patterns import compile_pattern
 from workbench.engine.readers import preview_text
 from workbench.engine.specials import split_on_specials
 from workbench.gui.table_model import ListTableModel
 from workbench.gui.worker import CorpusReport
-from workbench.store.readable import readable
 
 PREVIEW_FILES = 3
 PREVIEW_CHARS = 1500

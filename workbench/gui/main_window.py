@@ -10,6 +10,7 @@ threads have finished, so no merge is lost and no QThread outlives its window.
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,8 +20,10 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QMainWindow,
     QMenu,
+    QMessageBox,
     QSplitter,
     QTabWidget,
+    QWhatsThis,
 )
 
 from workbench.engine.config import TrainConfig
@@ -32,19 +35,24 @@ from workbench.gui.charts import ChartsPanel
 from workbench.gui.controls import TrainingControls, parse_specials
 from workbench.gui.corpus_panel import CorpusPanel
 from workbench.gui.evaluate_tab import EvaluateTab
+from workbench.gui.help import GuideDialog, about_html
 from workbench.gui.history_loader import HistoryLoader
 from workbench.gui.merge_list import MergeListPanel
 from workbench.gui.resources import demo_corpus, icon_path
 from workbench.gui.run_history import RunHistoryPanel
 from workbench.gui.status import RateMeter, TrainingStatus
+from workbench.gui.teaching import TeachingDriver, TeachingPanel
 from workbench.gui.tokens_tab import TokensTab
 from workbench.gui.worker import CorpusReport, IdleState, KernelWarmer, TrainWorker
 from workbench.session.states import StopReason, describe
-from workbench.store import RunStore
+from workbench.store import RunStore, StoreError
+from workbench.store.tokenizer_of_run import tokenizer_of_run
 
 STATUS_MS = 250
 RECOUNT_DELAY_MS = 600
 STEP_TARGET = 2**31 - 1  # Step goes past the vocab size the run was started with
+SAMPLE_READ_BYTES = 4096  # teaching mode's sample comes from the start of the first file
+SAMPLE_COST_FACTOR = 4  # between ticks, rebuild the sample's tokenizer after 4x its cost
 
 # action name -> (text, shortcut, tooltip)
 ACTIONS = {
@@ -102,6 +110,9 @@ class MainWindow(QMainWindow):
         self.controls = TrainingControls(list(self.actions_by_name.values()))
         self.corpus_panel = CorpusPanel()
         self.charts = ChartsPanel()
+        self.teaching = TeachingPanel()
+        self.teacher = TeachingDriver(self.teaching, self)
+        self._sample_built = (0.0, 0.0)  # when the teaching sample was last cut, and its cost
         self.merge_list = MergeListPanel()
         self.runs = RunHistoryPanel(self.store)
         self.history = HistoryLoader(self.charts, self)
@@ -171,12 +182,19 @@ class MainWindow(QMainWindow):
         return actions
 
     def _layout(self) -> None:
+        watch = QSplitter(Qt.Orientation.Vertical)
+        watch.addWidget(self.charts)
+        watch.addWidget(self.teaching)
+        watch.setStretchFactor(0, 4)
+        watch.setStretchFactor(1, 1)
+        watch.setSizes([600, 170])
         train_split = QSplitter()
-        train_split.addWidget(self.charts)
+        train_split.addWidget(watch)
         train_split.addWidget(self.merge_list)
-        train_split.setStretchFactor(0, 3)
-        train_split.setStretchFactor(1, 2)
-        train_split.setSizes([700, 560])
+        # Room for the merge list's columns with a 12-character token at the default width.
+        train_split.setStretchFactor(0, 1)
+        train_split.setStretchFactor(1, 1)
+        train_split.setSizes([500, 620])
         self.tabs = QTabWidget()
         self.tabs.addTab(train_split, "Training")
         self.tabs.addTab(self.corpus_panel, "Corpus")
@@ -207,7 +225,31 @@ class MainWindow(QMainWindow):
         self.sweep_action = train_menu.addAction(
             "Train a sweep of vocabulary sizes…", QKeySequence("Ctrl+Shift+T"), self.ask_sweep
         )
+        self._make_help_menu()
         self._fill_recent()
+
+    def _make_help_menu(self) -> None:
+        help_menu = self.menuBar().addMenu("&Help")
+        help_menu.addAction(
+            "Guide", QKeySequence(QKeySequence.StandardKey.HelpContents), self.guide
+        )
+        whats_this = QWhatsThis.createAction(self)
+        whats_this.setText("What's this?")
+        help_menu.addAction(whats_this)
+        help_menu.addSeparator()
+        help_menu.addAction("About BPE Workbench", self.about)
+        self.guide_dialog: GuideDialog | None = None
+
+    def guide(self) -> GuideDialog:
+        """Show the illustrated guide (F1)."""
+        if self.guide_dialog is None:
+            self.guide_dialog = GuideDialog(self, self.charts.graphics)
+        self.guide_dialog.show()
+        self.guide_dialog.raise_()
+        return self.guide_dialog
+
+    def about(self) -> None:
+        QMessageBox.about(self, "About BPE Workbench", about_html())
 
     def _connect(self) -> None:
         w = self.worker
@@ -230,6 +272,9 @@ class MainWindow(QMainWindow):
         self.controls.specials.textChanged.connect(self._pattern_changed)
         self.controls.regex.textChanged.connect(lambda _text: self._update_actions())
         self.controls.preset.currentTextChanged.connect(lambda _text: self._update_actions())
+        self.controls.vocab.valueChanged.connect(lambda _value: self._update_actions())
+        self.controls.specials.textChanged.connect(lambda _text: self._update_actions())
+        self.teacher.sigStep.connect(self._teach_step)
         self.corpus_panel.sigOpenFiles.connect(self.open_files)
         self.corpus_panel.sigOpenFolder.connect(self.open_folder)
         self.corpus_panel.sigCancel.connect(self.worker.cancel_flag.set)
@@ -266,13 +311,31 @@ class MainWindow(QMainWindow):
         self._set_corpus(paths, f"Corpus: {names}{more}")
 
     def _set_corpus(self, paths: list[Path], title: str) -> None:
+        self._leave_previous_run()
         self.corpus_paths = list(paths)
         self.corpus_panel.set_paths(self.corpus_paths, title)
         self.controls.corpus_summary.setText(title)
         self.tokens.set_corpus_paths(self.corpus_paths)
         self.controls.setToolTip(title)
+        self.teaching.set_sample(_sample_text(self.corpus_paths))
         self._pattern_changed()
         self.analyze()
+
+    def _leave_previous_run(self) -> None:
+        """A new corpus: the last run's merges and charts are not this corpus's, so clear them
+        (the run stays in the Runs tab) and say so."""
+        if self.run_id is None and not self.merges_done:
+            return
+        if self.mode in ("paused", "finished"):
+            self.stop()
+        self.teacher.stop()
+        self.history.cancel()
+        self.charts.reset(0, "New corpus: no run on it yet — press Train (earlier runs: Runs tab)")
+        self.merge_list.set_run(None, None)
+        self.run_id = None
+        self.merges_done = 0
+        self.status.clear()
+        self.status.stage.setText("New corpus loaded: press Train to start a run on it")
 
     def counting_config(self) -> TrainConfig | None:
         """A config good enough to count with (vocab size does not matter for counting)."""
@@ -347,17 +410,24 @@ class MainWindow(QMainWindow):
             self._on_failed(str(exc))
             return
         self.history.cancel()
-        self.charts.reset(0)
+        corpus = (self.controls.corpus_summary.text().splitlines() or ["the corpus"])[0]
+        self.charts.reset(0, f"This run: {corpus}")
         self.meter.reset()
         self.merges_done = 0
         self.run_id = None
         self.stored_run = None
         self.merge_list.set_run(None, None)
+        self.merge_list.follow.setChecked(True)
         self.target_merges = config.merged_token_target
         self.mode = "training"
         self.corpus_panel.set_counting(True)
         self.worker.arm()
         self.worker.sigTrainRequested.emit(tuple(str(p) for p in self.corpus_paths), config)
+        if self._teaching_paced():
+            # The trainer's first batch is one merge: pausing now stops the run right after
+            # it, and the teaching driver takes it from there, a few merges per tick.
+            self.teacher.start()
+            self.worker.request_pause()
         self._update_actions()
 
     def ask_sweep(self) -> None:
@@ -406,8 +476,12 @@ class MainWindow(QMainWindow):
         self.target_merges = 0
 
     def pause(self) -> None:
+        if self.teacher.running:
+            self.teacher.stop()
+            self.status.stage.setText(f"Paused at {self.merges_done:,} merges")
         if self.mode == "training":
             self.worker.request_pause()
+        self._update_actions()
 
     def resume(self) -> None:
         if self.mode in ("paused", "finished") and self.can_continue:
@@ -415,14 +489,42 @@ class MainWindow(QMainWindow):
             if self.stored_run is not None:
                 vocab = max(vocab, self.stored_vocab + 1)
             self.target_merges = max(self.target_merges, vocab - self._base_vocab())
+            self.merge_list.model.set_highlight(None)
+            self.merge_list.follow.setChecked(True)
+            if self._teaching_paced():
+                self.teacher.start()
+                self.teacher.worker_idle(True)
+                self._update_actions()
+                return
             self._continue(vocab, None)
 
     def step(self, n: int) -> None:
         if self.mode in ("paused", "finished") and self.can_continue:
             self.target_merges = max(self.target_merges, self.merges_done + n)
+            # Tint what this step makes, so the new merges stand out in the list.
+            self.merge_list.model.set_highlight(self.merges_done)
             self._continue(STEP_TARGET, n)
 
+    def _teaching_paced(self) -> bool:
+        return self.teaching.teaching and not self.teaching.full_speed.isChecked()
+
+    def _teach_step(self, n: int | None) -> None:
+        """A teaching tick: `n` more merges towards the vocab size (None: all the rest)."""
+        if self.mode not in ("paused", "finished") or not self.can_continue:
+            return
+        if n is None:
+            self.resume()
+            return
+        n = min(n, self.target_merges - self.merges_done)
+        if n <= 0:
+            self.teacher.stop()
+            self._update_actions()
+            return
+        self.merge_list.model.set_highlight(self.merges_done)
+        self._continue(self.controls.vocab.value(), n)
+
     def stop(self) -> None:
+        self.teacher.stop()
         if self.mode == "training":
             self.worker.request_stop()
         if self.mode in ("training", "paused", "finished"):
@@ -454,8 +556,13 @@ class MainWindow(QMainWindow):
 
     def _on_corpus(self, report: CorpusReport) -> None:
         self.corpus_panel.show_report(report)
+        if self.mode != "training":  # else the worker's next stage ("Training") follows
+            self.status.stage.setText(
+                f"Corpus read: {_size(report.bytes)}, {report.documents:,} documents,"
+                f" {report.unique_pieces:,} distinct pre-tokens in {report.seconds:.1f} s"
+            )
         self.controls.corpus_summary.setText(
-            f"{self.corpus_panel.title.text()}\n{report.bytes / 1e6:,.1f} MB · "
+            f"{self.corpus_panel.title.text()}\n{_size(report.bytes)} · "
             f"{report.documents:,} documents · {report.pieces:,} pre-tokens "
             f"({report.unique_pieces:,} unique)"
             + (f" · {len(report.skipped)} files skipped" if report.skipped else "")
@@ -496,7 +603,11 @@ class MainWindow(QMainWindow):
             self.runs.refresh()
             return
         self.can_continue = state.can_continue and state.reason != StopReason.STOPPED
-        if state.reason in (StopReason.PAUSED, StopReason.STEPPED):
+        teaching = self.teacher.running and state.reason in (StopReason.PAUSED, StopReason.STEPPED)
+        if teaching:
+            self.mode = "paused"
+            stage = f"Teaching: {state.merges:,} of {self.target_merges:,} merges"
+        elif state.reason in (StopReason.PAUSED, StopReason.STEPPED):
             self.mode = "paused"
             stage = f"Paused at {state.merges:,} merges"
         elif state.reason in (StopReason.STOPPED, StopReason.DELETED, StopReason.INTERRUPTED):
@@ -505,7 +616,7 @@ class MainWindow(QMainWindow):
         else:
             self.mode = "finished"
             stage = (
-                f"Done: {state.merges:,} merges, vocab {state.vocab_size:,} ({state.reason.words})"
+                f"Done: {state.merges:,} merges, vocab {state.vocab_size:,} — {state.reason.words}"
             )
         if sweep is not None:
             ended = "finished" if sweep[0] == sweep[1] else f"ended at run {sweep[0]}"
@@ -513,14 +624,44 @@ class MainWindow(QMainWindow):
         self.status.stage.setText(stage)
         self.merge_list.model.note_total(state.merges)
         self.merge_list.poke()
-        self.runs.refresh()
-        if state.merges:
-            self.tokens.show_run(self.run_id)
+        if self.merge_list.model.highlight_from is not None:
+            self.merge_list.select_rank(state.merges - 1)  # the newest of the merges just made
+        self._show_teaching_sample(every_tick=teaching)
+        if teaching:
+            self.teacher.worker_idle(self.can_continue and state.merges < self.target_merges)
+        else:
+            self.teacher.stop()
+            self.runs.refresh()
+            if state.merges:
+                self.tokens.show_run(self.run_id)
         self._update_actions()
         if self._closing:
             self._shutdown()
 
+    def _show_teaching_sample(self, every_tick: bool = False) -> None:
+        """Cut the teaching sample with the merges so far (the run's, read from the store).
+
+        Building the tokenizer costs O(merges) (~0.1 s at 10k): between teaching ticks it is
+        rebuilt only when the last build is a few of its own durations old, so a fast tick
+        rate on a long run never stalls the window.
+        """
+        if self.run_id is None or not self.teaching.isVisible():
+            return
+        now = time.perf_counter()
+        last_at, cost = self._sample_built
+        if every_tick and now - last_at < SAMPLE_COST_FACTOR * cost:
+            return
+        try:
+            tok = tokenizer_of_run(self.store, self.run_id)
+        except (StoreError, WorkbenchError):
+            return
+        self._sample_built = (now, time.perf_counter() - now)
+        last = tok.merges[-1:]
+        vocab = tok.vocab
+        self.teaching.show_tokenizer(tok, (vocab[last[0][0]], vocab[last[0][1]]) if last else None)
+
     def _on_failed(self, message: str) -> None:
+        self.teacher.stop()
         self.sweep = None
         self.corpus_panel.set_counting(False)
         if self.mode == "training":
@@ -559,6 +700,7 @@ class MainWindow(QMainWindow):
         self.target_merges = run.merge_count
         self.merge_list.set_run(self.store, run_id, run.merge_count)
         self.history.load(self.store, run)
+        self.charts.caption.setText(f"Stored run {run.id} “{run.name}”")
         self.tokens.show_run(run_id)
         text = f"Run {run.id} “{run.name}”: {run.merge_count:,} merges"
         # A run whose corpus was recorded can be trained on: Resume or +N replays it first.
@@ -609,8 +751,10 @@ class MainWindow(QMainWindow):
     def _update_actions(self) -> None:
         a = self.actions_by_name
         can_more = self.mode in ("paused", "finished") and self.can_continue
-        a["train"].setEnabled(self.mode != "training" and self.controls.pattern_ok())
-        a["pause"].setEnabled(self.mode == "training")
+        a["train"].setEnabled(
+            self.mode != "training" and self.controls.pattern_ok() and self.controls.vocab_ok()
+        )
+        a["pause"].setEnabled(self.mode == "training" or self.teacher.running)
         a["resume"].setEnabled(can_more)
         a["stop"].setEnabled(self.mode in ("training", "paused", "finished"))
         for name in STEPS:
@@ -653,3 +797,28 @@ class MainWindow(QMainWindow):
     def _thread_finished(self) -> None:
         if self._closing and not self.threads_running():
             self.close()
+
+
+def _size(n_bytes: int) -> str:
+    """1_234_567 -> "1.2 MB"; 5_300 -> "5.3 KB"; 12 -> "12 bytes"."""
+    if n_bytes >= 1e6:
+        return f"{n_bytes / 1e6:,.1f} MB"
+    return f"{n_bytes / 1e3:,.1f} KB" if n_bytes >= 1e3 else f"{n_bytes} bytes"
+
+
+def _sample_text(paths: list[Path]) -> str:
+    """The start of the corpus (read as training reads it), for teaching mode's sample: its
+    first paragraph longer than a title line."""
+    from workbench.engine.corpus_lines import corpus_lines
+
+    lines: list[str] = []
+    size = 0
+    for _path, line in corpus_lines(paths):
+        if isinstance(line, str):
+            lines.append(line)
+            size += len(line)
+        if size >= SAMPLE_READ_BYTES or len(lines) > 200:
+            break
+    paragraphs = [p.strip() for p in "".join(lines).split("\n\n") if p.strip()]
+    long = [p for p in paragraphs if len(p) > 120]
+    return (long or paragraphs or [""])[0]

@@ -1,9 +1,10 @@
 """The merges tab: search box, lazy merge table, and the selected token's merge tree.
 
 Search runs as the user types, debounced (`SEARCH_DELAY_MS`) so a fast typist causes one query,
-not one per key. Each query asks the store for one page only. While training runs, `poke()` (from
-the window's timer) pulls in the next page when the view is scrolled to the bottom, so the list
-grows like a log without the model re-reading what it has.
+not one per key; the count of matches shows beside the box ("No matches" over an empty table).
+Header clicks sort (the store sorts: see merge_table.py). While training runs, `poke()` (from
+the window's timer) counts a search's new matches and, with "Follow newest" on, keeps the newest
+merge in view. A legend under the box says what the display glyphs stand for.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from PySide6.QtCore import QItemSelection, Qt, QTimer
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -22,12 +24,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from workbench.display import GLYPH_LEGEND
+from workbench.gui.elided_label import ElidedLabel
 from workbench.gui.merge_table import (
     COUNT,
     HEADERS,
     ID,
     LEFT,
-    LENGTH,
     RANK,
     RIGHT,
     TOKEN,
@@ -41,11 +44,25 @@ SEARCH_DELAY_MS = 150
 CELL_PADDING = 12  # a cell's margins on both sides, with a little slack
 # "id token" in the left/right columns is cut (with an ellipsis) past this many characters,
 # so a long part never pushes the token column out of sight.
-MAX_PART_CHARS = 12
+MAX_PART_CHARS = 9
+# The token column is never narrower than this many characters (a default window shows a
+# 12-character token whole), nor wider than the longest token in view up to the maximum.
+TOKEN_MIN_CHARS = 12
+TOKEN_MAX_CHARS = 13
+MIN_DIGITS = 5  # rank and id columns
+SEARCH_HELP = (
+    "<b>Search the merges</b><br>"
+    "<code>the</code> — tokens containing “the” (a typed space finds <code>·</code>)<br>"
+    "<code>/regex/</code> — a regular expression on the real text: <code>/^ t/</code> and "
+    "<code>/\\sthe/</code> find “ the”<br>"
+    "<code>hex:e2 80</code> — raw bytes · <code>id:300</code> or <code>#300</code> · "
+    "<code>len:3-5</code> — bytes in the token<br><br>"
+    "<b>Display glyphs</b>: " + GLYPH_LEGEND.replace("<", "&lt;")
+)
 # Rows measured per arriving page, as Qt's own precision default: a filtered page's left/right
 # parts may each need a store lookup, and the first rows are the ones in view.
 FIT_ROWS = 64
-_FITTED = (RANK, ID, LEFT, RIGHT, COUNT, LENGTH)  # TOKEN stretches over what is left
+_FITTED = (RANK, ID, TOKEN, LEFT, RIGHT, COUNT)  # LENGTH stretches over what is left
 
 
 class MergeListPanel(QWidget):
@@ -55,13 +72,32 @@ class MergeListPanel(QWidget):
         self.search = QLineEdit()
         self.search.setPlaceholderText("Search: text · /regex/ · hex:e2 80 · id:300 · len:3-5")
         self.search.setClearButtonEnabled(True)
-        self.message = QLabel()
+        self.search.setToolTip(SEARCH_HELP)
+        self.message = ElidedLabel()
+        self.message.setObjectName("searchMessage")
+        self.count_label = QLabel()
+        self.count_label.setObjectName("matchCount")
+        self.follow = QCheckBox("Follow newest")
+        self.follow.setToolTip("Keep the newest merge in view as training adds merges")
+        self.follow.toggled.connect(lambda on: on and self.scroll_to_newest())
+        self.legend = ElidedLabel(GLYPH_LEGEND)
+        small = self.legend.font()
+        small.setPointSizeF(small.pointSizeF() * 0.85)
+        self.legend.setFont(small)
+        self.legend.setObjectName("glyphLegend")
+        self.legend.setToolTip(SEARCH_HELP)
         self.view = QTableView()
         self.view.setModel(self.model)
         self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.view.verticalHeader().hide()
         self.view.verticalHeader().setDefaultSectionSize(20)
+        self.view.setSortingEnabled(True)
+        self.view.horizontalHeader().setSortIndicator(RANK, Qt.SortOrder.AscendingOrder)
+        self.no_matches = QLabel("No matches", self.view.viewport())
+        self.no_matches.setObjectName("noMatches")
+        self.no_matches.setStyleSheet("color: #888; font-size: 15px; padding: 12px")
+        self.no_matches.hide()
         self._size_columns()
         self.tree = MergeTreePanel()
         self._timer = QTimer(self)
@@ -70,15 +106,22 @@ class MergeListPanel(QWidget):
         self._timer.timeout.connect(self.apply_search)
         self.search.textChanged.connect(lambda _text: self._timer.start())
         self.view.selectionModel().selectionChanged.connect(self._selection_changed)
+        self.model.modelReset.connect(self._show_count)
+        self.model.rowsInserted.connect(self._show_count)
 
         top = QHBoxLayout()
         top.addWidget(self.search, 1)
-        top.addWidget(self.message)
+        top.addWidget(self.count_label)
+        top.addWidget(self.follow)
         left = QWidget()
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.setSpacing(2)
         left_layout.addLayout(top)
+        left_layout.addWidget(self.message)
+        left_layout.addWidget(self.legend)
         left_layout.addWidget(self.view, 1)
+        self.message.hide()
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(left)
         split.addWidget(self.tree)
@@ -100,7 +143,7 @@ class MergeListPanel(QWidget):
         """
         header = self.view.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setSectionResizeMode(TOKEN, QHeaderView.ResizeMode.Stretch)
+        header.setStretchLastSection(True)
         self.model.modelReset.connect(self._fit_all_columns)
         self.model.rowsInserted.connect(
             lambda _parent, first, last: self._fit_columns(first, last, grow_only=True)
@@ -124,14 +167,44 @@ class MergeListPanel(QWidget):
                 key=len,
                 default="",
             )
+            # Every row exists from the start, and a search or a sort puts small numbers
+            # first: size the number columns for the largest the run can hold.
+            widest = self._widest_number(column)
+            if len(widest) > len(longest):
+                longest = widest
             metrics = plain
             if column in (LEFT, RIGHT):
                 longest, metrics = longest[:MAX_PART_CHARS], mono
+            elif column == TOKEN:
+                metrics = mono
+                longest = longest[:TOKEN_MAX_CHARS].ljust(TOKEN_MIN_CHARS, "m")
             width = CELL_PADDING + max(
                 metrics.horizontalAdvance(longest), label.horizontalAdvance(HEADERS[column])
             )
+            if column == TOKEN:
+                width += header.style().pixelMetric(header.style().PixelMetric.PM_HeaderMarkSize)
             if not grow_only or width > header.sectionSize(column):
                 header.resizeSection(column, width)
+
+    def _widest_number(self, column: int) -> str:
+        model = self.model
+        # At least five digits: while a run trains, the store (and so a search's pages) runs
+        # ahead of the total the window has been told.
+        if column == RANK:
+            return "9" * max(len(str(max(model.total - 1, 0))), MIN_DIGITS)
+        if column == ID:
+            return "9" * max(len(str(model.total + 255)), MIN_DIGITS)
+        if column == COUNT and model.store is not None and model.run_id is not None:
+            # The first merge's pair is the most frequent there was; later counts are smaller.
+            first = model.store.merges(model.run_id, limit=1)
+            return f"{first[0].count:,}" if first else ""
+        return ""
+
+    def token_column_chars(self) -> float:
+        """How many monospace characters the token column shows (the screenshot test)."""
+        mono = QFontMetrics(self.model.mono_font)
+        width = self.view.horizontalHeader().sectionSize(TOKEN) - CELL_PADDING
+        return width / mono.horizontalAdvance("m")
 
     def set_run(self, store: RunStore | None, run_id: int | None, total: int = 0) -> None:
         self.model.set_run(store, run_id, total)
@@ -143,36 +216,69 @@ class MergeListPanel(QWidget):
         self._timer.stop()
         try:
             merge_filter = parse_search(self.search.text())
+            if merge_filter != self.model.filter:
+                self.tree.clear()  # its row is gone from the list (the selection too)
             self.model.set_filter(merge_filter)
         except (ValueError, StoreError) as exc:
             self.message.setText(str(exc))
             self.message.setStyleSheet("color: #e5383b")
+            self.message.show()
             return
         self.message.setStyleSheet("")
         self.message.setText("")
+        self.message.hide()
         self.poke()
 
+    def _show_count(self, *_: object) -> None:
+        model = self.model
+        searching = bool(model.filter) and model.run_id is not None
+        if model.run_id is None:
+            text = ""
+        elif searching:
+            n = model.matches
+            text = "No matches" if n == 0 else f"{n:,} match{'es' if n != 1 else ''}"
+        else:
+            text = f"{model.total:,} merges"
+        self.count_label.setText(text)
+        self.no_matches.setVisible(searching and model.matches == 0)
+        if self.no_matches.isVisible():
+            self.no_matches.setText(f"No matches for “{self.search.text()}”")
+            self.no_matches.adjustSize()
+            # Scrolling moves the viewport's children with the rows: put it back on top.
+            self.no_matches.move(0, 0)
+
     def poke(self) -> None:
-        """Fetch the next page if the user is looking at the end of the list."""
-        bar = self.view.verticalScrollBar()
-        if (bar.maximum() == 0 or bar.value() >= bar.maximum() - 2) and self.model.canFetchMore():
-            self.model.fetchMore()
+        """Count a search's new matches; with Follow newest on, keep the newest merge in view."""
+        self.model.refresh_matches()
+        self._show_count()
+        if self.follow.isChecked():
+            self.scroll_to_newest()
+
+    def scroll_to_newest(self) -> None:
+        model = self.model
+        if not model.rowCount():
+            return
+        if model.order == "newest":
+            self.view.scrollToTop()
+        elif model.order == "rank":
+            self.view.scrollToBottom()
+
+    def select_rank(self, rank: int) -> bool:
+        """Select and show merge `rank` if the list (as searched and sorted) holds it."""
+        row = self.model.row_of_rank(rank)
+        if row is None:
+            return False
+        self.view.selectRow(row)
+        self.view.scrollTo(self.model.index(row, 0))
+        return True
 
     def show_rank(self, rank: int) -> None:
-        """Clear the search, load pages up to `rank` (keyset: cheap) and select its row."""
+        """Clear the search and select merge `rank` (the Tokens tab asks for this)."""
         if self.search.text():
             self.search.clear()
             self.apply_search()
-        model = self.model
-        while (not model.rowCount() or model.merge_at(model.rowCount() - 1).rank < rank) and (
-            model.canFetchMore()
-        ):
-            model.fetchMore()
-        for row in range(model.rowCount()):
-            if model.merge_at(row).rank == rank:
-                self.view.selectRow(row)
-                self.view.scrollTo(model.index(row, 0))
-                return
+        self.follow.setChecked(False)  # else the next tick scrolls away from it
+        self.select_rank(rank)
 
     def _selection_changed(self, selected: QItemSelection, _deselected: QItemSelection) -> None:
         indexes = selected.indexes()

@@ -1,13 +1,19 @@
-"""The merge list: a lazy table over the run store, searchable while training runs.
+"""The merge list: a lazy table over the run store, searchable and sortable while training runs.
 
-Rows come from the store in keyset pages (`rank > last rank shown`), so showing page 400 costs
-the same as page 1 and the model never holds more than the user has scrolled through. While a
-run trains, the window tells the model how many merges exist (`note_total`); the view then
-fetches more when it is scrolled to the bottom. A filter replaces the rows with the first page
-of `store.search(...)` and pages on with `after_rank` the same way.
+Every matching merge has a row from the start (`rowCount` is the match count, so the scroll bar
+is true and Ctrl+End goes straight to the newest merges), but a row's data is read only when a
+view asks for it, a page of `PAGE` rows at a time, and cached. In rank order a page is a keyset
+read (`rank > ?`), as cheap at the end as at the start; a sort by count, length or token (a
+click on the header) is SQLite's ORDER BY with an offset, so nothing loads the whole run. While
+a run trains the window tells the model how many merges exist (`note_total`): rows are added at
+the end, and pages a sort may have reshuffled are read again.
 
 The search box understands: plain text (a substring of the readable form; a typed space finds
-`·`), `/regex/`, `hex:e2 80` or `0xe280`, `id:300` or `#300`, and `len:3` / `len:3-5`.
+`·`), `/regex/` (on the real text: `/\\sthe/` and `/ the/` find ` the`), `hex:e2 80` or
+`0xe280`, `id:300` or `#300`, and `len:3` / `len:3-5`.
+
+Rows of merges made since `highlight_from` (the last +1/+10/+100, or teaching mode's newest)
+are tinted, so the merges just made stand out.
 """
 
 from __future__ import annotations
@@ -16,15 +22,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QColor, QFont
 
+from workbench.display import readable
 from workbench.gui.table_model import ListTableModel
 from workbench.store import RunStore, StoredMerge
-from workbench.store.readable import readable
 
 PAGE = 256
 RANK, ID, TOKEN, LEFT, RIGHT, COUNT, LENGTH = range(7)
 HEADERS = ("rank", "id", "token", "left", "right", "count", "length")
+# Header clicks sort by these columns (the store's order names); id follows rank.
+SORTABLE = {RANK: "rank", ID: "rank", TOKEN: "token", COUNT: "count", LENGTH: "length"}
+RECENT = QColor(255, 214, 102, 90)  # merges of the last step
+NEWEST = QColor(255, 183, 3, 150)  # the newest merge
 _INDEX = QModelIndex | QPersistentModelIndex
 
 
@@ -51,7 +61,7 @@ def _int_range(text: str) -> tuple[int, int]:
 def parse_search(text: str) -> MergeFilter:
     """Search box text -> filter; raises ValueError with a message for a malformed id or length.
 
-    parse_search("the") -> text="the"; parse_search("/^·t/") -> regex="^·t";
+    parse_search("the") -> text="the"; parse_search("/^ t/") -> regex="^ t";
     parse_search("#300") -> id_range=(300, 300); parse_search("hex:e2 80") -> hex="e2 80".
     """
     stripped = text.strip()
@@ -69,13 +79,15 @@ def parse_search(text: str) -> MergeFilter:
         return MergeFilter((("hex", stripped[4:]),))
     if lower.startswith("0x"):
         return MergeFilter((("hex", stripped),))
-    if len(stripped) >= 2 and stripped.startswith("/") and stripped.endswith("/"):
-        return MergeFilter((("regex", stripped[1:-1]),))
+    if len(text) >= 2 and text.lstrip().startswith("/") and text.rstrip().endswith("/"):
+        # Not stripped inside the slashes: `/ the/` means a space then "the".
+        body = text.lstrip()[1:]
+        return MergeFilter((("regex", body[: len(body.rstrip()) - 1]),))
     return MergeFilter((("text", text),))  # not stripped: " the" means "·the"
 
 
 class MergeTableModel(ListTableModel):
-    """Merges of one run, fetched lazily from a RunStore, optionally filtered."""
+    """Merges of one run, read lazily from a RunStore, optionally filtered and sorted."""
 
     headers = HEADERS
 
@@ -84,101 +96,154 @@ class MergeTableModel(ListTableModel):
         self.store = store
         self.run_id: int | None = None
         self.filter = MergeFilter()
-        self.rows: list[StoredMerge] = []
+        self.order = "rank"  # a store order name: rank, newest, count, -count, ...
+        self._count = 0  # rows (matches)
+        self._pages: dict[int, list[StoredMerge]] = {}
         self._total = 0  # merges known to exist (unfiltered)
-        self._exhausted = True  # a filtered listing has returned its last page
-        # Views and testers call back into fetchMore from inside an insert or a reset;
-        # inserting rows then would nest one change inside another.
-        self._fetching = False
         self._names: dict[int, str] = {}
+        self.highlight_from: int | None = None  # ranks >= this are tinted
+        self.stale = False  # a search's count is behind `note_total`
         self.mono_font = QFont("monospace")
         self.mono_font.setStyleHint(QFont.StyleHint.Monospace)
 
     # --- what to show ----------------------------------------------------------------------
     def set_run(self, store: RunStore | None, run_id: int | None, total: int = 0) -> None:
-        self._fetching = True
         self.beginResetModel()
         self.store = store
         self.run_id = run_id
-        self.rows = []
+        self._pages = {}
         self._names = {}
-        self._total = total
-        self._exhausted = store is None or run_id is None
+        self._total = total if store is not None and run_id is not None else 0
+        self.highlight_from = None
+        self._count = self._matches()
         self.endResetModel()
-        self._fetching = False
 
     def set_filter(self, merge_filter: MergeFilter) -> None:
-        """Show only matching merges; the first page is fetched at once (raises StoreError
-        for a bad regex or hex string, leaving the old rows in place)."""
-        first: list[StoredMerge] = []
-        if self.store is not None and self.run_id is not None:
-            first = self._page(merge_filter, after_rank=-1)
-        self._fetching = True
+        """Show only matching merges (raises StoreError for a bad regex or hex string before
+        anything changes, leaving the old rows in place)."""
+        count = self._matches(merge_filter)
         self.beginResetModel()
         self.filter = merge_filter
-        self.rows = first
-        self._names.update((m.new_id, m.readable) for m in first)
-        self._exhausted = len(first) < PAGE
+        self._pages = {}
+        self._count = count
         self.endResetModel()
-        self._fetching = False
+
+    def set_order(self, order: str) -> None:
+        self.beginResetModel()
+        self.order = order
+        self._pages = {}
+        self.endResetModel()
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """A header click: the store sorts (see the module docstring)."""
+        key = SORTABLE.get(column)
+        if key is None:
+            return
+        descending = order == Qt.SortOrder.DescendingOrder
+        if key == "rank":
+            self.set_order("newest" if descending else "rank")
+        else:
+            self.set_order(("-" if descending else "") + key)
 
     def note_total(self, total: int) -> None:
-        """More merges exist now (training went on): an exhausted filter may find more."""
-        if total > self._total:
-            self._total = total
-            self._exhausted = False
+        """More merges exist now (training went on). Unfiltered, their rows are added at once;
+        a search is counted again by `refresh_matches` (the panel's timer), not per batch."""
+        if total <= self._total:
+            return
+        self._total = total
+        if self.filter:
+            self.stale = True
+            return
+        self._grow_to(total)
+
+    def refresh_matches(self) -> None:
+        """Count a search's matches again after training went on (`note_total`)."""
+        if self.stale:
+            self.stale = False
+            self._grow_to(self._matches())
+
+    def _grow_to(self, count: int) -> None:
+        if count <= self._count:
+            return
+        if self.order == "rank" and not self.filter:
+            # Pages wholly before the old end stay true; a partial last page is read again.
+            self._pages = {n: p for n, p in self._pages.items() if len(p) == PAGE}
+        else:
+            self._pages = {}  # newest first or a sort puts new merges anywhere: read again
+        self.beginInsertRows(QModelIndex(), self._count, count - 1)
+        self._count = count
+        self.endInsertRows()
+        if self.order != "rank" or self.filter:
+            self.dataChanged.emit(self.index(0, 0), self.index(count - 1, len(HEADERS) - 1))
+
+    def set_highlight(self, from_rank: int | None) -> None:
+        """Tint merges from rank `from_rank` on (None: no tint)."""
+        self.highlight_from = from_rank
+        if self._count:
+            self.dataChanged.emit(self.index(0, 0), self.index(self._count - 1, len(HEADERS) - 1))
 
     @property
     def total(self) -> int:
         return self._total
 
+    @property
+    def matches(self) -> int:
+        return self._count
+
     def merge_at(self, row: int) -> StoredMerge:
-        return self.rows[row]
+        page = self._pages.get(row // PAGE)
+        if page is None:
+            page = self._pages[row // PAGE] = self._read_page(row // PAGE)
+        return page[row % PAGE]
 
-    # --- lazy loading ----------------------------------------------------------------------
-    def _page(self, merge_filter: MergeFilter, after_rank: int) -> list[StoredMerge]:
+    def row_of_rank(self, rank: int) -> int | None:
+        """The row showing merge `rank` (unfiltered rank order: a sum; else a search)."""
+        if not self.filter and self.order == "rank":
+            return rank if 0 <= rank < self._count else None
+        if not self.filter and self.order == "newest":
+            return self._count - 1 - rank if 0 <= rank < self._count else None
+        for row in range(self._count):
+            if self.merge_at(row).rank == rank:
+                return row
+        return None
+
+    # --- reading ---------------------------------------------------------------------------
+    def _matches(self, merge_filter: MergeFilter | None = None) -> int:
+        merge_filter = self.filter if merge_filter is None else merge_filter
+        if self.store is None or self.run_id is None:
+            return 0
+        if not merge_filter:
+            return self._total
+        return min(self._total, self.store.search_count(self.run_id, **merge_filter.kwargs))
+
+    def _read_page(self, number: int) -> list[StoredMerge]:
         assert self.store is not None and self.run_id is not None
-        if merge_filter:
-            return self.store.search(
-                self.run_id, after_rank=after_rank, limit=PAGE, **merge_filter.kwargs
+        first = number * PAGE
+        if not self.filter and self.order == "rank":
+            page = self.store.merges(self.run_id, after_rank=first - 1, limit=PAGE)
+        elif not self.filter and self.order == "newest":
+            high = self._total - 1 - first
+            page = self.store.merges(
+                self.run_id, after_rank=max(high - PAGE, -1), limit=min(PAGE, high + 1)
+            )[::-1]
+        else:
+            page = self.store.search(
+                self.run_id, order=self.order, limit=PAGE, offset=first, **self.filter.kwargs
             )
-        return self.store.merges(self.run_id, after_rank=after_rank, limit=PAGE)
-
-    def canFetchMore(self, parent: _INDEX = QModelIndex()) -> bool:  # noqa: B008
-        if parent.isValid() or self.store is None or self.run_id is None or self._fetching:
-            return False
-        if self.filter:
-            return not self._exhausted
-        return len(self.rows) < self._total
-
-    def fetchMore(self, parent: _INDEX = QModelIndex()) -> None:  # noqa: B008
-        if not self.canFetchMore(parent):
-            return
-        after = self.rows[-1].rank if self.rows else -1
-        page = self._page(self.filter, after)
-        if self.filter and len(page) < PAGE:
-            self._exhausted = True
-        if not self.filter and not page:
-            self._total = len(self.rows)  # the store has fewer than we were told: trust it
-            return
-        if not page:
-            return
-        start = len(self.rows)
-        self._fetching = True
-        try:
-            # Subtle: the last new row is start + n - 1 (Qt's fetchMore example is off by one).
-            self.beginInsertRows(QModelIndex(), start, start + len(page) - 1)
-            self.rows.extend(page)
-            self._names.update((m.new_id, m.readable) for m in page)
-            self.endInsertRows()
-        finally:
-            self._fetching = False
+        self._names.update((m.new_id, readable(m.token)) for m in page)
+        return page
 
     # --- Qt model API ----------------------------------------------------------------------
+    def rowCount(self, parent: _INDEX = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else self._count
+
     def data(self, index: _INDEX, role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if not index.isValid():
+        if not index.isValid() or index.row() >= self._count:
             return None
-        merge = self.rows[index.row()]
+        try:
+            merge = self.merge_at(index.row())
+        except IndexError:
+            return None
         column = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
             return self._display(merge, column)
@@ -188,6 +253,10 @@ class MergeTableModel(ListTableModel):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.FontRole and column in (TOKEN, LEFT, RIGHT):
             return self.mono_font
+        if role == Qt.ItemDataRole.BackgroundRole and self.highlight_from is not None:
+            if merge.rank >= self.highlight_from:
+                return NEWEST if merge.rank == self._total - 1 else RECENT
+            return None
         if role == Qt.ItemDataRole.ToolTipRole and column == TOKEN:
             return f"bytes: {merge.token.hex(' ')}\nties at merge: {merge.ties}"
         if role == Qt.ItemDataRole.UserRole:
@@ -204,13 +273,13 @@ class MergeTableModel(ListTableModel):
             merge = None
             if self.store is not None and self.run_id is not None:
                 merge = self.store.merge_by_id(self.run_id, token_id)
-            name = merge.readable if merge is not None else "?"
+            name = readable(merge.token) if merge is not None else "?"
             self._names[token_id] = name
         return name
 
     def text(self, row: int, column: int) -> str:
         """What cell (row, column) shows, without a trip through Qt (for measuring)."""
-        return self._display(self.rows[row], column)
+        return self._display(self.merge_at(row), column)
 
     def _display(self, merge: StoredMerge, column: int) -> str:
         if column == RANK:
@@ -218,7 +287,8 @@ class MergeTableModel(ListTableModel):
         if column == ID:
             return str(merge.new_id)
         if column == TOKEN:
-            return merge.readable
+            # From the bytes, not the stored readable form: older stores used other glyphs.
+            return readable(merge.token)
         if column == LEFT:
             return f"{merge.left_id} {self.token_name(merge.left_id)}"
         if column == RIGHT:

@@ -12,8 +12,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QLabel, QTreeView, QVBoxLayout, QWidget
 
+from workbench.display import readable
 from workbench.store import RunStore, StoredMerge
-from workbench.store.readable import readable
 
 LATER_LIMIT = 200
 
@@ -66,7 +66,7 @@ def build_tree(token_id: int, lookup: Lookup) -> QStandardItem:
         merge = lookup(tid)
         if merge is None:
             return f"id {tid} (not in this run)", None
-        label = f"{merge.readable}  id {merge.new_id} · rank {merge.rank} · count {merge.count:,}"
+        label = f"{readable(merge.token)}  id {merge.new_id} · rank {merge.rank} · count {merge.count:,}"
         return label, (merge.left_id, merge.right_id)
 
     return tree_item(token_id, describe)
@@ -101,8 +101,10 @@ class MergeTreePanel(QWidget):
         layout.addWidget(self.later, 1)
 
     def clear(self) -> None:
+        """Forget the shown merge, title included (a new run must not show an old count)."""
         self.tree_model.removeRows(0, self.tree_model.rowCount())
         self.later_model.removeRows(0, self.later_model.rowCount())
+        self.later_title.setText("Later merges that use it")
 
     def show_merge(self, store: RunStore, run_id: int, merge: StoredMerge) -> None:
         self.clear()
@@ -110,7 +112,7 @@ class MergeTreePanel(QWidget):
         self.tree.expandAll()
         later = later_merges(store, run_id, merge.new_id)
         for m in later:
-            item = QStandardItem(f"rank {m.rank}: {m.readable}  (id {m.new_id})")
+            item = QStandardItem(f"rank {m.rank}: {readable(m.token)}  (id {m.new_id})")
             item.setEditable(False)
             self.later_model.appendRow(item)
         more = "+" if len(later) == LATER_LIMIT else ""

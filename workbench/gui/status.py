@@ -9,7 +9,9 @@ from __future__ import annotations
 import collections
 import time
 
-from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar
+from PySide6.QtWidgets import QLabel, QProgressBar, QSizePolicy, QStatusBar
+
+from workbench.gui.elided_label import ElidedLabel
 
 RATE_WINDOW = 3.0
 
@@ -64,7 +66,7 @@ class TrainingStatus:
     """The labels in the window's status bar."""
 
     def __init__(self, bar: QStatusBar) -> None:
-        self.stage = QLabel("Ready")
+        self.stage = ElidedLabel("Ready")  # a long message is cut, never widens the window
         self.merges = QLabel("")
         self.rate = QLabel("")
         self.elapsed = QLabel("")
@@ -72,11 +74,27 @@ class TrainingStatus:
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(160)
         self.progress.setTextVisible(False)
-        for widget in (self.stage, self.merges, self.rate, self.elapsed, self.left):
-            widget.setMinimumWidth(60)
+        # The numbers keep room for their widest text (short: they never crowd the window),
+        # so a label neither clips "merges" nor shifts as digits arrive; only the stage line
+        # gives way, cut with "…".
+        widest = (
+            (self.merges, "9,999,999 / 9,999,999 merges"),
+            (self.rate, "999,999 merges/s"),
+            (self.elapsed, "elapsed 9:99:99"),
+            (self.left, "left ~9:99:99"),
+        )
+        for widget, text in widest:
+            widget.setMinimumWidth(widget.fontMetrics().horizontalAdvance(text) + 8)
+            widget.setSizePolicy(QSizePolicy.Policy.Minimum, QSizePolicy.Policy.Preferred)
         bar.addWidget(self.stage, 1)
         for widget in (self.merges, self.rate, self.elapsed, self.left, self.progress):
             bar.addPermanentWidget(widget)
+
+    def clear(self) -> None:
+        """No run shown (a new corpus): the numbers go, they were the last run's."""
+        for widget in (self.merges, self.rate, self.elapsed, self.left):
+            widget.setText("")
+        self.progress.setValue(0)
 
     def show(self, done: int, target: int, meter: RateMeter, running: bool) -> None:
         self.merges.setText(f"{done:,} / {target:,} merges")

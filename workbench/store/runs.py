@@ -24,6 +24,7 @@ from workbench.store.connection import as_store_error, connect, default_db_path,
 from workbench.store.errors import RunNotFound, StoreError
 from workbench.store.liveness import owner_alive, owner_token
 from workbench.store.models import MERGE_COLUMNS, RunInfo, StoredMerge
+from workbench.store.readable import real_text
 from workbench.store.schema import SCHEMA_VERSION, check_schema, has_fts, init_db
 
 if TYPE_CHECKING:
@@ -88,7 +89,7 @@ class RunStore:
             self.db = Database(conn)
             self._lock = threading.RLock()
             self._fts = has_fts(conn)
-            self._texts: dict[int, list[str]] = {}  # run id -> readable by rank (regex search)
+            self._texts: dict[int, list[str]] = {}  # run id -> token text by rank (regex)
             if not read_only:
                 self.mark_interrupted_stale()
         except sqlite3.Error as exc:
@@ -326,10 +327,18 @@ class RunStore:
             with self._lock:
                 rows = self.conn.execute(statement, params).fetchall()
             return [StoredMerge.from_tuple(row) for row in rows]
-        # Regex: walk candidate chunks in order; SQL applies the other filters to each.
         found: list[StoredMerge] = []
         with self._lock:
-            texts = self._readable_texts(run_id)
+            texts = self._real_texts(run_id)
+            if order not in _search.KEYSET_ORDERS:
+                # A sort: every match first, then one sorted, offset page from SQLite.
+                span = _search.rank_span(q, after_rank, len(texts))
+                ranks = [r for c in _search.regex_candidates(texts, q.regex, span) for r in c]
+                statement, params = _search.select_sql(
+                    _search.restrict_to(sql, ranks), order, limit, offset
+                )
+                return [StoredMerge.from_tuple(row) for row in self.conn.execute(statement, params)]
+            # Rank order: walk candidate chunks in order; SQL applies the other filters to each.
             span = _search.rank_span(q, after_rank, len(texts))
             for ranks in _search.regex_candidates(texts, q.regex, span):
                 statement, params = _search.select_sql(
@@ -350,7 +359,7 @@ class RunStore:
             if not q.regex:
                 statement, params = _search.count_sql(sql)
                 return int(self.conn.execute(statement, params).fetchone()[0])
-            texts = self._readable_texts(run_id)
+            texts = self._real_texts(run_id)
             span = _search.rank_span(q, None, len(texts))
             total = 0
             for ranks in _search.regex_candidates(texts, q.regex, span, chunk=len(span) or 1):
@@ -358,18 +367,17 @@ class RunStore:
                 total += int(self.conn.execute(statement, params).fetchone()[0])
             return total
 
-    def _readable_texts(self, run_id: int) -> list[str]:
-        """Readable form of every stored merge, indexed by rank; cached and topped up.
-
-        Merges are write-once and gap-free and run ids are never reused, so what is cached
-        stays true; only merges added since (a run still training) are read.
+    def _real_texts(self, run_id: int) -> list[str]:
+        """Every stored merge's token as text (`display.real_text`), indexed by rank; cached
+        and topped up. Merges are write-once and gap-free and run ids are never reused, so
+        what is cached stays true; only merges added since (a run still training) are read.
         """
         texts = self._texts.setdefault(run_id, [])
         rows = self.conn.execute(
-            "SELECT readable FROM merges WHERE run_id = ? AND rank >= ? ORDER BY rank",
+            "SELECT token FROM merges WHERE run_id = ? AND rank >= ? ORDER BY rank",
             [run_id, len(texts)],
         ).fetchall()
-        texts.extend(row[0] for row in rows)
+        texts.extend(real_text(bytes(row[0])) for row in rows)
         return texts
 
     def top_pieces(self, run_id: int, limit: int = 100) -> list[tuple[bytes, int]]:

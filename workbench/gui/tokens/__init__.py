@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from workbench.engine import formats
 from workbench.engine.tokenizer import Tokenizer
+from workbench.gui.elided_label import fit_width
 from workbench.gui.tokens.compare import CompareView
 from workbench.gui.tokens.drilldown import DrillDown
 from workbench.gui.tokens.encoded import Encoded
@@ -54,6 +55,7 @@ class TokensPanel(QWidget):
         self._compare_dirty = True
         self.export_dialog: ExportDialog | None = None
         self.source = QLabel("no tokenizer: train a run or open a tokenizer file", self)
+        fit_width(self.source)
         self.open_button = QPushButton("Open tokenizer…", self)
         self.export_button = QPushButton("Export…", self, enabled=False)
         self.share_button = QPushButton("Share HTML + PNG…", self, enabled=False)

@@ -1,7 +1,7 @@
-"""Stable token colours: the same id gets the same colour in every view and every run.
+"""Token colours as Qt formats: the same id gets the same colour in every view and every run.
 
-Hue follows the id by the golden ratio, so neighbouring ids (often related tokens) still look
-different; neighbouring *tokens* alternate lightness so two equal ids side by side stay apart.
+The colour itself comes from `workbench.display.token_rgb` (shared with the HTML and PNG
+renders); neighbouring *tokens* alternate lightness so two equal ids side by side stay apart.
 Formats are cached: a 100 KB text has ~25k tokens but only a few thousand distinct keys.
 """
 
@@ -11,17 +11,16 @@ import functools
 
 from PySide6.QtGui import QColor, QFont, QTextCharFormat
 
-_GOLDEN = 0.618033988749895
+from workbench.display import token_hex, token_rgb
 
 
 def token_color(token_id: int, alternate: bool = False) -> QColor:
-    """Pastel background for `token_id`; `alternate` is a shade darker (odd positions)."""
-    hue = (token_id * _GOLDEN) % 1.0
-    return QColor.fromHsvF(hue, 0.32, 0.90 if alternate else 1.0)
+    """Pastel background for `token_id` (`workbench.display.token_rgb`, the one colour rule);
+    `alternate` is a shade darker (odd positions)."""
+    return QColor(*token_rgb(token_id, alternate))
 
 
-def color_hex(token_id: int, alternate: bool = False) -> str:
-    return token_color(token_id, alternate).name()
+color_hex = token_hex
 
 
 @functools.lru_cache(maxsize=65536)

@@ -18,6 +18,7 @@ from pathlib import Path
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtWidgets import QLabel, QListWidget, QSplitter, QTableView, QVBoxLayout, QWidget
 
+from workbench.display import show_whitespace
 from workbench.engine.corpus_lines import corpus_lines
 from workbench.engine.errors import CorpusError
 from workbench.engine.tokenizer import Tokenizer
@@ -51,7 +52,7 @@ def _context(line: str, spans: list[tuple[int, int]]) -> str:
         marked += [line[pos:s], "«", line[s:e], "»"]
         pos = e
     marked.append(line[pos:right])
-    text = "".join(marked).replace("\n", "⏎").replace("\r", "␍").replace("\t", "→")
+    text = show_whitespace("".join(marked), keep=" ")
     return ("…" if left else "") + text + ("…" if right < len(line) else "")
 
 

@@ -7,6 +7,11 @@ lengths, and the character and UTF-16 spans follow by `searchsorted` over the te
 When the tokens do not tile the bytes (a custom pattern that skips text) this falls back to
 `encode_with_spans`, so the spans are always the encoder's.
 
+A user-perceived character made of several code points (a flag, an emoji ZWJ sequence, a letter
+with combining accents) is one group too, and a token that starts or ends inside one has
+`splits_cluster` set: the views paint the cluster in one format, so it is drawn as one glyph,
+and mark the token boundary inside it (dotted underline, `[..|..]` in the strip).
+
 Qt counts positions in UTF-16 code units: an emoji is one Python character but two Qt units, so
 every colour is placed with `u16_start`/`u16_end`, never with character indices.
 
@@ -20,9 +25,16 @@ from dataclasses import dataclass
 import numpy as np
 import regex
 
+from workbench.display import grapheme_bounds
 from workbench.engine.tokenizer import Tokenizer
 
 _WORD = regex.compile(r"\S+")
+_CRLF = regex.compile(r"\r\n")
+# Characters that join the one before or after them into one grapheme cluster.
+_JOINER = regex.compile(
+    r"[\p{GCB=Extend}\p{GCB=ZWJ}\p{GCB=SpacingMark}\p{GCB=Regional_Indicator}"
+    r"\p{GCB=Prepend}\p{GCB=L}\p{GCB=V}\p{GCB=T}]"
+)
 
 
 class TokenTable:
@@ -84,7 +96,8 @@ class Encoded:
     u16_start: np.ndarray
     u16_end: np.ndarray
     splits_char: np.ndarray  # bool: the token starts or ends inside a character
-    group: np.ndarray  # int: tokens sharing a character share a group number
+    group: np.ndarray  # int: tokens sharing a character or a grapheme cluster share a group
+    splits_cluster: np.ndarray  # bool: the token starts or ends inside a grapheme cluster
     n_bytes: int
     n_words: int
     seconds: float = 0.0
@@ -115,6 +128,32 @@ class Encoded:
         return first, last
 
 
+def cluster_starts(text: str) -> np.ndarray:
+    """Bool per character offset (and the end): a grapheme cluster starts there.
+
+    CR LF is one cluster by Unicode's rules, but here two: they are two visible glyphs and
+    usually two tokens. cluster_starts("a🇫🇷") -> [True, True, False, True].
+    """
+    starts = np.ones(len(text) + 1, dtype=bool)
+    if text.isascii():
+        return starts
+    # Clusters never cross a line feed, and only lines holding a character that can join its
+    # neighbour need the (slow, ~0.7 us a character) cluster walk.
+    done_to = 0
+    for hit in _JOINER.finditer(text):
+        if hit.start() < done_to:
+            continue
+        line_start = text.rfind("\n", 0, hit.start()) + 1
+        line_end = text.find("\n", hit.start())
+        line_end = len(text) if line_end < 0 else line_end
+        starts[line_start:line_end] = False
+        starts[[line_start + b for b in grapheme_bounds(text[line_start:line_end])]] = True
+        done_to = line_end
+    for i in (m.start() + 1 for m in _CRLF.finditer(text)):
+        starts[i] = True
+    return starts
+
+
 def encode_text(table: TokenTable, text: str) -> Encoded:
     """Encode `text` and compute every span the views need (see the module docstring)."""
     import time
@@ -136,8 +175,11 @@ def encode_text(table: TokenTable, text: str) -> Encoded:
     char_end = np.searchsorted(byte_off, byte_end, side="left")
     on_start = byte_off[char_start] == byte_start
     on_end = byte_off[np.minimum(char_end, len(text))] == byte_end
-    # A new group starts where a token begins on a character boundary.
-    group = np.cumsum(on_start) - 1 if len(ids) else np.zeros(0, dtype=np.int64)
+    clusters = cluster_starts(text)
+    start_ok = on_start & clusters[char_start]
+    end_ok = on_end & clusters[np.minimum(char_end, len(text))]
+    # A new group starts where a token begins on a cluster (hence character) boundary.
+    group = np.cumsum(start_ok) - 1 if len(ids) else np.zeros(0, dtype=np.int64)
     return Encoded(
         text=text,
         ids=ids,
@@ -149,6 +191,7 @@ def encode_text(table: TokenTable, text: str) -> Encoded:
         u16_end=u16_off[char_end],
         splits_char=~(on_start & on_end),
         group=group,
+        splits_cluster=~(start_ok & end_ok),
         n_bytes=int(byte_off[-1]),
         n_words=sum(1 for _ in _WORD.finditer(text)),
         seconds=time.perf_counter() - start,

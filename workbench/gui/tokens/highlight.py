@@ -58,11 +58,15 @@ class TokenHighlighter(QSyntaxHighlighter):
             return
         n = len(encoded)
         diff = differs.tolist() if differs is not None else [False] * n
+        # One format per group: a character or a grapheme cluster cut between tokens is
+        # painted in its first token's colour, since a format change inside a cluster would
+        # break it into separate glyphs (a flag into two letters); the dotted underline marks it.
+        first_of_group = np.searchsorted(encoded.group, encoded.group, side="left")
         self._lists = (
-            encoded.ids.tolist(),
+            encoded.ids[first_of_group].tolist(),
             encoded.u16_start.tolist(),
             encoded.u16_end.tolist(),
-            encoded.splits_char.tolist(),
+            (encoded.splits_char | encoded.splits_cluster).tolist(),
             (encoded.group & 1).astype(bool).tolist(),
             diff,
         )

@@ -16,6 +16,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QVBoxLayout, QWidget
 
 from workbench.engine.tokenizer import Tokenizer
+from workbench.gui.elided_label import fit_width
 from workbench.gui.tokens.jobs import JobLane
 
 CURVE_POINTS = 24
@@ -53,6 +54,7 @@ class Scrubber(QWidget):
         self.slider = QSlider(Qt.Orientation.Horizontal, self)
         self.slider.valueChanged.connect(self._on_value)
         self.label = QLabel("no tokenizer", self)
+        fit_width(self.label)
         self._timer = QTimer(self, singleShot=True, interval=40)
         self._timer.timeout.connect(lambda: self.sigRankChanged.emit(self.slider.value()))
         self.plot = pg.PlotWidget(self, background="w")

@@ -5,6 +5,12 @@ cut one UTF-8 character are one group: the character once, then each token's byt
 (`😀[F0 9F|98 80]`), never `�`. Only the first `limit` tokens are laid out: the strip is for
 reading, and a 100 KB text's 25k chips would cost the re-render budget for nothing.
 
+Right-to-left text (Hebrew, Arabic) must not reorder the strip: a Hebrew token would otherwise
+swap places with its neighbours and its brackets would be mirrored (`]D7 A9[`). So the strip is
+an LTR paragraph (the view sets its direction) and each token's characters sit in a first-strong
+isolate (FSI..PDI): a Hebrew token reads right to left inside its chip, the chips and the hex
+bytes run left to right. Carriage returns are drawn as `⇤` (`workbench.display`).
+
 `build_strip` is plain Python (formats come from `colors`), so it is tested without a widget.
 """
 
@@ -14,12 +20,12 @@ from dataclasses import dataclass, field
 
 from PySide6.QtGui import QTextCharFormat
 
+from workbench.display import show_whitespace
 from workbench.gui.tokens.colors import annotation_format, token_format
 from workbench.gui.tokens.encoded import Encoded
 
 STRIP_LIMIT = 1500
-GLYPHS = {" ": "·", "\t": "→", "\n": "⏎", "\r": "␍"}
-_GLYPH_TABLE = str.maketrans(GLYPHS)
+FSI, LRI, PDI = "\u2068", "\u2066", "\u2069"  # bidi isolates: see the module docstring
 
 
 @dataclass
@@ -61,8 +67,15 @@ class _Builder:
 
 
 def _label(text: str, glyphs: bool) -> str:
-    """How a token's characters read in the strip; newlines always show (the line breaks)."""
-    return text.translate(_GLYPH_TABLE) if glyphs else text.replace("\n", "⏎").replace("\r", "␍")
+    """How a token's characters read in the strip; line breaks always show (a CR as `⇤`)."""
+    return show_whitespace(text) if glyphs else show_whitespace(text, keep=" \t")
+
+
+def _chip(out: _Builder, text: str, fmt: QTextCharFormat, token: int) -> None:
+    """A token's characters, isolated so right-to-left text cannot reorder the strip."""
+    out.add(FSI)
+    out.add(text, fmt, token=token)
+    out.add(PDI)
 
 
 def build_strip(
@@ -86,12 +99,14 @@ def build_strip(
             j += 1
         alt = bool(groups[i] & 1)
         chars = enc.text[cs[i] : ce[j - 1]]
-        if j - i == 1 and not enc.splits_char[i]:
-            out.add(_label(chars, glyphs), token_format(ids[i], alt, False, False), token=i)
+        if j - i == 1 and not enc.splits_char[i] and not enc.splits_cluster[i]:
+            _chip(out, _label(chars, glyphs), token_format(ids[i], alt, False, False), i)
             _annotate(out, ids[i], token_bytes.get(ids[i], b""), show_ids, show_bytes)
         else:
-            out.add(_label(chars, glyphs), token_format(ids[i], alt, True, False), token=i)
-            out.add("[")
+            # A character or cluster cut between tokens: drawn once, whole, then every token's
+            # bytes with `|` where one token ends and the next begins.
+            _chip(out, _label(chars, glyphs), token_format(ids[i], alt, True, False), i)
+            out.add(LRI + "[")
             for k in range(i, j):
                 if k > i:
                     out.add("|")
@@ -99,7 +114,7 @@ def build_strip(
                 out.add(hexes, token_format(ids[k], bool(k & 1), True, False), token=k)
                 if show_ids:
                     out.add("\u202f" + str(ids[k]), annotation_format())
-            out.add("]")
+            out.add("]" + PDI)
         if "\n" in chars:
             out.add("\n")
         elif show_ids or show_bytes:
@@ -114,6 +129,6 @@ def build_strip(
 
 def _annotate(out: _Builder, tid: int, raw: bytes, show_ids: bool, show_bytes: bool) -> None:
     if show_ids:
-        out.add(str(tid), annotation_format())
+        out.add(LRI + str(tid) + PDI, annotation_format())
     if show_bytes:
-        out.add(" " + raw.hex(" ").upper(), annotation_format())
+        out.add(LRI + " " + raw.hex(" ").upper() + PDI, annotation_format())

@@ -4,8 +4,9 @@ Top: the editor, coloured in place (`TokenHighlighter`). Bottom: the token strip
 whitespace glyphs, split characters as groups). Above both: toggles and the counts.
 
 The editor cannot hold a carriage return (Qt turns `\\r\\n` into a paragraph break), so the view
-keeps the true text itself and shows each `\\r` as `␍` -- one UTF-16 unit for one, so every Qt
-position stays the position in the true text. Typing maps `␍` back to `\\r`.
+keeps the true text itself and shows each `\\r` as `⇤` -- one UTF-16 unit for one, so every Qt
+position stays the position in the true text. Typing maps `⇤` back to `\\r`. Pasting goes
+through the same mapping (a pasted `\\r\\n` keeps its `\\r`), and the view says so.
 
 Short texts are encoded inline at once; long ones after a short pause, in a `JobLane` thread.
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QObject, QTimer, Signal
+from PySide6.QtCore import QEvent, QMimeData, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QTextOption
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -29,7 +30,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from workbench.display import CR, GLYPH_LEGEND, NEWLINE, SPACE, TAB
 from workbench.engine.tokenizer import Tokenizer
+from workbench.gui.elided_label import fit_width
 from workbench.gui.tokens.encoded import Encoded, TokenTable, clean_text, encode_text
 from workbench.gui.tokens.highlight import RangeHighlighter, TokenHighlighter
 from workbench.gui.tokens.jobs import JobLane
@@ -37,7 +40,9 @@ from workbench.gui.tokens.strip import Strip, build_strip
 
 INLINE_CHARS = 4000  # below this, encoding takes < 5 ms: no thread, no delay
 DEBOUNCE_MS = 120
-CR_GLYPH = "↵"  # one UTF-16 unit, and in the common fonts (DejaVu lacks ␍)
+CR_GLYPH = CR  # one UTF-16 unit, and in the common fonts (DejaVu lacks ␍)
+TEXT_TITLE = "<b>Your text</b> — type or paste; coloured by token"
+STRIP_TITLE = "<b>How the tokenizer cuts it</b> — one chip per token (ids, bytes)"
 
 
 def to_display(text: str) -> str:
@@ -55,6 +60,34 @@ def format_counts(enc: Encoded) -> str:
         f"{len(enc):,} tokens · {len(enc.text):,} chars · {enc.n_bytes:,} bytes · "
         f"{enc.bytes_per_token:.2f} bytes/token · {enc.tokens_per_word:.2f} tokens/word"
     )
+
+
+class TextInput(QPlainTextEdit):
+    """The editor: a paste keeps carriage returns (as `⇤`) instead of Qt's dropping them, and
+    `sigPastedCR(n)` tells the view how many it kept."""
+
+    sigPastedCR = Signal(int)
+
+    def insertFromMimeData(self, source: QMimeData) -> None:  # noqa: N802 (Qt override)
+        if not source.hasText():
+            super().insertFromMimeData(source)
+            return
+        text = source.text()
+        self.insertPlainText(to_display(text))
+        self.sigPastedCR.emit(text.count("\r"))
+
+
+def _titled(title: str, widget: QWidget, parent: QWidget) -> QWidget:
+    """`widget` under a one-line title, so the two text panes say which is which."""
+    box = QWidget(parent)
+    layout = QVBoxLayout(box)
+    layout.setContentsMargins(0, 2, 0, 0)
+    layout.setSpacing(2)
+    label = QLabel(title, box)
+    label.setObjectName("paneTitle")
+    layout.addWidget(label)
+    layout.addWidget(widget, 1)
+    return box
 
 
 class TokensView(QWidget):
@@ -87,7 +120,8 @@ class TokensView(QWidget):
     def _build(self) -> None:
         mono = QFont("DejaVu Sans Mono")
         mono.setStyleHint(QFont.StyleHint.Monospace)
-        self.editor = QPlainTextEdit(self)
+        self.editor = TextInput(self)
+        self.editor.sigPastedCR.connect(self._on_paste)
         self.editor.setFont(mono)
         self.editor.setPlaceholderText("Type or paste text here, or open a file…")
         self.editor.setMouseTracking(True)
@@ -99,15 +133,24 @@ class TokensView(QWidget):
         self.strip_edit.setMouseTracking(True)
         self.strip_edit.viewport().installEventFilter(self)
         self.strip_highlighter = RangeHighlighter(self.strip_edit.document())
+        # Left to right whatever the text: see strip.py (right-to-left text stays isolated).
+        self.strip_edit.setLayoutDirection(Qt.LayoutDirection.LeftToRight)
+        option = self.strip_edit.document().defaultTextOption()
+        option.setTextDirection(Qt.LayoutDirection.LeftToRight)
+        self.strip_edit.document().setDefaultTextOption(option)
+        self.paste_note = QLabel("", self)
+        self.paste_note.setObjectName("pasteNote")
 
         self.ids_box = QCheckBox("ids", self)
-        self.glyphs_box = QCheckBox("whitespace ·→⏎", self)
+        self.glyphs_box = QCheckBox(f"whitespace {SPACE}{TAB}{NEWLINE}{CR}", self)
+        self.glyphs_box.setToolTip(GLYPH_LEGEND)
         self.bytes_box = QCheckBox("bytes", self)
         for box in (self.ids_box, self.glyphs_box, self.bytes_box):
             box.toggled.connect(self._on_toggle)
         self.open_button = QPushButton("Open text…", self)
         self.open_button.clicked.connect(self._open_dialog)
         self.counts = QLabel("no tokenizer", self)
+        fit_width(self.counts)
         self.counts.setTextInteractionFlags(self.counts.textInteractionFlags())
 
         bar = QHBoxLayout()
@@ -118,12 +161,14 @@ class TokensView(QWidget):
         bar.addWidget(self.counts)
         splitter = QSplitter(self)
         splitter.setOrientation(splitter.orientation().Vertical)
-        splitter.addWidget(self.editor)
-        splitter.addWidget(self.strip_edit)
+        splitter.addWidget(_titled(TEXT_TITLE, self.editor, self))
+        splitter.addWidget(_titled(STRIP_TITLE, self.strip_edit, self))
         splitter.setSizes([300, 200])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(bar)
+        layout.addWidget(self.paste_note)
+        self.paste_note.hide()
         layout.addWidget(splitter, 1)
 
     # ----- public API -----------------------------------------------------------------------------
@@ -200,6 +245,16 @@ class TokensView(QWidget):
             self.refresh()
         else:
             self._timer.start()
+
+    def _on_paste(self, carriage_returns: int) -> None:
+        if carriage_returns:
+            self.paste_note.setText(
+                f"The pasted text has {carriage_returns:,} carriage return"
+                f"{'s' if carriage_returns != 1 else ''} (\\r): kept, and shown as {CR_GLYPH}."
+            )
+            self.paste_note.show()
+        else:
+            self.paste_note.hide()
 
     def _on_toggle(self) -> None:
         opt = self.editor.document().defaultTextOption()

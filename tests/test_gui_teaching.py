@@ -1,0 +1,71 @@
+"""Teaching mode: the run advances a few merges per tick, the newest merge is highlighted in the
+list and shown in the sample, and Pause and the step buttons work in between."""
+
+# ruff: noqa: F811  (fixtures imported from gui_fixtures are "redefined" as test arguments)
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from gui_fixtures import (  # noqa: E402
+    COLD_START_MS,
+    db_path,  # noqa: F401
+    no_qthread_left,  # noqa: F401  (autouse fixture)
+    settings_path,  # noqa: F401
+    window,  # noqa: F401
+)
+
+from workbench.gui.teaching import tick_plan  # noqa: E402
+
+
+def test_tick_plan_from_one_merge_a_second_upwards():
+    assert tick_plan(1) == (1000, 1)
+    assert tick_plan(5) == (200, 1)
+    assert tick_plan(20) == (50, 1)
+    assert tick_plan(200) == (50, 10)
+    assert tick_plan(0) == (1000, 1)  # never zero merges or a zero interval
+
+
+def test_teaching_mode_paces_highlights_and_pauses(qtbot, window):
+    window.teaching.enabled_box.setChecked(True)
+    window.teaching.speed.setValue(200)  # 10 merges per 50 ms tick: quick for a test
+    window.controls.vocab.setValue(256 + 80)
+    window.train()
+    qtbot.waitUntil(lambda: window.merges_done >= 21, timeout=COLD_START_MS)
+    # The run went in steps: it is paused between ticks, never one long run.
+    qtbot.waitUntil(lambda: window.mode == "paused", timeout=5000)
+    assert window.teacher.running
+    model = window.merge_list.model
+    newest = window.merges_done - 1
+    assert model.highlight_from is not None and model.highlight_from <= newest
+    selected = window.merge_list.view.selectionModel().selectedRows()
+    assert [model.merge_at(i.row()).rank for i in selected] == [newest]
+    assert "Merge" in window.teaching.newest.full_text()
+    assert "background-color" in window.teaching.sample.toHtml()
+
+    # Pause stops the ticks; a step by hand still works; Resume goes on to the target.
+    window.pause()
+    qtbot.waitUntil(lambda: window.mode == "paused", timeout=5000)
+    assert not window.teacher.running
+    stopped_at = window.merges_done
+    qtbot.wait(300)
+    assert window.merges_done == stopped_at
+    window.step(1)
+    qtbot.waitUntil(lambda: window.merges_done == stopped_at + 1, timeout=5000)
+    qtbot.waitUntil(lambda: window.mode == "paused", timeout=5000)
+    window.resume()
+    assert window.teacher.running
+    qtbot.waitUntil(lambda: window.merges_done == 80, timeout=COLD_START_MS)
+    qtbot.waitUntil(lambda: not window.teacher.running, timeout=5000)
+    assert window.store.merge_count(window.run_id) == 80
+
+
+def test_full_speed_trains_in_one_go(qtbot, window):
+    window.teaching.enabled_box.setChecked(True)
+    window.teaching.full_speed.setChecked(True)
+    window.controls.vocab.setValue(256 + 60)
+    window.train()
+    qtbot.waitUntil(lambda: window.mode == "finished", timeout=COLD_START_MS)
+    assert window.merges_done == 60
+    assert "reached vocabulary size" in window.status.stage.full_text()

@@ -1,0 +1,176 @@
+"""Teaching mode: watch merges happen one at a time, at a speed a class can follow.
+
+`TeachingPanel` sits under the charts: a speed control (merges per second from 1 up, or full
+speed), the newest merge in words (`·t` + `h` → `·th`), and a short sample of the corpus cut
+by the tokenizer of the merges so far, with the places the newest token now covers marked.
+
+The pace is set here, not in the trainer: `TeachingDriver` asks the window for `n` more merges
+per tick (the worker's step request, as +1/+10/+100 do), waits until the worker has answered
+(the run is paused again) and only then schedules the next tick. So Pause simply stops the
+ticks, a step by hand works in between, and nothing races the worker.
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
+    QSpinBox,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from workbench.display import NEWLINE, readable, show_whitespace, token_hex
+from workbench.engine.tokenizer import Tokenizer
+from workbench.gui.elided_label import ElidedLabel
+from workbench.render import token_groups
+
+MIN_TICK_MS = 50  # above 20 merges/s a tick makes several merges rather than ticking faster
+MAX_SPEED = 100_000
+SAMPLE_CHARS = 360
+NEWEST_STYLE = "background-color:#ffb703; font-weight:bold; text-decoration: underline"
+
+
+def tick_plan(speed: int) -> tuple[int, int]:
+    """(milliseconds between ticks, merges per tick) for `speed` merges per second.
+
+    tick_plan(1) -> (1000, 1); tick_plan(5) -> (200, 1); tick_plan(200) -> (50, 10).
+    """
+    speed = max(1, speed)
+    interval = max(1000 // speed, MIN_TICK_MS)
+    return interval, max(1, round(speed * interval / 1000))
+
+
+def sample_html(tok: Tokenizer, text: str, newest: bytes | None) -> tuple[str, int]:
+    """`text` cut by `tok` as coloured spans, tokens equal to `newest` marked; returns the HTML
+    and how many places the newest token covers."""
+    parts, places = [], 0
+    for number, group in enumerate(token_groups(tok, text)):
+        token = tok.decode_bytes(group.ids)
+        shown = html.escape(show_whitespace(group.text, keep=" "))
+        if newest is not None and token == newest:
+            places += 1
+            parts.append(f'<span style="{NEWEST_STYLE}">{shown}</span>')
+        else:
+            colour = token_hex(group.ids[0], bool(number & 1))
+            parts.append(f'<span style="background-color:{colour}">{shown}</span>')
+    body = "".join(parts).replace(NEWLINE, NEWLINE + "<br>")
+    style = "font-family: monospace; line-height: 150%; white-space: pre-wrap"
+    return f'<div style="{style}">{body}</div>', places
+
+
+class TeachingPanel(QWidget):
+    """The speed control, the newest merge and the live sample (see the module docstring)."""
+
+    sigModeChanged = Signal(bool)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.enabled_box = QCheckBox("Teaching mode")
+        self.enabled_box.setToolTip(
+            "Train slowly, merge by merge: the newest merge is highlighted in the list and "
+            "in the sample below. Pause, +1/+10/+100 and Resume work as usual."
+        )
+        self.speed = QSpinBox()
+        self.speed.setRange(1, MAX_SPEED)
+        self.speed.setValue(5)
+        self.speed.setSuffix(" merges/s")
+        self.speed.setGroupSeparatorShown(True)
+        self.speed.setToolTip("How many merges a second teaching mode makes")
+        self.full_speed = QCheckBox("full speed")
+        self.full_speed.toggled.connect(lambda on: self.speed.setEnabled(not on))
+        self.newest = ElidedLabel("Train to watch the merges arrive.")
+        self.newest.setObjectName("newestMerge")
+        bigger = self.newest.font()
+        bigger.setPointSizeF(bigger.pointSizeF() * 1.15)
+        bigger.setBold(True)
+        self.newest.setFont(bigger)
+        self.sample = QTextBrowser()
+        self.sample.setObjectName("teachingSample")
+        self.sample.setToolTip(
+            "A short piece of the corpus cut by the merges made so far; the token the newest "
+            "merge made is highlighted where it now appears."
+        )
+        bar = QHBoxLayout()
+        bar.addWidget(self.enabled_box)
+        bar.addWidget(self.speed)
+        bar.addWidget(self.full_speed)
+        bar.addStretch(1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 2, 0, 0)
+        layout.setSpacing(2)
+        layout.addLayout(bar)
+        layout.addWidget(self.newest)
+        layout.addWidget(self.sample, 1)
+        self.enabled_box.toggled.connect(self.sigModeChanged)
+        self._text = ""
+
+    @property
+    def teaching(self) -> bool:
+        return self.enabled_box.isChecked()
+
+    def set_sample(self, text: str) -> None:
+        """The corpus text to cut (its first few hundred characters)."""
+        self._text = text[:SAMPLE_CHARS]
+        self.sample.setPlainText(self._text)
+        self.newest.setText("Train to watch the merges arrive.")
+
+    def show_tokenizer(self, tok: Tokenizer, newest_pair: tuple[bytes, bytes] | None) -> None:
+        """Cut the sample with `tok`; `newest_pair` is the last merge's (left, right)."""
+        newest = None if newest_pair is None else newest_pair[0] + newest_pair[1]
+        page, places = sample_html(tok, self._text, newest)
+        self.sample.setHtml(page)
+        if newest_pair is None:
+            self.newest.setText("No merges yet: the sample is all single bytes.")
+            return
+        left, right = (readable(part) for part in newest_pair)
+        where = f"{places} place{'s' if places != 1 else ''} in the sample" if places else ""
+        self.newest.setText(
+            f"Merge {len(tok.merges):,}: “{left}” + “{right}” → “{readable(newest)}”"
+            + (f"  ({where})" if where else "  (not in this sample)")
+        )
+
+
+class TeachingDriver(QObject):
+    """Paces a run: `sigStep(n)` asks the window for n more merges (None: the rest at full
+    speed). The window calls `worker_idle()` whenever the worker is paused again."""
+
+    sigStep = Signal(object)
+
+    def __init__(self, panel: TeachingPanel, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.panel = panel
+        self.running = False
+        self.timer = QTimer(self)
+        self.timer.setSingleShot(True)
+        self.timer.timeout.connect(self._tick)
+
+    def start(self) -> None:
+        self.running = True
+
+    def stop(self) -> None:
+        self.running = False
+        self.timer.stop()
+
+    def worker_idle(self, can_go_on: bool) -> None:
+        """The worker is paused (after a tick or a step by hand): schedule the next tick."""
+        if not self.running:
+            return
+        if not can_go_on:
+            self.stop()
+            return
+        interval, _n = tick_plan(self.panel.speed.value())
+        self.timer.start(0 if self.panel.full_speed.isChecked() else interval)
+
+    def _tick(self) -> None:
+        if not self.running:
+            return
+        if self.panel.full_speed.isChecked():
+            self.running = False  # the rest in one go; the run ends as an ordinary one
+            self.sigStep.emit(None)
+            return
+        self.sigStep.emit(tick_plan(self.panel.speed.value())[1])
