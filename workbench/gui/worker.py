@@ -156,16 +156,13 @@ class TrainWorker(QObject):
     def train(self, paths: tuple[str, ...], config: TrainConfig) -> None:
         """Start a new run: count (or reuse the counts), open a store run, train to the target."""
         self._end_session()
+        result = self._prepare(paths, config)
+        if result is None:
+            return
         try:
-            result = self._count(paths, config)
-            self._wait_for_kernels()
             self.session = RunSession.start(
                 Counted(result, paths), config, self.db_path, listeners=[self.sigBatch.emit]
             )
-        except Cancelled:
-            self.sigStage.emit("Stopped")
-            self.sigIdle.emit(IdleState(StopReason.STOPPED, 0, 0, False))
-            return
         except WorkbenchError as exc:
             self.sigFailed.emit(str(exc))
             return
@@ -182,14 +179,11 @@ class TrainWorker(QObject):
         self._end_session()
         try:
             steps = plan_sweep(config, sizes, [config.pattern])
-            result = self._count(paths, config)
-            self._wait_for_kernels()
-        except Cancelled:
-            self.sigStage.emit("Stopped")
-            self.sigIdle.emit(IdleState(StopReason.STOPPED, 0, 0, False))
-            return
         except WorkbenchError as exc:
             self.sigFailed.emit(str(exc))
+            return
+        result = self._prepare(paths, config)
+        if result is None:
             return
         for step in steps:
             self._end_session()
@@ -271,6 +265,21 @@ class TrainWorker(QObject):
         self.sigShutDown.emit()
 
     # --- stages ----------------------------------------------------------------------------
+    def _prepare(self, paths: tuple[str, ...], config: TrainConfig) -> Any:
+        """The corpus counted and the kernels ready, or None (said to the window) when it was
+        stopped or could not be read."""
+        try:
+            result = self._count(paths, config)
+            self._wait_for_kernels()
+        except Cancelled:
+            self.sigStage.emit("Stopped")
+            self.sigIdle.emit(IdleState(StopReason.STOPPED, 0, 0, False))
+            return None
+        except WorkbenchError as exc:
+            self.sigFailed.emit(str(exc))
+            return None
+        return result
+
     def _end_session(self) -> None:
         if self.session is not None:
             self.session.end()
