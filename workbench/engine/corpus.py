@@ -33,7 +33,7 @@ from typing import Any, AnyStr, BinaryIO
 import regex
 
 from workbench.engine.errors import CorpusError
-from workbench.engine.readers import columnar, compressed, datasets, meter
+from workbench.engine.readers import columnar, compressed, datasets, meter, urls
 from workbench.engine.specials import specials_regex, split_on_specials
 
 CHUNK_CHARS = 1 << 22  # ~4 MB of text per segment at most (when a cut point exists)
@@ -74,7 +74,7 @@ def list_corpus(paths: Iterable[str | os.PathLike]) -> CorpusListing:
     file or folder raises CorpusError at once: the user asked for it by name."""
     listing = CorpusListing()
     seen: set[tuple[int, int]] = set()
-    for raw in paths:
+    for raw in urls.local_paths(paths):  # readers hook: fsspec URLs
         path = Path(raw)
         st = _stat_named(path)
         if stat.S_ISDIR(st.st_mode):
