@@ -33,7 +33,7 @@ from typing import Any, AnyStr, BinaryIO
 import regex
 
 from workbench.engine.errors import CorpusError
-from workbench.engine.readers import columnar, compressed, datasets
+from workbench.engine.readers import columnar, compressed, datasets, meter, urls
 from workbench.engine.specials import specials_regex, split_on_specials
 
 CHUNK_CHARS = 1 << 22  # ~4 MB of text per segment at most (when a cut point exists)
@@ -74,7 +74,7 @@ def list_corpus(paths: Iterable[str | os.PathLike]) -> CorpusListing:
     file or folder raises CorpusError at once: the user asked for it by name."""
     listing = CorpusListing()
     seen: set[tuple[int, int]] = set()
-    for raw in paths:
+    for raw in urls.local_paths(paths):  # readers hook: fsspec URLs
         path = Path(raw)
         st = _stat_named(path)
         if stat.S_ISDIR(st.st_mode):
@@ -252,6 +252,7 @@ def read_chunks(path: Path, size: int | None = None) -> Iterator[bytes]:
     """The file's bytes in chunks (decompressed), with read errors as CorpusError."""
     size = READ_BYTES if size is None else size
     with open_binary(path) as stream:
+        on_disk = _disk_position(stream)
         while True:
             try:
                 chunk = stream.read(size)
@@ -259,7 +260,18 @@ def read_chunks(path: Path, size: int | None = None) -> Iterator[bytes]:
                 raise CorpusError(str(path), f"cannot read: {_read_problem(exc)}") from None
             if not chunk:
                 return
+            meter.advance(on_disk())
             yield chunk
+
+
+def _disk_position(stream: BinaryIO) -> Callable[[], int]:
+    """How many bytes of the file on disk a stream has read (the compressed bytes of a
+    compressed file), for progress inside a file."""
+    if (position := getattr(stream, "disk_position", None)) is not None:  # .zst .xz .bz2
+        return position
+    if isinstance(stream, gzip.GzipFile):
+        return stream.fileobj.tell  # type: ignore[union-attr]
+    return stream.tell
 
 
 def read_whole(path: Path) -> bytes:

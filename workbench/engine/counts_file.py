@@ -29,6 +29,7 @@ from workbench.engine.config import TrainConfig
 from workbench.engine.errors import CorpusError, WorkbenchError
 from workbench.engine.patterns import preset_name
 from workbench.engine.pretokenize import CorpusStats, PretokenizeResult
+from workbench.engine.readers import urls
 from workbench.engine.readers.optional import require
 from workbench.engine.words import WordTable
 
@@ -99,7 +100,7 @@ def write_counts(
             "skipped": list(result.stats.skipped),
         },
         "fingerprint": fingerprint or files_fingerprint(result.files),
-        "inputs": [str(Path(p).resolve()) for p in inputs],
+        "inputs": [urls.input_name(p) for p in inputs],
         "unicode": unicode_version(),
     }
     return _write(result.words, meta, Path(out))

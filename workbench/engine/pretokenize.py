@@ -32,7 +32,7 @@ from workbench.engine.corpus import (
 )
 from workbench.engine.errors import CancelledError, CorpusError
 from workbench.engine.patterns import preset_name
-from workbench.engine.readers import streams_only
+from workbench.engine.readers import meter, streams_only
 from workbench.engine.scan_count import count_with_scanner
 from workbench.engine.scanner import can_scan
 from workbench.engine.words import WordTable
@@ -207,7 +207,8 @@ def _tasks(
                     yield None, "count", pattern, batch, sources
                     batch, sources, size = [], [], 0
             else:
-                yield from _stream_file(index, path, segmenter, stats, config)
+                with meter.metering(progress, done, file_size, total):
+                    yield from _stream_file(index, path, segmenter, stats, config)
                 yield index, "commit", pattern, [], []
         except CorpusError as exc:
             if config.on_bad_file == "stop":

@@ -31,7 +31,7 @@ from workbench.engine.corpus import (
     safe_cut,
 )
 from workbench.engine.errors import CancelledError, CorpusError
-from workbench.engine.readers import columnar, streams_only
+from workbench.engine.readers import columnar, meter, streams_only
 from workbench.engine.specials import specials_bytes_regex
 
 UNIT_BYTES = 2 << 20  # bytes per unit of work: enough to amortise a call, small for memory
@@ -125,8 +125,9 @@ def count_with_scanner(
                         tables.submit(pack.unit())
                         pack = _Pack()
                 else:
-                    units = file_units(path, specials, reach, config)
-                    file_tables, documents = _count_file(units, preset, pool, workers, cancel)
+                    with meter.metering(progress, done, size, total):
+                        units = file_units(path, specials, reach, config)
+                        file_tables, documents = _count_file(units, preset, pool, workers, cancel)
                     stats.documents += documents
                     tables.add(file_tables)
             except CorpusError as exc:

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from workbench.engine.errors import CorpusError
+from workbench.engine.readers.meter import advance_share
 from workbench.engine.readers.optional import require
 
 BATCH_ROWS = 8192  # rows per Parquet read inside a row group
@@ -84,6 +85,8 @@ def _parquet_arrays(path: Path, column: str, row_groups: list[int] | None):
     with handle:
         _text_column(path, handle.schema_arrow, column)
         groups = range(handle.num_row_groups) if row_groups is None else row_groups
+        rows = sum(handle.metadata.row_group(g).num_rows for g in groups)
+        read = 0
         for g in groups:
             first = 0
             batches = handle.iter_batches(BATCH_ROWS, row_groups=[g], columns=[column])
@@ -95,19 +98,24 @@ def _parquet_arrays(path: Path, column: str, row_groups: list[int] | None):
                     raise CorpusError(str(path), message) from None
                 if batch is None:
                     break
+                read += batch.num_rows
+                advance_share(read, rows)
                 yield f"row group {g}, row", first, batch.column(0)
                 first += batch.num_rows
 
 
 def _arrow_reader(path: Path):
-    """A batch reader over an Arrow IPC stream (as `save_to_disk` writes) or IPC file."""
+    """(batches, schema, how far) over an Arrow IPC stream (as `save_to_disk` writes) or IPC
+    file; `how far()` is (done, whole) after a batch: a stream's position in the mapped file,
+    a file's batches read (it reads them by index, not in order on disk)."""
     pa = _pyarrow()
     try:
         source = pa.memory_map(str(path))
     except (pa.ArrowException, OSError) as exc:
         raise CorpusError(str(path), f"cannot read: {_first_line(exc)}") from None
     try:
-        return pa.ipc.open_stream(source)
+        stream = pa.ipc.open_stream(source)
+        return iter(stream), stream.schema, lambda: (source.tell(), source.size())
     except (pa.ArrowException, OSError):
         pass
     try:
@@ -115,16 +123,15 @@ def _arrow_reader(path: Path):
     except (pa.ArrowException, OSError) as exc:
         source.close()
         raise CorpusError(str(path), f"not an Arrow IPC file ({_first_line(exc)})") from None
-    return (reader.get_batch(i) for i in range(reader.num_record_batches)), reader.schema
+    count = reader.num_record_batches
+    read = iter(range(1, count + 1))  # how_far is asked once per batch
+    batches = (reader.get_batch(i) for i in range(count))
+    return batches, reader.schema, lambda: (next(read, count), count)
 
 
 def _arrow_arrays(path: Path, column: str):
     pa = _pyarrow()
-    opened = _arrow_reader(path)
-    if isinstance(opened, tuple):
-        batches, schema = opened
-    else:
-        batches, schema = iter(opened), opened.schema
+    batches, schema, how_far = _arrow_reader(path)
     index = _text_column(path, schema, column)
     first = 0
     while True:
@@ -134,6 +141,7 @@ def _arrow_arrays(path: Path, column: str):
             raise CorpusError(str(path), f"row {first}: cannot read ({_first_line(exc)})") from None
         if batch is None:
             return
+        advance_share(*how_far())
         yield "row", first, batch.column(index)
         first += batch.num_rows
 

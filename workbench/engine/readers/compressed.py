@@ -38,10 +38,17 @@ def plain_name(name: str) -> str:
 class _Decompressed(io.RawIOBase):
     """A read-only stream that turns the decompressor's own errors into OSError."""
 
-    def __init__(self, inner: io.IOBase, errors: tuple[type[BaseException], ...], kind: str):
+    def __init__(
+        self, inner: io.IOBase, errors: tuple[type[BaseException], ...], kind: str, raw
+    ) -> None:
         self.inner = inner
         self.errors = errors
         self.kind = kind
+        self.raw = raw  # the compressed file itself, for progress
+
+    def disk_position(self) -> int:
+        """Bytes of the compressed file read so far."""
+        return self.raw.tell()
 
     def readable(self) -> bool:
         return True
@@ -61,6 +68,7 @@ class _Decompressed(io.RawIOBase):
 
     def close(self) -> None:
         self.inner.close()
+        self.raw.close()
         super().close()
 
 
@@ -68,12 +76,15 @@ def open_compressed(path: Path) -> io.RawIOBase:
     """The decompressed bytes of a `.zst`, `.xz` or `.bz2` file (raises OSError if unreadable)."""
     lower = path.name.lower()
     if lower.endswith(".xz"):
-        return _Decompressed(lzma.open(path, "rb"), (lzma.LZMAError,), "xz")
+        raw = open(path, "rb")  # noqa: SIM115 - closed with the stream
+        return _Decompressed(lzma.open(raw, "rb"), (lzma.LZMAError,), "xz", raw)
     if lower.endswith(".bz2"):
-        return _Decompressed(bz2.open(path, "rb"), (OSError, ValueError), "bz2")
+        raw = open(path, "rb")  # noqa: SIM115 - closed with the stream
+        return _Decompressed(bz2.open(raw, "rb"), (OSError, ValueError), "bz2", raw)
     import zstandard  # a core dependency, imported only when a .zst file is read
 
-    return _Decompressed(_ZstdFrames(path, zstandard), (zstandard.ZstdError,), "zstd")
+    frames = _ZstdFrames(path, zstandard)
+    return _Decompressed(frames, (zstandard.ZstdError,), "zstd", frames.raw)
 
 
 class _ZstdFrames(io.RawIOBase):
