@@ -150,3 +150,20 @@ def test_the_panel_stops_its_reader_when_closed(qtbot, run):
     qtbot.waitUntil(lambda: panel.model.cached_merge(N - 1) == expected, timeout=30_000)
     panel.close()
     assert not panel.model.pages_pending()
+
+
+def test_a_sorted_list_that_grows_keeps_its_rows_on_show_until_read_again(qtbot, run, model):
+    store, run_id = run
+    model.set_run(store, run_id, N // 2)
+    model.sort(COUNT, Qt.SortOrder.DescendingOrder)
+    assert model.data(model.index(0, TOKEN)) == PENDING
+    settle(qtbot, model)
+    model.note_total(N)  # training went on: the sort may have moved every row
+    # The page read before stays on show (same order, a moment old), never a placeholder ...
+    assert model.data(model.index(0, TOKEN)) != PENDING
+    assert model.pages_pending()  # ... while it is read again
+    settle(qtbot, model)
+    expected = store.search(run_id, order="-count", limit=PAGE)
+    assert [model.data(model.index(row, 0), USER) for row in range(PAGE)] == [
+        m.rank for m in expected
+    ]

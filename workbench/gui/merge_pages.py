@@ -11,7 +11,7 @@ Answers carry the model's generation; the model drops those of an older run, sor
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Signal
@@ -27,8 +27,7 @@ PageRead = Callable[[RunStore], list[StoredMerge]]
 
 @dataclass(frozen=True)
 class PageAnswer:
-    generation: int
-    number: int
+    key: Hashable  # the request's key: the model's generation and page number
     merges: list[StoredMerge]
     names: dict[int, str]  # readable forms of the page's tokens and their parts
 
@@ -45,7 +44,7 @@ def _names_for(store: RunStore, run_id: int, merges: list[StoredMerge]) -> dict[
 
 
 class PageReader(QObject):
-    """`request(generation, number, ...)`; `sigPage(PageAnswer)` when the page has been read."""
+    """`request(key, ...)`; `sigPage(PageAnswer)` with that key when the page has been read."""
 
     sigPage = Signal(object)
     sigError = Signal(str)
@@ -55,18 +54,16 @@ class PageReader(QObject):
         self._lane = JobLane(self)
         self._lane.sigResult.connect(self._done)
         self._lane.sigError.connect(self._failed)
-        self._running: tuple[int, int] | None = None
-        self._queued: dict[tuple[int, int], Callable[[], PageAnswer]] = {}  # oldest first
+        self._running: Hashable | None = None
+        self._queued: dict[Hashable, Callable[[], PageAnswer]] = {}  # oldest first
         self._own: RunStore | None = None  # used only in the lane's thread (and at shutdown)
         self._closed = False
 
-    def request(
-        self, generation: int, number: int, store: RunStore, run_id: int, read: PageRead
-    ) -> None:
-        key = (generation, number)
+    def request(self, key: Hashable, store: RunStore, run_id: int, read: PageRead) -> None:
+        """Read a page (`read` on our connection) unless a request with `key` is pending."""
         if self._closed or key == self._running or key in self._queued:
             return
-        self._queued[key] = lambda: self._read(generation, number, store, run_id, read)
+        self._queued[key] = lambda: self._read(key, store, run_id, read)
         while len(self._queued) > MAX_QUEUED:
             del self._queued[next(iter(self._queued))]
         self._start_next()
@@ -111,12 +108,10 @@ class PageReader(QObject):
                 return shared
         return self._own
 
-    def _read(
-        self, generation: int, number: int, shared: RunStore, run_id: int, read: PageRead
-    ) -> PageAnswer:
+    def _read(self, key: Hashable, shared: RunStore, run_id: int, read: PageRead) -> PageAnswer:
         store = self._store_for(shared)
         merges = read(store)
-        return PageAnswer(generation, number, merges, _names_for(store, run_id, merges))
+        return PageAnswer(key, merges, _names_for(store, run_id, merges))
 
     def _done(self, answer: object) -> None:
         self._running = None

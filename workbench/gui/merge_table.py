@@ -130,7 +130,12 @@ class MergeTableModel(ListTableModel):
         self.stale = False  # a search's count is behind `note_total`
         self.mono_font = QFont("monospace")
         self.mono_font.setStyleHint(QFont.StyleHint.Monospace)
-        self._generation = 0  # bumped whenever cached pages stop being true
+        self._generation = 0  # bumped when the run, filter or sort changes
+        # Bumped when training reshuffles a sort: pages read before stay on show (`_stale`, the
+        # same order a moment ago) until their fresh read arrives, so a sorted list that grows
+        # faster than a page is read never sits on placeholders.
+        self._version = 0
+        self._stale: dict[int, list[StoredMerge]] = {}
         self._reader: PageReader | None = None
 
     def read_in_background(self) -> None:
@@ -148,12 +153,22 @@ class MergeTableModel(ListTableModel):
     def pages_pending(self) -> bool:
         return self._reader is not None and self._reader.busy()
 
-    def _drop_pages(self, keep: dict[int, list[StoredMerge]] | None = None) -> None:
-        """Cached pages (but `keep`) and pages in flight are no longer true: a new generation."""
-        self._pages = keep or {}
+    def _drop_pages(self) -> None:
+        """Cached pages and pages in flight belong to another run, filter or sort."""
+        self._pages = {}
+        self._stale = {}
         self._generation += 1
         if self._reader is not None:
             self._reader.forget()
+
+    def _reshuffle(self, keep: dict[int, list[StoredMerge]]) -> None:
+        """Merges were added: pages but `keep` may have moved. Read them again (and with a
+        background reader show the old ones meanwhile)."""
+        if self._reader is not None:
+            self._stale.update((n, p) for n, p in self._pages.items() if n not in keep)
+            self._reader.forget()
+        self._pages = keep
+        self._version += 1
 
     # --- what to show ----------------------------------------------------------------------
     def set_run(self, store: RunStore | None, run_id: int | None, total: int = 0) -> None:
@@ -216,9 +231,9 @@ class MergeTableModel(ListTableModel):
             return
         if self.order == "rank" and not self.filter:
             # Pages wholly before the old end stay true; a partial last page is read again.
-            self._drop_pages({n: p for n, p in self._pages.items() if len(p) == PAGE})
+            self._reshuffle({n: p for n, p in self._pages.items() if len(p) == PAGE})
         else:
-            self._drop_pages()  # newest first or a sort puts new merges anywhere: read again
+            self._reshuffle({})  # newest first or a sort puts new merges anywhere: read again
         self.beginInsertRows(QModelIndex(), self._count, count - 1)
         self._count = count
         self.endInsertRows()
@@ -254,7 +269,9 @@ class MergeTableModel(ListTableModel):
             if self._reader is None:
                 return self.merge_at(row)
             self._request(number)
-            return None
+            page = self._stale.get(number)
+            if page is None:
+                return None
         return page[row % PAGE]  # IndexError past a short page (the store is behind)
 
     def _rank_of_row(self, row: int) -> int | None:
@@ -271,19 +288,23 @@ class MergeTableModel(ListTableModel):
         assert self._reader is not None and self.store is not None and self.run_id is not None
         run_id, order, merge_filter, total = self.run_id, self.order, self.filter, self._total
         self._reader.request(
-            self._generation,
-            number,
+            (self._generation, self._version, number),
             self.store,
             run_id,
             lambda store: read_page(store, run_id, order, merge_filter, total, number),
         )
 
     def _page_arrived(self, answer: PageAnswer) -> None:
-        if answer.generation != self._generation:
+        generation, version, number = answer.key
+        if generation != self._generation:
             return  # read for an older run, filter or sort
-        self._pages[answer.number] = answer.merges
+        if version == self._version:
+            self._pages[number] = answer.merges
+            self._stale.pop(number, None)
+        else:  # read before merges were added: on show until the fresh read (asked by data())
+            self._stale[number] = answer.merges
         self._names.update(answer.names)
-        first = answer.number * PAGE
+        first = number * PAGE
         last = min(first + PAGE, self._count) - 1
         if last >= first:
             self.dataChanged.emit(self.index(first, 0), self.index(last, len(HEADERS) - 1))
