@@ -783,6 +783,7 @@ class MainWindow(QMainWindow):
         self.history.cancel()
         self.tokens.shutdown()
         self.evaluate.shutdown()
+        self.merge_list.shutdown()
         self.store.close()
         self.closed = True
         event.accept()

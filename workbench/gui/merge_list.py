@@ -10,7 +10,7 @@ merge in view. A legend under the box says what the display glyphs stand for.
 from __future__ import annotations
 
 from PySide6.QtCore import QItemSelection, Qt, QTimer
-from PySide6.QtGui import QFontMetrics
+from PySide6.QtGui import QCloseEvent, QFontMetrics
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -69,6 +69,7 @@ class MergeListPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.model = MergeTableModel(parent=self)
+        self.model.read_in_background()  # the UI thread never waits for a page
         self.search = QLineEdit()
         self.search.setPlaceholderText("Search: text · /regex/ · hex:e2 80 · id:300 · len:3-5")
         self.search.setClearButtonEnabled(True)
@@ -137,7 +138,8 @@ class MergeListPanel(QWidget):
         Not ResizeToContents: that mode re-measures rows through the model (a Python `data()`
         call per cell and role) whenever rows arrive or the viewport resizes; the first page
         landing mid-run cost the UI thread 40-80 ms while the worker competed for the GIL.
-        Here the first rows of an arriving page are measured once, from the model's strings
+        Here the first rows of an arriving page are measured once (only rows already read:
+        fitting never reads a page itself), from the model's strings
         with a font metric (under a millisecond), and while the list grows columns only widen,
         so they do not jitter; a new run or search fits them afresh.
         """
@@ -147,6 +149,9 @@ class MergeListPanel(QWidget):
         self.model.modelReset.connect(self._fit_all_columns)
         self.model.rowsInserted.connect(
             lambda _parent, first, last: self._fit_columns(first, last, grow_only=True)
+        )
+        self.model.sigPageArrived.connect(
+            lambda first, last: self._fit_columns(first, last, grow_only=True)
         )
         self._fit_all_columns()
 
@@ -163,7 +168,11 @@ class MergeListPanel(QWidget):
             # Digits have one width in ordinary fonts and every glyph one width in a monospace
             # font, so the longest string is the widest: measure just that one.
             longest = max(
-                (self.model.text(row, column) for row in range(first, last + 1)[:FIT_ROWS]),
+                (
+                    text
+                    for row in range(first, last + 1)[:FIT_ROWS]
+                    if (text := self.model.cached_text(row, column)) is not None
+                ),
                 key=len,
                 default="",
             )
@@ -205,6 +214,14 @@ class MergeListPanel(QWidget):
         mono = QFontMetrics(self.model.mono_font)
         width = self.view.horizontalHeader().sectionSize(TOKEN) - CELL_PADDING
         return width / mono.horizontalAdvance("m")
+
+    def shutdown(self) -> None:
+        """Stop the model's page reader (the window's close calls this)."""
+        self.model.shutdown()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.shutdown()
+        super().closeEvent(event)
 
     def set_run(self, store: RunStore | None, run_id: int | None, total: int = 0) -> None:
         self.model.set_run(store, run_id, total)

@@ -12,6 +12,13 @@ The search box understands: plain text (a substring of the readable form; a type
 `·`), `/regex/` (on the real text: `/\\sthe/` and `/ the/` find ` the`), `hex:e2 80` or
 `0xe280`, `id:300` or `#300`, and `len:3` / `len:3-5`.
 
+With `read_in_background()` (the window's list does this) a page that is not cached is read by
+a `PageReader` on its own connection: `data()` answers at once with a placeholder and the rows
+are refreshed (`dataChanged`) when the page arrives. Each run, filter or sort (or a reshuffle as
+training goes on) is a new generation, and pages of an older one are dropped on arrival, so the
+list never shows rows of an old order. `merge_at` still reads at once, for callers that need the
+merge now (a selection, a test); a bare model (no reader) reads every page at once as before.
+
 Rows of merges made since `highlight_from` (the last +1/+10/+100, or teaching mode's newest)
 are tinted, so the merges just made stand out.
 """
@@ -21,10 +28,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QFont
 
 from workbench.display import readable
+from workbench.gui.merge_pages import PageAnswer, PageReader
 from workbench.gui.table_model import ListTableModel
 from workbench.store import RunStore, StoredMerge
 
@@ -35,6 +43,7 @@ HEADERS = ("rank", "id", "token", "left", "right", "count", "length")
 SORTABLE = {RANK: "rank", ID: "rank", TOKEN: "token", COUNT: "count", LENGTH: "length"}
 RECENT = QColor(255, 214, 102, 90)  # merges of the last step
 NEWEST = QColor(255, 183, 3, 150)  # the newest merge
+PENDING = "…"  # shown in text columns while a row's page is being read
 _INDEX = QModelIndex | QPersistentModelIndex
 
 
@@ -86,10 +95,26 @@ def parse_search(text: str) -> MergeFilter:
     return MergeFilter((("text", text),))  # not stripped: " the" means "·the"
 
 
+def read_page(
+    store: RunStore, run_id: int, order: str, merge_filter: MergeFilter, total: int, number: int
+) -> list[StoredMerge]:
+    """Page `number` of a run's merges as filtered and ordered (any thread, any connection)."""
+    first = number * PAGE
+    if not merge_filter and order == "rank":
+        return store.merges(run_id, after_rank=first - 1, limit=PAGE)
+    if not merge_filter and order == "newest":
+        high = total - 1 - first
+        return store.merges(run_id, after_rank=max(high - PAGE, -1), limit=min(PAGE, high + 1))[
+            ::-1
+        ]
+    return store.search(run_id, order=order, limit=PAGE, offset=first, **merge_filter.kwargs)
+
+
 class MergeTableModel(ListTableModel):
     """Merges of one run, read lazily from a RunStore, optionally filtered and sorted."""
 
     headers = HEADERS
+    sigPageArrived = Signal(int, int)  # first and last row of a page read in the background
 
     def __init__(self, store: RunStore | None = None, parent: Any = None) -> None:
         super().__init__(parent)
@@ -105,13 +130,52 @@ class MergeTableModel(ListTableModel):
         self.stale = False  # a search's count is behind `note_total`
         self.mono_font = QFont("monospace")
         self.mono_font.setStyleHint(QFont.StyleHint.Monospace)
+        self._generation = 0  # bumped when the run, filter or sort changes
+        # Bumped when training reshuffles a sort: pages read before stay on show (`_stale`, the
+        # same order a moment ago) until their fresh read arrives, so a sorted list that grows
+        # faster than a page is read never sits on placeholders.
+        self._version = 0
+        self._stale: dict[int, list[StoredMerge]] = {}
+        self._reader: PageReader | None = None
+
+    def read_in_background(self) -> None:
+        """Read uncached pages off the UI thread from now on (call `shutdown` when done)."""
+        if self._reader is None:
+            self._reader = PageReader(self)
+            self._reader.sigPage.connect(self._page_arrived)
+
+    def shutdown(self) -> None:
+        """Stop the background reader (waits for a running read); pages then read at once."""
+        if self._reader is not None:
+            self._reader.shutdown()
+            self._reader = None
+
+    def pages_pending(self) -> bool:
+        return self._reader is not None and self._reader.busy()
+
+    def _drop_pages(self) -> None:
+        """Cached pages and pages in flight belong to another run, filter or sort."""
+        self._pages = {}
+        self._stale = {}
+        self._generation += 1
+        if self._reader is not None:
+            self._reader.forget()
+
+    def _reshuffle(self, keep: dict[int, list[StoredMerge]]) -> None:
+        """Merges were added: pages but `keep` may have moved. Read them again (and with a
+        background reader show the old ones meanwhile)."""
+        if self._reader is not None:
+            self._stale.update((n, p) for n, p in self._pages.items() if n not in keep)
+            self._reader.forget()
+        self._pages = keep
+        self._version += 1
 
     # --- what to show ----------------------------------------------------------------------
     def set_run(self, store: RunStore | None, run_id: int | None, total: int = 0) -> None:
         self.beginResetModel()
         self.store = store
         self.run_id = run_id
-        self._pages = {}
+        self._drop_pages()
         self._names = {}
         self._total = total if store is not None and run_id is not None else 0
         self.highlight_from = None
@@ -124,14 +188,14 @@ class MergeTableModel(ListTableModel):
         count = self._matches(merge_filter)
         self.beginResetModel()
         self.filter = merge_filter
-        self._pages = {}
+        self._drop_pages()
         self._count = count
         self.endResetModel()
 
     def set_order(self, order: str) -> None:
         self.beginResetModel()
         self.order = order
-        self._pages = {}
+        self._drop_pages()
         self.endResetModel()
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
@@ -167,9 +231,9 @@ class MergeTableModel(ListTableModel):
             return
         if self.order == "rank" and not self.filter:
             # Pages wholly before the old end stay true; a partial last page is read again.
-            self._pages = {n: p for n, p in self._pages.items() if len(p) == PAGE}
+            self._reshuffle({n: p for n, p in self._pages.items() if len(p) == PAGE})
         else:
-            self._pages = {}  # newest first or a sort puts new merges anywhere: read again
+            self._reshuffle({})  # newest first or a sort puts new merges anywhere: read again
         self.beginInsertRows(QModelIndex(), self._count, count - 1)
         self._count = count
         self.endInsertRows()
@@ -196,6 +260,56 @@ class MergeTableModel(ListTableModel):
             page = self._pages[row // PAGE] = self._read_page(row // PAGE)
         return page[row % PAGE]
 
+    def cached_merge(self, row: int) -> StoredMerge | None:
+        """The merge at `row` if its page is at hand; else None, and with a background reader
+        the page is asked for (`dataChanged` follows when it arrives)."""
+        number = row // PAGE
+        page = self._pages.get(number)
+        if page is None:
+            if self._reader is None:
+                return self.merge_at(row)
+            self._request(number)
+            page = self._stale.get(number)
+            if page is None:
+                return None
+        return page[row % PAGE]  # IndexError past a short page (the store is behind)
+
+    def _rank_of_row(self, row: int) -> int | None:
+        """A row's rank without its page: known in unfiltered rank or newest order."""
+        if self.filter:
+            return None
+        if self.order == "rank":
+            return row
+        if self.order == "newest":
+            return self._total - 1 - row
+        return None
+
+    def _request(self, number: int) -> None:
+        assert self._reader is not None and self.store is not None and self.run_id is not None
+        run_id, order, merge_filter, total = self.run_id, self.order, self.filter, self._total
+        self._reader.request(
+            (self._generation, self._version, number),
+            self.store,
+            run_id,
+            lambda store: read_page(store, run_id, order, merge_filter, total, number),
+        )
+
+    def _page_arrived(self, answer: PageAnswer) -> None:
+        generation, version, number = answer.key
+        if generation != self._generation:
+            return  # read for an older run, filter or sort
+        if version == self._version:
+            self._pages[number] = answer.merges
+            self._stale.pop(number, None)
+        else:  # read before merges were added: on show until the fresh read (asked by data())
+            self._stale[number] = answer.merges
+        self._names.update(answer.names)
+        first = number * PAGE
+        last = min(first + PAGE, self._count) - 1
+        if last >= first:
+            self.dataChanged.emit(self.index(first, 0), self.index(last, len(HEADERS) - 1))
+            self.sigPageArrived.emit(first, last)
+
     def row_of_rank(self, rank: int) -> int | None:
         """The row showing merge `rank` (unfiltered rank order: a sum; else a search)."""
         if not self.filter and self.order == "rank":
@@ -218,18 +332,7 @@ class MergeTableModel(ListTableModel):
 
     def _read_page(self, number: int) -> list[StoredMerge]:
         assert self.store is not None and self.run_id is not None
-        first = number * PAGE
-        if not self.filter and self.order == "rank":
-            page = self.store.merges(self.run_id, after_rank=first - 1, limit=PAGE)
-        elif not self.filter and self.order == "newest":
-            high = self._total - 1 - first
-            page = self.store.merges(
-                self.run_id, after_rank=max(high - PAGE, -1), limit=min(PAGE, high + 1)
-            )[::-1]
-        else:
-            page = self.store.search(
-                self.run_id, order=self.order, limit=PAGE, offset=first, **self.filter.kwargs
-            )
+        page = read_page(self.store, self.run_id, self.order, self.filter, self._total, number)
         self._names.update((m.new_id, readable(m.token)) for m in page)
         return page
 
@@ -240,23 +343,35 @@ class MergeTableModel(ListTableModel):
     def data(self, index: _INDEX, role: int = Qt.ItemDataRole.DisplayRole) -> object:
         if not index.isValid() or index.row() >= self._count:
             return None
-        try:
-            merge = self.merge_at(index.row())
-        except IndexError:
-            return None
         column = index.column()
-        if role == Qt.ItemDataRole.DisplayRole:
-            return self._display(merge, column)
         if role == Qt.ItemDataRole.TextAlignmentRole:
             if column in (TOKEN, LEFT, RIGHT):
                 return int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.FontRole and column in (TOKEN, LEFT, RIGHT):
             return self.mono_font
-        if role == Qt.ItemDataRole.BackgroundRole and self.highlight_from is not None:
-            if merge.rank >= self.highlight_from:
-                return NEWEST if merge.rank == self._total - 1 else RECENT
+        if role not in (
+            Qt.ItemDataRole.DisplayRole,
+            Qt.ItemDataRole.BackgroundRole,
+            Qt.ItemDataRole.ToolTipRole,
+            Qt.ItemDataRole.UserRole,
+        ):
             return None
+        try:
+            merge = self.cached_merge(index.row())
+        except IndexError:
+            return None
+        rank = merge.rank if merge is not None else self._rank_of_row(index.row())
+        if role == Qt.ItemDataRole.BackgroundRole:
+            if self.highlight_from is not None and rank is not None and rank >= self.highlight_from:
+                return NEWEST if rank == self._total - 1 else RECENT
+            return None
+        if merge is None:  # the page is on its way
+            if role == Qt.ItemDataRole.DisplayRole and column in (TOKEN, LEFT, RIGHT):
+                return PENDING
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._display(merge, column)
         if role == Qt.ItemDataRole.ToolTipRole and column == TOKEN:
             return f"bytes: {merge.token.hex(' ')}\nties at merge: {merge.ties}"
         if role == Qt.ItemDataRole.UserRole:
@@ -280,6 +395,13 @@ class MergeTableModel(ListTableModel):
     def text(self, row: int, column: int) -> str:
         """What cell (row, column) shows, without a trip through Qt (for measuring)."""
         return self._display(self.merge_at(row), column)
+
+    def cached_text(self, row: int, column: int) -> str | None:
+        """What cell (row, column) shows if its page is at hand (column fitting), else None."""
+        page = self._pages.get(row // PAGE)
+        if page is None or row % PAGE >= len(page):
+            return None
+        return self._display(page[row % PAGE], column)
 
     def _display(self, merge: StoredMerge, column: int) -> str:
         if column == RANK:
