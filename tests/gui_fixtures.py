@@ -86,15 +86,27 @@ def window(qtbot, settings_path: Path, db_path: Path):
 
 def train_in_window(qtbot, db_path: Path, paths: list[Path], vocab: int) -> None:
     """Open a window on `db_path`, train `paths` to `vocab` with the Train button, close it."""
-    from PySide6.QtCore import Qt
-
     settings = db_path.with_suffix(".ini")
     win = make_window(settings, db_path)
     win.show()
     try:
         win.load_corpus(list(paths))
-        win.controls.vocab.setValue(vocab)
-        qtbot.mouseClick(win.controls.buttons["train"], Qt.MouseButton.LeftButton)
-        qtbot.waitUntil(lambda: win.mode == "finished", timeout=COLD_START_MS)
+        train_to(qtbot, win, vocab)
     finally:
         close_window(qtbot, win)
+
+
+def click(qtbot, window, name: str) -> None:
+    """Click a training button as a user would; it must be enabled."""
+    from PySide6.QtCore import Qt
+
+    button = window.controls.buttons[name]
+    assert button.isEnabled(), f"{name} is disabled in mode {window.mode}"
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+
+
+def train_to(qtbot, window, vocab: int) -> None:
+    """Set the vocab size, press Train and wait for the run to finish."""
+    window.controls.vocab.setValue(vocab)
+    click(qtbot, window, "train")
+    qtbot.waitUntil(lambda: window.mode == "finished", timeout=COLD_START_MS)

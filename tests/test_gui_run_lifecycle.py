@@ -10,30 +10,19 @@ pytest.importorskip("pytestqt")
 
 from gui_fixtures import (  # noqa: E402
     COLD_START_MS,
+    click,
     close_window,
     db_path,  # noqa: F401
     make_window,
     no_qthread_left,  # noqa: F401  (autouse fixture)
     settings_path,  # noqa: F401
+    train_to,
     window,  # noqa: F401
 )
-from PySide6.QtCore import Qt  # noqa: E402
 
 from workbench.store import RunStore  # noqa: E402
 
 WAIT_MS = COLD_START_MS
-
-
-def click(qtbot, win, name: str) -> None:
-    button = win.controls.buttons[name]
-    assert button.isEnabled(), f"{name} is disabled in mode {win.mode}"
-    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
-
-
-def train_to(qtbot, win, vocab: int) -> None:
-    win.controls.vocab.setValue(vocab)
-    click(qtbot, win, "train")
-    qtbot.waitUntil(lambda: win.mode == "finished", timeout=WAIT_MS)
 
 
 def test_deleting_the_live_run_leaves_a_working_window(qtbot, window):

@@ -16,11 +16,13 @@ pytest.importorskip("pytestqt")
 
 from gui_fixtures import (  # noqa: E402
     COLD_START_MS,
+    click,
     close_window,
     db_path,  # noqa: F401
     make_window,
     no_qthread_left,  # noqa: F401  (autouse fixture)
     settings_path,  # noqa: F401
+    train_to,
     window,  # noqa: F401
 )
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl  # noqa: E402
@@ -30,12 +32,6 @@ from workbench.gui.resources import demo_corpus  # noqa: E402
 from workbench.store import RunStore  # noqa: E402
 
 WAIT_MS = COLD_START_MS
-
-
-def click(qtbot, window, name: str) -> None:
-    button = window.controls.buttons[name]
-    assert button.isEnabled(), f"{name} is disabled in mode {window.mode}"
-    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
 
 
 def shown_rows(model) -> list[tuple]:
@@ -50,12 +46,6 @@ def stored_rows(store: RunStore, run_id: int, **search) -> list[tuple]:
         store.search(run_id, limit=10**6, **search) if search else store.merges(run_id, limit=10**6)
     )
     return [(m.rank, m.new_id, m.left_id, m.right_id, m.token, m.count, m.length) for m in merges]
-
-
-def train_to(qtbot, window, vocab: int) -> None:
-    window.controls.vocab.setValue(vocab)
-    click(qtbot, window, "train")
-    qtbot.waitUntil(lambda: window.mode == "finished", timeout=WAIT_MS)
 
 
 def test_first_start_loads_the_demo_corpus_and_counts_it(qtbot, window):
