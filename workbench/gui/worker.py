@@ -166,8 +166,7 @@ class TrainWorker(QObject):
         except WorkbenchError as exc:
             self.sigFailed.emit(str(exc))
             return
-        self.run_id = self.session.run_id if self.session.run_id is not None else -1
-        self.sigRunStarted.emit(self.run_id)
+        self._announce_run()
         self._run(config.vocab_size, None)
 
     @Slot(object, object, object)
@@ -199,8 +198,7 @@ class TrainWorker(QObject):
             except WorkbenchError as exc:
                 self.sigFailed.emit(str(exc))
                 return
-            self.run_id = self.session.run_id if self.session.run_id is not None else -1
-            self.sigRunStarted.emit(self.run_id)
+            self._announce_run()
             reason = self._run(step.config.vocab_size, None)
             if reason is None or reason in (
                 StopReason.PAUSED,
@@ -246,8 +244,7 @@ class TrainWorker(QObject):
         except WorkbenchError as exc:
             self.sigFailed.emit(f"cannot continue run {run_id}: {exc}")
             return
-        self.run_id = run_id
-        self.sigRunStarted.emit(run_id)
+        self._announce_run()
         self._run(target, max_merges)
 
     @Slot()
@@ -279,6 +276,11 @@ class TrainWorker(QObject):
             self.sigFailed.emit(str(exc))
             return None
         return result
+
+    def _announce_run(self) -> None:
+        """Tell the window which stored run the new session writes (-1: not recorded)."""
+        self.run_id = self.session.run_id if self.session.run_id is not None else -1
+        self.sigRunStarted.emit(self.run_id)
 
     def _end_session(self) -> None:
         if self.session is not None:

@@ -309,14 +309,8 @@ class RunSession:
 
     def stop(self) -> None:
         """A person's Stop: the run is finished where it stands."""
-        self.end(RunState.DONE, StopReason.STOPPED if not self._loop_ended else None)
-
-    @property
-    def _loop_ended(self) -> bool:
-        return self.stop_reason is not None and self.stop_reason not in (
-            StopReason.PAUSED,
-            StopReason.STEPPED,
-        )
+        # A run the merge loop finished keeps its reason; one paused or not started is stopped.
+        self.end(RunState.DONE, None if self.state is RunState.DONE else StopReason.STOPPED)
 
     # -- results ---------------------------------------------------------------------------
 
