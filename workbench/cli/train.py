@@ -10,6 +10,7 @@ every merge in the run store as they stream (`--db FILE`, default the user's dat
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -123,15 +124,41 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _count(args, config, bar, interrupted):
+def _quick_start(args, config):
+    """On a first start, a small run starts at once (see `warmup.quick_start`), or None."""
+    if args.from_counts:
+        return None
+    from workbench.engine.corpus import list_corpus
+    from workbench.engine.warmup import quick_start
+
+    try:
+        corpus_bytes = sum(list_corpus(args.paths).sizes)
+    except (WorkbenchError, OSError, ValueError):
+        return None  # counting reports it, in its own words
+    quick = quick_start(
+        config.pattern_string, config.tie_break, corpus_bytes, config.pretokenizer == "auto"
+    )
+    if quick is not None and not args.quiet:
+        print(
+            "preparing the fast kernels in the background (first start only); "
+            "training starts at once and moves to them when they are ready",
+            file=sys.stderr,
+        )
+    return quick
+
+
+def _count(args, config, bar, interrupted, quick=None):
     from workbench.engine.warmup import prepare_training
     from workbench.session.counting import count_paths
 
-    prepare_training(  # first start only: compile the kernels, and say so (not corpus time)
-        config.pattern_string,
-        scanner_path=config.pretokenizer == "auto" and not args.from_counts,
-        notice=None if args.quiet else lambda line: print(line, file=sys.stderr),
-    )
+    if quick is None:
+        prepare_training(  # first start only: compile the kernels, and say so (not corpus time)
+            config.pattern_string,
+            scanner_path=config.pretokenizer == "auto" and not args.from_counts,
+            notice=None if args.quiet else lambda line: print(line, file=sys.stderr),
+        )
+    elif not quick.use_scanner:  # the same pieces, without waiting for the scanner to compile
+        config = dataclasses.replace(config, pretokenizer="regex")
     if args.from_counts:  # counts made by `bpe-workbench count` replace the counting
         from workbench.engine.counts_file import read_counts
         from workbench.session.run import Counted
@@ -149,7 +176,9 @@ def _count(args, config, bar, interrupted):
     return counted
 
 
-def _train(counted, config, store_path, name, bar, interrupted, out, formats, sweep=None):
+def _train(
+    counted, config, store_path, name, bar, interrupted, out, formats, sweep=None, quick=None
+):
     """One run on counted text: train, export, end. Returns the ended session and files."""
     from workbench.session.run import RunSession
     from workbench.session.states import StopReason
@@ -159,7 +188,10 @@ def _train(counted, config, store_path, name, bar, interrupted, out, formats, sw
     def show(batch) -> None:
         bar.show("merge", batch.vocab_size - len(config.special_tokens) - 256, target)
 
-    with RunSession.start(counted, config, store_path, name, [show], sweep=sweep) as session:
+    ready = quick.kernels_ready if quick is not None else None
+    with RunSession.start(
+        counted, config, store_path, name, [show], sweep=sweep, kernels_ready=ready
+    ) as session:
         reason = session.advance(should_stop=interrupted.check)
         bar.end()
         if reason is StopReason.INTERRUPTED:
@@ -170,10 +202,16 @@ def _train(counted, config, store_path, name, bar, interrupted, out, formats, sw
 
 def _train_one(args, config, store_path, formats, bar, interrupted) -> None:
     started = time.perf_counter()
-    counted = _count(args, config, bar, interrupted)
-    session, written = _train(
-        counted, config, store_path, args.name, bar, interrupted, args.out, formats
-    )
+    quick = _quick_start(args, config)
+    try:
+        counted = _count(args, config, bar, interrupted, quick)
+        session, written = _train(
+            counted, config, store_path, args.name, bar, interrupted, args.out, formats,
+            quick=quick,
+        )  # fmt: skip
+    finally:
+        if quick is not None:
+            quick.close()
     _summary(counted.stats, session, time.perf_counter() - started, written)
 
 

@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from workbench.engine import _encode_kernels, _train_kernels, scanner
 from workbench.engine.config import TrainConfig
+from workbench.engine.errors import CancelledError
 from workbench.engine.patterns import resolve
 from workbench.engine.words import WordTable
 
@@ -86,6 +89,23 @@ _STAGES: dict[str, tuple[str, Callable[[str], None], Callable[[str], Sequence]]]
 # two cores finish all four in about the time of two. This process compiles its own stages
 # first, then loads the helper's.
 _HELPER_STAGES = ("index", "merges")
+# A quick start (see `quick_start`) compiles everything in the helper, the trainer first: this
+# process keeps its core and the GIL for counting and training in Python meanwhile.
+_QUICK_ORDER = ("index", "merges", "pretokenizer", "encoder")
+
+
+# Helper processes running now, so a closing app can stop them (`stop_compiling`).
+_LIVE: set[subprocess.Popen] = set()
+_STOPPED = threading.Event()
+
+
+def stop_compiling() -> None:
+    """Stop this process's helper compiles for good (the app is closing): `warm_up` calls in
+    progress raise CancelledError instead of compiling here, and later ones start none."""
+    _STOPPED.set()
+    for proc in list(_LIVE):
+        if proc.poll() is None:
+            proc.terminate()
 
 
 def stages(pattern: str = "gpt2") -> list[str]:
@@ -112,17 +132,25 @@ def warm_up(
     progress: Progress | None = None,
     helper: bool = True,
     only: Sequence[str] | None = None,
+    helper_takes_all: bool = False,
 ) -> list[str]:
     """Compile or load every kernel a run with `pattern` needs (or the stages in `only`); returns
     the stages that were not ready (compiled now: empty on any start after the first).
     `progress(done, total, stage)` is called before each stage with done = stages finished, and
     once at the end. With `helper`, the trainer's stages, when missing and not alone, compile in
-    a second process at the same time (this process then reports its own stages first)."""
+    a second process at the same time (this process then reports its own stages first).
+    `helper_takes_all`: every missing stage compiles in the helper, the trainer's first, and
+    this process only loads them (it is busy counting and training in Python meanwhile)."""
+    _check_not_stopped()
     keys = [key for key in stages(pattern) if only is None or key in only]
+    if helper_takes_all:
+        keys.sort(key=_QUICK_ORDER.index)
     missing = [key for key in keys if is_ready(key, pattern) is False]
     in_helper = [key for key in keys if key in missing and key in _HELPER_STAGES]
+    if helper_takes_all:
+        in_helper = missing
     proc = None
-    if helper and in_helper and len(missing) > len(in_helper):
+    if helper and in_helper and (helper_takes_all or len(missing) > len(in_helper)):
         proc = _start_helper(pattern, in_helper)
     if proc is not None:  # this process's own stages first, while the helper works
         keys = [key for key in keys if key not in in_helper] + in_helper
@@ -132,6 +160,7 @@ def warm_up(
             name, run, _ = _STAGES[key]
             if proc is not None and key in in_helper:
                 _wait_for(proc, key, done, total, progress)
+                _check_not_stopped()  # the helper was stopped: do not compile here instead
             elif progress is not None:
                 progress(done, total, name)
             run(pattern)  # compiles, or loads what the helper (or an earlier start) cached
@@ -140,6 +169,7 @@ def warm_up(
             assert proc.stdout is not None
             proc.stdout.close()
             proc.wait()
+            _LIVE.discard(proc)
     if progress is not None:
         progress(total, total, "ready")
     return missing
@@ -155,6 +185,84 @@ def prepare_training(
     if notice is not None and any(is_ready(key, pattern) is False for key in keys):
         notice("preparing the fast kernels (first start only; later runs load them from cache)")
     return warm_up(pattern, only=only)
+
+
+# Corpora up to this size are counted with `regex` while the scanner is not compiled: `regex`
+# reads a few MB a second, so a small corpus is counted before the scanner would be ready.
+QUICK_COUNT_BYTES = 8 << 20
+
+
+@dataclass
+class QuickStart:
+    """How a run starts on a first start without waiting for the compiler (`quick_start`)."""
+
+    use_scanner: bool  # False: count with `regex` this time (same pieces, no compile)
+    kernels_ready: Callable[[], bool] | None  # for `starting_trainer.trainer_for`
+    close: Callable[[], None]  # stop the helper process if it still compiles
+
+
+def quick_start(
+    pattern: str, tie_break: str, corpus_bytes: int, scanner_path: bool = True
+) -> QuickStart | None:
+    """Start a small LEX run at once on a first start: count with `regex` when the scanner is
+    not compiled, train in Python while a helper process compiles the trainer's kernels, then
+    hand over to them (`starting_trainer`). None: the usual path applies (everything is
+    compiled already, or the run is large or in HF mode, where waiting for the kernels is
+    quicker or required); call `prepare_training` then."""
+    trainer_ready = all(is_ready(key, pattern) is not False for key in ("index", "merges"))
+    scanner_ready = not scanner_path or is_ready("pretokenizer", pattern) is not False
+    if trainer_ready and scanner_ready:
+        return None
+    if tie_break == "hf" or corpus_bytes > QUICK_COUNT_BYTES:
+        return None
+    if trainer_ready:
+        return QuickStart(use_scanner=False, kernels_ready=None, close=lambda: None)
+    background = BackgroundCompile(pattern, ["index", "merges"])
+    return QuickStart(
+        use_scanner=scanner_ready and scanner_path,
+        kernels_ready=background.ready,
+        close=background.close,
+    )
+
+
+class BackgroundCompile:
+    """Stages compiling in a helper process; `ready()` once all are in the cache (or the
+    helper could not run: then the first use compiles them here, as without a helper)."""
+
+    def __init__(self, pattern: str, keys: list[str]) -> None:
+        self._left = set(keys)
+        self._done = threading.Event()
+        self._proc = _start_helper(pattern, keys)
+        if self._proc is None:
+            self._done.set()
+            return
+        self._thread = threading.Thread(target=self._follow, name="kernel-helper", daemon=True)
+        self._thread.start()
+
+    def _follow(self) -> None:
+        assert self._proc is not None and self._proc.stdout is not None
+        try:
+            for line in self._proc.stdout:
+                self._left.discard(line.strip())
+                if not self._left:
+                    break
+        except (OSError, ValueError):
+            pass  # closed under us: `close` was called
+        self._done.set()
+
+    def ready(self) -> bool:
+        return self._done.is_set()
+
+    def close(self) -> None:
+        if self._proc is None:
+            return
+        if self._proc.poll() is None:
+            self._proc.terminate()  # Numba writes cache files whole (temp file, then rename)
+        self._proc.wait()
+        _LIVE.discard(self._proc)
+        self._thread.join(5)  # it sees the pipe's end once the helper is gone
+        if self._proc.stdout is not None:
+            self._proc.stdout.close()
 
 
 def _cached(kernel: object) -> bool | None:
@@ -175,11 +283,18 @@ def _start_helper(pattern: str, keys: list[str]) -> subprocess.Popen | None:
         return None  # a bundled app: sys.executable is the app, not a Python that takes -m
     argv = [sys.executable, "-m", "workbench.engine.warmup", pattern, *keys]
     try:
-        return subprocess.Popen(
+        proc = subprocess.Popen(
             argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, bufsize=1
         )
     except OSError:
         return None  # no helper: this process compiles everything, as before
+    _LIVE.add(proc)
+    return proc
+
+
+def _check_not_stopped() -> None:
+    if _STOPPED.is_set():
+        raise CancelledError("the app is closing: kernels are not prepared")
 
 
 def _wait_for(proc: subprocess.Popen, key: str, done: int, total: int, progress) -> None:

@@ -551,7 +551,7 @@ class MainWindow(QMainWindow):
     # --- worker answers --------------------------------------------------------------------
     def _on_stage(self, text: str) -> None:
         self.status.stage.setText(text)
-        if text == "Training":
+        if text.startswith("Training"):
             self.meter.start(self.merges_done)
 
     def _on_corpus(self, report: CorpusReport) -> None:
@@ -674,8 +674,8 @@ class MainWindow(QMainWindow):
     def _on_warm_progress(self, done: int, total: int, stage: str, compiling: bool) -> None:
         """The truth about a first start: what is compiling, k of n (not "Reading the corpus")."""
         self.kernels_compiled = compiling
-        if not compiling or done >= total:
-            return
+        if not compiling or done >= total or self.mode == "training":
+            return  # a first start's run trains in Python meanwhile: its status stays
         text = f"Preparing the fast kernels (first start only) — {done + 1} of {total}: {stage}"
         self.status.stage.setText(text)
 
@@ -776,6 +776,10 @@ class MainWindow(QMainWindow):
         if self.threads_running():
             event.ignore()
             self.hide()
+            if self.warm_thread.isRunning():  # a first start's compile need not finish now
+                from workbench.engine.warmup import stop_compiling
+
+                stop_compiling()
             self.worker.request_interrupt()
             self._shutdown()
             return

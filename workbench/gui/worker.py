@@ -13,7 +13,7 @@ import contextlib
 import gc
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,23 @@ class IdleState:
     merges: int
     vocab_size: int
     can_continue: bool
+
+
+_NOW = threading.Event()
+_NOW.set()
+TRAINING_IN_PYTHON = "Training (in Python until the fast kernels are ready: first start only)"
+
+
+def _small_corpus(paths: tuple[str, ...]) -> bool:
+    """Whether the corpus is small enough to count with `regex` rather than wait for the
+    scanner to compile (an unreadable path: no, counting then reports it)."""
+    from workbench.engine.corpus import list_corpus
+    from workbench.engine.warmup import QUICK_COUNT_BYTES
+
+    try:
+        return sum(list_corpus(paths).sizes) <= QUICK_COUNT_BYTES
+    except (WorkbenchError, OSError, ValueError):
+        return False
 
 
 def _corpus_key(paths: tuple[str, ...], config: TrainConfig) -> tuple[Any, ...]:
@@ -103,6 +120,7 @@ class TrainWorker(QObject):
         self._corpus: tuple[tuple[Any, ...], Any] | None = None
         self._report: CorpusReport | None = None
         self.session: RunSession | None = None
+        self._stage_words = "Training"  # what the status says while this run trains
         self.run_id = -1
         self.sigAnalyzeRequested.connect(self.analyze)
         self.sigTrainRequested.connect(self.train)
@@ -156,12 +174,19 @@ class TrainWorker(QObject):
     def train(self, paths: tuple[str, ...], config: TrainConfig) -> None:
         """Start a new run: count (or reuse the counts), open a store run, train to the target."""
         self._end_session()
-        result = self._prepare(paths, config)
+        result = self._prepare(paths, config, quick=True)
         if result is None:
             return
+        # First start: a small run trains in Python while the kernels compile (in a helper
+        # process), then moves to them; otherwise the kernels are ready here.
+        ready = None if self.warm.is_set() else self.warm.is_set
         try:
             self.session = RunSession.start(
-                Counted(result, paths), config, self.db_path, listeners=[self.sigBatch.emit]
+                Counted(result, paths),
+                config,
+                self.db_path,
+                listeners=[self.sigBatch.emit, self._on_batch_stage],
+                kernels_ready=ready,
             )
         except WorkbenchError as exc:
             self.sigFailed.emit(str(exc))
@@ -262,12 +287,16 @@ class TrainWorker(QObject):
         self.sigShutDown.emit()
 
     # --- stages ----------------------------------------------------------------------------
-    def _prepare(self, paths: tuple[str, ...], config: TrainConfig) -> Any:
+    def _prepare(self, paths: tuple[str, ...], config: TrainConfig, quick: bool = False) -> Any:
         """The corpus counted and the kernels ready, or None (said to the window) when it was
-        stopped or could not be read."""
+        stopped or could not be read. `quick`: on a first start, a run the Python trainer can
+        start (`starting_trainer`) does not wait for the trainer's kernels."""
+        from workbench.engine.starting_trainer import python_can_start
+
         try:
             result = self._count(paths, config)
-            self._wait_for_kernels()
+            if not (quick and python_can_start(result.words, config)):
+                self._wait_for_kernels()
         except Cancelled:
             self.sigStage.emit("Stopped")
             self.sigIdle.emit(IdleState(StopReason.STOPPED, 0, 0, False))
@@ -294,7 +323,10 @@ class TrainWorker(QObject):
         if self._corpus is not None and self._corpus[0] == key:
             self.sigCorpus.emit(self._report)  # a new run's charts need the corpus size too
             return self._corpus[1]
-        self._wait_for(self.counting_ready)
+        if not self.counting_ready.is_set() and _small_corpus(paths):
+            # First start: `regex` counts a small corpus before the scanner would compile.
+            config = replace(config, pretokenizer="regex")
+        self._wait_for(self.counting_ready if config.pretokenizer == "auto" else _NOW)
         self.sigStage.emit("Reading the corpus")
         try:
             result = count_corpus(
@@ -334,10 +366,22 @@ class TrainWorker(QObject):
             if self.stop_flag.is_set() or self.cancel_flag.is_set():
                 raise Cancelled
 
+    def _training_words(self) -> str:
+        trainer = self.session.trainer if self.session is not None else None
+        return TRAINING_IN_PYTHON if getattr(trainer, "in_python", False) else "Training"
+
+    def _on_batch_stage(self, batch: Any) -> None:
+        """Say "Training" again once a first start's run has moved to the fast kernels."""
+        words = self._training_words()
+        if words != self._stage_words:
+            self._stage_words = words
+            self.sigStage.emit(words)
+
     def _run(self, target: int | None, max_merges: int | None) -> StopReason | None:
         """The loop: the session writes each batch to the store, then announces it."""
         session = self.session
-        self.sigStage.emit("Training")
+        self._stage_words = self._training_words()
+        self.sigStage.emit(self._stage_words)
         # Each batch makes thousands of objects that live on (merge tuples, store rows), so the
         # cyclic GC runs full collections during training, and a full collection walks every
         # object of the process (Qt wrappers, pyqtgraph, Numba's compiler state: ~200k) while
@@ -372,10 +416,12 @@ class KernelWarmer(QObject):
     """Compiles (first start) or loads (later starts) the Numba kernels in its own thread.
 
     Separate from the training worker so the window stays live and says what it waits for.
-    The pre-tokenizer comes first (`counting` is set when it is ready: counting the corpus
-    waits for it, so a first start's compile is never counted as corpus time), while the
-    trainer's stages compile in a helper process at the same time (`engine.warmup`); `done`
-    is set when training can start. The encoder follows last, for the Tokens tab.
+    `counting` is set when the pre-tokenizer is ready (counting a large corpus waits for it, so
+    a first start's compile is never counted as corpus time; a small one is counted with
+    `regex` meanwhile), `done` when the trainer's kernels are (a small run trains in Python
+    until then). On a first start both compile in helper processes at the same time, so this
+    process keeps the GIL free for the window, counting and the Python trainer; later starts
+    load them from Numba's cache here. The encoder follows last, for the Tokens tab.
     """
 
     sigWarm = Signal(float)  # seconds it took
@@ -396,20 +442,17 @@ class KernelWarmer(QObject):
         from workbench.engine import warmup
 
         started = time.perf_counter()
-        training = ("pretokenizer", "index", "merges")
+        trainer = ("index", "merges")
+        scanner = tuple(key for key in ("pretokenizer",) if key in warmup.stages(self.pattern))
         try:
             compiling = any(
-                warmup.is_ready(key, self.pattern) is False
-                for key in warmup.stages(self.pattern)
-                if key in training
+                warmup.is_ready(key, self.pattern) is False for key in (*scanner, *trainer)
             )
-
-            def progress(done: int, total: int, stage: str) -> None:
-                if done >= 1 or "pretokenizer" not in warmup.stages(self.pattern):
-                    self.counting.set()  # the pre-tokenizer stage runs first
-                self.sigProgress.emit(done, total, stage, compiling)
-
-            warmup.warm_up(self.pattern, progress, only=training)
+            if not compiling:
+                self.sigProgress.emit(0, 1, "loading", False)
+                warmup.warm_up(self.pattern, only=(*scanner, *trainer))
+            else:
+                self._compile(warmup, scanner, trainer)
         except Exception as exc:  # the kernels then compile lazily on first use
             self.sigFailed.emit(f"could not prepare the fast kernels: {exc}")
         finally:
@@ -418,4 +461,41 @@ class KernelWarmer(QObject):
         self.sigWarm.emit(time.perf_counter() - started)
         # The encoder, for the Tokens tab; if this fails, the tab compiles it on first use.
         with contextlib.suppress(Exception):
-            warmup.warm_up(self.pattern, only=("encoder",))
+            warmup.warm_up(self.pattern, only=("encoder",), helper_takes_all=compiling)
+
+    def _compile(self, warmup: Any, scanner: tuple[str, ...], trainer: tuple[str, ...]) -> None:
+        """First start: the trainer's and the pre-tokenizer's kernels compile in two helper
+        processes at once; each event is set as soon as its kernels are loaded here."""
+        total = len(scanner) + len(trainer)
+        left = {"trainer": len(trainer), "pre-tokenizer": len(scanner)}
+        lock = threading.Lock()
+
+        def reporter(part: str):
+            def report(done: int, _total: int, _stage: str) -> None:
+                if done == 0:
+                    return  # a stage starts; only finished ones move the count
+                with lock:
+                    left[part] -= 1
+                    finished = total - sum(left.values())
+                    waiting = " and ".join(name for name, n in left.items() if n > 0)
+                    if waiting:
+                        self.sigProgress.emit(finished, total, waiting, True)
+
+            return report
+
+        def count_side() -> None:
+            try:
+                warmup.warm_up(
+                    self.pattern, reporter("pre-tokenizer"), only=scanner, helper_takes_all=True
+                )
+            finally:
+                self.counting.set()
+
+        self.sigProgress.emit(0, total, "trainer and pre-tokenizer", True)
+        side = threading.Thread(target=count_side, name="scanner-warm-up", daemon=True)
+        side.start()
+        try:
+            warmup.warm_up(self.pattern, reporter("trainer"), only=trainer, helper_takes_all=True)
+            self.done.set()
+        finally:
+            side.join()

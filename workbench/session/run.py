@@ -100,13 +100,16 @@ class RunSession:
         name: str | None = None,
         listeners: Iterable[BatchListener] = (),
         sweep: dict[str, Any] | None = None,
+        kernels_ready: Callable[[], bool] | None = None,
     ) -> RunSession:
         """Index the corpus for training and open a new run in the store (when given).
-        `sweep` tags the run as one of a sweep (`{"id": ..., "index": i, "of": n}`)."""
-        from workbench.engine.trainer import BpeTrainer  # Numba loads here
+        `sweep` tags the run as one of a sweep (`{"id": ..., "index": i, "of": n}`).
+        `kernels_ready`: the trainer's kernels are compiling elsewhere (a first start), so a
+        small run may start in Python and move to them when this says so."""
+        from workbench.engine.starting_trainer import trainer_for  # Numba loads here
 
         started = time.perf_counter()
-        trainer = BpeTrainer(counted.result.words, config)
+        trainer = trainer_for(counted.result.words, config, kernels_ready)
         session = cls(trainer, config, counted, listeners=list(listeners))
         session.timings = {"pretokenize": round(counted.stats.seconds, 3)}
         session.timings["index"] = round(time.perf_counter() - started, 3)
