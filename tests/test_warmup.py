@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 
+import pytest
+
+from workbench.engine.errors import CancelledError
 from workbench.engine.warmup import stages, warm_up
 
 
@@ -33,3 +37,45 @@ def test_the_helper_process_reports_each_stage_it_compiled():
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split() == ["index"]
+
+
+def test_a_quick_start_is_planned_only_for_small_lex_runs_on_a_cold_cache(monkeypatch):
+    from workbench.engine import warmup
+
+    assert warmup.quick_start("gpt2", "lexicographic", 1000) is None  # all compiled here
+    cold = {"pretokenizer"}
+    monkeypatch.setattr(warmup, "is_ready", lambda key, pattern="gpt2": key not in cold)
+    quick = warmup.quick_start("gpt2", "lexicographic", 1000)
+    assert quick is not None and not quick.use_scanner and quick.kernels_ready is None
+    assert warmup.quick_start("gpt2", "hf", 1000) is None  # HF: the kernels only
+    assert warmup.quick_start("gpt2", "lexicographic", warmup.QUICK_COUNT_BYTES + 1) is None
+
+
+def test_closing_the_app_stops_a_helper_compile_without_compiling_here(monkeypatch, tmp_path):
+    """`stop_compiling` ends the helper at once, and the `warm_up` waiting for it raises
+    instead of compiling the stage in this process."""
+    from workbench.engine import warmup
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))  # the helper starts cold
+    monkeypatch.setattr(warmup, "is_ready", lambda key, pattern="gpt2": False)
+    started = threading.Event()
+
+    def progress(done: int, total: int, stage: str) -> None:
+        started.set()
+
+    threading.Timer(1.0, warmup.stop_compiling).start()
+    with pytest.raises(CancelledError):
+        warmup.warm_up("gpt2", progress, only=("merges",), helper_takes_all=True)
+    assert started.is_set() and not warmup._LIVE
+
+
+def test_a_custom_pattern_plans_no_scanner(monkeypatch):
+    from workbench.engine import warmup
+
+    monkeypatch.setattr(warmup, "is_ready", lambda key, pattern="gpt2": False)
+    quick = warmup.quick_start(r"\w+|\W+", "lexicographic", 1000)
+    try:
+        assert quick is not None and not quick.use_scanner
+        assert quick.kernels_ready is not None  # a helper compiles the trainer meanwhile
+    finally:
+        quick.close()

@@ -24,6 +24,7 @@ from workbench.engine.errors import ConfigError
 from workbench.engine.events import MergeBatch
 from workbench.engine.pretokenize import CorpusStats
 from workbench.engine.tokenizer import Tokenizer
+from workbench.session import first_start
 from workbench.session.counting import count_documents, count_paths
 from workbench.session.interrupts import stop_on_signals
 from workbench.session.run import Counted, RunSession
@@ -76,13 +77,21 @@ def train(
         min_frequency=min_frequency,
         on_bad_file="skip" if skip_bad_files else "stop",
     )
-    counted = _count(corpus, config)
-    listeners = [on_merge_batch] if on_merge_batch is not None else []
-    session = RunSession.start(counted, config, db, name=name, listeners=listeners)
-    with session, stop_on_signals() as interrupted:
-        reason = session.advance(should_stop=interrupted.check)
-        if reason is StopReason.INTERRUPTED:
-            raise KeyboardInterrupt
+    # A first start on a small corpus on disk does not wait for the compiler (first_start).
+    quick = first_start.quick_start([corpus], config) if _is_path(corpus) else None
+    try:
+        counted = _count(corpus, first_start.counting_config(config, quick))
+        listeners = [on_merge_batch] if on_merge_batch is not None else []
+        session = RunSession.start(
+            counted, config, db, name=name, listeners=listeners,
+            kernels_ready=first_start.ready(quick),
+        )  # fmt: skip
+        with session, stop_on_signals() as interrupted:
+            reason = session.advance(should_stop=interrupted.check)
+            if reason is StopReason.INTERRUPTED:
+                raise KeyboardInterrupt
+    finally:
+        first_start.close(quick)
     return TrainResult(
         tokenizer=session.tokenizer(),
         merges=session.merges(),

@@ -10,7 +10,6 @@ every merge in the run store as they stream (`--db FILE`, default the user's dat
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -125,19 +124,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _quick_start(args, config):
-    """On a first start, a small run starts at once (see `warmup.quick_start`), or None."""
+    """On a first start, a small run starts at once (see `session.first_start`), or None."""
     if args.from_counts:
         return None
-    from workbench.engine.corpus import list_corpus
-    from workbench.engine.warmup import quick_start
+    from workbench.session.first_start import quick_start
 
-    try:
-        corpus_bytes = sum(list_corpus(args.paths).sizes)
-    except (WorkbenchError, OSError, ValueError):
-        return None  # counting reports it, in its own words
-    quick = quick_start(
-        config.pattern_string, config.tie_break, corpus_bytes, config.pretokenizer == "auto"
-    )
+    quick = quick_start(args.paths, config)
     if quick is not None and not args.quiet:
         print(
             "preparing the fast kernels in the background (first start only); "
@@ -150,6 +142,7 @@ def _quick_start(args, config):
 def _count(args, config, bar, interrupted, quick=None):
     from workbench.engine.warmup import prepare_training
     from workbench.session.counting import count_paths
+    from workbench.session.first_start import counting_config
 
     if quick is None:
         prepare_training(  # first start only: compile the kernels, and say so (not corpus time)
@@ -157,8 +150,8 @@ def _count(args, config, bar, interrupted, quick=None):
             scanner_path=config.pretokenizer == "auto" and not args.from_counts,
             notice=None if args.quiet else lambda line: print(line, file=sys.stderr),
         )
-    elif not quick.use_scanner:  # the same pieces, without waiting for the scanner to compile
-        config = dataclasses.replace(config, pretokenizer="regex")
+    else:  # the same pieces, without waiting for the scanner to compile
+        config = counting_config(config, quick)
     if args.from_counts:  # counts made by `bpe-workbench count` replace the counting
         from workbench.engine.counts_file import read_counts
         from workbench.session.run import Counted
@@ -188,9 +181,10 @@ def _train(
     def show(batch) -> None:
         bar.show("merge", batch.vocab_size - len(config.special_tokens) - 256, target)
 
-    ready = quick.kernels_ready if quick is not None else None
+    from workbench.session.first_start import ready
+
     with RunSession.start(
-        counted, config, store_path, name, [show], sweep=sweep, kernels_ready=ready
+        counted, config, store_path, name, [show], sweep=sweep, kernels_ready=ready(quick)
     ) as session:
         reason = session.advance(should_stop=interrupted.check)
         bar.end()
@@ -201,6 +195,8 @@ def _train(
 
 
 def _train_one(args, config, store_path, formats, bar, interrupted) -> None:
+    from workbench.session.first_start import close
+
     started = time.perf_counter()
     quick = _quick_start(args, config)
     try:
@@ -210,8 +206,7 @@ def _train_one(args, config, store_path, formats, bar, interrupted) -> None:
             quick=quick,
         )  # fmt: skip
     finally:
-        if quick is not None:
-            quick.close()
+        close(quick)
     _summary(counted.stats, session, time.perf_counter() - started, written)
 
 

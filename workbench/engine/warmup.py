@@ -14,6 +14,8 @@ helper process, which fills the shared cache; this process then loads them. Qt-f
 
 from __future__ import annotations
 
+import contextlib
+import os
 import subprocess
 import sys
 import threading
@@ -92,19 +94,53 @@ _HELPER_STAGES = ("index", "merges")
 # A quick start (see `quick_start`) compiles everything in the helper, the trainer first: this
 # process keeps its core and the GIL for counting and training in Python meanwhile.
 _QUICK_ORDER = ("index", "merges", "pretokenizer", "encoder")
+# Helpers compile at a lower priority: on a first start the user's run (counting with `regex`,
+# training in Python) and the window need the cores more than the compile that follows them.
+_HELPER_NICENESS = 5
 
 
-# Helper processes running now, so a closing app can stop them (`stop_compiling`).
+# Helper processes running now, so a closing app can stop them (`stop_compiling`), and those
+# it stopped (a `warm_up` waiting for one then raises instead of compiling here).
 _LIVE: set[subprocess.Popen] = set()
-_STOPPED = threading.Event()
+_STOPPED: set[subprocess.Popen] = set()
+
+
+# Closed while a first start's helper compiles the encoder: threads that would encode wait
+# for it (`wait_for_encoder`) instead of compiling the same kernels again in this process,
+# where no one could stop them when the app closes.
+_ENCODER_OPEN = threading.Event()
+_ENCODER_OPEN.set()
+
+
+def hold_encoder() -> None:
+    """Make `wait_for_encoder` wait (a helper process is compiling the encoder)."""
+    _ENCODER_OPEN.clear()
+
+
+def release_encoder() -> None:
+    _ENCODER_OPEN.set()
+
+
+def encoder_open() -> bool:
+    """Whether encoding now would not wait for a helper's compile."""
+    return _ENCODER_OPEN.is_set()
+
+
+def wait_for_encoder(cancel: threading.Event | None = None) -> bool:
+    """Wait while a helper compiles the encoder; False if `cancel` was set meanwhile."""
+    while not _ENCODER_OPEN.wait(0.1):
+        if cancel is not None and cancel.is_set():
+            return False
+    return cancel is None or not cancel.is_set()
 
 
 def stop_compiling() -> None:
-    """Stop this process's helper compiles for good (the app is closing): `warm_up` calls in
-    progress raise CancelledError instead of compiling here, and later ones start none."""
-    _STOPPED.set()
+    """Stop the helper processes compiling now (the app is closing): the `warm_up` calls
+    waiting for them raise CancelledError instead of compiling here. The encoder stays held
+    (`hold_encoder`), so waiting jobs end when their own cancel is set, compiling nothing."""
     for proc in list(_LIVE):
         if proc.poll() is None:
+            _STOPPED.add(proc)
             proc.terminate()
 
 
@@ -141,7 +177,6 @@ def warm_up(
     a second process at the same time (this process then reports its own stages first).
     `helper_takes_all`: every missing stage compiles in the helper, the trainer's first, and
     this process only loads them (it is busy counting and training in Python meanwhile)."""
-    _check_not_stopped()
     keys = [key for key in stages(pattern) if only is None or key in only]
     if helper_takes_all:
         keys.sort(key=_QUICK_ORDER.index)
@@ -160,7 +195,8 @@ def warm_up(
             name, run, _ = _STAGES[key]
             if proc is not None and key in in_helper:
                 _wait_for(proc, key, done, total, progress)
-                _check_not_stopped()  # the helper was stopped: do not compile here instead
+                if proc in _STOPPED:  # the app is closing: do not compile here instead
+                    raise CancelledError("the app is closing: kernels are not prepared")
             elif progress is not None:
                 progress(done, total, name)
             run(pattern)  # compiles, or loads what the helper (or an earlier start) cached
@@ -170,6 +206,7 @@ def warm_up(
             proc.stdout.close()
             proc.wait()
             _LIVE.discard(proc)
+            _STOPPED.discard(proc)
     if progress is not None:
         progress(total, total, "ready")
     return missing
@@ -210,6 +247,7 @@ def quick_start(
     compiled already, or the run is large or in HF mode, where waiting for the kernels is
     quicker or required); call `prepare_training` then."""
     trainer_ready = all(is_ready(key, pattern) is not False for key in ("index", "merges"))
+    scanner_path = scanner_path and "pretokenizer" in stages(pattern)  # a custom pattern: regex
     scanner_ready = not scanner_path or is_ready("pretokenizer", pattern) is not False
     if trainer_ready and scanner_ready:
         return None
@@ -260,6 +298,7 @@ class BackgroundCompile:
             self._proc.terminate()  # Numba writes cache files whole (temp file, then rename)
         self._proc.wait()
         _LIVE.discard(self._proc)
+        _STOPPED.discard(self._proc)
         self._thread.join(5)  # it sees the pipe's end once the helper is gone
         if self._proc.stdout is not None:
             self._proc.stdout.close()
@@ -292,11 +331,6 @@ def _start_helper(pattern: str, keys: list[str]) -> subprocess.Popen | None:
     return proc
 
 
-def _check_not_stopped() -> None:
-    if _STOPPED.is_set():
-        raise CancelledError("the app is closing: kernels are not prepared")
-
-
 def _wait_for(proc: subprocess.Popen, key: str, done: int, total: int, progress) -> None:
     """Wait until the helper reports `key` compiled (or ends), reporting the stage meanwhile."""
     if progress is not None:
@@ -311,6 +345,8 @@ def _helper_main(argv: list[str]) -> None:
     """`python -m workbench.engine.warmup PATTERN STAGE...`: compile those stages, printing each
     stage's key when its kernels are in the cache."""
     pattern, keys = argv[0], argv[1:]
+    with contextlib.suppress(OSError, AttributeError):  # AttributeError: no nice on Windows
+        os.nice(_HELPER_NICENESS)  # the app's own work (counting, the window) comes first
     for key in keys:
         _STAGES[key][1](pattern)
         print(key, flush=True)

@@ -266,6 +266,7 @@ class MainWindow(QMainWindow):
         self.warm_thread.started.connect(self.warmer.run)
         self.warmer.sigWarm.connect(self._on_warm)
         self.warmer.sigProgress.connect(self._on_warm_progress)
+        self.warmer.sigEncoderReady.connect(self._show_teaching_sample)
         self.warmer.sigFailed.connect(self._on_failed)
         self.warm_thread.finished.connect(self._thread_finished)
         self.controls.sigPatternChanged.connect(self._pattern_changed)
@@ -646,6 +647,11 @@ class MainWindow(QMainWindow):
         rate on a long run never stalls the window.
         """
         if self.run_id is None or not self.teaching.isVisible():
+            return
+        if not self.warmer.encoder.is_set():  # compiling it here would freeze the window
+            self.teaching.newest.setText(
+                "The sample is cut once the encoder is prepared (first start only)."
+            )
             return
         now = time.perf_counter()
         last_at, cost = self._sample_built

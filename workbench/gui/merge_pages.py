@@ -51,7 +51,7 @@ class PageReader(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._lane = JobLane(self)
+        self._lane = JobLane(self, encodes=False)  # store reads only
         self._lane.sigResult.connect(self._done)
         self._lane.sigError.connect(self._failed)
         self._running: Hashable | None = None

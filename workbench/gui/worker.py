@@ -9,7 +9,6 @@ run itself (counting into the store, states, ending exactly once) is the session
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import threading
 import time
@@ -121,6 +120,7 @@ class TrainWorker(QObject):
         self._report: CorpusReport | None = None
         self.session: RunSession | None = None
         self._stage_words = "Training"  # what the status says while this run trains
+        self._trainer: Any = None  # the trainer that run is on
         self.run_id = -1
         self.sigAnalyzeRequested.connect(self.analyze)
         self.sigTrainRequested.connect(self.train)
@@ -367,8 +367,8 @@ class TrainWorker(QObject):
                 raise Cancelled
 
     def _training_words(self) -> str:
-        trainer = self.session.trainer if self.session is not None else None
-        return TRAINING_IN_PYTHON if getattr(trainer, "in_python", False) else "Training"
+        # The trainer of the run `_run` drives (the window may drop `self.session` meanwhile).
+        return TRAINING_IN_PYTHON if getattr(self._trainer, "in_python", False) else "Training"
 
     def _on_batch_stage(self, batch: Any) -> None:
         """Say "Training" again once a first start's run has moved to the fast kernels."""
@@ -380,6 +380,7 @@ class TrainWorker(QObject):
     def _run(self, target: int | None, max_merges: int | None) -> StopReason | None:
         """The loop: the session writes each batch to the store, then announces it."""
         session = self.session
+        self._trainer = session.trainer
         self._stage_words = self._training_words()
         self.sigStage.emit(self._stage_words)
         # Each batch makes thousands of objects that live on (merge tuples, store rows), so the
@@ -427,6 +428,7 @@ class KernelWarmer(QObject):
     sigWarm = Signal(float)  # seconds it took
     sigFailed = Signal(str)
     sigProgress = Signal(int, int, str, bool)  # stages done, of total, next stage, compiling
+    sigEncoderReady = Signal()
 
     def __init__(
         self, done: threading.Event, counting: threading.Event, pattern: str = "gpt2"
@@ -436,6 +438,8 @@ class KernelWarmer(QObject):
         self.done = done
         self.counting = counting
         self.pattern = pattern
+        # Set once encoding compiles nothing: the window's thread must never compile it.
+        self.encoder = threading.Event()
 
     @Slot()
     def run(self) -> None:
@@ -444,24 +448,36 @@ class KernelWarmer(QObject):
         started = time.perf_counter()
         trainer = ("index", "merges")
         scanner = tuple(key for key in ("pretokenizer",) if key in warmup.stages(self.pattern))
+        compiling = False
         try:
             compiling = any(
                 warmup.is_ready(key, self.pattern) is False for key in (*scanner, *trainer)
             )
-            if not compiling:
+            if compiling:
+                warmup.hold_encoder()  # encoding jobs wait for the helper's encoder
+                self._compile(warmup, scanner, trainer)
+            else:
+                warmup.release_encoder()
                 self.sigProgress.emit(0, 1, "loading", False)
                 warmup.warm_up(self.pattern, only=(*scanner, *trainer))
-            else:
-                self._compile(warmup, scanner, trainer)
+        except CancelledError:
+            return  # the app is closing (events set below; the encoder stays held)
         except Exception as exc:  # the kernels then compile lazily on first use
             self.sigFailed.emit(f"could not prepare the fast kernels: {exc}")
         finally:
             self.counting.set()
             self.done.set()
-        self.sigWarm.emit(time.perf_counter() - started)
+            self.sigWarm.emit(time.perf_counter() - started)
         # The encoder, for the Tokens tab; if this fails, the tab compiles it on first use.
-        with contextlib.suppress(Exception):
+        try:
             warmup.warm_up(self.pattern, only=("encoder",), helper_takes_all=compiling)
+        except CancelledError:
+            return
+        except Exception:  # noqa: BLE001 -- it compiles on first use instead
+            pass
+        warmup.release_encoder()
+        self.encoder.set()
+        self.sigEncoderReady.emit()
 
     def _compile(self, warmup: Any, scanner: tuple[str, ...], trainer: tuple[str, ...]) -> None:
         """First start: the trainer's and the pre-tokenizer's kernels compile in two helper
@@ -488,6 +504,8 @@ class KernelWarmer(QObject):
                 warmup.warm_up(
                     self.pattern, reporter("pre-tokenizer"), only=scanner, helper_takes_all=True
                 )
+            except Exception:  # noqa: BLE001 -- closing, or a compile error: counting then
+                pass  # compiles the scanner itself on first use, as without a warm-up
             finally:
                 self.counting.set()
 

@@ -15,6 +15,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
+from workbench.engine.warmup import encoder_open, wait_for_encoder
+
 
 class _Relay(QObject):
     """Lives in the GUI thread; worker threads emit on it, Qt queues the call across."""
@@ -24,13 +26,22 @@ class _Relay(QObject):
 
 
 class _Job(QRunnable):
-    def __init__(self, fn: Callable[[], Any], generation: int, relay: _Relay) -> None:
+    def __init__(
+        self,
+        fn: Callable[[], Any],
+        generation: int,
+        relay: _Relay,
+        cancel: threading.Event | None = None,
+    ) -> None:
         super().__init__()
         self._fn = fn
         self._generation = generation
         self._relay = relay
+        self._cancel = cancel  # set: wait while a first start's helper compiles the encoder
 
     def run(self) -> None:
+        if self._cancel is not None and not wait_for_encoder(self._cancel):
+            return  # closing or superseded while waiting: nobody wants the answer
         try:
             result = self._fn()
         except Exception as exc:  # reported to the view, never swallowed
@@ -45,8 +56,12 @@ class JobLane(QObject):
     sigResult = Signal(object)
     sigError = Signal(str)
 
-    def __init__(self, parent: QObject | None = None) -> None:
+    def __init__(self, parent: QObject | None = None, encodes: bool = True) -> None:
+        """`encodes`: jobs may run the encoder's kernels, so on a first start they wait for
+        the helper process that compiles them (compiling them here too would double the
+        work and hold the app open when it closes)."""
         super().__init__(parent)
+        self._encodes = encodes
         self._pool = QThreadPool(self)
         self._pool.setMaxThreadCount(1)
         self._generation = 0
@@ -68,7 +83,7 @@ class JobLane(QObject):
         self.cancel_event = threading.Event()
         if cancellable:
             fn = functools.partial(fn, self.cancel_event)
-        if inline:
+        if inline and (not self._encodes or encoder_open()):
             try:
                 result = fn()
             except Exception as exc:
@@ -77,7 +92,8 @@ class JobLane(QObject):
                 self.sigResult.emit(result)
             return
         self._pool.clear()
-        self._pool.start(_Job(fn, self._generation, self._relay))
+        cancel = self.cancel_event if self._encodes else None
+        self._pool.start(_Job(fn, self._generation, self._relay, cancel))
 
     def busy(self) -> bool:
         return self._pool.activeThreadCount() > 0
