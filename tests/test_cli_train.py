@@ -127,3 +127,17 @@ def test_continue_a_stored_run_to_a_larger_vocabulary(corpora, tmp_path):
     corpus.write_text("changed", encoding="utf-8")
     proc = cli("runs", "continue", "1", "--vocab-size", "800", "--db", str(db))
     assert proc.returncode == 2 and "corpus changed" in proc.stderr
+
+
+def test_bench_compares_with_the_peers_asked_for(tmp_path):
+    from workbench.bench.train import bench_train
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("the cat sat on the mat\n" * 300, encoding="utf-8")
+    results = bench_train(corpus, 300, repeat=1, peers=())
+    assert [r.name for r in results] == ["bpe-workbench"] and results[0].median > 0
+    proc = cli("bench", str(corpus), "--peers", "hf,nope")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "bpe-workbench: --peers: unknown trainer nope; choose from hf, rustbpe, ffbpe"
+    ]

@@ -72,9 +72,20 @@ def train_commands(path: Path, vocab_size: int, out: Path) -> dict[str, list[str
     return commands
 
 
-def bench_train(path: Path, vocab_size: int, repeat: int = 3) -> list[Measurement]:
+PEERS = ("hf tokenizers", "rustbpe", "ffbpe")
+
+
+def bench_train(
+    path: Path, vocab_size: int, repeat: int = 3, peers: tuple[str, ...] = PEERS
+) -> list[Measurement]:
+    """Median wall time and peak memory of each trainer (the workbench and `peers` that are
+    installed), run interleaved `repeat` times in processes of their own."""
     with tempfile.TemporaryDirectory() as tmp:
-        commands = train_commands(path, vocab_size, Path(tmp))
+        commands = {
+            name: argv
+            for name, argv in train_commands(path, vocab_size, Path(tmp)).items()
+            if name == "bpe-workbench" or name in peers
+        }
         run_measured(commands["bpe-workbench"])  # warm Numba's cache; not counted
         results = {name: Measurement(name, [], 0.0) for name in commands}
         for _ in range(repeat):  # interleaved, so drifts in machine load hit every peer alike

@@ -28,6 +28,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="tokenizer for --encode: GPT-2's folder (vocab.json + merges.txt) or any tokenizer"
         " file (default: $BPE_WORKBENCH_GPT2)",
     )
+    p.add_argument(
+        "--peers",
+        default="hf,rustbpe,ffbpe",
+        help="trainers to compare with, comma-separated from hf, rustbpe, ffbpe (default: all)",
+    )
     p.add_argument("--make-corpus", type=Path, metavar="OUT", help="assemble a corpus file")
     p.add_argument("--megabytes", type=float, default=28.0)
     p.add_argument(
@@ -73,8 +78,16 @@ def run(args: argparse.Namespace) -> int:
                 print(f"  {name:<14}{results[name]:>8.2f}x")
         print(f"  {'same ids':<14}{'yes' if results['same_ids'] else 'NO'}")
         return 0
+    names = {"hf": "hf tokenizers", "rustbpe": "rustbpe", "ffbpe": "ffbpe"}
+    asked = [name.strip() for name in args.peers.split(",") if name.strip()]
+    unknown = [name for name in asked if name not in names]
+    if unknown:
+        raise WorkbenchError(
+            f"--peers: unknown trainer {', '.join(unknown)}; choose from hf, rustbpe, ffbpe"
+        )
     size = args.path.stat().st_size / 1e6
-    results = bench.bench_train(args.path, args.vocab_size, args.repeat)
+    peers = tuple(names[name] for name in asked)
+    results = bench.bench_train(args.path, args.vocab_size, args.repeat, peers)
     title = f"train {args.path.name} ({size:.1f} MB) to vocab {args.vocab_size:,}, {args.repeat} runs each"
     print(bench.format_table(results, title))
     return 0
