@@ -31,6 +31,7 @@ from workbench.engine.corpus import (
     read_text_pack,
     safe_cut,
 )
+from workbench.engine.count_fold import CountTable
 from workbench.engine.errors import CancelledError, CorpusError
 from workbench.engine.readers import columnar, meter, streams_only
 from workbench.engine.specials import specials_bytes_regex
@@ -149,9 +150,9 @@ def count_with_scanner(
                 try:
                     with meter.metering(progress, done, size, total):
                         units = file_units(batch, specials, reach, config)
-                        file_tables, documents = _count_file(units, preset, pool, workers, cancel)
+                        file_table, documents = _count_file(units, preset, pool, workers, cancel)
                     stats.documents += documents
-                    tables.add(file_tables)
+                    tables.total.add_all(file_table)
                 except CorpusError as exc:
                     if config.on_bad_file == "stop":
                         raise
@@ -165,10 +166,7 @@ def count_with_scanner(
         finally:
             for future, _ in reading:
                 future.cancel()
-        merged = tables.finish()
-    if not merged:
-        return np.empty(0, np.uint8), np.zeros(1, np.int64), np.empty(0, np.int64)
-    return scanner.merge_count_tables(merged)
+        return tables.finish()
 
 
 PACK_FILES = 2048  # files per pack at most: packs small enough for both readers to share work
@@ -237,7 +235,7 @@ def _read_pack(
 
 
 class _Tables:
-    """Count tables of whole documents, folded as they pile up so memory stays bounded; units
+    """The count table of whole documents, each unit's table folded in as it is counted; units
     counted in the pool with one queued per thread."""
 
     def __init__(self, pool: ThreadPoolExecutor, preset: str, workers: int) -> None:
@@ -245,22 +243,17 @@ class _Tables:
         self.preset = preset
         self.workers = workers
         self.in_flight: deque[Future] = deque()
-        self.merged: list[Table] = []
-
-    def add(self, tables: list[Table]) -> None:
-        self.merged.extend(tables)
-        if len(self.merged) >= 16:
-            self.merged = [scanner.merge_count_tables(self.merged)]
+        self.total = CountTable()
 
     def submit(self, unit: _Unit) -> None:
         self.in_flight.append(self.pool.submit(_count_unit, unit, self.preset))
         if len(self.in_flight) > self.workers:
-            self.add([self.in_flight.popleft().result()])
+            self.total.add(self.in_flight.popleft().result())
 
-    def finish(self) -> list[Table]:
+    def finish(self) -> Table:
         while self.in_flight:
-            self.add([self.in_flight.popleft().result()])
-        return self.merged
+            self.total.add(self.in_flight.popleft().result())
+        return self.total.table()
 
 
 def file_units(
@@ -307,21 +300,18 @@ def range_units(
 
 def count_units(units: Iterable[tuple[_Unit, int]], preset: str) -> tuple[Table, int]:
     """One table and the documents of units counted here, one after another (a Dask task)."""
-    tables: list[Table] = []
+    total = CountTable()
     documents = 0
     for unit, docs in units:
         documents += docs
-        tables.append(_count_unit(unit, preset))
-        if len(tables) >= 16:
-            tables = [scanner.merge_count_tables(tables)]
-    if not tables:
-        return (np.empty(0, np.uint8), np.zeros(1, np.int64), np.empty(0, np.int64)), documents
-    return scanner.merge_count_tables(tables), documents
+        total.add(_count_unit(unit, preset))
+    return total.table(), documents
 
 
-def _count_file(units, preset, pool, workers, cancel) -> tuple[list[Table], int]:
+def _count_file(units, preset, pool, workers, cancel) -> tuple[CountTable, int]:
+    """The file's own table (folded into the corpus's only once the file is known good)."""
     in_flight: deque[Future] = deque()
-    tables: list[Table] = []
+    table = CountTable()
     documents = 0
     try:
         for unit, docs in units:
@@ -329,14 +319,15 @@ def _count_file(units, preset, pool, workers, cancel) -> tuple[list[Table], int]
             if cancel is not None and cancel():
                 raise CancelledError("pre-tokenizing cancelled")
             in_flight.append(pool.submit(_count_unit, unit, preset))
+            del unit  # held by its task only: freed as soon as it is counted
             if len(in_flight) > workers:  # one queued per thread: memory stays flat
-                tables.append(in_flight.popleft().result())
+                table.add(in_flight.popleft().result())
         while in_flight:
-            tables.append(in_flight.popleft().result())
+            table.add(in_flight.popleft().result())
     finally:
         for future in in_flight:
             future.cancel()
-    return tables, documents
+    return table, documents
 
 
 def _count_unit(unit: _Unit, preset: str) -> Table:
@@ -389,7 +380,10 @@ def _text_units(
         if cut == 0:
             searched = len(pending)
             continue
-        data, pending, searched = bytes(pending[:cut]), pending[cut:], 0
+        with memoryview(pending) as view:
+            data = bytes(view[:cut])  # one copy (a slice of a bytearray would be two)
+        del pending[:cut]  # in place: CPython moves the start of a bytearray, no copy
+        searched = 0
         check_utf8(path, data, lines)
         lines += data.count(b"\n")
         yield _unit(data, specials), 0
