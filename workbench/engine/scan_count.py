@@ -113,7 +113,7 @@ def count_with_scanner(
     sizes = [f.stat().st_size for f in files] if sizes is None else sizes
     total = sum(sizes)
     workers = max(1, workers)
-    with ThreadPoolExecutor(workers) as pool, ThreadPoolExecutor(workers) as readers:
+    with ThreadPoolExecutor(workers) as pool, ThreadPoolExecutor(READERS) as readers:
         tables = _Tables(pool, preset, workers)
         done = 0
         reading: deque[tuple[Future, int]] = deque()  # packs being read, in order
@@ -170,6 +170,7 @@ def count_with_scanner(
 
 
 PACK_FILES = 2048  # files per pack at most: packs small enough for both readers to share work
+READERS = 2  # threads reading packs of small files (their system calls release the GIL)
 
 
 def _batches(
