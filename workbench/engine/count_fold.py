@@ -30,6 +30,9 @@ def _fold(slots, shift, capacity, arena, offsets, counts, used, buf, t_offsets, 
     return slots, shift, capacity, arena, offsets, counts, used
 
 
+fold_kernel = _fold  # for `warmup`, which asks the kernel's cache whether it is compiled
+
+
 class CountTable:
     """Unique pieces and their summed counts, in order of first occurrence over the tables
     added (the same order `scanner.merge_count_tables` gives for the same tables)."""
