@@ -4,9 +4,12 @@ The same documents, segments and pieces as the regex path in `pretokenize.py`, w
 making a Python string per piece: files are read as bytes, checked as UTF-8, cut into units of
 work at points where no preset piece can cross (after an ASCII letter that a space, tab or
 newline follows, never inside a special token), split on special tokens into segments, and
-counted by the scanner in threads (its kernels release the GIL). The per-unit count tables are
-merged in Numba. A file is counted into tables of its own until it has been read to the end, so
-a file that turns out bad halfway can be dropped whole.
+counted by the scanner in threads (its kernels release the GIL). Each unit's count table is
+folded into one growing table as soon as it is counted (`count_fold`), so memory stays bounded
+by the table of unique pieces however large a file is. A large file is counted into a table of
+its own until it has been read to the end, so a file that turns out bad halfway can be dropped
+whole. Small plain files go in packs that reader threads read and check while earlier packs
+are counted.
 """
 
 from __future__ import annotations
