@@ -4,13 +4,17 @@ The same documents, segments and pieces as the regex path in `pretokenize.py`, w
 making a Python string per piece: files are read as bytes, checked as UTF-8, cut into units of
 work at points where no preset piece can cross (after an ASCII letter that a space, tab or
 newline follows, never inside a special token), split on special tokens into segments, and
-counted by the scanner in threads (its kernels release the GIL). The per-unit count tables are
-merged in Numba. A file is counted into tables of its own until it has been read to the end, so
-a file that turns out bad halfway can be dropped whole.
+counted by the scanner in threads (its kernels release the GIL). Each unit's count table is
+folded into one growing table as soon as it is counted (`count_fold`), so memory stays bounded
+by the table of unique pieces however large a file is. A large file is counted into a table of
+its own until it has been read to the end, so a file that turns out bad halfway can be dropped
+whole. Small plain files go in packs that reader threads read and check while earlier packs
+are counted.
 """
 
 from __future__ import annotations
 
+import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -27,9 +31,10 @@ from workbench.engine.corpus import (
     is_jsonl,
     jsonl_texts,
     read_chunks,
-    read_small_text,
+    read_text_pack,
     safe_cut,
 )
+from workbench.engine.count_fold import CountTable
 from workbench.engine.errors import CancelledError, CorpusError
 from workbench.engine.readers import columnar, meter, streams_only
 from workbench.engine.specials import specials_bytes_regex
@@ -102,51 +107,139 @@ def count_with_scanner(
 ) -> Table:
     """(buf, offsets, counts) of all pieces of all files; fills `stats` as it goes.
 
-    Small plain files are read whole (so a bad one is known before any of it is counted) and
-    packed together into shared units: per-file cost stays a read, not a task and a table."""
+    Small plain files are read in packs by reader threads while the counting threads count
+    earlier packs: per file the cost is a few system calls, its checks run over the whole pack
+    (so a bad file is still known, and dropped whole, before any of it is counted)."""
     preset = config.pattern_string
     specials = specials_bytes_regex(config.special_tokens)
     reach = max((len(t.encode("utf-8")) for t in config.special_tokens), default=0)
     sizes = [f.stat().st_size for f in files] if sizes is None else sizes
     total = sum(sizes)
-    done = 0
     workers = max(1, workers)
-    with ThreadPoolExecutor(workers) as pool:
+    with ThreadPoolExecutor(workers) as pool, ThreadPoolExecutor(READERS) as readers:
         tables = _Tables(pool, preset, workers)
-        pack = _Pack()
-        for path, size in zip(files, sizes, strict=True):
-            if cancel is not None and cancel():
-                raise CancelledError("pre-tokenizing cancelled")
-            try:
-                if size <= UNIT_BYTES and not streams_only(path) and not is_jsonl(path):
-                    pack.add(read_small_text(path), specials)
-                    stats.documents += 1
-                    if pack.size >= UNIT_BYTES:
-                        tables.submit(pack.unit())
-                        pack = _Pack()
-                else:
-                    with meter.metering(progress, done, size, total):
-                        units = file_units(path, specials, reach, config)
-                        file_tables, documents = _count_file(units, preset, pool, workers, cancel)
-                    stats.documents += documents
-                    tables.add(file_tables)
-            except CorpusError as exc:
+        done = 0
+        reading: deque[tuple[Future, int]] = deque()  # packs being read, in order
+
+        def take_pack() -> None:
+            nonlocal done
+            future, size = reading.popleft()
+            unit, documents, errors = future.result()
+            for exc in errors:
                 if config.on_bad_file == "stop":
-                    raise
+                    raise exc
                 stats.skipped.append(str(exc))
+            stats.documents += documents
+            if unit is not None:
+                tables.submit(unit)
             done += size
             if progress is not None:
                 progress(done, total)
-        if pack.size:
-            tables.submit(pack.unit())
-        merged = tables.finish()
-    if not merged:
-        return np.empty(0, np.uint8), np.zeros(1, np.int64), np.empty(0, np.int64)
-    return scanner.merge_count_tables(merged)
+
+        def cancelled() -> None:
+            if cancel is not None and cancel():
+                raise CancelledError("pre-tokenizing cancelled")
+
+        try:
+            for batch, size in _batches(files, sizes):
+                cancelled()
+                if isinstance(batch, list):
+                    reading.append((readers.submit(_read_pack, batch, specials), size))
+                    if len(reading) > workers:  # a pack ahead per reader: memory stays flat
+                        take_pack()
+                    continue
+                while reading:  # the files before this one first, in order
+                    take_pack()
+                try:
+                    with meter.metering(progress, done, size, total):
+                        units = file_units(batch, specials, reach, config)
+                        file_table, documents = _count_file(units, preset, pool, workers, cancel)
+                    stats.documents += documents
+                    tables.total.add_all(file_table)
+                except CorpusError as exc:
+                    if config.on_bad_file == "stop":
+                        raise
+                    stats.skipped.append(str(exc))
+                done += size
+                if progress is not None:
+                    progress(done, total)
+            while reading:
+                cancelled()
+                take_pack()
+        finally:
+            for future, _ in reading:
+                future.cancel()
+        return tables.finish()
+
+
+PACK_FILES = 2048  # files per pack at most: packs small enough for both readers to share work
+READERS = 2  # threads reading packs of small files (their system calls release the GIL)
+
+
+def _batches(
+    files: list[Path], sizes: list[int]
+) -> Iterator[tuple[list[tuple[Path, int]] | Path, int]]:
+    """(pack of small plain files as (path, size) pairs, or one file to stream, bytes on disk)
+    in the order of `files`."""
+    pack: list[tuple[Path, int]] = []
+    size = 0
+    for path, file_size in zip(files, sizes, strict=True):
+        if file_size <= UNIT_BYTES and _read_whole_kind(path):
+            pack.append((path, file_size))
+            size += file_size
+            if size >= UNIT_BYTES or len(pack) >= PACK_FILES:
+                yield pack, size
+                pack, size = [], 0
+            continue
+        if pack:
+            yield pack, size
+            pack, size = [], 0
+        yield path, file_size
+    if pack:
+        yield pack, size
+
+
+_WHOLE_BY_SUFFIX: dict[str, bool] = {}
+
+
+def _read_whole_kind(path: Path) -> bool:
+    """Whether a file is plain text by its name (not compressed, columnar or JSONL), which its
+    last suffix decides; cached per suffix (pathlib's name parsing costs microseconds a file)."""
+    name = str(path)
+    tail = name[name.rfind(os.sep) + 1 :]
+    dot = tail.rfind(".")
+    suffix = tail[dot:].lower() if dot >= 0 else ""
+    kind = _WHOLE_BY_SUFFIX.get(suffix)
+    if kind is None:
+        probe = Path("x" + suffix)
+        kind = _WHOLE_BY_SUFFIX[suffix] = not streams_only(probe) and not is_jsonl(probe)
+    return kind
+
+
+def _read_pack(
+    pack: list[tuple[Path, int]], specials: regex.Pattern | None
+) -> tuple[_Unit | None, int, list[CorpusError]]:
+    """(unit of the good files or None, their number, errors of the bad ones): run by a reader
+    thread; each file is a document and at least one segment."""
+    read = read_text_pack([p for p, _ in pack], [n for _, n in pack])
+    if not read.lengths:
+        return None, 0, read.errors
+    lengths = np.array(read.lengths, np.int64)
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    if specials is not None and specials.search(read.data) is not None:
+        seg_starts: list[int] = []
+        seg_ends: list[int] = []
+        for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
+            s, e = _segments(read.data[a:b], specials, a)
+            seg_starts.extend(s)
+            seg_ends.extend(e)
+        starts, ends = np.array(seg_starts, np.int64), np.array(seg_ends, np.int64)
+    return _Unit(read.data, starts, ends), len(lengths), read.errors
 
 
 class _Tables:
-    """Count tables of whole documents, folded as they pile up so memory stays bounded; units
+    """The count table of whole documents, each unit's table folded in as it is counted; units
     counted in the pool with one queued per thread."""
 
     def __init__(self, pool: ThreadPoolExecutor, preset: str, workers: int) -> None:
@@ -154,46 +247,17 @@ class _Tables:
         self.preset = preset
         self.workers = workers
         self.in_flight: deque[Future] = deque()
-        self.merged: list[Table] = []
-
-    def add(self, tables: list[Table]) -> None:
-        self.merged.extend(tables)
-        if len(self.merged) >= 16:
-            self.merged = [scanner.merge_count_tables(self.merged)]
+        self.total = CountTable()
 
     def submit(self, unit: _Unit) -> None:
         self.in_flight.append(self.pool.submit(_count_unit, unit, self.preset))
         if len(self.in_flight) > self.workers:
-            self.add([self.in_flight.popleft().result()])
+            self.total.add(self.in_flight.popleft().result())
 
-    def finish(self) -> list[Table]:
+    def finish(self) -> Table:
         while self.in_flight:
-            self.add([self.in_flight.popleft().result()])
-        return self.merged
-
-
-class _Pack:
-    """Several small documents as one unit of work: their bytes end to end, segments apart."""
-
-    def __init__(self) -> None:
-        self.parts: list[bytes] = []
-        self.starts: list[int] = []
-        self.ends: list[int] = []
-        self.size = 0
-
-    def add(self, data: bytes, specials: regex.Pattern | None) -> None:
-        starts, ends = _segments(data, specials, self.size)
-        self.starts.extend(starts)
-        self.ends.extend(ends)
-        self.parts.append(data)
-        self.size += len(data)
-
-    def unit(self) -> _Unit:
-        return _Unit(
-            b"".join(self.parts),
-            np.array(self.starts, np.int64),
-            np.array(self.ends, np.int64),
-        )
+            self.total.add(self.in_flight.popleft().result())
+        return self.total.table()
 
 
 def file_units(
@@ -240,21 +304,18 @@ def range_units(
 
 def count_units(units: Iterable[tuple[_Unit, int]], preset: str) -> tuple[Table, int]:
     """One table and the documents of units counted here, one after another (a Dask task)."""
-    tables: list[Table] = []
+    total = CountTable()
     documents = 0
     for unit, docs in units:
         documents += docs
-        tables.append(_count_unit(unit, preset))
-        if len(tables) >= 16:
-            tables = [scanner.merge_count_tables(tables)]
-    if not tables:
-        return (np.empty(0, np.uint8), np.zeros(1, np.int64), np.empty(0, np.int64)), documents
-    return scanner.merge_count_tables(tables), documents
+        total.add(_count_unit(unit, preset))
+    return total.table(), documents
 
 
-def _count_file(units, preset, pool, workers, cancel) -> tuple[list[Table], int]:
+def _count_file(units, preset, pool, workers, cancel) -> tuple[CountTable, int]:
+    """The file's own table (folded into the corpus's only once the file is known good)."""
     in_flight: deque[Future] = deque()
-    tables: list[Table] = []
+    table = CountTable()
     documents = 0
     try:
         for unit, docs in units:
@@ -262,14 +323,15 @@ def _count_file(units, preset, pool, workers, cancel) -> tuple[list[Table], int]
             if cancel is not None and cancel():
                 raise CancelledError("pre-tokenizing cancelled")
             in_flight.append(pool.submit(_count_unit, unit, preset))
+            del unit  # held by its task only: freed as soon as it is counted
             if len(in_flight) > workers:  # one queued per thread: memory stays flat
-                tables.append(in_flight.popleft().result())
+                table.add(in_flight.popleft().result())
         while in_flight:
-            tables.append(in_flight.popleft().result())
+            table.add(in_flight.popleft().result())
     finally:
         for future in in_flight:
             future.cancel()
-    return tables, documents
+    return table, documents
 
 
 def _count_unit(unit: _Unit, preset: str) -> Table:
@@ -322,7 +384,10 @@ def _text_units(
         if cut == 0:
             searched = len(pending)
             continue
-        data, pending, searched = bytes(pending[:cut]), pending[cut:], 0
+        with memoryview(pending) as view:
+            data = bytes(view[:cut])  # one copy (a slice of a bytearray would be two)
+        del pending[:cut]  # in place: CPython moves the start of a bytearray, no copy
+        searched = 0
         check_utf8(path, data, lines)
         lines += data.count(b"\n")
         yield _unit(data, specials), 0

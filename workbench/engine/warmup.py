@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from workbench.engine import _encode_kernels, _train_kernels, scanner
+from workbench.engine import _encode_kernels, _train_kernels, count_fold, scanner
 from workbench.engine.config import TrainConfig
 from workbench.engine.errors import CancelledError
 from workbench.engine.patterns import resolve
@@ -39,6 +39,9 @@ _WORDS = {b"hello": 3, b"yellow": 2, b"aaaa": 2, b" world": 2}
 def _pretokenizer(preset: str) -> None:
     table = scanner.count_pieces_arrays(_SAMPLE, preset)
     scanner.merge_count_tables([table, table])
+    folded = count_fold.CountTable()
+    folded.add(table)
+    folded.add(table)
 
 
 def _index(preset: str) -> None:
@@ -80,7 +83,7 @@ _STAGES: dict[str, tuple[str, Callable[[str], None], Callable[[str], Sequence]]]
     "pretokenizer": (
         "pre-tokenizer",
         _pretokenizer,
-        lambda p: scanner.counting_kernels(p),
+        lambda p: [*scanner.counting_kernels(p), count_fold.fold_kernel],
     ),
     "index": ("trainer: pair index", _index, lambda p: [_train_kernels.init_pairs]),
     "merges": ("trainer: merge loop", _merges, lambda p: [_train_kernels.run_merges]),

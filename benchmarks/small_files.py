@@ -1,0 +1,106 @@
+"""Counting many small files against the same text in one file: throughput of each and the ratio.
+
+    python benchmarks/small_files.py [--text /work/bench-data/en-2.txt] [--files 50000]
+        [--bytes 220] [--dir /tmp/small-files] [--runs 3] [--workers 2] [--profile]
+
+The text is cut at line ends into `--files` pieces of about `--bytes` bytes (repeated when it is
+shorter), written once under `--dir` (kept for the next run; made again when the options differ)
+together with `whole.txt`, the same pieces end to end. Each count goes through the public
+`count_corpus` (walk, read, check, count) with the GPT-2 preset; the figure is the median of
+`--runs` runs, as MB/s of wall time and of process CPU time (steadier on a shared machine). The
+first run of each warms the page cache and the kernels and is not counted. `--profile` prints the
+top functions of one small-files count under cProfile. Not a test: timings depend on the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import statistics
+import time
+from pathlib import Path
+
+from workbench.engine.config import TrainConfig
+from workbench.engine.pretokenize import count_corpus
+
+
+def pieces(text: bytes, files: int, size: int) -> list[bytes]:
+    """`files` pieces of `text` (repeated as needed) of about `size` bytes, cut after a newline."""
+    out: list[bytes] = []
+    at = 0
+    while len(out) < files:
+        if at >= len(text):
+            at = 0
+        cut = text.find(b"\n", at + size - 1)
+        cut = len(text) if cut < 0 else cut + 1
+        out.append(text[at:cut])
+        at = cut
+    return out
+
+
+def make_corpus(text_path: Path, folder: Path, files: int, size: int) -> tuple[Path, Path]:
+    """(folder of small files, the one file): written unless an earlier run left them."""
+    stamp = f"{text_path.resolve()} {text_path.stat().st_size} {files} {size}\n"
+    small, whole = folder / "files", folder / "whole.txt"
+    marker = folder / "made-from"
+    if marker.is_file() and marker.read_text() == stamp:
+        return small, whole
+    parts = pieces(text_path.read_bytes(), files, size)
+    small.mkdir(parents=True, exist_ok=True)
+    for old in small.rglob("*.txt"):
+        old.unlink()
+    for k, part in enumerate(parts):  # 100 files a folder, as a real tree of documents
+        sub = small / f"{k // 100:04d}"
+        if k % 100 == 0:
+            sub.mkdir(exist_ok=True)
+        (sub / f"{k:06d}.txt").write_bytes(part)
+    whole.write_bytes(b"".join(parts))
+    marker.write_text(stamp)
+    return small, whole
+
+
+def timed(path: Path, config: TrainConfig, workers: int, runs: int) -> tuple[float, float, int]:
+    """Median (wall, process CPU) seconds of counting `path`, and its bytes of text."""
+    result = count_corpus([path], config, workers=workers)  # warm-up: kernels, page cache
+    wall, cpu = [], []
+    for _ in range(runs):
+        start, start_cpu = time.perf_counter(), time.process_time()
+        result = count_corpus([path], config, workers=workers)
+        wall.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    return statistics.median(wall), statistics.median(cpu), result.stats.bytes
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--text", type=Path, default=Path("/work/bench-data/en-2.txt"))
+    parser.add_argument("--files", type=int, default=50_000)
+    parser.add_argument("--bytes", type=int, default=220)
+    parser.add_argument("--dir", type=Path, default=Path("/tmp/small-files"))
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--profile", action="store_true")
+    args = parser.parse_args()
+    small, whole = make_corpus(args.text, args.dir, args.files, args.bytes)
+    config = TrainConfig(vocab_size=1000, pattern="gpt2")
+    if args.profile:
+        count_corpus([small], config, workers=args.workers)
+        profile = cProfile.Profile()
+        profile.runcall(count_corpus, [small], config, workers=args.workers)
+        pstats.Stats(profile).sort_stats("tottime").print_stats(25)
+    rows = {}
+    for name, path in (("one file", whole), (f"{args.files} files", small)):
+        wall, cpu, size = timed(path, config, args.workers, args.runs)
+        rows[name] = size / wall / 1e6
+        per_file = f"  {cpu / args.files * 1e6:6.1f} us CPU/file" if path == small else ""
+        print(
+            f"{name:>12}: {size / 1e6:6.1f} MB  {wall:6.3f} s wall ({size / wall / 1e6:6.1f} MB/s)"
+            f"  {cpu:6.3f} s CPU ({size / cpu / 1e6:6.1f} MB/s){per_file}"
+        )
+    one, many = rows.values()
+    print(f"small files / one file throughput (wall): {many / one:.2f}")
+
+
+if __name__ == "__main__":
+    main()
