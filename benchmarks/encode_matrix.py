@@ -134,8 +134,12 @@ def main() -> None:
     ours = tokenizers()["gpt2"][0]
     text = corpus["English docs"]
     docs = [text[i : i + 65536] for i in range(0, len(text), 65536)]
-    single, _ = rate(lambda _: ours.encode_batch(docs, "none", num_threads=1), text, args.runs)
-    double, _ = rate(lambda _: ours.encode_batch(docs, "none", num_threads=2), text, args.runs)
+    single, _ = rate(
+        lambda _: ours.encode_batch(docs, num_threads=1, allowed_special="none"), text, args.runs
+    )
+    double, _ = rate(
+        lambda _: ours.encode_batch(docs, num_threads=2, allowed_special="none"), text, args.runs
+    )
     print(
         f"encode_batch gpt2 x English docs in 64 KB documents: 1 thread {single:.1f} MB/s, "
         f"2 threads {double:.1f} MB/s ({double / single:.2f}x)"
