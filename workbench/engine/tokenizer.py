@@ -87,7 +87,8 @@ class _Core:
             tok_bytes, tok_off, self.tok_rank, byte_id, whole
         )
         pairs = kernels.build_pair_table(lefts, rights, made, self.tok_rank, _capacity(len(lefts)))
-        return (tok_bytes, tok_off, self.tok_rank, byte_id, whole, pairs)
+        byte_pairs = kernels.byte_pair_table(lefts, rights, made, tok_bytes, tok_off, self.tok_rank)
+        return (tok_bytes, tok_off, self.tok_rank, byte_id, whole, pairs, byte_pairs)
 
 
 def _capacity(count: int) -> int:
