@@ -161,6 +161,9 @@ def _in_threads(work: Callable[[str], _T], texts: list[str], num_threads: int | 
         return [result for run in done for result in run]
 
 
+_REUSED_OUT = 1 << 20  # ids: a thread keeps at most a 4 MB output buffer between calls
+
+
 def _cache_bits(size: int) -> int:
     """log2 of the piece cache's rows for `size` bytes: a few short texts get a small table;
     2**17 rows (2 MB) hold the ~65k most frequent pieces of a large text."""
@@ -553,7 +556,7 @@ class Tokenizer:
         """(ids, each token's byte start or None when tokens tile the bytes, byte length).
 
         `allowed`: the specials split out as their ids. The ids may be a view into a larger
-        buffer.
+        buffer that this thread's next encode reuses: convert or copy them before returning.
         """
         text, data = _utf8(text)
         if self._scan_code is not None:
@@ -578,7 +581,7 @@ class Tokenizer:
         """The fast path: segments around the special tokens, then one kernel call."""
         seg_starts, seg_ends, seg_ids = self._segments(data, specials)
         flags, fold_cps, fold_letters = scanner.kernel_tables()
-        out_ids = np.empty(len(data) + 1, dtype=np.int32)  # pages never written cost nothing
+        out_ids = self._out_buffer(len(data) + 1)
         count = kernels.ENCODE_SCANNED[self._scan_code](
             np.frombuffer(data, dtype=np.uint8),
             seg_starts,
@@ -593,6 +596,22 @@ class Tokenizer:
             out_ids,
         )
         return out_ids[:count]
+
+    def _out_buffer(self, size: int) -> np.ndarray:
+        """Room for `size` ids: this thread's buffer, reused by its next call (callers convert
+        or copy the ids before they return), for texts up to _REUSED_OUT ids.
+
+        A fresh megabyte buffer a call is mapped and unmapped by the system each time, and
+        unmapping stops every thread of the process (TLB shootdown): `encode_batch` would
+        serialise on it. Larger texts get their own buffer (pages never written cost nothing).
+        """
+        if size > _REUSED_OUT:
+            return np.empty(size, dtype=np.int32)
+        out = getattr(self._local, "out", None)
+        if out is None or out.shape[0] < size:
+            out = np.empty(max(size, 1 << 16), dtype=np.int32)
+            self._local.out = out
+        return out
 
     def _piece_cache(self, size: int) -> tuple:
         """This thread's piece cache, grown (afresh) when a larger text wants more rows."""
