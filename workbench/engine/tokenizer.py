@@ -37,6 +37,7 @@ import numpy as np
 
 from workbench.engine import _encode_kernels as kernels
 from workbench.engine import scanner
+from workbench.engine.batching import runs_of
 from workbench.engine.errors import TokenizerError
 from workbench.engine.ids import check_dense, check_id
 from workbench.engine.patterns import compile_pattern, resolve
@@ -143,15 +144,7 @@ def _in_threads(work: Callable[[str], _T], texts: list[str], num_threads: int | 
     threads = num_threads or os.cpu_count() or 1
     if threads <= 1 or len(texts) <= 1:
         return [work(t) for t in texts]
-    target = max(sum(map(len, texts)) // (8 * threads), 1 << 16)
-    runs: list[list[str]] = [[]]
-    size = 0
-    for text in texts:
-        if size >= target:
-            runs.append([])
-            size = 0
-        runs[-1].append(text)
-        size += len(text)
+    runs = runs_of(texts, len, max(sum(map(len, texts)) // (8 * threads), 1 << 16))
     if len(runs) == 1:  # under 64K characters: a thread would cost more than it saves
         return [work(t) for t in texts]
     from concurrent.futures import ThreadPoolExecutor
