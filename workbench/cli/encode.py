@@ -1,9 +1,13 @@
-"""`bpe-workbench encode --tokenizer PATH [FILE|-]`: print the token ids of a text.
+"""`bpe-workbench encode --tokenizer PATH [FILE ...|-]`: print the token ids of texts.
 
 Ids are separated by spaces; `--pieces` prints one token per line as `id<TAB>bytes`, the bytes of
-a split character shown as `<E2>`. The text is read as bytes (a CRLF file keeps its CRs) and must
-be UTF-8. A special token in the text is refused unless `--allow-special` (encode it as the
+a split character shown as `<E2>`. Each text is read as bytes (a CRLF file keeps its CRs) and
+must be UTF-8. A special token in the text is refused unless `--allow-special` (encode it as the
 special) or `--no-special` (encode it as ordinary text), as tiktoken's `encode` does.
+
+Several files are read first (a bad one stops everything before anything is printed), then
+encoded together with `encode_batch` on `--threads` threads; each file's output follows a
+`==> FILE <==` line, as `head` prints several files.
 """
 
 from __future__ import annotations
@@ -18,13 +22,17 @@ from workbench.cli._common import (
     special_choice,
     special_refusal,
 )
+from workbench.engine.errors import WorkbenchError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("encode", help="print the token ids of a text")
+    p = subparsers.add_parser("encode", help="print the token ids of texts")
     add_tokenizer_options(p)
-    p.add_argument("file", nargs="?", default="-", help="text file, or - for stdin")
+    p.add_argument("files", nargs="*", default=["-"], help="text files, or - for stdin")
     p.add_argument("--pieces", action="store_true", help="one token per line with its bytes")
+    p.add_argument(
+        "--threads", type=int, default=None, help="threads for several files (default: all cores)"
+    )
     add_special_options(p)
     p.set_defaults(func=run)
 
@@ -33,16 +41,27 @@ def run(args: argparse.Namespace) -> int:
     from workbench.display import show_bytes
     from workbench.engine.tokenizer import DisallowedSpecialError
 
+    if args.threads is not None and args.threads < 1:
+        raise WorkbenchError(f"--threads must be at least 1, not {args.threads}")
+    if args.files.count("-") > 1:
+        raise WorkbenchError("standard input (-) can be read only once")
     tokenizer = load_tokenizer(args)
-    text = read_text(args.file)
+    texts = [read_text(source) for source in args.files]
     try:
-        ids = tokenizer.encode(text, **special_choice(args))
+        encoded = tokenizer.encode_batch(texts, num_threads=args.threads, **special_choice(args))
     except DisallowedSpecialError as exc:
-        raise special_refusal(args.file, exc) from None
-    if args.pieces:
-        pieces = tokenizer.decode_tokens_bytes(ids)
-        for tid, piece in zip(ids, pieces, strict=True):
-            print(f"{tid}\t{show_bytes(piece)!r}")
-    else:
-        print(" ".join(map(str, ids)))
+        # The batch raises for the first file (in order) holding a refused special: the first
+        # file that contains that token's text, since every file has the same allowed set.
+        source = next(s for s, t in zip(args.files, texts, strict=True) if exc.token in t)
+        raise special_refusal(source, exc) from None
+    several = len(args.files) > 1
+    for source, ids in zip(args.files, encoded, strict=True):
+        if several:
+            print(f"==> {'standard input' if source == '-' else source} <==")
+        if args.pieces:
+            pieces = tokenizer.decode_tokens_bytes(ids)
+            for tid, piece in zip(ids, pieces, strict=True):
+                print(f"{tid}\t{show_bytes(piece)!r}")
+        else:
+            print(" ".join(map(str, ids)))
     return 0

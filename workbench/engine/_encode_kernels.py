@@ -204,33 +204,79 @@ def build_pair_table(lefts, rights, results, tok_rank, capacity):
     return pairs
 
 
+MEMO_BITS = 15  # 32768 rows of 16 bytes (512 KB): over 80% of o200k's lookups in new CJK text
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MEMO_DOWN = np.uint64(64 - MEMO_BITS)
+
+
 @njit
-def _pair(left, right, max_rank, pairs):
-    """(rank, merged id) of the pair, or (NEVER, -1) if it is not a token below `max_rank`."""
+def _pair_memo(left, right, max_rank, pairs, memo):
+    """(rank, merged id) of the pair, or (NEVER, -1) if it is not a token below `max_rank`,
+    looked up through a small direct-mapped memo of the last lookups, misses included.
+
+    The pair table is megabytes (o200k: 16 MB), so each lookup is a cache miss; text reuses few
+    pairs (a CJK run: the same lead and continuation bytes), and the memo answers those from L2.
+    It stores the table's raw value, so one memo serves every `max_rank`.
+    """
     key = (np.int64(left) << 32) | np.int64(right)
-    mask = np.int64(pairs.shape[0] - 1)
-    slot = np.int64(_mix(np.uint64(key)) & np.uint64(mask))
-    while True:
-        k = pairs[slot, 0]
-        if k == key:
-            value = pairs[slot, 1]
-            rank = np.int32(value >> 32)
-            if rank < max_rank:
-                return rank, np.int32(value & _LOW32)
-            return NEVER, np.int32(-1)
-        if k == -1:
-            return NEVER, np.int32(-1)
-        slot = (slot + 1) & mask
+    slot = np.int64((np.uint64(key) * _GOLDEN) >> _MEMO_DOWN)
+    if memo[slot, 0] == key:
+        value = memo[slot, 1]
+    else:
+        value = np.int64(-1)
+        mask = np.int64(pairs.shape[0] - 1)
+        probe = np.int64(_mix(np.uint64(key)) & np.uint64(mask))
+        while True:
+            k = pairs[probe, 0]
+            if k == key:
+                value = pairs[probe, 1]
+                break
+            if k == -1:
+                break
+            probe = (probe + 1) & mask
+        memo[slot, 0] = key
+        memo[slot, 1] = value
+    if value >= 0:
+        rank = np.int32(value >> 32)
+        if rank < max_rank:
+            return rank, np.int32(value & _LOW32)
+    return NEVER, np.int32(-1)
+
+
+def byte_pair_table(lefts, rights, results, tok_bytes, tok_off, tok_rank) -> np.ndarray:
+    """`pairs`' values for the pairs of two single bytes, dense: row `256 * first + second`
+    (-1: no token). A piece starts as bytes, so its first lookups need no hashing and hit L2."""
+    lengths = tok_off[1:] - tok_off[:-1]
+    single = (lengths[lefts] == 1) & (lengths[rights] == 1)
+    row = tok_bytes[tok_off[lefts[single]]].astype(np.int64) * 256
+    row += tok_bytes[tok_off[rights[single]]]
+    made = results[single]
+    table = np.full(1 << 16, -1, dtype=np.int64)
+    table[row] = (tok_rank[made].astype(np.int64) << 32) | made
+    return table
 
 
 @njit
-def _merge_short(buf, start, end, max_rank, byte_id, pairs, part, prank, pid, out, pos):
+def _byte_pair(first, second, max_rank, byte_pairs):
+    """`_pair_memo` for two single bytes, from `byte_pair_table`."""
+    value = byte_pairs[(np.int64(first) << 8) | np.int64(second)]
+    if value >= 0:
+        rank = np.int32(value >> 32)
+        if rank < max_rank:
+            return rank, np.int32(value & _LOW32)
+    return NEVER, np.int32(-1)
+
+
+@njit
+def _merge_short(
+    buf, start, end, max_rank, byte_id, pairs, byte_pairs, part, prank, pid, memo, out, pos
+):  # fmt: skip
     """Linear-scan BPE (tiktoken's loop) for short pieces: O(n^2) but tiny n."""
     m = end - start
     for i in range(m):
         part[i] = byte_id[buf[start + i]]
     for i in range(m - 1):
-        prank[i], pid[i] = _pair(part[i], part[i + 1], max_rank, pairs)
+        prank[i], pid[i] = _byte_pair(buf[start + i], buf[start + i + 1], max_rank, byte_pairs)
     while m > 1:
         best = NEVER
         at = -1
@@ -248,9 +294,9 @@ def _merge_short(buf, start, end, max_rank, byte_id, pairs, part, prank, pid, ou
             pid[j] = pid[j + 1]
         m -= 1
         if at > 0:
-            prank[at - 1], pid[at - 1] = _pair(part[at - 1], part[at], max_rank, pairs)
+            prank[at - 1], pid[at - 1] = _pair_memo(part[at - 1], part[at], max_rank, pairs, memo)
         if at < m - 1:
-            prank[at], pid[at] = _pair(part[at], part[at + 1], max_rank, pairs)
+            prank[at], pid[at] = _pair_memo(part[at], part[at + 1], max_rank, pairs, memo)
     for i in range(m):
         out[pos + i] = part[i]
     return pos + m
@@ -289,7 +335,7 @@ def _heap_pop(heap, size):
 
 
 @njit
-def _merge_long(buf, start, end, max_rank, byte_id, pairs, out, pos):
+def _merge_long(buf, start, end, max_rank, byte_id, pairs, byte_pairs, memo, out, pos):
     """Heap + linked-list BPE: O(n log n), so a 1 MB piece without spaces stays fast.
 
     Heap entries are `rank << 32 | node` (lowest rank, then leftmost, as tiktoken). An entry is
@@ -307,7 +353,7 @@ def _merge_long(buf, start, end, max_rank, byte_id, pairs, out, pos):
         nxt[i] = i + 1
         prv[i] = i - 1
     for i in range(n - 1):
-        rank, _ = _pair(tok[i], tok[i + 1], max_rank, pairs)
+        rank, _ = _byte_pair(buf[start + i], buf[start + i + 1], max_rank, byte_pairs)
         if rank != NEVER:
             size = _heap_push(heap, size, (np.int64(rank) << 32) | i)
     while size > 0:
@@ -316,7 +362,7 @@ def _merge_long(buf, start, end, max_rank, byte_id, pairs, out, pos):
         j = nxt[i]
         if tok[i] < 0 or j >= n:
             continue
-        rank, merged = _pair(tok[i], tok[j], max_rank, pairs)
+        rank, merged = _pair_memo(tok[i], tok[j], max_rank, pairs, memo)
         if np.int64(rank) != entry >> 32:
             continue
         tok[i] = merged
@@ -326,12 +372,12 @@ def _merge_long(buf, start, end, max_rank, byte_id, pairs, out, pos):
             prv[nxt[j]] = i
         p = prv[i]
         if p >= 0:
-            rank, _ = _pair(tok[p], tok[i], max_rank, pairs)
+            rank, _ = _pair_memo(tok[p], tok[i], max_rank, pairs, memo)
             if rank != NEVER:
                 size = _heap_push(heap, size, (np.int64(rank) << 32) | p)
         k = nxt[i]
         if k < n:
-            rank, _ = _pair(tok[i], tok[k], max_rank, pairs)
+            rank, _ = _pair_memo(tok[i], tok[k], max_rank, pairs, memo)
             if rank != NEVER:
                 size = _heap_push(heap, size, (np.int64(rank) << 32) | i)
     i = 0
@@ -344,8 +390,8 @@ def _merge_long(buf, start, end, max_rank, byte_id, pairs, out, pos):
 
 @njit
 def _merge_piece(
-    buf, start, end, max_rank, tok_bytes, tok_off, tok_rank, byte_id, whole, pairs,
-    part, prank, pid, out, pos,
+    buf, start, end, max_rank, tok_bytes, tok_off, tok_rank, byte_id, whole, pairs, byte_pairs,
+    part, prank, pid, memo, out, pos,
 ):  # fmt: skip
     if end - start == 1:
         out[pos] = byte_id[buf[start]]
@@ -355,8 +401,10 @@ def _merge_piece(
         out[pos] = tid
         return pos + 1
     if end - start <= SHORT:
-        return _merge_short(buf, start, end, max_rank, byte_id, pairs, part, prank, pid, out, pos)
-    return _merge_long(buf, start, end, max_rank, byte_id, pairs, out, pos)
+        return _merge_short(
+            buf, start, end, max_rank, byte_id, pairs, byte_pairs, part, prank, pid, memo, out, pos
+        )
+    return _merge_long(buf, start, end, max_rank, byte_id, pairs, byte_pairs, memo, out, pos)
 
 
 @njit
@@ -366,11 +414,12 @@ def encode_pieces(buf, starts, ends, special_ids, max_rank, tables, out_ids, out
     Writes ids to `out_ids` and, unless `out_starts` is empty, each token's byte start to
     `out_starts` (both sized for the worst case, one token per byte); returns the token count.
     """
-    tok_bytes, tok_off, tok_rank, byte_id, whole, pairs = tables
+    tok_bytes, tok_off, tok_rank, byte_id, whole, pairs, byte_pairs = tables
     want_starts = out_starts.shape[0] > 0
     part = np.empty(SHORT, dtype=np.int64)
     prank = np.empty(SHORT, dtype=np.int32)
     pid = np.empty(SHORT, dtype=np.int32)
+    memo = np.full((1 << MEMO_BITS, 2), -1, dtype=np.int64)
     pos = 0
     for p in range(starts.shape[0]):
         start, end = starts[p], ends[p]
@@ -382,8 +431,8 @@ def encode_pieces(buf, starts, ends, special_ids, max_rank, tables, out_ids, out
             continue
         first = pos
         pos = _merge_piece(
-            buf, start, end, max_rank, tok_bytes, tok_off, tok_rank, byte_id, whole, pairs,
-            part, prank, pid, out_ids, pos,
+            buf, start, end, max_rank, tok_bytes, tok_off, tok_rank, byte_id, whole, pairs, byte_pairs,
+            part, prank, pid, memo, out_ids, pos,
         )  # fmt: skip
         if not want_starts:
             continue
@@ -402,7 +451,7 @@ def recover_merges(order, tables):
     Token `order[r]` has rank `r`: merging its bytes with ranks below `r` must leave exactly two
     parts, which are its merge. Used to rebuild merges from a tiktoken file, which lists ranks only.
     """
-    tok_bytes, tok_off, tok_rank, byte_id, whole, pairs = tables
+    tok_bytes, tok_off, tok_rank, byte_id, whole, pairs, byte_pairs = tables
     found = np.full((order.shape[0], 2), -1, dtype=np.int64)
     longest = 1
     for r in range(order.shape[0]):
@@ -412,12 +461,13 @@ def recover_merges(order, tables):
     part = np.empty(SHORT, dtype=np.int64)
     prank = np.empty(SHORT, dtype=np.int32)
     pid = np.empty(SHORT, dtype=np.int32)
+    memo = np.full((1 << MEMO_BITS, 2), -1, dtype=np.int64)
     for r in range(order.shape[0]):
         tid = order[r]
         start, end = tok_off[tid], tok_off[tid + 1]
         count = _merge_piece(
             tok_bytes, start, end, np.int32(r), tok_bytes, tok_off, tok_rank, byte_id, whole,
-            pairs, part, prank, pid, out, 0,
+            pairs, byte_pairs, part, prank, pid, memo, out, 0,
         )  # fmt: skip
         if count == 2:
             found[r, 0], found[r, 1] = out[0], out[1]
@@ -427,14 +477,21 @@ def recover_merges(order, tables):
 # --- the fused encoder: classify + scan + cached BPE, one call per text ---------------------------
 
 # Natural text repeats its pieces heavily (the 1.9 MB of ../shared/corpora: 520k pieces, 37k
-# distinct, 95% of them at most 8 bytes), so each call keeps a cache piece -> ids: an open-addressing table of uint64 rows `(word, info)`
-# where `word` is the piece's first 8 bytes packed (`_piece_key`, the scanner's piece hash) and
-# info = length | n_ids << 8 | 16 hash bits << 16 | value << 32; info 0 marks an empty row.
-# A piece of <= 8 bytes is identified by (word, length) alone, and when it is one token (the
-# common case) `value` is the id: a hit reads one 16-byte row. Otherwise `value` is an offset
-# into `arena` (int32): [offset of the bytes after the first 8 in `keys`, if longer than 8] then
-# the ids. The cache only ever fills (no eviction): by Zipf, the first pieces are the frequent ones.
-CACHE_MAX_LEN = 32  # longer pieces are rare and nearly always new: merged without the cache
+# distinct, 95% of them at most 8 bytes), and merging a new piece costs cache misses in the
+# megabyte tables (~100 ns a byte), so a piece cache maps piece -> ids: an open-addressing table
+# of uint64 rows `(word, info)` where `word` is the piece's first 8 bytes packed (`_piece_key`,
+# the scanner's piece hash) and info = length | n_ids << 8 | 16 hash bits << 16 | value << 32;
+# info 0 marks an empty row. A piece of <= 8 bytes is identified by (word, length) alone, and
+# when it is one token (the common case) `value` is the id: a hit reads one 16-byte row.
+# Otherwise `value` is an offset into `arena` (int32): [offset of the bytes after the first 8 in
+# `keys`, if longer than 8] then the ids. The cache outlives a call (the tokenizer keeps one per
+# thread, see `new_piece_cache`), so many small texts share what the first ones merged; it only
+# fills (by Zipf the first pieces are the frequent ones), and a call that finds it full starts
+# it afresh, so text of another kind is not left uncached for ever.
+# Long pieces repeat too (a CJK sentence without spaces is one piece; manual pages repeat their
+# option texts) and cost the most to merge, so every piece whose length fits info's 8 bits is
+# cached; their bytes after the first 8 fill `keys`, and when that is full they are merged anew.
+CACHE_MAX_LEN = 255
 _CACHE_MAX_IDS = 255  # n_ids must fit 8 bits
 _U8 = np.uint64(8)
 _U16 = np.uint64(16)
@@ -444,30 +501,47 @@ _B16 = np.uint64(0xFFFF)
 _LEN_AND_CHECK = np.uint64(0xFFFF00FF)
 
 
+def new_piece_cache(bits: int) -> tuple:
+    """An empty piece cache of 2**bits rows for `encode_scanned`, with its pair memo:
+    (rows, arena, keys, state [used, arena top, keys top], memo). Owned by one thread at a time.
+    """
+    rows = 1 << bits
+    return (
+        np.zeros((rows, 2), dtype=np.uint64),
+        np.empty(2 * rows, dtype=np.int32),
+        np.empty(4 * rows, dtype=np.uint8),  # bytes 9.. of long pieces; usually far less needed
+        np.zeros(3, dtype=np.int64),
+        np.full((1 << MEMO_BITS, 2), -1, dtype=np.int64),
+    )
+
+
 @njit
 def encode_scanned(
     data, seg_starts, seg_ends, seg_ids, preset, flags, fold_cps, fold_letters, max_rank,
-    tables, cache_bits, out_ids,
+    tables, piece_cache, out_ids,
 ):  # fmt: skip
     """Encode UTF-8 `data` made of segments: `seg_ids[j] >= 0` is a special token spanning
     data[seg_starts[j]:seg_ends[j]], -1 is ordinary text, scanned with `preset` (0 gpt2, 1 cl100k,
     2 o200k; pieces never cross a segment's ends). Writes ids to `out_ids` (room for one per
-    byte) and returns their count. The piece cache has 2**cache_bits rows, filled up to half.
+    byte) and returns their count. `piece_cache` (`new_piece_cache`) is read and extended; it
+    must have been filled by this same tokenizer (tables and `max_rank`) only.
     """
     literally(preset)
-    tok_bytes, tok_off, tok_rank, byte_id, whole, pairs = tables
+    tok_bytes, tok_off, tok_rank, byte_id, whole, pairs, byte_pairs = tables
+    cache, arena, keys, state, memo = piece_cache
     n = data.shape[0]
     cls = np.empty(n, dtype=np.uint8)
     classify(data, flags, cls)
-    rows = 1 << cache_bits
-    cache = np.zeros((rows, 2), dtype=np.uint64)
+    rows = cache.shape[0]
     room = rows // 2  # entries allowed: keeps probes short
-    arena = np.empty(2 * rows, dtype=np.int32)
-    keys = np.empty(room * 4, dtype=np.uint8)  # bytes 9.. of long pieces; usually far less needed
-    used = 0
-    arena_top = 0
-    keys_top = 0
-    down = np.uint64(64 - cache_bits)  # Fibonacci hashing: the top bits index the table
+    if state[0] >= room:  # full: start afresh (see above)
+        cache[:] = 0
+        state[:] = 0
+    used, arena_top, keys_top = state[0], state[1], state[2]
+    bits = 0
+    while (1 << bits) < rows:
+        bits += 1
+    down = np.uint64(64 - bits)  # Fibonacci hashing: the top bits index the table
     bounds = np.empty(1 << 12, dtype=np.int64)  # a block of piece starts stays in L1
     part = np.empty(SHORT, dtype=np.int64)
     prank = np.empty(SHORT, dtype=np.int32)
@@ -496,7 +570,7 @@ def encode_scanned(
                 if length > CACHE_MAX_LEN:
                     pos = _merge_piece(
                         seg, s, e, max_rank, tok_bytes, tok_off, tok_rank, byte_id, whole,
-                        pairs, part, prank, pid, out_ids, pos,
+                        pairs, byte_pairs, part, prank, pid, memo, out_ids, pos,
                     )  # fmt: skip
                     continue
                 word, h = _piece_key(seg, s, e)
@@ -534,8 +608,8 @@ def encode_scanned(
                     continue
                 first = pos
                 pos = _merge_piece(
-                    seg, s, e, max_rank, tok_bytes, tok_off, tok_rank, byte_id, whole, pairs,
-                    part, prank, pid, out_ids, pos,
+                    seg, s, e, max_rank, tok_bytes, tok_off, tok_rank, byte_id, whole, pairs, byte_pairs,
+                    part, prank, pid, memo, out_ids, pos,
                 )  # fmt: skip
                 n_ids = pos - first
                 extra = 1 if length > 8 else 0
@@ -562,6 +636,7 @@ def encode_scanned(
                 cache[slot, 1] = want | (np.uint64(n_ids) << _U8) | (np.uint64(value) << _U32)
                 used += 1
             i = resume
+    state[0], state[1], state[2] = used, arena_top, keys_top
     return pos
 
 
@@ -572,33 +647,33 @@ def encode_scanned(
 @njit
 def _encode_scanned_gpt2(
     data, seg_starts, seg_ends, seg_ids, flags, fold_cps, fold_letters, max_rank, tables,
-    cache_bits, out_ids,
+    piece_cache, out_ids,
 ):  # fmt: skip
     return encode_scanned(
         data, seg_starts, seg_ends, seg_ids, 0, flags, fold_cps, fold_letters, max_rank, tables,
-        cache_bits, out_ids,
+        piece_cache, out_ids,
     )  # fmt: skip
 
 
 @njit
 def _encode_scanned_cl100k(
     data, seg_starts, seg_ends, seg_ids, flags, fold_cps, fold_letters, max_rank, tables,
-    cache_bits, out_ids,
+    piece_cache, out_ids,
 ):  # fmt: skip
     return encode_scanned(
         data, seg_starts, seg_ends, seg_ids, 1, flags, fold_cps, fold_letters, max_rank, tables,
-        cache_bits, out_ids,
+        piece_cache, out_ids,
     )  # fmt: skip
 
 
 @njit
 def _encode_scanned_o200k(
     data, seg_starts, seg_ends, seg_ids, flags, fold_cps, fold_letters, max_rank, tables,
-    cache_bits, out_ids,
+    piece_cache, out_ids,
 ):  # fmt: skip
     return encode_scanned(
         data, seg_starts, seg_ends, seg_ids, 2, flags, fold_cps, fold_letters, max_rank, tables,
-        cache_bits, out_ids,
+        piece_cache, out_ids,
     )  # fmt: skip
 
 

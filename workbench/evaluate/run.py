@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from workbench.engine.batching import runs_of
 from workbench.engine.corpus import fingerprint, list_files
 from workbench.engine.errors import CancelledError, CorpusError, WorkbenchError
 from workbench.engine.tokenizer import Tokenizer
@@ -59,14 +60,7 @@ class _Job:
         self, tok: Tokenizer, id_space: int, docs: Sequence[Doc]
     ) -> dict[str, tuple[int, np.ndarray]]:
         """{group: (tokens, emitted counts by id)} of `docs`, encoded in the pool."""
-        chunks: list[list[Doc]] = [[]]
-        size = 0
-        for doc in docs:
-            if size >= CHUNK_CHARS:
-                chunks.append([])
-                size = 0
-            chunks[-1].append(doc)
-            size += len(doc.text)
+        chunks = runs_of(docs, lambda doc: len(doc.text), CHUNK_CHARS)
 
         def work(chunk: list[Doc]) -> dict[str, tuple[int, np.ndarray]]:
             if self.cancel.is_set():
