@@ -61,6 +61,8 @@ def can_scan(pattern: str) -> bool:
 def _borrowed(typingctx, array):
     """A view of `array` without its reference count (kernels only; valid while `array` is).
 
+    Numba frees an array right after its variable's last use, so the owner must be used after
+    the view's last use too: an argument, an array returned, or one passed to `_kept`.
     Numba increments and decrements the count of every array argument of an inlined helper each
     time it runs -- atomic operations, eight per piece in the scan loop, which LLVM cannot prune
     when the helper has many exits. A view without a count makes those a null check.
@@ -80,6 +82,16 @@ def _borrowed(typingctx, array):
         return view._getvalue()
 
     return array(array), codegen
+
+
+@intrinsic
+def _kept(typingctx, array):
+    """Nothing, but a use of `array`: keeps it alive up to here, past its `_borrowed` views."""
+
+    def codegen(context, builder, signature, args):
+        return context.get_dummy_value()
+
+    return types.none(array), codegen
 
 
 # Design: one pass classifies every byte (`cls[i]` = class bits of the character starting at byte
@@ -605,7 +617,8 @@ def _count_table(data, cls, seg_starts, seg_ends, preset, fold_cps, fold_letters
             slots, shift, arena, offsets, counts = _reserved(
                 slots, shift, arena, offsets, counts, used, k, resume - i
             )
-            # the table's arrays are replaced only between blocks: borrow them for the block
+            # the table's arrays are replaced only between blocks: borrow them for the block (the
+            # owners stay alive: the last three are returned, `slots` is `_kept`)
             table = _borrowed(slots), _borrowed(arena), _borrowed(offsets), _borrowed(counts)
             text = _borrowed(seg)
             for p in range(k):
@@ -613,6 +626,7 @@ def _count_table(data, cls, seg_starts, seg_ends, preset, fold_cps, fold_letters
                 length = (bounds[p + 1] if p + 1 < k else resume) - s
                 used = _add_piece(text, s, length, 1, shift, table, used)
             i = resume
+    _kept(slots)
     return arena, offsets, counts, used
 
 
@@ -625,7 +639,9 @@ def _merge_tables(buf, offsets, counts):
         slots, shift, arena, out_offsets, out_counts, np.int64(0), counts.shape[0], buf.shape[0]
     )
     used = np.int64(0)
-    table = _borrowed(slots), _borrowed(arena), _borrowed(out_offsets), _borrowed(out_counts)
+    # Owned arrays, not `_borrowed` views: `slots` has no use after the loop, so Numba would free
+    # it under a view (merging handles unique pieces only; the reference counts cost little).
+    table = slots, arena, out_offsets, out_counts
     for k in range(counts.shape[0]):
         s = offsets[k]
         used = _add_piece(buf, s, offsets[k + 1] - s, counts[k], shift, table, used)
