@@ -343,6 +343,16 @@ def test_count_arrays_many_unique_pieces() -> None:
     assert raw.startswith(b"a b c")  # unique pieces in order of first occurrence
 
 
+def test_count_arrays_long_pieces_told_apart_by_their_bytes() -> None:
+    """Pieces over 8 bytes with the same first 8 bytes and length, and pieces longer than the
+    table's 16-bit length field, each keep their own count."""
+    words = [f"prefixed{k:04d}" for k in range(3000)]
+    text = " ".join(words * 2) + " " + "z" * 70_000 + " " + "z" * 70_001 + " " + "z" * 70_000
+    for preset in SCANNABLE:
+        want = Counter(p.encode() for p in expected(text, preset))
+        assert scanner.count_pieces(text.encode(), preset) == want, preset
+
+
 # --- invalid UTF-8 -----------------------------------------------------------------------------
 
 

@@ -30,7 +30,7 @@ import functools
 import numpy as np
 from numba import literally, types
 from numba.core import errors
-from numba.extending import overload
+from numba.extending import intrinsic, overload
 
 from workbench.engine import unicode_classes as uc
 from workbench.engine.numba_config import OPTIONS, njit
@@ -55,6 +55,43 @@ _APOSTROPHE, _SPACE, _LF, _CR, _SLASH = 39, 32, 10, 13, 47
 def can_scan(pattern: str) -> bool:
     """True when `pattern` is exactly one of the preset strings the scanner reproduces."""
     return pattern in _PRESET_STRINGS.values()
+
+
+@intrinsic
+def _borrowed(typingctx, array):
+    """A view of `array` without its reference count (kernels only; valid while `array` is).
+
+    Numba frees an array right after its variable's last use, so the owner must be used after
+    the view's last use too: an argument, an array returned, or one passed to `_kept`.
+    Numba increments and decrements the count of every array argument of an inlined helper each
+    time it runs -- atomic operations, eight per piece in the scan loop, which LLVM cannot prune
+    when the helper has many exits. A view without a count makes those a null check.
+    """
+
+    def codegen(context, builder, signature, args):
+        source = context.make_array(array)(context, builder, value=args[0])
+        view = context.make_array(array)(context, builder)
+        context.populate_array(
+            view,
+            data=source.data,
+            shape=source.shape,
+            strides=source.strides,
+            itemsize=source.itemsize,
+            meminfo=None,
+        )
+        return view._getvalue()
+
+    return array(array), codegen
+
+
+@intrinsic
+def _kept(typingctx, array):
+    """Nothing, but a use of `array`: keeps it alive up to here, past its `_borrowed` views."""
+
+    def codegen(context, builder, signature, args):
+        return context.get_dummy_value()
+
+    return types.none(array), codegen
 
 
 # Design: one pass classifies every byte (`cls[i]` = class bits of the character starting at byte
@@ -390,13 +427,15 @@ def scan_starts(data, cls, start, preset, fold_cps, fold_letters, out):
     a constant (see `_piece_at`): callers pass a literal, or one they were given as a literal.
     """
     literally(preset)
+    text, classes = _borrowed(data), _borrowed(cls)
+    fold_from, fold_to = _borrowed(fold_cps), _borrowed(fold_letters)
     n = data.shape[0]
     i = start
     k = 0
     cap = out.shape[0]
     while i < n and k < cap:
         out[k] = i
-        i = _piece_at(data, cls, i, n, preset, fold_cps, fold_letters)
+        i = _piece_at(text, classes, i, n, preset, fold_from, fold_to)
         k += 1
     return k, i
 
@@ -404,10 +443,16 @@ def scan_starts(data, cls, start, preset, fold_cps, fold_letters, out):
 # --- counting: an open-addressing table of byte slices ------------------------------------------
 
 
-# A slot is one row of a uint64 array, so a probe touches one cache line: the piece's hash, its
-# first 8 bytes packed into a word (pieces of up to 8 bytes compare by word alone), its length and
-# its entry number + 1 (0 = empty slot).
-_HASH, _WORD, _LEN, _ENTRY = 0, 1, 2, 3
+# A slot is one row of a (capacity, 2) uint64 array, 16 bytes, so the table of a corpus's unique
+# pieces mostly stays in L2: the piece's first 8 bytes packed into a word (pieces of up to 8 bytes
+# compare by word and length alone) and `meta` = length (capped at 0xFFFF) | 16 more hash bits << 16
+# | (entry number + 1) << 32; meta 0 is an empty slot. Counts live in `counts[entry]`, entries in
+# order of first occurrence, so the frequent pieces' counts share a few cache lines.
+_WORD, _META = 0, 1
+_LOW32 = np.uint64(0xFFFFFFFF)
+_CHECK = np.uint64(0xFFFF0000)
+_U16 = np.uint64(16)
+_U32 = np.uint64(32)
 
 
 @njit(inline="always")
@@ -440,7 +485,13 @@ def _same_bytes(arena, a, data, b, length):
 
 
 @njit(inline="always")
-def _probe(slots, shift, offsets, arena, h, word, data, s, length):
+def _meta_key(h, length):
+    """The low half of a slot's `meta` for a piece: its length (capped) and 16 hash bits."""
+    return np.uint64(min(length, 0xFFFF)) | ((h >> _U16) & _CHECK)
+
+
+@njit(inline="always")
+def _probe(slots, shift, offsets, arena, key, h, word, data, s, length):
     """The slot holding piece data[s:s+length], or the empty slot where it belongs.
 
     Long keys are compared in the arena of unique pieces, which stays in cache (the first
@@ -449,75 +500,97 @@ def _probe(slots, shift, offsets, arena, h, word, data, s, length):
     mask = slots.shape[0] - 1
     slot = np.int64(h >> np.uint64(shift))
     while True:
-        entry = np.int64(slots[slot, _ENTRY]) - 1
-        if entry < 0:
+        meta = slots[slot, _META]
+        if meta == 0:
             return slot
-        same = slots[slot, _HASH] == h and slots[slot, _WORD] == word
-        same = same and slots[slot, _LEN] == np.uint64(length)
-        if same and (length <= 8 or _same_bytes(arena, offsets[entry], data, s, length)):
-            return slot
+        if slots[slot, _WORD] == word and (meta & _LOW32) == key:
+            if length <= 8:
+                return slot
+            entry = np.int64(meta >> _U32) - 1
+            a = offsets[entry]
+            if offsets[entry + 1] - a == length and _same_bytes(arena, a, data, s, length):
+                return slot
         slot = (slot + 1) & mask
 
 
 @njit
-def _rehashed(slots, capacity, shift):
-    """The slots moved into `capacity` = 2**(64 - shift) rows (by stored hash; no bytes read)."""
-    new = np.zeros((capacity, 4), dtype=np.uint64)
+def _rehashed(arena, offsets, used, capacity, shift):
+    """A table of `capacity` = 2**(64 - shift) slots for the `used` unique pieces in the arena."""
+    new = np.zeros((capacity, 2), dtype=np.uint64)
     mask = capacity - 1
-    for old in range(slots.shape[0]):
-        if slots[old, _ENTRY] != 0:
-            slot = np.int64(slots[old, _HASH] >> np.uint64(shift))
-            while new[slot, _ENTRY] != 0:
-                slot = (slot + 1) & mask
-            for field in range(4):
-                new[slot, field] = slots[old, field]
+    for entry in range(used):
+        s, e = offsets[entry], offsets[entry + 1]
+        word, h = piece_hash(arena, s, e)
+        slot = np.int64(h >> np.uint64(shift))
+        while new[slot, _META] != 0:
+            slot = (slot + 1) & mask
+        new[slot, _WORD] = word
+        new[slot, _META] = _meta_key(h, e - s) | (np.uint64(entry + 1) << _U32)
     return new
 
 
 @njit
-def _grown(values, capacity):
-    """`values` copied into a new array of `capacity` (tables grow by doubling)."""
+def _grown(values, keep, capacity):
+    """The first `keep` of `values` copied into a new array of `capacity`."""
     out = np.empty(capacity, dtype=values.dtype)
-    for k in range(values.shape[0]):  # a loop: slice assignment costs seconds of compiling
+    for k in range(keep):  # a loop: slice assignment costs seconds of compiling
         out[k] = values[k]
     return out
 
 
 @njit(inline="always")
-def _add_piece(data, s, length, weight, slots, shift, capacity, arena, offsets, counts, used):
-    """Count data[s:s+length] `weight` more times, filing it if new. Returns the table's
-    (possibly regrown) parts: (slots, shift, capacity, arena, offsets, counts, used)."""
+def _add_piece(data, s, length, weight, shift, table, used):
+    """Count data[s:s+length] `weight` more times, filing it if new; returns the new `used`.
+
+    `table` = (slots, arena, offsets, counts), `_borrowed` (see there), with room made for the
+    piece by `_reserved`: no array is replaced here, so the caller's loop keeps borrowed views.
+    """
+    slots, arena, offsets, counts = table
     word, h = piece_hash(data, s, s + length)
-    slot = _probe(slots, shift, offsets, arena, h, word, data, s, length)
-    if slots[slot, _ENTRY] != 0:
-        counts[np.int64(slots[slot, _ENTRY]) - 1] += weight
-        return slots, shift, capacity, arena, offsets, counts, used
+    key = _meta_key(h, length)
+    slot = _probe(slots, shift, offsets, arena, key, h, word, data, s, length)
+    meta = slots[slot, _META]
+    if meta != 0:
+        counts[np.int64(meta >> _U32) - 1] += weight
+        return used
     top = offsets[used]
-    if top + length > arena.shape[0]:
-        arena = _grown(arena, 2 * (top + length))
     for k in range(length):
         arena[top + k] = data[s + k]
     offsets[used + 1] = top + length
     counts[used] = weight
-    used += 1
-    slots[slot, _HASH], slots[slot, _WORD] = h, word
-    slots[slot, _LEN], slots[slot, _ENTRY] = length, used
-    if used * 2 == capacity:  # keep the load at or below one half
-        capacity, shift = capacity * 2, shift - 1
-        offsets, counts = _grown(offsets, capacity // 2 + 1), _grown(counts, capacity // 2)
-        slots = _rehashed(slots, capacity, shift)
-    return slots, shift, capacity, arena, offsets, counts, used
+    slots[slot, _WORD] = word
+    slots[slot, _META] = key | (np.uint64(used + 1) << _U32)
+    return used + 1
+
+
+@njit
+def _reserved(slots, shift, arena, offsets, counts, used, pieces, size):
+    """The table's parts (slots, shift, arena, offsets, counts), grown if needed so that `pieces`
+    more pieces of `size` bytes in all fit with the slots at most half full."""
+    capacity = slots.shape[0]
+    if (used + pieces) * 2 > capacity:
+        while (used + pieces) * 2 > capacity:
+            capacity, shift = capacity * 2, shift - 1
+        offsets, counts = (
+            _grown(offsets, used + 1, capacity // 2 + 1),
+            _grown(counts, used, capacity // 2),
+        )
+        slots = _rehashed(arena, offsets, used, capacity, shift)
+    top = offsets[used]
+    if top + size > arena.shape[0]:
+        arena = _grown(arena, top, 2 * (top + size))
+    return slots, shift, arena, offsets, counts
 
 
 @njit
 def _empty_table():
     # Typed int64, not literals: Numba compiles a callee once more for each literal argument.
-    capacity, shift = np.int64(1 << 12), np.int64(64 - 12)  # unique pieces fill at most half
-    slots = np.zeros((capacity, 4), dtype=np.uint64)
-    offsets = np.zeros(capacity // 2 + 1, dtype=np.int64)
-    counts = np.zeros(capacity // 2, dtype=np.int64)
+    shift = np.int64(64 - 12)  # 4096 slots, grown by `_reserved`
+    slots = np.zeros((np.int64(1) << (64 - shift), 2), dtype=np.uint64)
+    offsets = np.zeros(slots.shape[0] // 2 + 1, dtype=np.int64)
+    counts = np.zeros(slots.shape[0] // 2, dtype=np.int64)
     arena = np.empty(1 << 16, dtype=np.uint8)
-    return slots, shift, capacity, arena, offsets, counts
+    return slots, shift, arena, offsets, counts
 
 
 @njit
@@ -526,11 +599,12 @@ def _count_table(data, cls, seg_starts, seg_ends, preset, fold_cps, fold_letters
     never cross a segment's ends); unique pieces are kept in order of first occurrence.
 
     Returns (arena, offsets, counts, used): unique piece k is arena[offsets[k]:offsets[k+1]], seen
-    counts[k] times. Pieces are scanned a block at a time into `bounds`, then counted.
+    counts[k] times. Pieces are scanned a block at a time into `bounds` (small: it stays in L1
+    and leaves L2 to the table), then counted.
     """
     literally(preset)
-    bounds = np.empty(1 << 16, dtype=np.int64)
-    slots, shift, capacity, arena, offsets, counts = _empty_table()
+    bounds = np.empty(1 << 10, dtype=np.int64)
+    slots, shift, arena, offsets, counts = _empty_table()
     used = np.int64(0)  # never a literal: see `_empty_table`
     for j in range(seg_starts.shape[0]):
         a = seg_starts[j]
@@ -540,13 +614,19 @@ def _count_table(data, cls, seg_starts, seg_ends, preset, fold_cps, fold_letters
         i = np.int64(0)  # not a literal 0: Numba would compile scan_starts for it as well
         while i < n:
             k, resume = scan_starts(seg, seg_cls, i, preset, fold_cps, fold_letters, bounds)
+            slots, shift, arena, offsets, counts = _reserved(
+                slots, shift, arena, offsets, counts, used, k, resume - i
+            )
+            # the table's arrays are replaced only between blocks: borrow them for the block (the
+            # owners stay alive: the last three are returned, `slots` is `_kept`)
+            table = _borrowed(slots), _borrowed(arena), _borrowed(offsets), _borrowed(counts)
+            text = _borrowed(seg)
             for p in range(k):
                 s = bounds[p]
                 length = (bounds[p + 1] if p + 1 < k else resume) - s
-                slots, shift, capacity, arena, offsets, counts, used = _add_piece(
-                    seg, s, length, 1, slots, shift, capacity, arena, offsets, counts, used
-                )
+                used = _add_piece(text, s, length, 1, shift, table, used)
             i = resume
+    _kept(slots)
     return arena, offsets, counts, used
 
 
@@ -554,14 +634,17 @@ def _count_table(data, cls, seg_starts, seg_ends, preset, fold_cps, fold_letters
 def _merge_tables(buf, offsets, counts):
     """Unique pieces of several tables laid end to end (`buf`, `offsets`, `counts`), counted
     together: the same piece in two tables becomes one entry with the summed count."""
-    slots, shift, capacity, arena, out_offsets, out_counts = _empty_table()
+    slots, shift, arena, out_offsets, out_counts = _empty_table()
+    slots, shift, arena, out_offsets, out_counts = _reserved(
+        slots, shift, arena, out_offsets, out_counts, np.int64(0), counts.shape[0], buf.shape[0]
+    )
     used = np.int64(0)
+    # Owned arrays, not `_borrowed` views: `slots` has no use after the loop, so Numba would free
+    # it under a view (merging handles unique pieces only; the reference counts cost little).
+    table = slots, arena, out_offsets, out_counts
     for k in range(counts.shape[0]):
         s = offsets[k]
-        slots, shift, capacity, arena, out_offsets, out_counts, used = _add_piece(
-            buf, s, offsets[k + 1] - s, counts[k], slots, shift, capacity, arena,
-            out_offsets, out_counts, used,
-        )  # fmt: skip
+        used = _add_piece(buf, s, offsets[k + 1] - s, counts[k], shift, table, used)
     return arena, out_offsets, out_counts, used
 
 
