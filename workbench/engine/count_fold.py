@@ -12,22 +12,24 @@ from __future__ import annotations
 import numpy as np
 
 from workbench.engine.numba_config import njit
-from workbench.engine.scanner import _add_piece, _empty_table
+from workbench.engine.scanner import _add_piece, _empty_table, _reserved
 
 Table = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 @njit
-def _fold(slots, shift, capacity, arena, offsets, counts, used, buf, t_offsets, t_counts):
+def _fold(slots, shift, arena, offsets, counts, used, buf, t_offsets, t_counts):
     """File each piece of the table (buf, t_offsets, t_counts) into the growing table; returns
-    its (possibly regrown) parts."""
+    its (possibly regrown) parts and the new count of unique pieces. Room for every piece is
+    made first (`scanner._reserved`), so no array is replaced while pieces are filed."""
+    slots, shift, arena, offsets, counts = _reserved(
+        slots, shift, arena, offsets, counts, used, t_counts.shape[0], buf.shape[0]
+    )
+    table = slots, arena, offsets, counts
     for k in range(t_counts.shape[0]):
         s = t_offsets[k]
-        slots, shift, capacity, arena, offsets, counts, used = _add_piece(
-            buf, s, t_offsets[k + 1] - s, t_counts[k], slots, shift, capacity, arena,
-            offsets, counts, used,
-        )  # fmt: skip
-    return slots, shift, capacity, arena, offsets, counts, used
+        used = _add_piece(buf, s, t_offsets[k + 1] - s, t_counts[k], shift, table, used)
+    return slots, shift, arena, offsets, counts, used
 
 
 fold_kernel = _fold  # for `warmup`, which asks the kernel's cache whether it is compiled
@@ -38,7 +40,7 @@ class CountTable:
     added (the same order `scanner.merge_count_tables` gives for the same tables)."""
 
     def __init__(self) -> None:
-        self._parts: tuple | None = None  # (slots, shift, capacity, arena, offsets, counts)
+        self._parts: tuple | None = None  # (slots, shift, arena, offsets, counts)
         self._used = 0
 
     def __len__(self) -> int:
@@ -67,6 +69,6 @@ class CountTable:
         """(buf, offsets, counts), compact copies (the hash slots are let go with this object)."""
         if self._parts is None:
             return np.empty(0, np.uint8), np.zeros(1, np.int64), np.empty(0, np.int64)
-        _, _, _, arena, offsets, counts = self._parts
+        _, _, arena, offsets, counts = self._parts
         used = self._used
         return arena[: offsets[used]].copy(), offsets[: used + 1].copy(), counts[:used].copy()
