@@ -324,8 +324,13 @@ class RunSession:
         """The tokenizer of the merges made so far (`engine.tokenizer.Tokenizer`)."""
         from workbench.engine.tokenizer import Tokenizer
 
-        return Tokenizer.from_merges(
-            self.merges(), self.config.pattern_string, list(self.config.special_tokens)
+        trainer = self.trainer
+        return Tokenizer.from_trainer(
+            trainer.vocab,
+            trainer.merges,
+            trainer.merge_ids,
+            self.config.pattern_string,
+            list(self.config.special_tokens),
         )
 
     def export(self, formats: Sequence[str], out: str | Path) -> list[Path]:
