@@ -391,14 +391,14 @@ def _add_pair(a, b, delta, w, mode, ph, pr, touched, lst, blk, scal):
     p = _pair_insert(key, ph, pr, scal)
     pr[p, P_CNT] += delta
     step = scal[S_STEP]
+    fresh = False
     if pr[p, P_STAMP] != step:
         pr[p, P_STAMP] = step
         touched[0] += 1
         touched[touched[0]] = p
-        if mode == HF:  # HF: a fresh word set for every step in which the pair gains
-            pr[p, P_LIST] = _new_list(lst, blk, scal)
-    if pr[p, P_LIST] == -1:  # LEX: one list per pair, made on its first gain
-        pr[p, P_LIST] = _new_list(lst, blk, scal)
+        fresh = mode == HF  # HF: a fresh word set for every step in which the pair gains
+    if fresh or pr[p, P_LIST] == -1:  # LEX: one list per pair, made on its first gain
+        pr[p, P_LIST] = _new_list(lst, blk, scal)  # one inlined copy, not two
     _list_append(pr[p, P_LIST], w, lst, blk, scal)
 
 

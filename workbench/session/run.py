@@ -101,15 +101,18 @@ class RunSession:
         listeners: Iterable[BatchListener] = (),
         sweep: dict[str, Any] | None = None,
         kernels_ready: Callable[[], bool] | None = None,
+        count_ties: bool = True,
     ) -> RunSession:
         """Index the corpus for training and open a new run in the store (when given).
         `sweep` tags the run as one of a sweep (`{"id": ..., "index": i, "of": n}`).
         `kernels_ready`: the trainer's kernels are compiling elsewhere (a first start), so a
-        small run may start in Python and move to them when this says so."""
+        small run may start in Python and move to them when this says so.
+        `count_ties=False` leaves every batch's `ties` at 0: counting them is a sixth of the
+        merge loop, wasted when nothing records or shows them (`train --no-db`)."""
         from workbench.engine.starting_trainer import trainer_for  # Numba loads here
 
         started = time.perf_counter()
-        trainer = trainer_for(counted.result.words, config, kernels_ready)
+        trainer = trainer_for(counted.result.words, config, kernels_ready, count_ties)
         session = cls(trainer, config, counted, listeners=list(listeners))
         session.timings = {"pretokenize": round(counted.stats.seconds, 3)}
         session.timings["index"] = round(time.perf_counter() - started, 3)
