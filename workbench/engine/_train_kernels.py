@@ -542,14 +542,21 @@ def _merge_span(w, r, o, stop, left, right, new, mode, wsym, wrec, ph, pr, touch
     while r < stop:
         s = wsym[base + r]
         if s == left and r + 1 < n and wsym[base + r + 1] == right:
-            if o > 0:
-                prev = wsym[base + o - 1]
-                _drop_pair(prev, left, c, ph, pr)
-                _add_pair(prev, new, c, w, mode, ph, pr, touched, lst, blk, scal)
-            if r + 2 < n:
-                nxt = wsym[base + r + 2]
-                _drop_pair(right, nxt, c, ph, pr)
-                _add_pair(new, nxt, c, w, mode, ph, pr, touched, lst, blk, scal)
+            # The left neighbour's pair, then the right one's, through one call site each:
+            # every inlined copy of the helpers costs compile time on a first start.
+            for side in range(2):
+                if side == 0:
+                    if o == 0:
+                        continue
+                    a = wsym[base + o - 1]
+                    a0, b0, a1, b1 = a, left, a, new
+                else:
+                    if r + 2 >= n:
+                        continue
+                    b = wsym[base + r + 2]
+                    a0, b0, a1, b1 = right, b, new, b
+                _drop_pair(a0, b0, c, ph, pr)
+                _add_pair(a1, b1, c, w, mode, ph, pr, touched, lst, blk, scal)
             wsym[base + o] = new
             o += 1
             r += 2
