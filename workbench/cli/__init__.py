@@ -26,13 +26,18 @@ COMMAND_MODULES = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of every command; with `argv` naming a command first, of that one alone.
+
+    Start-up time: each command module imports what its own work needs (the run store and
+    SQLite for `runs`, the encoder for `export`), so `train` must not pay for the others."""
     parser = argparse.ArgumentParser(
         prog="bpe-workbench",
         description="Train byte-level BPE tokenizers and inspect them. No command opens the window.",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    chosen = [name for name in COMMAND_MODULES if argv and name.rpartition(".")[2] == argv[0]]
+    for name in chosen or COMMAND_MODULES:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
@@ -44,7 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    if argv is None:
+        argv = sys.argv[1:]
+    args = build_parser(argv).parse_args(argv)
     if args.command is None:
         from workbench.gui.app import run_app
 

@@ -183,8 +183,17 @@ def _train(
 
     from workbench.session.first_start import ready
 
+    # Ties are only worth counting for the store (the window shows them from there).
+    count_ties = store_path is not None
     with RunSession.start(
-        counted, config, store_path, name, [show], sweep=sweep, kernels_ready=ready(quick)
+        counted,
+        config,
+        store_path,
+        name,
+        [show],
+        sweep=sweep,
+        kernels_ready=ready(quick),
+        count_ties=count_ties,
     ) as session:
         reason = session.advance(should_stop=interrupted.check)
         bar.end()

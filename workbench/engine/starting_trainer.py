@@ -28,15 +28,20 @@ PYTHON_SYMBOLS = 2_000_000
 
 
 def trainer_for(
-    words: WordTable, config: TrainConfig, kernels_ready: Callable[[], bool] | None = None
+    words: WordTable,
+    config: TrainConfig,
+    kernels_ready: Callable[[], bool] | None = None,
+    count_ties: bool = True,
 ) -> Any:
     """The trainer for a run (see the module docstring). `kernels_ready` None: the caller will
-    not compile them meanwhile, so the Numba trainer is used (it compiles on first use)."""
+    not compile them meanwhile, so the Numba trainer is used (it compiles on first use).
+    `count_ties=False`: every merge's `ties` is 0 (not counted: saves time)."""
     from workbench.engine import trainer  # imports Numba, compiles nothing
 
+    tie_limit = trainer.TIE_LIMIT if count_ties else 0
     if kernels_ready is None or kernels_ready() or not python_can_start(words, config):
-        return trainer.BpeTrainer(words, config)
-    return StartingTrainer(words, config, kernels_ready)
+        return trainer.BpeTrainer(words, config, tie_limit)
+    return StartingTrainer(words, config, kernels_ready, tie_limit)
 
 
 def python_can_start(words: WordTable, config: TrainConfig) -> bool:
@@ -48,14 +53,18 @@ class StartingTrainer:
     """Python merges until the kernels are ready, then the Numba trainer, same interface."""
 
     def __init__(
-        self, words: WordTable, config: TrainConfig, kernels_ready: Callable[[], bool]
+        self,
+        words: WordTable,
+        config: TrainConfig,
+        kernels_ready: Callable[[], bool],
+        tie_limit: int | None = None,
     ) -> None:
         from workbench.engine.trainer import TIE_LIMIT
 
         self.config = config
         self._words = words
         self._ready = kernels_ready
-        self.current: Any = PyTrainer(words, config, TIE_LIMIT)
+        self.current: Any = PyTrainer(words, config, TIE_LIMIT if tie_limit is None else tie_limit)
         self._batch_size = 1
 
     @property

@@ -101,15 +101,18 @@ class RunSession:
         listeners: Iterable[BatchListener] = (),
         sweep: dict[str, Any] | None = None,
         kernels_ready: Callable[[], bool] | None = None,
+        count_ties: bool = True,
     ) -> RunSession:
         """Index the corpus for training and open a new run in the store (when given).
         `sweep` tags the run as one of a sweep (`{"id": ..., "index": i, "of": n}`).
         `kernels_ready`: the trainer's kernels are compiling elsewhere (a first start), so a
-        small run may start in Python and move to them when this says so."""
+        small run may start in Python and move to them when this says so.
+        `count_ties=False` leaves every batch's `ties` at 0: counting them is a sixth of the
+        merge loop, wasted when nothing records or shows them (`train --no-db`)."""
         from workbench.engine.starting_trainer import trainer_for  # Numba loads here
 
         started = time.perf_counter()
-        trainer = trainer_for(counted.result.words, config, kernels_ready)
+        trainer = trainer_for(counted.result.words, config, kernels_ready, count_ties)
         session = cls(trainer, config, counted, listeners=list(listeners))
         session.timings = {"pretokenize": round(counted.stats.seconds, 3)}
         session.timings["index"] = round(time.perf_counter() - started, 3)
@@ -324,8 +327,13 @@ class RunSession:
         """The tokenizer of the merges made so far (`engine.tokenizer.Tokenizer`)."""
         from workbench.engine.tokenizer import Tokenizer
 
-        return Tokenizer.from_merges(
-            self.merges(), self.config.pattern_string, list(self.config.special_tokens)
+        trainer = self.trainer
+        return Tokenizer.from_trainer(
+            trainer.vocab,
+            trainer.merges,
+            trainer.merge_ids,
+            self.config.pattern_string,
+            list(self.config.special_tokens),
         )
 
     def export(self, formats: Sequence[str], out: str | Path) -> list[Path]:

@@ -12,14 +12,19 @@ from __future__ import annotations
 import json
 import os
 import secrets
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from workbench.engine.byte_mapping import unicode_to_bytes
+from workbench.engine.byte_mapping import bytes_to_unicode, unicode_to_bytes
 from workbench.engine.errors import TokenizerError, TokenizerFileError
 from workbench.engine.ids import check_id, parse_id
 from workbench.engine.tokenizer import Tokenizer, check_specials
 from workbench.engine.unicode_classes import UNICODE_VERSION
+
+_json_string = json.encoder.encode_basestring  # what json.dumps(ensure_ascii=False) uses (C)
+# Code point b (0..255) -> the mapped character of byte b: a `str.translate` table.
+_MAPPED_CHARS = "".join(bytes_to_unicode()[b] for b in range(256))
 
 
 def write_atomic(path: Path, data: str | bytes) -> Path:
@@ -39,6 +44,29 @@ def write_atomic(path: Path, data: str | bytes) -> Path:
         Path(temp).unlink(missing_ok=True)
         raise
     return path
+
+
+def mapped_vocab(tokenizer: Tokenizer) -> dict[int, str]:
+    """id -> mapped token (`to_mapped`) for every ordinary token, in id order, mapped in one
+    pass: all tokens joined, decoded as Latin-1 (byte b -> code point b) and translated, then
+    cut apart again. A per-token `to_mapped` took a third of an export's time."""
+    items = sorted(tokenizer.vocab.items())
+    text = b"".join(token for _, token in items).decode("latin-1").translate(_MAPPED_CHARS)
+    mapped: dict[int, str] = {}
+    start = 0
+    for tid, token in items:
+        end = start + len(token)
+        mapped[tid] = text[start:end]
+        start = end
+    return mapped
+
+
+def flat_json_object(items: Iterable[tuple[str, int]]) -> str:
+    """`json.dumps(dict(items), ensure_ascii=False, indent=1)` for string keys and int values,
+    byte for byte, without the pure-Python encoder that `indent` forces (several times slower
+    on a 100k-token vocab.json). Later keys win, as in a dict."""
+    body = ",\n".join(f" {_json_string(key)}: {int(value)}" for key, value in dict(items).items())
+    return "{\n" + body + "\n}" if body else "{}"
 
 
 def read_text(path: Path) -> str:

@@ -15,14 +15,14 @@ accepts any consistent ids.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from workbench.engine.byte_mapping import to_mapped
 from workbench.engine.errors import TokenizerError, TokenizerFileError
 from workbench.engine.formats._common import (
     as_file_error,
     file_id,
+    flat_json_object,
+    mapped_vocab,
     read_json,
     read_sidecar,
     read_text,
@@ -53,13 +53,14 @@ def sidecar_path(vocab_path: Path) -> Path:
 
 
 def export(tokenizer: Tokenizer, out_dir: Path) -> list[Path]:
-    vocab = {to_mapped(token): tid for tid, token in sorted(tokenizer.vocab.items())}
+    mapped = mapped_vocab(tokenizer)
+    vocab = {token: tid for tid, token in mapped.items()}
     # Hugging Face reads specials from vocab.json; one spelled like a token (`x`, `é`) can only
     # live in the sidecar.
     vocab.update((name, tid) for name, tid in tokenizer.special_tokens.items() if name not in vocab)
-    lines = [HEADER] + [f"{to_mapped(a)} {to_mapped(b)}" for a, b in tokenizer.merge_bytes]
+    lines = [HEADER] + [f"{mapped[a]} {mapped[b]}" for a, b in tokenizer.merges]
     return [
-        write_atomic(out_dir / VOCAB, json.dumps(vocab, ensure_ascii=False, indent=1) + "\n"),
+        write_atomic(out_dir / VOCAB, flat_json_object(vocab.items()) + "\n"),
         write_atomic(out_dir / MERGES, "\n".join(lines) + "\n"),
         write_sidecar(sidecar_path(out_dir / VOCAB), tokenizer),
     ]

@@ -27,11 +27,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from workbench.engine.byte_mapping import to_mapped
 from workbench.engine.errors import TokenizerError, TokenizerFileError
 from workbench.engine.formats._common import (
     as_file_error,
     file_id,
+    mapped_vocab,
     read_json,
     unmapped,
     write_atomic,
@@ -53,11 +53,10 @@ def _byte_level(use_regex: bool, trim_offsets: bool) -> dict[str, Any]:
 
 def to_json(tokenizer: Tokenizer) -> dict[str, Any]:
     """The tokenizer.json document for `tokenizer`."""
-    order = sorted(
-        range(len(tokenizer.merges)),
-        key=lambda r: tokenizer.token_rank(tokenizer.merge_results[r]),
-    )
-    pairs = tokenizer.merge_bytes
+    results = tokenizer.merge_results  # a property that copies: read it once, not per merge
+    order = sorted(range(len(results)), key=lambda r: tokenizer.token_rank(results[r]))
+    pairs = tokenizer.merges
+    mapped = mapped_vocab(tokenizer)
     added = [
         {
             "id": tid,
@@ -94,8 +93,8 @@ def to_json(tokenizer: Tokenizer) -> dict[str, Any]:
             "fuse_unk": False,
             "byte_fallback": False,
             "ignore_merges": True,
-            "vocab": {to_mapped(tok): tid for tid, tok in sorted(tokenizer.vocab.items())},
-            "merges": [[to_mapped(pairs[r][0]), to_mapped(pairs[r][1])] for r in order],
+            "vocab": {token: tid for tid, token in mapped.items()},
+            "merges": [[mapped[pairs[r][0]], mapped[pairs[r][1]]] for r in order],
         },
     }
 
