@@ -5,8 +5,9 @@ from the start of this script to the window being shown and to the first merge b
     NUMBA_CACHE_DIR=$(mktemp -d) python benchmarks/first_merge_window.py   # a first start
     python benchmarks/first_merge_window.py                                # a later start
 
-Train waits (truthfully labelled) for the kernels the first start compiles, so the cold figure
-is the first-start experience end to end. Not a test: timings depend on the machine's load.
+On a first start the demo corpus (small) is counted with `regex` and trained in Python while
+helper processes compile the kernels (see `session/first_start.py`), so the cold figure is the
+first-start experience end to end. Not a test: timings depend on the machine's load.
 """
 
 from __future__ import annotations
