@@ -67,6 +67,17 @@ def test_train_to_a_small_vocab_and_the_list_equals_the_store(qtbot, window):
     assert len(window.charts.data.rank) == 60
 
 
+def test_kernels_ready_after_a_finished_first_run_keep_its_status(qtbot, window):
+    """On a first start a small run can finish (in Python) before the kernels are compiled;
+    the warm-up's "Trainer ready" must not replace the run's "Done: ..." line."""
+    train_to(qtbot, window, 256 + 20)
+    done = window.status.stage.text()
+    assert done.startswith("Done")
+    window.warmer.sigWarm.emit(12.5)  # the warm-up finishing late, as on a first start
+    qtbot.wait(50)
+    assert window.status.stage.text() == done
+
+
 def test_pause_resume_step_and_stop(qtbot, window):
     window.controls.vocab.setValue(60_000)
     click(qtbot, window, "train")

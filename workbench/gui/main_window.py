@@ -687,7 +687,9 @@ class MainWindow(QMainWindow):
 
     def _on_warm(self, seconds: float) -> None:
         self.warm_thread.quit()
-        if self.mode != "training":
+        # Only before any run: on a first start a small run may have trained (in Python) and
+        # ended already, and its "Done: ..." must stay.
+        if self.mode == "idle" and self.run_id is None:
             # The stage label, not showMessage: a temporary message hides the stage for seconds.
             how = "prepared (first start only)" if self.kernels_compiled else "loaded"
             self.status.stage.setText(f"Trainer ready (fast kernels {how} in {seconds:.1f} s)")
