@@ -57,14 +57,12 @@ class StartingTrainer:
         words: WordTable,
         config: TrainConfig,
         kernels_ready: Callable[[], bool],
-        tie_limit: int | None = None,
+        tie_limit: int,
     ) -> None:
-        from workbench.engine.trainer import TIE_LIMIT
-
         self.config = config
         self._words = words
         self._ready = kernels_ready
-        self.current: Any = PyTrainer(words, config, TIE_LIMIT if tie_limit is None else tie_limit)
+        self.current: Any = PyTrainer(words, config, tie_limit)
         self._batch_size = 1
 
     @property

@@ -242,19 +242,24 @@ class QuickStart:
 
 
 def quick_start(
-    pattern: str, tie_break: str, corpus_bytes: int, scanner_path: bool = True
+    pattern: str,
+    tie_break: str,
+    corpus_bytes: Callable[[], int | None],
+    scanner_path: bool = True,
 ) -> QuickStart | None:
     """Start a small LEX run at once on a first start: count with `regex` when the scanner is
     not compiled, train in Python while a helper process compiles the trainer's kernels, then
     hand over to them (`starting_trainer`). None: the usual path applies (everything is
     compiled already, or the run is large or in HF mode, where waiting for the kernels is
-    quicker or required); call `prepare_training` then."""
+    quicker or required); call `prepare_training` then. `corpus_bytes()` (None: unknown) is
+    asked only when something is not compiled: a later start does not walk the corpus twice."""
     trainer_ready = all(is_ready(key, pattern) is not False for key in ("index", "merges"))
     scanner_path = scanner_path and "pretokenizer" in stages(pattern)  # a custom pattern: regex
     scanner_ready = not scanner_path or is_ready("pretokenizer", pattern) is not False
-    if trainer_ready and scanner_ready:
+    if (trainer_ready and scanner_ready) or tie_break == "hf":
         return None
-    if tie_break == "hf" or corpus_bytes > QUICK_COUNT_BYTES:
+    size = corpus_bytes()
+    if size is None or size > QUICK_COUNT_BYTES:
         return None
     if trainer_ready:
         return QuickStart(use_scanner=False, kernels_ready=None, close=lambda: None)

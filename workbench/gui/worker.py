@@ -61,18 +61,6 @@ _NOW.set()
 TRAINING_IN_PYTHON = "Training (in Python until the fast kernels are ready: first start only)"
 
 
-def _small_corpus(paths: tuple[str, ...]) -> bool:
-    """Whether the corpus is small enough to count with `regex` rather than wait for the
-    scanner to compile (an unreadable path: no, counting then reports it)."""
-    from workbench.engine.corpus import list_corpus
-    from workbench.engine.warmup import QUICK_COUNT_BYTES
-
-    try:
-        return sum(list_corpus(paths).sizes) <= QUICK_COUNT_BYTES
-    except (WorkbenchError, OSError, ValueError):
-        return False
-
-
 def _corpus_key(paths: tuple[str, ...], config: TrainConfig) -> tuple[Any, ...]:
     """Only these settings change the pre-token counts; the rest only change training."""
     return (paths, config.pattern_string, config.special_tokens, config.on_bad_file)
@@ -318,12 +306,13 @@ class TrainWorker(QObject):
 
     def _count(self, paths: tuple[str, ...], config: TrainConfig) -> Any:
         from workbench.engine.pretokenize import count_corpus
+        from workbench.session.first_start import small_corpus
 
         key = _corpus_key(paths, config)
         if self._corpus is not None and self._corpus[0] == key:
             self.sigCorpus.emit(self._report)  # a new run's charts need the corpus size too
             return self._corpus[1]
-        if not self.counting_ready.is_set() and _small_corpus(paths):
+        if not self.counting_ready.is_set() and small_corpus(paths):
             # First start: `regex` counts a small corpus before the scanner would compile.
             config = replace(config, pretokenizer="regex")
         self._wait_for(self.counting_ready if config.pretokenizer == "auto" else _NOW)

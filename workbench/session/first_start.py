@@ -28,16 +28,31 @@ from workbench.engine.warmup import QuickStart
 def quick_start(
     paths: Iterable[str | os.PathLike], config: TrainConfig, scanner_path: bool = True
 ) -> QuickStart | None:
-    """A quick start for this corpus and config, or None (see the module docstring)."""
-    from workbench.engine.corpus import list_corpus
+    """A quick start for this corpus and config, or None (see the module docstring). The
+    corpus is listed only on a first start, when its size decides."""
     from workbench.engine.warmup import quick_start as plan
 
-    try:
-        corpus_bytes = sum(list_corpus(paths).sizes)
-    except (WorkbenchError, OSError, ValueError):
-        return None  # counting reports it, in its own words
     scanner_path = scanner_path and config.pretokenizer == "auto"
-    return plan(config.pattern_string, config.tie_break, corpus_bytes, scanner_path)
+    return plan(config.pattern_string, config.tie_break, lambda: corpus_bytes(paths), scanner_path)
+
+
+def corpus_bytes(paths: Iterable[str | os.PathLike]) -> int | None:
+    """The listed size of the corpus under `paths`; None when it cannot be listed (counting
+    then reports why, in its own words)."""
+    from workbench.engine.corpus import list_corpus
+
+    try:
+        return sum(list_corpus(paths).sizes)
+    except (WorkbenchError, OSError, ValueError):
+        return None
+
+
+def small_corpus(paths: Iterable[str | os.PathLike]) -> bool:
+    """Whether `regex` counts this corpus sooner than the scanner would compile."""
+    from workbench.engine.warmup import QUICK_COUNT_BYTES
+
+    size = corpus_bytes(paths)
+    return size is not None and size <= QUICK_COUNT_BYTES
 
 
 def counting_config(config: TrainConfig, quick: QuickStart | None) -> TrainConfig:
