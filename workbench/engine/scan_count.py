@@ -224,18 +224,9 @@ def _read_pack(
     read = read_text_pack([p for p, _ in pack], [n for _, n in pack])
     if not read.lengths:
         return None, 0, read.errors
-    lengths = np.array(read.lengths, np.int64)
-    ends = np.cumsum(lengths)
-    starts = ends - lengths
-    if specials is not None and specials.search(read.data) is not None:
-        seg_starts: list[int] = []
-        seg_ends: list[int] = []
-        for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
-            s, e = _segments(read.data[a:b], specials, a)
-            seg_starts.extend(s)
-            seg_ends.extend(e)
-        starts, ends = np.array(seg_starts, np.int64), np.array(seg_ends, np.int64)
-    return _Unit(read.data, starts, ends), len(lengths), read.errors
+    offsets = np.zeros(len(read.lengths) + 1, np.int64)
+    np.cumsum(read.lengths, out=offsets[1:])
+    return _records_unit(read.data, offsets, specials), len(read.lengths), read.errors
 
 
 class _Tables:
@@ -402,18 +393,22 @@ def record_units(
 ) -> Iterator[tuple[_Unit, int]]:
     """Units of (text, document offsets) blocks: each record a document of its own."""
     for data, offsets in blocks:
-        documents = len(offsets) - 1
-        if specials is None:
-            yield _Unit(data, offsets[:-1].copy(), offsets[1:].copy()), documents
-            continue
-        starts: list[int] = []
-        ends: list[int] = []
-        edges = offsets.tolist()
-        for a, b in zip(edges[:-1], edges[1:], strict=True):
-            s, e = _segments(data[a:b], specials, a)
-            starts.extend(s)
-            ends.extend(e)
-        yield _Unit(data, np.array(starts, np.int64), np.array(ends, np.int64)), documents
+        yield _records_unit(data, offsets, specials), len(offsets) - 1
+
+
+def _records_unit(data: bytes, offsets: np.ndarray, specials: regex.Pattern | None) -> _Unit:
+    """A unit of records laid end to end (record k is data[offsets[k]:offsets[k+1]]), each
+    split on the special tokens into segments of its own."""
+    if specials is None or specials.search(data) is None:  # one segment a record
+        return _Unit(data, offsets[:-1].copy(), offsets[1:].copy())
+    starts: list[int] = []
+    ends: list[int] = []
+    edges = offsets.tolist()
+    for a, b in zip(edges[:-1], edges[1:], strict=True):
+        s, e = _segments(data[a:b], specials, a)
+        starts.extend(s)
+        ends.extend(e)
+    return _Unit(data, np.array(starts, np.int64), np.array(ends, np.int64))
 
 
 def _jsonl_units(
