@@ -107,9 +107,8 @@ def _walk_folder(
 ) -> None:
     # An explicit stack, not recursion: a folder tree may be deeper than Python's stack.
     stack = [(root, root_stat)]
-    unsized: list[
-        tuple[int, str]
-    ] = []  # files known regular from the listing alone: sized at the end
+    # Files known regular from the folder listing alone: sized at the end, in one batch.
+    unsized: list[tuple[int, str]] = []
     while stack:
         folder, st = stack.pop()
         key = (st.st_dev, st.st_ino)
