@@ -28,6 +28,7 @@ from gui_fixtures import (  # noqa: E402
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl  # noqa: E402
 from PySide6.QtGui import QDropEvent  # noqa: E402
 
+from workbench.gui.main_window import RECOUNT_DELAY_MS  # noqa: E402
 from workbench.gui.resources import demo_corpus  # noqa: E402
 from workbench.store import RunStore  # noqa: E402
 
@@ -75,6 +76,21 @@ def test_kernels_ready_after_a_finished_first_run_keep_its_status(qtbot, window)
     assert done.startswith("Done")
     window.warmer.sigWarm.emit(12.5)  # the warm-up finishing late, as on a first start
     qtbot.wait(50)
+    assert window.status.stage.text() == done
+
+
+def test_a_recount_pending_when_train_is_pressed_leaves_the_done_line(qtbot, window):
+    """An edit's debounced recount still pending when Train is pressed is dropped: the run
+    counts the corpus itself, and a late "Corpus read" would cover its "Done" line."""
+    window.recount_timer.setInterval(600_000)  # still pending when the quick run is done
+    window._pattern_changed()  # as typing in the pattern box does: a recount is pending
+    assert window.recount_timer.isActive()
+    train_to(qtbot, window, 256 + 20)
+    done = window.status.stage.text()
+    assert done.startswith("Done")
+    assert not window.recount_timer.isActive()
+    window.recount_timer.setInterval(RECOUNT_DELAY_MS)
+    qtbot.wait(RECOUNT_DELAY_MS + 300)
     assert window.status.stage.text() == done
 
 

@@ -421,6 +421,9 @@ class MainWindow(QMainWindow):
         self.merge_list.follow.setChecked(True)
         self.target_merges = config.merged_token_target
         self.mode = "training"
+        # The run counts the corpus itself; a recount still pending from an edit would land
+        # after a quick run and put "Corpus read" over its "Done" line.
+        self.recount_timer.stop()
         self.corpus_panel.set_counting(True)
         self.worker.arm()
         self.worker.sigTrainRequested.emit(tuple(str(p) for p in self.corpus_paths), config)
@@ -463,6 +466,7 @@ class MainWindow(QMainWindow):
         self.stored_run = None
         self.sweep = (0, len(plan))
         self.mode = "training"
+        self.recount_timer.stop()
         self.corpus_panel.set_counting(True)
         self.worker.arm()
         self.worker.sigSweepRequested.emit(tuple(str(p) for p in self.corpus_paths), config, sizes)
