@@ -21,12 +21,11 @@ import contextlib
 import errno
 import gzip
 import hashlib
-import itertools
 import json
 import os
 import stat
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,47 +50,92 @@ _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 @dataclass
 class CorpusListing:
-    """The files to read (in order, with their sizes when listed) and what was left out.
+    """The files to read (in order, by name, with their sizes when listed) and what was left out.
 
+    `sizes[i]` is -1 when the listing was asked not to size the files it knows are regular
+    (`list_corpus(..., sized=False)`): a stat costs as much as reading a small file.
     `problems`: entries inside folders that cannot be read (a broken or looping symbolic link,
     an unreadable folder): an error when bad files stop the run, else skipped and reported.
     `passed_over`: entries inside folders that are not corpus files (FIFOs, sockets, devices,
     a folder reached a second time through a link): always left out, always reported."""
 
-    files: list[Path] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
     sizes: list[int] = field(default_factory=list)
     problems: list[CorpusError] = field(default_factory=list)
     passed_over: list[CorpusError] = field(default_factory=list)
 
-    def add(self, path: Path, size: int) -> None:
-        self.files.append(path)
-        self.sizes.append(size)
+    @property
+    def files(self) -> list[Path]:
+        return [Path(name) for name in self.names]
 
 
-def list_corpus(paths: Iterable[str | os.PathLike]) -> CorpusListing:
+class PathList(Sequence[Path]):
+    """Paths made from file names only when first asked for: counting needs the names alone,
+    and 50,000 Path objects cost a tenth of a second."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = names
+        self._paths: list[Path] | None = None
+
+    def _all(self) -> list[Path]:
+        if self._paths is None:
+            self._paths = [Path(name) for name in self.names]
+        return self._paths
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        return self._all()[index]
+
+    def __iter__(self) -> Iterator[Path]:
+        return iter(self._all())
+
+    def __eq__(self, other: object) -> bool:
+        return list(self) == (list(other) if isinstance(other, Sequence) else other)
+
+    def __repr__(self) -> str:
+        return f"PathList({self.names!r})"
+
+
+def list_corpus(paths: Iterable[str | os.PathLike], sized: bool = True) -> CorpusListing:
     """The files named or under the folders named, folders walked depth-first in sorted order.
 
     Hidden entries (a leading dot) inside a folder are passed over. Symbolic links are followed,
     folders included; a folder is read once however many links lead to it (by device and
     inode), so a link loop ends. A path named on the command line that is missing or not a
-    file or folder raises CorpusError at once: the user asked for it by name."""
+    file or folder raises CorpusError at once: the user asked for it by name. `sized=False`:
+    files a folder listing shows are regular keep size -1 (no stat: their reader sizes them)."""
     listing = CorpusListing()
     seen: set[tuple[int, int]] = set()
     for raw in urls.local_paths(paths):  # readers hook: fsspec URLs
         path = Path(raw)
         st = _stat_named(path)
         if stat.S_ISDIR(st.st_mode):
-            _walk_folder(path, st, listing, seen)
+            _walk_folder(str(path), st, listing, seen, sized)
         elif stat.S_ISREG(st.st_mode):
-            listing.add(path, st.st_size)
+            listing.names.append(str(path))
+            listing.sizes.append(st.st_size)
         else:
             raise CorpusError(str(path), f"{_not_regular(st.st_mode)}: name text files or folders")
-    kept = datasets.without_dataset_metadata(listing.files)  # readers hook: saved datasets
-    if len(kept) < len(listing.files):
-        ids = set(map(id, kept))  # by identity: hashing 50,000 paths costs a tenth of a second
-        pairs = [(f, n) for f, n in zip(listing.files, listing.sizes, strict=True) if id(f) in ids]
-        listing.files, listing.sizes = [f for f, _ in pairs], [n for _, n in pairs]
+    _drop_dataset_metadata(listing)
     return listing
+
+
+def _drop_dataset_metadata(listing: CorpusListing) -> None:
+    """Leave out saved datasets' JSON metadata (readers hook), asking only about the files with
+    a metadata name: the rest are kept whatever the hook says of them."""
+    names = listing.names
+    metadata = (*datasets.METADATA, datasets.DICT_METADATA)
+    ends = tuple(os.sep + m for m in metadata)
+    maybe = [k for k, n in enumerate(names) if n.endswith(ends) or n in metadata]
+    if not maybe:
+        return
+    kept = {str(p) for p in datasets.without_dataset_metadata([Path(names[k]) for k in maybe])}
+    drop = {k for k in maybe if names[k] not in kept}
+    if drop:
+        pairs = [p for k, p in enumerate(zip(names, listing.sizes, strict=True)) if k not in drop]
+        listing.names, listing.sizes = [n for n, _ in pairs], [s for _, s in pairs]
 
 
 def list_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
@@ -103,57 +147,67 @@ def list_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
 
 
 def _walk_folder(
-    root: Path, root_stat: os.stat_result, listing: CorpusListing, seen: set[tuple[int, int]]
+    root: str,
+    root_stat: os.stat_result,
+    listing: CorpusListing,
+    seen: set[tuple[int, int]],
+    sized: bool,
 ) -> None:
-    # An explicit stack, not recursion: a folder tree may be deeper than Python's stack.
+    # An explicit stack, not recursion: a folder tree may be deeper than Python's stack. Names
+    # are plain strings (a Path per file costs more than reading a small file).
     stack = [(root, root_stat)]
+    names, sizes = listing.names, listing.sizes
     # Files known regular from the folder listing alone: sized at the end, in one batch.
-    unsized: list[tuple[int, str]] = []
+    unsized: list[int] = []
     while stack:
         folder, st = stack.pop()
         key = (st.st_dev, st.st_ino)
         if key in seen:
-            listing.passed_over.append(CorpusError(str(folder), "folder already read (linked)"))
+            listing.passed_over.append(CorpusError(folder, "folder already read (linked)"))
             continue
         seen.add(key)
         try:
             with os.scandir(folder) as it:
-                entries = sorted((e for e in it if not e.name.startswith(".")), key=_entry_name)
+                # (name, entry): names are unique, so entries are never compared
+                entries = sorted([(e.name, e) for e in it if e.name[0] != "."])
         except OSError as exc:
-            listing.problems.append(
-                CorpusError(str(folder), _os_problem(folder, exc, "list the folder"))
-            )
+            problem = _os_problem(Path(folder), exc, "list the folder")
+            listing.problems.append(CorpusError(folder, problem))
             continue
+        prefix = "" if folder == "." else os.path.join(folder, "")  # as pathlib joins them
         folders = []
-        child = getattr(folder, "_make_child_relpath", folder.joinpath)
-        for entry in entries:
-            path = child(entry.name)
+        for name, entry in entries:
             try:
                 # A plain file (not a link) is known from the folder listing, with no system
-                # call: its size comes later in one batch (`_add_sizes`).
+                # call: its size comes later in one batch (`_add_sizes`), or from its reader.
                 if entry.is_file(follow_symlinks=False):
-                    unsized.append((len(listing.files), entry.path))
-                    listing.add(path, -1)
+                    if sized:
+                        unsized.append(len(names))
+                    names.append(prefix + name)
+                    sizes.append(-1)
                     continue
                 est = entry.stat()  # follows symbolic links
             except OSError as exc:
+                path = Path(prefix + name)
                 listing.problems.append(CorpusError(str(path), _os_problem(path, exc, "read")))
                 continue
             if stat.S_ISDIR(est.st_mode):
-                folders.append((path, est))
+                folders.append((prefix + name, est))
             elif stat.S_ISREG(est.st_mode):
-                listing.add(path, est.st_size)
+                names.append(prefix + name)
+                sizes.append(est.st_size)
             else:
-                listing.passed_over.append(CorpusError(str(path), _not_regular(est.st_mode)))
+                listing.passed_over.append(CorpusError(prefix + name, _not_regular(est.st_mode)))
         stack.extend(reversed(folders))
-    _add_sizes(listing, unsized)
+    if unsized:
+        _add_sizes(listing, unsized)
 
 
-def _add_sizes(listing: CorpusListing, unsized: list[tuple[int, str]]) -> None:
-    """Fill in the sizes of `listing.files[i]` for (i, name) in `unsized`, dropping (as
-    problems) files gone since the listing. Two threads from a few thousand files: a stat is a system call that
+def _add_sizes(listing: CorpusListing, unsized: list[int]) -> None:
+    """Fill in the sizes of `listing.names[i]` for i in `unsized`, dropping (as problems) files
+    gone since the listing. Two threads from a few thousand files: a stat is a system call that
     releases the GIL, and the calls are most of a walk over many small files."""
-    names = [name for _, name in unsized]
+    names = [listing.names[i] for i in unsized]
     if len(names) < 4096:
         sizes = _sizes(names)
     else:
@@ -163,18 +217,18 @@ def _add_sizes(listing: CorpusListing, unsized: list[tuple[int, str]]) -> None:
             sizes = _sizes(names[half:])
             sizes = first.result() + sizes
     gone = set()
-    for (i, _), size in zip(unsized, sizes, strict=True):
+    for i, size in zip(unsized, sizes, strict=True):
         if isinstance(size, OSError):
-            path = listing.files[i]
+            path = Path(listing.names[i])
             listing.problems.append(CorpusError(str(path), _os_problem(path, size, "read")))
             gone.add(i)
         else:
             listing.sizes[i] = size
     if gone:
         pairs = [
-            p for i, p in enumerate(zip(listing.files, listing.sizes, strict=True)) if i not in gone
+            p for i, p in enumerate(zip(listing.names, listing.sizes, strict=True)) if i not in gone
         ]
-        listing.files, listing.sizes = [f for f, _ in pairs], [n for _, n in pairs]
+        listing.names, listing.sizes = [f for f, _ in pairs], [n for _, n in pairs]
 
 
 def _sizes(names: list[str]) -> list[int | OSError]:
@@ -185,10 +239,6 @@ def _sizes(names: list[str]) -> list[int | OSError]:
         except OSError as exc:
             out.append(exc)
     return out
-
-
-def _entry_name(entry: os.DirEntry) -> str:
-    return entry.name
 
 
 def _stat_named(path: Path) -> os.stat_result:
@@ -354,95 +404,149 @@ def read_small_text(path: Path) -> bytes:
     return data
 
 
+# Reading flags of a small file: O_NONBLOCK so a FIFO put in a file's place never blocks the open.
+_PACK_FLAGS = os.O_RDONLY | _O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+
+
 @dataclass
 class TextPack:
-    """Several small plain files read and checked together: the good ones' text end to end
-    (BOMs removed) with each one's length, and the bad ones' errors (each left out whole)."""
+    """Small plain files read and checked together, from the first file asked for: the good
+    ones' text end to end (BOMs removed), `offsets[k]:offsets[k+1]` the k-th good file's, the
+    bad ones' errors (each left out whole, in file order).
 
-    data: bytes
-    lengths: list[int]
+    `read`: the files read (or found bad); fewer than asked when their bytes reached the limit
+    or the next file is larger than the limit (`big`: the caller streams it)."""
+
+    data: bytearray
+    offsets: np.ndarray
     errors: list[CorpusError]
+    read: int
+    big: bool
+    disk_bytes: int  # bytes read from disk, BOMs and bad files included (for progress)
 
 
-def read_text_pack(paths: list[Path], sizes: list[int]) -> TextPack:
-    """Read small plain files (sizes as listed) and check them as text, all at once: per file
-    only the system calls (no file object, no fstat unless the file is not what the listing
-    said); the NUL, BOM and UTF-8 checks run over the whole pack, and only a pack that fails
-    one is checked file by file to name the bad file (and line)."""
-    parts: list[bytes] = []
-    errors: list[CorpusError] = []
-    kept: list[Path] = []
-    for path, size in zip(paths, sizes, strict=True):
+def read_text_pack(names: Sequence[str], start: int, end: int, limit: int) -> TextPack:
+    """Read the plain files `names[start:end]` until their bytes reach `limit`, and check them
+    as text. Per file only open, one read straight into the pack's buffer and close (a read
+    shorter than the room left is the file's end); an empty file, a read error or a file
+    larger than the room takes the careful way (fstat: a FIFO, device or folder put in a
+    file's place is refused as `_open_fd` does). The NUL, BOM and UTF-8 checks run over the
+    whole pack; only a pack that fails one is checked file by file to name the bad file."""
+    room_end = 2 * limit + 2  # a file that fills the room from any start < limit is > limit
+    buf = bytearray(room_end)
+    view = memoryview(buf)
+    ends = [0]
+    good: list[int] = []  # index of each good file
+    bad: list[tuple[int, CorpusError]] = []
+    at = 0
+    big = False
+    k = start
+    open_, readv, close = os.open, os.readv, os.close
+    while k < end and at < limit:
+        name = names[k]
         try:
-            parts.append(_read_listed(path, size))
-            kept.append(path)
-        except CorpusError as exc:
-            errors.append(exc)
-    data = b"".join(parts)
-    if b"\0" in data or codecs.BOM_UTF8 in data or not _utf8_files(data, parts):
-        parts, kept, errors = _checked_one_by_one(parts, kept, errors, paths)
-        data = b"".join(parts)
-    return TextPack(data, [len(p) for p in parts], errors)
-
-
-def _read_listed(path: Path, size: int) -> bytes:
-    """A plain file's bytes. Asking one byte more than its listed size gives the whole file in
-    one read when the listing is right (a short read of a regular file is its end); anything
-    else (grown, shrunk, empty, an error) is checked with fstat: a FIFO, a device or a folder
-    put in the file's place is refused as `_open_fd` does."""
-    try:
-        fd = os.open(path, os.O_RDONLY | _O_NONBLOCK)
-    except OSError as exc:
-        raise CorpusError(str(path), _os_problem(path, exc, "read")) from None
-    try:
+            fd = open_(name, _PACK_FLAGS)
+        except OSError as exc:
+            bad.append((k, CorpusError(name, _os_problem(Path(name), exc, "read"))))
+            k += 1
+            continue
+        room = room_end - at
         try:
-            data = os.read(fd, size + 1)
+            n = readv(fd, (view[at:],))
         except OSError:
-            data = None
-        if data is not None and len(data) == size and size > 0:
-            return data
+            n = -1
+        if 0 < n < room:  # the common case: the whole file in one read
+            close(fd)
+            at += n
+            ends.append(at)
+            good.append(k)
+            k += 1
+            continue
+        if n == room:
+            close(fd)
+            big = True
+            break
+        try:
+            data = _read_carefully(fd, name)
+        except CorpusError as exc:
+            bad.append((k, exc))
+            k += 1
+            continue
+        if len(data) >= room:
+            big = True
+            break
+        view[at : at + len(data)] = data
+        at += len(data)
+        ends.append(at)
+        good.append(k)
+        k += 1
+    view.release()
+    del buf[at:]
+    pack = TextPack(buf, np.array(ends, np.int64), [], k - start, big, at)
+    if b"\0" in buf or codecs.BOM_UTF8 in buf or not _utf8_files(buf, pack.offsets):
+        _check_one_by_one(pack, names, good, bad)
+    pack.errors = [exc for _, exc in sorted(bad, key=_first)]
+    return pack
+
+
+def _first(pair: tuple[int, CorpusError]) -> int:
+    return pair[0]
+
+
+def _read_carefully(fd: int, name: str) -> bytes:
+    """The bytes of a file the quick read did not take (empty, unreadable, larger than the room
+    or not a regular file), as `read_whole` gives them; closes `fd`."""
+    try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise CorpusError(str(path), _not_regular(st.st_mode))
+    except OSError as exc:
+        raise CorpusError(name, f"cannot read: {_read_problem(exc)}") from None
     finally:
         os.close(fd)
-    return read_whole(path)  # changed since it was listed: the careful way
+    if not stat.S_ISREG(st.st_mode):
+        raise CorpusError(name, _not_regular(st.st_mode))
+    if st.st_size == 0:
+        return b""
+    return read_whole(Path(name))  # an error, or changed since the quick read: the careful way
 
 
-def _utf8_files(data: bytes, parts: list[bytes]) -> bool:
-    """Whether every part is UTF-8, from one check of them end to end: valid UTF-8 whose parts
+def _utf8_files(data: bytearray, offsets: np.ndarray) -> bool:
+    """Whether every file is UTF-8, from one check of them end to end: valid UTF-8 whose files
     each start at a character (not a continuation byte), so none ends inside one either."""
     try:
         data.decode("utf-8")
     except UnicodeDecodeError:
         return False
-    if len(parts) < 2 or data.isascii():
+    if offsets.shape[0] < 3 or data.isascii():
         return True
-    starts = np.fromiter(itertools.accumulate(map(len, parts[:-1])), np.int64, len(parts) - 1)
+    starts = offsets[1:-1]
     starts = starts[starts < len(data)]  # empty files at the end start nowhere
     firsts = np.frombuffer(data, np.uint8)[starts]
     return not bool(np.any((firsts & 0xC0) == 0x80))
 
 
-def _checked_one_by_one(
-    parts: list[bytes], kept: list[Path], errors: list[CorpusError], paths: list[Path]
-) -> tuple[list[bytes], list[Path], list[CorpusError]]:
-    """The pack's files checked one at a time; errors in the order of `paths`."""
-    good_parts, good_paths = [], []
-    for path, data in zip(kept, parts, strict=True):
+def _check_one_by_one(
+    pack: TextPack, names: Sequence[str], good: list[int], bad: list[tuple[int, CorpusError]]
+) -> None:
+    """The pack's good files (`names[k]` for k in `good`, in the order of `pack.offsets`)
+    checked one at a time: bad ones move to `bad`, BOMs go."""
+    data, edges = pack.data, pack.offsets.tolist()
+    parts: list[bytes] = []
+    ends = [0]
+    for j, k in enumerate(good):
+        part = bytes(data[edges[j] : edges[j + 1]])
+        path = Path(names[k])
         try:
-            check_not_binary(path, data)
-            if data.startswith(codecs.BOM_UTF8):
-                data = data[len(codecs.BOM_UTF8) :]
-            check_utf8(path, data, 0)
+            check_not_binary(path, part)
+            if part.startswith(codecs.BOM_UTF8):
+                part = part[len(codecs.BOM_UTF8) :]
+            check_utf8(path, part, 0)
         except CorpusError as exc:
-            errors.append(exc)
+            bad.append((k, exc))
             continue
-        good_parts.append(data)
-        good_paths.append(path)
-    order = {str(p): k for k, p in enumerate(paths)}
-    errors.sort(key=lambda e: order.get(e.path, 0))
-    return good_parts, good_paths, errors
+        parts.append(part)
+        ends.append(ends[-1] + len(part))
+    pack.data = bytearray(b"".join(parts))
+    pack.offsets = np.array(ends, np.int64)
 
 
 def check_utf8(path: Path, data: bytes, lines_before: int) -> None:

@@ -18,7 +18,7 @@ import os
 import sys
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +27,7 @@ from workbench.engine import _pretokenize_worker as worker
 from workbench.engine.config import TrainConfig, check_workers
 from workbench.engine.corpus import (
     CorpusListing,
+    PathList,
     Segmenter,
     is_jsonl,
     list_corpus,
@@ -61,7 +62,7 @@ class CorpusStats:
 class PretokenizeResult:
     words: WordTable
     stats: CorpusStats
-    files: list[Path]
+    files: Sequence[Path]
 
 
 def default_workers() -> int:
@@ -87,8 +88,9 @@ def count_corpus(
 
     if (counted := counts_file.counts_path(paths)) is not None:
         return counts_file.read_counts(counted, config.pattern_string, config.special_tokens)
-    listing = list_corpus(paths)
-    files = listing.files
+    scanning = config.pretokenizer == "auto" and can_scan(config.pattern_string)
+    listing = list_corpus(paths, sized=not scanning)  # the scanner's readers size the files
+    files = PathList(listing.names)
     stats = CorpusStats(files=len(files))
     for problem in listing.problems:
         if config.on_bad_file == "stop":
@@ -97,14 +99,16 @@ def count_corpus(
     stats.skipped.extend(map(str, listing.passed_over))
     if not files:
         raise _nothing_to_read(paths, stats, "no files to read")
-    total = sum(listing.sizes)
-    if config.pretokenizer == "auto" and can_scan(config.pattern_string):
-        table = count_with_scanner(files, config, stats, progress, cancel, workers, listing.sizes)
+    if scanning:
+        table = count_with_scanner(
+            listing.names, config, stats, progress, cancel, workers, listing.sizes
+        )
         give_back_freed_memory()
         words = WordTable.from_arrays(*table)
         if len(words) == 0:
             raise _nothing_to_read(paths, stats)
         return _finish(words, stats, files, start)
+    total = sum(listing.sizes)
     tasks = _tasks(listing, config, stats, progress, total)
     counts: Counter[str] = Counter()
     pending: dict[int, Counter[str]] = {}
@@ -145,7 +149,7 @@ def _nothing_to_read(
 
 
 def _finish(
-    words: WordTable, stats: CorpusStats, files: list[Path], start: float
+    words: WordTable, stats: CorpusStats, files: Sequence[Path], start: float
 ) -> PretokenizeResult:
     stats.pieces = words.total_pieces
     stats.unique_pieces = len(words)
