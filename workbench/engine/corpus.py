@@ -21,7 +21,9 @@ import contextlib
 import errno
 import gzip
 import hashlib
+import itertools
 import json
+import operator
 import os
 import stat
 import zlib
@@ -123,12 +125,11 @@ def list_corpus(paths: Iterable[str | os.PathLike], sized: bool = True) -> Corpu
 
 
 def _drop_dataset_metadata(listing: CorpusListing) -> None:
-    """Leave out saved datasets' JSON metadata (readers hook), asking only about the files with
-    a metadata name: the rest are kept whatever the hook says of them."""
+    """Leave out saved datasets' JSON metadata (readers hook), asking only about the files whose
+    names end like metadata (a C-speed scan): the hook keeps every other file."""
     names = listing.names
-    metadata = (*datasets.METADATA, datasets.DICT_METADATA)
-    ends = tuple(os.sep + m for m in metadata)
-    maybe = [k for k, n in enumerate(names) if n.endswith(ends) or n in metadata]
+    ends = operator.methodcaller("endswith", (*datasets.METADATA, datasets.DICT_METADATA))
+    maybe = list(itertools.compress(range(len(names)), map(ends, names)))
     if not maybe:
         return
     kept = {str(p) for p in datasets.without_dataset_metadata([Path(names[k]) for k in maybe])}
@@ -168,13 +169,22 @@ def _walk_folder(
         seen.add(key)
         try:
             with os.scandir(folder) as it:
-                # (name, entry): names are unique, so entries are never compared
-                entries = sorted([(e.name, e) for e in it if e.name[0] != "."])
+                entries = [e for e in it if e.name[0] != "."]
         except OSError as exc:
             problem = _os_problem(Path(folder), exc, "list the folder")
             listing.problems.append(CorpusError(folder, problem))
             continue
         prefix = "" if folder == "." else os.path.join(folder, "")  # as pathlib joins them
+        if _all_plain(entries):  # a folder of plain files only: no loop of ours
+            # `entry.path` is the folder and the name joined as `prefix` does, but for "."
+            here = sorted(map(_PATH if prefix else _NAME, entries))
+            if sized:
+                unsized.extend(range(len(names), len(names) + len(here)))
+            names += here
+            sizes += [-1] * len(here)
+            continue
+        # (name, entry): names are unique, so entries are never compared
+        entries = sorted([(e.name, e) for e in entries])
         folders = []
         for name, entry in entries:
             try:
@@ -201,6 +211,19 @@ def _walk_folder(
         stack.extend(reversed(folders))
     if unsized:
         _add_sizes(listing, unsized)
+
+
+# Whether an entry is a regular file, not a link: known from the folder listing, no system call.
+_PLAIN_FILE = operator.methodcaller("is_file", follow_symlinks=False)
+_PATH = operator.attrgetter("path")
+_NAME = operator.attrgetter("name")
+
+
+def _all_plain(entries: list[os.DirEntry]) -> bool:
+    try:
+        return all(map(_PLAIN_FILE, entries))
+    except OSError:  # the listing did not say (some file systems): the entry-by-entry way
+        return False
 
 
 def _add_sizes(listing: CorpusListing, unsized: list[int]) -> None:

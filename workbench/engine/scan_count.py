@@ -14,6 +14,7 @@ are counted.
 
 from __future__ import annotations
 
+import operator
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -116,7 +117,7 @@ def count_with_scanner(
     preset = config.pattern_string
     specials = specials_bytes_regex(config.special_tokens)
     reach = max((len(t.encode("utf-8")) for t in config.special_tokens), default=0)
-    names = [os.fspath(f) for f in files]
+    names = list(map(os.fspath, files))
     sizes = [os.stat(n).st_size for n in names] if sizes is None else list(sizes)
     workers = max(1, workers)
     meter_ = _Progress(sizes, progress)
@@ -242,21 +243,28 @@ def _pack_end(names: list[str], sizes: list[int], start: int, most: int) -> int:
     """The end of the pack of plain text files from `start` (== start: stream that file): at
     most `most` files, their listed sizes summing to about UNIT_BYTES, none listed larger."""
     end = min(len(names), start + most)
-    suffix = ""
+    suffix, plain = _suffix_kind(names[start])
+    if not plain:
+        return start
+    if suffix:  # most files share the first one's suffix: checked at C speed up to the first not
+        same = list(map(operator.methodcaller("endswith", suffix), names[start:end]))
+        alike = start + (same.index(False) if False in same else len(same))
+    else:
+        alike = start + 1
+    for k in range(alike, end):  # the rest one by one
+        if not _suffix_kind(names[k])[1]:
+            end = k
+            break
+    if max(sizes[start:end]) <= 0:  # none sized (sized by reading), or all empty
+        return end
     total = 0
     for k in range(start, end):
-        name = names[k]
-        if not (suffix and name.endswith(suffix)):  # most files share the one before's suffix
-            suffix, plain = _suffix_kind(name)
-            if not plain:
-                return k
         size = sizes[k]
-        if size > 0:
-            if size > UNIT_BYTES:
-                return k
-            total += size
-            if total >= UNIT_BYTES:
-                return k + 1
+        if size > UNIT_BYTES:
+            return k
+        total += max(size, 0)
+        if total >= UNIT_BYTES:
+            return k + 1
     return end
 
 
