@@ -97,3 +97,29 @@ def test_bad_file_among_many_stops_the_run_when_asked(tree):
     root, _, _ = tree
     with pytest.raises(Exception, match=r"0050-bad\.txt:2: invalid UTF-8"):
         count_corpus([root], TrainConfig(on_bad_file="stop"))
+
+
+@pytest.mark.parametrize("pretokenizer", ["auto", "regex"])
+def test_listing_problems_come_before_bad_files(tmp_path, pretokenizer):
+    """The folders are walked while the files listed are read, yet a problem of the listing
+    (here a broken link, listed after a bad file) still stops the run first, and is reported
+    first when bad files are skipped."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a/bad.txt").write_bytes(b"\xff")
+    (tmp_path / "a/good.txt").write_bytes(b"good text\n")
+    (tmp_path / "z").mkdir()
+    os.symlink(tmp_path / "missing", tmp_path / "z/broken.txt")
+    with pytest.raises(Exception, match=r"broken\.txt: broken symbolic link"):
+        count_corpus([tmp_path], TrainConfig(pretokenizer=pretokenizer))
+    config = TrainConfig(pretokenizer=pretokenizer, on_bad_file="skip")
+    result = count_corpus([tmp_path], config)
+    assert [s.rsplit(": ", 1)[1] for s in result.stats.skipped] == [
+        "broken symbolic link",
+        "invalid UTF-8 (byte 0xFF)",
+    ]
+    assert result.stats.files == 2 and result.stats.documents == 1
+
+
+def test_nothing_listed(tmp_path):
+    with pytest.raises(Exception, match="no files to read"):
+        count_corpus([tmp_path], TrainConfig())

@@ -26,6 +26,7 @@ import json
 import operator
 import os
 import stat
+import threading
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -108,35 +109,108 @@ def list_corpus(paths: Iterable[str | os.PathLike], sized: bool = True) -> Corpu
     inode), so a link loop ends. A path named on the command line that is missing or not a
     file or folder raises CorpusError at once: the user asked for it by name. `sized=False`:
     files a folder listing shows are regular keep size -1 (no stat: their reader sizes them)."""
-    listing = CorpusListing()
-    seen: set[tuple[int, int]] = set()
-    for raw in urls.local_paths(paths):  # readers hook: fsspec URLs
-        path = Path(raw)
-        st = _stat_named(path)
-        if stat.S_ISDIR(st.st_mode):
-            _walk_folder(str(path), st, listing, seen, sized)
-        elif stat.S_ISREG(st.st_mode):
-            listing.names.append(str(path))
-            listing.sizes.append(st.st_size)
-        else:
-            raise CorpusError(str(path), f"{_not_regular(st.st_mode)}: name text files or folders")
-    _drop_dataset_metadata(listing)
-    return listing
+    walk = CorpusWalk(paths, sized)
+    walk.run()
+    return walk.listing
 
 
-def _drop_dataset_metadata(listing: CorpusListing) -> None:
-    """Leave out saved datasets' JSON metadata (readers hook), asking only about the files whose
-    names end like metadata (a C-speed scan): the hook keeps every other file."""
-    names = listing.names
+class _Stopped(Exception):
+    """The walk was told to stop (its reader gave up)."""
+
+
+class CorpusWalk:
+    """Listing a corpus (as `list_corpus`), here or in a thread of its own while the files
+    already listed are read: `listing` grows folder by folder, in order; `more` waits for it.
+
+    The paths named are checked at once (a bad one raises CorpusError here, before anything is
+    walked); the folders are walked by `run` or by the thread `start` starts."""
+
+    def __init__(self, paths: Iterable[str | os.PathLike], sized: bool = False) -> None:
+        self.listing = CorpusListing()
+        self.sized = sized
+        self.roots: list[tuple[str, os.stat_result]] = []
+        for raw in urls.local_paths(paths):  # readers hook: fsspec URLs
+            path = Path(raw)
+            st = _stat_named(path)
+            if not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
+                message = f"{_not_regular(st.st_mode)}: name text files or folders"
+                raise CorpusError(str(path), message)
+            self.roots.append((str(path), st))
+        self._changed = threading.Condition()
+        self._finished = False
+        self._stop = False
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+
+    def run(self) -> None:
+        seen: set[tuple[int, int]] = set()
+        for root, st in self.roots:
+            if stat.S_ISDIR(st.st_mode):
+                _walk_folder(root, st, self.listing, seen, self.sized, self._add)
+            else:
+                self._add([root], [st.st_size])
+
+    def _add(self, names: list[str], sizes: list[int]) -> None:
+        """One folder's files (or a file named), less saved datasets' metadata."""
+        if self._stop:
+            raise _Stopped
+        names, sizes = _without_dataset_metadata(names, sizes)
+        with self._changed:  # sizes first: a reader takes the names' length as the bound
+            self.listing.sizes += sizes
+            self.listing.names += names
+            self._changed.notify_all()
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._background, name="corpus walk", daemon=True)
+        self._thread.start()
+
+    def _background(self) -> None:
+        try:
+            self.run()
+        except _Stopped:
+            pass
+        except BaseException as exc:  # handed to the reader by `more`/`finish`
+            self._error = exc
+        finally:
+            with self._changed:
+                self._finished = True
+                self._changed.notify_all()
+
+    def more(self, have: int) -> bool:
+        """Whether the listing holds more than `have` files, waiting for the walk to list them
+        or to end (then False)."""
+        with self._changed:
+            self._changed.wait_for(lambda: len(self.listing.names) > have or self._finished)
+        if self._error is not None:
+            raise self._error
+        return len(self.listing.names) > have
+
+    def finish(self) -> CorpusListing:
+        """The whole listing, once the walk has ended."""
+        while self.more(len(self.listing.names)):
+            pass
+        return self.listing
+
+    def stop(self) -> None:
+        """End the walk early (its reader failed or was cancelled) and wait for its thread."""
+        self._stop = True
+        if self._thread is not None:
+            self._thread.join()
+
+
+def _without_dataset_metadata(names: list[str], sizes: list[int]) -> tuple[list[str], list[int]]:
+    """`names` (and their sizes) less saved datasets' JSON metadata (readers hook), asking only
+    about the files whose names end like metadata (a C-speed scan): the hook keeps the rest."""
     ends = operator.methodcaller("endswith", (*datasets.METADATA, datasets.DICT_METADATA))
     maybe = list(itertools.compress(range(len(names)), map(ends, names)))
     if not maybe:
-        return
+        return names, sizes
     kept = {str(p) for p in datasets.without_dataset_metadata([Path(names[k]) for k in maybe])}
     drop = {k for k in maybe if names[k] not in kept}
-    if drop:
-        pairs = [p for k, p in enumerate(zip(names, listing.sizes, strict=True)) if k not in drop]
-        listing.names, listing.sizes = [n for n, _ in pairs], [s for _, s in pairs]
+    if not drop:
+        return names, sizes
+    pairs = [p for k, p in enumerate(zip(names, sizes, strict=True)) if k not in drop]
+    return [n for n, _ in pairs], [s for _, s in pairs]
 
 
 def list_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
@@ -153,11 +227,13 @@ def _walk_folder(
     listing: CorpusListing,
     seen: set[tuple[int, int]],
     sized: bool,
+    emit: Callable[[list[str], list[int]], None],
 ) -> None:
+    """Walk one folder named: each folder's files go to `emit` (which adds them to `listing`),
+    its problems and passed-over entries straight to `listing`."""
     # An explicit stack, not recursion: a folder tree may be deeper than Python's stack. Names
     # are plain strings (a Path per file costs more than reading a small file).
     stack = [(root, root_stat)]
-    names, sizes = listing.names, listing.sizes
     # Files known regular from the folder listing alone: sized at the end, in one batch.
     unsized: list[int] = []
     while stack:
@@ -175,42 +251,55 @@ def _walk_folder(
             listing.problems.append(CorpusError(folder, problem))
             continue
         prefix = "" if folder == "." else os.path.join(folder, "")  # as pathlib joins them
+        before = len(listing.names)
         if _all_plain(entries):  # a folder of plain files only: no loop of ours
             # `entry.path` is the folder and the name joined as `prefix` does, but for "."
-            here = sorted(map(_PATH if prefix else _NAME, entries))
-            if sized:
-                unsized.extend(range(len(names), len(names) + len(here)))
-            names += here
-            sizes += [-1] * len(here)
-            continue
-        # (name, entry): names are unique, so entries are never compared
-        entries = sorted([(e.name, e) for e in entries])
-        folders = []
-        for name, entry in entries:
-            try:
-                # A plain file (not a link) is known from the folder listing, with no system
-                # call: its size comes later in one batch (`_add_sizes`), or from its reader.
-                if entry.is_file(follow_symlinks=False):
-                    if sized:
-                        unsized.append(len(names))
-                    names.append(prefix + name)
-                    sizes.append(-1)
-                    continue
-                est = entry.stat()  # follows symbolic links
-            except OSError as exc:
-                path = Path(prefix + name)
-                listing.problems.append(CorpusError(str(path), _os_problem(path, exc, "read")))
-                continue
-            if stat.S_ISDIR(est.st_mode):
-                folders.append((prefix + name, est))
-            elif stat.S_ISREG(est.st_mode):
-                names.append(prefix + name)
-                sizes.append(est.st_size)
-            else:
-                listing.passed_over.append(CorpusError(prefix + name, _not_regular(est.st_mode)))
-        stack.extend(reversed(folders))
+            names = sorted(map(_PATH if prefix else _NAME, entries))
+            emit(names, [-1] * len(names))
+        else:
+            folders = _folder_entries(prefix, entries, listing, emit)
+            stack.extend(reversed(folders))
+        if sized:
+            sizes = listing.sizes
+            unsized.extend(k for k in range(before, len(sizes)) if sizes[k] < 0)
     if unsized:
         _add_sizes(listing, unsized)
+
+
+def _folder_entries(
+    prefix: str,
+    entries: list[os.DirEntry],
+    listing: CorpusListing,
+    emit: Callable[[list[str], list[int]], None],
+) -> list[tuple[str, os.stat_result]]:
+    """The files of a folder that holds more than plain files (to `emit`), its problems and
+    passed-over entries (to `listing`), and its folders to walk, in sorted order."""
+    names: list[str] = []
+    sizes: list[int] = []
+    folders = []
+    # (name, entry): names are unique, so entries are never compared
+    for name, entry in sorted([(e.name, e) for e in entries]):
+        try:
+            # A plain file (not a link) is known from the folder listing, with no system
+            # call: its size comes later in one batch (`_add_sizes`), or from its reader.
+            if entry.is_file(follow_symlinks=False):
+                names.append(prefix + name)
+                sizes.append(-1)
+                continue
+            est = entry.stat()  # follows symbolic links
+        except OSError as exc:
+            path = Path(prefix + name)
+            listing.problems.append(CorpusError(str(path), _os_problem(path, exc, "read")))
+            continue
+        if stat.S_ISDIR(est.st_mode):
+            folders.append((prefix + name, est))
+        elif stat.S_ISREG(est.st_mode):
+            names.append(prefix + name)
+            sizes.append(est.st_size)
+        else:
+            listing.passed_over.append(CorpusError(prefix + name, _not_regular(est.st_mode)))
+    emit(names, sizes)
+    return folders
 
 
 # Whether an entry is a regular file, not a link: known from the folder listing, no system call.

@@ -27,6 +27,7 @@ from workbench.engine import _pretokenize_worker as worker
 from workbench.engine.config import TrainConfig, check_workers
 from workbench.engine.corpus import (
     CorpusListing,
+    CorpusWalk,
     PathList,
     Segmenter,
     is_jsonl,
@@ -88,9 +89,10 @@ def count_corpus(
 
     if (counted := counts_file.counts_path(paths)) is not None:
         return counts_file.read_counts(counted, config.pattern_string, config.special_tokens)
-    scanning = config.pretokenizer == "auto" and can_scan(config.pattern_string)
-    listing = list_corpus(paths, sized=not scanning)  # the scanner's readers size the files
-    files = PathList(listing.names)
+    if config.pretokenizer == "auto" and can_scan(config.pattern_string):
+        return _count_scanning(paths, config, progress, cancel, workers, start)
+    listing = list_corpus(paths)
+    files = listing.files
     stats = CorpusStats(files=len(files))
     for problem in listing.problems:
         if config.on_bad_file == "stop":
@@ -99,15 +101,6 @@ def count_corpus(
     stats.skipped.extend(map(str, listing.passed_over))
     if not files:
         raise _nothing_to_read(paths, stats, "no files to read")
-    if scanning:
-        table = count_with_scanner(
-            listing.names, config, stats, progress, cancel, workers, listing.sizes
-        )
-        give_back_freed_memory()
-        words = WordTable.from_arrays(*table)
-        if len(words) == 0:
-            raise _nothing_to_read(paths, stats)
-        return _finish(words, stats, files, start)
     total = sum(listing.sizes)
     tasks = _tasks(listing, config, stats, progress, total)
     counts: Counter[str] = Counter()
@@ -122,6 +115,53 @@ def count_corpus(
         raise _nothing_to_read(paths, stats)
     words = WordTable.from_counts({piece.encode("utf-8"): n for piece, n in counts.items()})
     return _finish(words, stats, files, start)
+
+
+def _count_scanning(
+    paths: list,
+    config: TrainConfig,
+    progress: Progress | None,
+    cancel: Callable[[], bool] | None,
+    workers: int,
+    start: float,
+) -> PretokenizeResult:
+    """`count_corpus` with the scanner, reading the files listed while the folders are still
+    being walked (in a thread of their own), with the outcome of listing them first: the first
+    problem inside a folder stops the run before any bad file does (when bad files stop it),
+    and is reported first when they are skipped."""
+    walk = CorpusWalk(paths)  # the paths named are checked here
+    listing = walk.listing
+    stop = config.on_bad_file == "stop"
+
+    def stopped() -> bool:  # polled between units of work
+        if stop and listing.problems:
+            raise listing.problems[0]
+        return cancel is not None and cancel()
+
+    stats = CorpusStats()
+    walk.start()
+    try:
+        table = count_with_scanner(
+            listing.names, config, stats, progress, stopped, workers, listing.sizes, walk.more
+        )
+    except CorpusError:
+        walk.finish()
+        if listing.problems:  # the first problem of the listing, as if listed before reading
+            raise listing.problems[0] from None
+        raise
+    finally:
+        walk.stop()
+    walk.finish()
+    stopped()
+    stats.files = len(listing.names)
+    stats.skipped[:0] = [*map(str, listing.problems), *map(str, listing.passed_over)]
+    if not listing.names:
+        raise _nothing_to_read(paths, stats, "no files to read")
+    give_back_freed_memory()
+    words = WordTable.from_arrays(*table)
+    if len(words) == 0:
+        raise _nothing_to_read(paths, stats)
+    return _finish(words, stats, PathList(listing.names), start)
 
 
 def give_back_freed_memory() -> None:

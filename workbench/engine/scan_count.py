@@ -106,6 +106,7 @@ def count_with_scanner(
     cancel: Callable[[], bool] | None,
     workers: int,
     sizes: list[int] | None = None,
+    more: Callable[[int], bool] | None = None,
 ) -> Table:
     """(buf, offsets, counts) of all pieces of all files; fills `stats` as it goes.
 
@@ -113,12 +114,14 @@ def count_with_scanner(
     such files at the mean size of those read so far. Small plain files are read in packs by
     reader threads while the counting threads count earlier packs: per file the cost is a few
     system calls, its checks run over the whole pack (so a bad file is still known, and dropped
-    whole, before any of it is counted)."""
+    whole, before any of it is counted). `more(n)`: the listing is still growing (`files` and
+    `sizes` are its lists); it waits until the listing holds more than n files (True) or ends."""
     preset = config.pattern_string
     specials = specials_bytes_regex(config.special_tokens)
     reach = max((len(t.encode("utf-8")) for t in config.special_tokens), default=0)
-    names = list(map(os.fspath, files))
-    sizes = [os.stat(n).st_size for n in names] if sizes is None else list(sizes)
+    names = files if more is not None else list(map(os.fspath, files))
+    if sizes is None:
+        sizes = [os.stat(n).st_size for n in names]
     workers = max(1, workers)
     meter_ = _Progress(sizes, progress)
     with ThreadPoolExecutor(workers) as pool, ThreadPoolExecutor(READERS) as readers:
@@ -167,9 +170,15 @@ def count_with_scanner(
 
         try:
             i = 0
-            while i < len(names) or reading:
+            while True:
                 cancelled()
-                if i < len(names) and len(reading) <= workers:  # a pack ahead per reader
+                if i == len(names):  # all listed files are in hand: wait for more, or end
+                    if reading:
+                        take_pack()
+                    elif more is None or not more(i):
+                        break
+                    continue
+                if len(reading) <= workers:  # a pack ahead per reader
                     end = _pack_end(names, sizes, i, meter_.pack_files())
                     if end > i:
                         reading.append((read(i, end), i, end))
@@ -195,17 +204,27 @@ READERS = 2  # threads reading packs of small files (their system calls release 
 class _Progress:
     """Bytes done and the total to report: the listed sizes, and for files not sized by the
     listing (-1) the mean size of the files read so far, so the total settles as they are read
-    and equals the bytes done at the end."""
+    and equals the bytes done at the end. The listing may grow meanwhile."""
 
     def __init__(self, sizes: list[int], callback: Callable[[int, int], None] | None) -> None:
         self.sizes = sizes
         self.callback = callback
-        self.unknown_left = sizes.count(-1)
-        self.known_left = sum(sizes) + self.unknown_left
+        self.listed = 0  # sizes[:listed] are in the two counts below
+        self.unknown_left = 0
+        self.known_left = 0
         self.done = 0
         self.files_done = 0
 
+    def _catch_up(self) -> None:
+        if len(self.sizes) > self.listed:
+            part = self.sizes[self.listed :]
+            unknown = part.count(-1)
+            self.unknown_left += unknown
+            self.known_left += sum(part) + unknown
+            self.listed += len(part)
+
     def total(self) -> int:
+        self._catch_up()
         mean = self.done / self.files_done if self.files_done else 0
         return self.done + self.known_left + round(self.unknown_left * mean)
 
@@ -219,6 +238,7 @@ class _Progress:
 
     def sized(self, i: int, name: str) -> int:
         """File i's size, asked of the system if the listing left it out."""
+        self._catch_up()
         if self.sizes[i] < 0:
             try:
                 self.sizes[i] = os.stat(name).st_size
@@ -230,6 +250,7 @@ class _Progress:
 
     def advance(self, start: int, stop: int, disk_bytes: int) -> None:
         """Files [start, stop) are done, `disk_bytes` read from them."""
+        self._catch_up()
         part = self.sizes[start:stop]
         unknown = part.count(-1)
         self.unknown_left -= unknown
