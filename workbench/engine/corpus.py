@@ -529,7 +529,7 @@ class TextPack:
     `read`: the files read (or found bad); fewer than asked when their bytes reached the limit
     or the next file is larger than the limit (`big`: the caller streams it)."""
 
-    data: bytearray
+    data: bytes
     offsets: np.ndarray
     errors: list[CorpusError]
     read: int
@@ -545,8 +545,7 @@ def read_text_pack(names: Sequence[str], start: int, end: int, limit: int) -> Te
     file's place is refused as `_open_fd` does). The NUL, BOM and UTF-8 checks run over the
     whole pack; only a pack that fails one is checked file by file to name the bad file."""
     room_end = 2 * limit + 2  # a file that fills the room from any start < limit is > limit
-    buf = bytearray(room_end)
-    view = memoryview(buf)
+    view = _pack_buffer(room_end)
     ends = [0]
     good: list[int] = []  # index of each good file
     bad: list[tuple[int, CorpusError]] = []
@@ -592,13 +591,24 @@ def read_text_pack(names: Sequence[str], start: int, end: int, limit: int) -> Te
         ends.append(at)
         good.append(k)
         k += 1
-    view.release()
-    del buf[at:]
-    pack = TextPack(buf, np.array(ends, np.int64), [], k - start, big, at)
-    if b"\0" in buf or codecs.BOM_UTF8 in buf or not _utf8_files(buf, pack.offsets):
+    data = view[:at].tobytes()
+    pack = TextPack(data, np.array(ends, np.int64), [], k - start, big, at)
+    if b"\0" in data or codecs.BOM_UTF8 in data or not _utf8_files(data, pack.offsets):
         _check_one_by_one(pack, names, good, bad)
     pack.errors = [exc for _, exc in sorted(bad, key=_first)]
     return pack
+
+
+_BUFFERS = threading.local()
+
+
+def _pack_buffer(size: int) -> memoryview:
+    """The reading thread's own buffer of `size` bytes, kept for its next pack: a new one would
+    be zero-filled and its pages faulted in for every pack."""
+    buffer = getattr(_BUFFERS, "buffer", None)
+    if buffer is None or len(buffer) != size:
+        buffer = _BUFFERS.buffer = memoryview(np.empty(size, np.uint8))
+    return buffer
 
 
 def _first(pair: tuple[int, CorpusError]) -> int:
@@ -621,7 +631,7 @@ def _read_carefully(fd: int, name: str) -> bytes:
     return read_whole(Path(name))  # an error, or changed since the quick read: the careful way
 
 
-def _utf8_files(data: bytearray, offsets: np.ndarray) -> bool:
+def _utf8_files(data: bytes, offsets: np.ndarray) -> bool:
     """Whether every file is UTF-8, from one check of them end to end: valid UTF-8 whose files
     each start at a character (not a continuation byte), so none ends inside one either."""
     try:
@@ -657,7 +667,7 @@ def _check_one_by_one(
             continue
         parts.append(part)
         ends.append(ends[-1] + len(part))
-    pack.data = bytearray(b"".join(parts))
+    pack.data = b"".join(parts)
     pack.offsets = np.array(ends, np.int64)
 
 
