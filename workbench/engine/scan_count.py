@@ -170,16 +170,16 @@ def count_with_scanner(
 
         try:
             i = 0
+            ended = more is None  # whether the listing is complete
             while True:
                 cancelled()
-                if i == len(names):  # all listed files are in hand: wait for more, or end
-                    if reading:
-                        take_pack()
-                    elif more is None or not more(i):
-                        break
-                    continue
-                if len(reading) <= workers:  # a pack ahead per reader
-                    end = _pack_end(names, sizes, i, meter_.pack_files())
+                most = meter_.pack_files()
+                if not ended and len(names) < i + most and not reading:
+                    # nothing to take meanwhile: wait for a full pack's files, or the end
+                    ended = not more(i + most - 1)  # type: ignore[misc]
+                whole = ended or len(names) >= i + most  # packs are full while the walk goes on
+                if i < len(names) and whole and len(reading) <= workers:  # one ahead per reader
+                    end = _pack_end(names, sizes, i, most)
                     if end > i:
                         reading.append((read(i, end), i, end))
                         i = end
@@ -188,8 +188,10 @@ def count_with_scanner(
                         take_pack()
                     stream(i)
                     i += 1
-                    continue
-                take_pack()
+                elif reading:
+                    take_pack()
+                elif ended and i == len(names):
+                    break
         finally:
             for future, _, _ in reading:
                 future.cancel()
