@@ -634,11 +634,13 @@ def _read_carefully(fd: int, name: str) -> bytes:
 def _utf8_files(data: bytes, offsets: np.ndarray) -> bool:
     """Whether every file is UTF-8, from one check of them end to end: valid UTF-8 whose files
     each start at a character (not a continuation byte), so none ends inside one either."""
+    if data.isascii():  # UTF-8 however it is cut (a quick scan: no text made)
+        return True
     try:
         data.decode("utf-8")
     except UnicodeDecodeError:
         return False
-    if offsets.shape[0] < 3 or data.isascii():
+    if offsets.shape[0] < 3:
         return True
     starts = offsets[1:-1]
     starts = starts[starts < len(data)]  # empty files at the end start nowhere
