@@ -90,13 +90,19 @@ def test_bad_file_stops_the_run_when_asked(tmp_path, small_packs):
         count_corpus([_folder(tmp_path, files)], TrainConfig(on_bad_file="stop"))
 
 
-def test_files_changed_since_listing_are_read_whole(tmp_path):
-    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
-    a.write_bytes(b"grown since it was listed\n")
-    b.write_bytes(b"short")
-    pack = corpus.read_text_pack([a, b], [3, 500])
-    assert pack.data == b"grown since it was listed\nshort"
-    assert pack.lengths == [26, 5] and pack.errors == []
+def test_pack_stops_at_the_limit_and_before_a_larger_file(tmp_path):
+    names = []
+    for name, size in (("a", 10), ("b", 30), ("c", 500), ("d", 5)):
+        path = tmp_path / f"{name}.txt"
+        path.write_bytes(b"x" * size)
+        names.append(str(path))
+    pack = corpus.read_text_pack(names, 0, 4, 100)
+    assert (pack.read, pack.big, bytes(pack.data)) == (2, True, b"x" * 40)
+    assert pack.offsets.tolist() == [0, 10, 40] and pack.disk_bytes == 40
+    pack = corpus.read_text_pack(names, 0, 4, 20)  # the bytes reach the limit after b
+    assert (pack.read, pack.big, pack.offsets.tolist()) == (2, False, [0, 10, 40])
+    pack = corpus.read_text_pack(names, 3, 4, 20)
+    assert (pack.read, pack.big, bytes(pack.data)) == (1, False, b"xxxxx")
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
@@ -104,16 +110,16 @@ def test_fifo_in_a_files_place_in_a_pack_is_refused_without_blocking(tmp_path):
     good, fifo = tmp_path / "a.txt", tmp_path / "pipe.txt"
     good.write_bytes(b"fine")
     os.mkfifo(fifo)
-    pack = corpus.read_text_pack([good, fifo], [4, 10])
-    assert pack.data == b"fine"
+    pack = corpus.read_text_pack([str(good), str(fifo)], 0, 2, 1 << 20)
+    assert bytes(pack.data) == b"fine" and pack.read == 2
     assert len(pack.errors) == 1 and "FIFO" in str(pack.errors[0])
 
 
 def test_empty_and_unreadable_packs(tmp_path):
     gone = tmp_path / "gone.txt"
-    pack = corpus.read_text_pack([gone], [10])
-    assert pack.data == b"" and pack.lengths == []
-    assert "gone.txt" in str(pack.errors[0])
+    pack = corpus.read_text_pack([str(gone)], 0, 1, 1 << 20)
+    assert pack.data == b"" and pack.offsets.tolist() == [0]
+    assert str(pack.errors[0]) == f"{gone}: no such file or folder"
 
 
 def test_walker_sizes_match_the_files(tmp_path):

@@ -23,10 +23,12 @@ import gzip
 import hashlib
 import itertools
 import json
+import operator
 import os
 import stat
+import threading
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,47 +53,164 @@ _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 @dataclass
 class CorpusListing:
-    """The files to read (in order, with their sizes when listed) and what was left out.
+    """The files to read (in order, by name, with their sizes when listed) and what was left out.
 
+    `sizes[i]` is -1 when the listing was asked not to size the files it knows are regular
+    (`list_corpus(..., sized=False)`): a stat costs as much as reading a small file.
     `problems`: entries inside folders that cannot be read (a broken or looping symbolic link,
     an unreadable folder): an error when bad files stop the run, else skipped and reported.
     `passed_over`: entries inside folders that are not corpus files (FIFOs, sockets, devices,
     a folder reached a second time through a link): always left out, always reported."""
 
-    files: list[Path] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
     sizes: list[int] = field(default_factory=list)
     problems: list[CorpusError] = field(default_factory=list)
     passed_over: list[CorpusError] = field(default_factory=list)
 
-    def add(self, path: Path, size: int) -> None:
-        self.files.append(path)
-        self.sizes.append(size)
+    @property
+    def files(self) -> list[Path]:
+        return [Path(name) for name in self.names]
 
 
-def list_corpus(paths: Iterable[str | os.PathLike]) -> CorpusListing:
+class PathList(Sequence[Path]):
+    """Paths made from file names only when first asked for: counting needs the names alone,
+    and 50,000 Path objects cost a tenth of a second."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = names
+        self._paths: list[Path] | None = None
+
+    def _all(self) -> list[Path]:
+        if self._paths is None:
+            self._paths = [Path(name) for name in self.names]
+        return self._paths
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        return self._all()[index]
+
+    def __iter__(self) -> Iterator[Path]:
+        return iter(self._all())
+
+    def __eq__(self, other: object) -> bool:
+        return list(self) == (list(other) if isinstance(other, Sequence) else other)
+
+    def __repr__(self) -> str:
+        return f"PathList({self.names!r})"
+
+
+def list_corpus(paths: Iterable[str | os.PathLike], sized: bool = True) -> CorpusListing:
     """The files named or under the folders named, folders walked depth-first in sorted order.
 
     Hidden entries (a leading dot) inside a folder are passed over. Symbolic links are followed,
     folders included; a folder is read once however many links lead to it (by device and
     inode), so a link loop ends. A path named on the command line that is missing or not a
-    file or folder raises CorpusError at once: the user asked for it by name."""
-    listing = CorpusListing()
-    seen: set[tuple[int, int]] = set()
-    for raw in urls.local_paths(paths):  # readers hook: fsspec URLs
-        path = Path(raw)
-        st = _stat_named(path)
-        if stat.S_ISDIR(st.st_mode):
-            _walk_folder(path, st, listing, seen)
-        elif stat.S_ISREG(st.st_mode):
-            listing.add(path, st.st_size)
-        else:
-            raise CorpusError(str(path), f"{_not_regular(st.st_mode)}: name text files or folders")
-    kept = datasets.without_dataset_metadata(listing.files)  # readers hook: saved datasets
-    if len(kept) < len(listing.files):
-        ids = set(map(id, kept))  # by identity: hashing 50,000 paths costs a tenth of a second
-        pairs = [(f, n) for f, n in zip(listing.files, listing.sizes, strict=True) if id(f) in ids]
-        listing.files, listing.sizes = [f for f, _ in pairs], [n for _, n in pairs]
-    return listing
+    file or folder raises CorpusError at once: the user asked for it by name. `sized=False`:
+    files a folder listing shows are regular keep size -1 (no stat: their reader sizes them)."""
+    walk = CorpusWalk(paths, sized)
+    walk.run()
+    return walk.listing
+
+
+class _Stopped(Exception):
+    """The walk was told to stop (its reader gave up)."""
+
+
+class CorpusWalk:
+    """Listing a corpus (as `list_corpus`), here or in a thread of its own while the files
+    already listed are read: `listing` grows folder by folder, in order; `more` waits for it.
+
+    The paths named are checked at once (a bad one raises CorpusError here, before anything is
+    walked); the folders are walked by `run` or by the thread `start` starts."""
+
+    def __init__(self, paths: Iterable[str | os.PathLike], sized: bool = False) -> None:
+        self.listing = CorpusListing()
+        self.sized = sized
+        self.roots: list[tuple[str, os.stat_result]] = []
+        for raw in urls.local_paths(paths):  # readers hook: fsspec URLs
+            path = Path(raw)
+            st = _stat_named(path)
+            if not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
+                message = f"{_not_regular(st.st_mode)}: name text files or folders"
+                raise CorpusError(str(path), message)
+            self.roots.append((str(path), st))
+        self._changed = threading.Condition()
+        self._finished = False
+        self._stop = False
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+
+    def run(self) -> None:
+        seen: set[tuple[int, int]] = set()
+        for root, st in self.roots:
+            if stat.S_ISDIR(st.st_mode):
+                _walk_folder(root, st, self.listing, seen, self.sized, self._add)
+            else:
+                self._add([root], [st.st_size])
+
+    def _add(self, names: list[str], sizes: list[int]) -> None:
+        """One folder's files (or a file named), less saved datasets' metadata."""
+        if self._stop:
+            raise _Stopped
+        names, sizes = _without_dataset_metadata(names, sizes)
+        with self._changed:  # sizes first: a reader takes the names' length as the bound
+            self.listing.sizes += sizes
+            self.listing.names += names
+            self._changed.notify_all()
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._background, name="corpus walk", daemon=True)
+        self._thread.start()
+
+    def _background(self) -> None:
+        try:
+            self.run()
+        except _Stopped:
+            pass
+        except BaseException as exc:  # handed to the reader by `more`/`finish`
+            self._error = exc
+        finally:
+            with self._changed:
+                self._finished = True
+                self._changed.notify_all()
+
+    def more(self, have: int) -> bool:
+        """Whether the listing holds more than `have` files, waiting for the walk to list them
+        or to end (then False)."""
+        with self._changed:
+            self._changed.wait_for(lambda: len(self.listing.names) > have or self._finished)
+        if self._error is not None:
+            raise self._error
+        return len(self.listing.names) > have
+
+    def finish(self) -> CorpusListing:
+        """The whole listing, once the walk has ended."""
+        while self.more(len(self.listing.names)):
+            pass
+        return self.listing
+
+    def stop(self) -> None:
+        """End the walk early (its reader failed or was cancelled) and wait for its thread."""
+        self._stop = True
+        if self._thread is not None:
+            self._thread.join()
+
+
+def _without_dataset_metadata(names: list[str], sizes: list[int]) -> tuple[list[str], list[int]]:
+    """`names` (and their sizes) less saved datasets' JSON metadata (readers hook), asking only
+    about the files whose names end like metadata (a C-speed scan): the hook keeps the rest."""
+    ends = operator.methodcaller("endswith", (*datasets.METADATA, datasets.DICT_METADATA))
+    maybe = list(itertools.compress(range(len(names)), map(ends, names)))
+    if not maybe:
+        return names, sizes
+    kept = {str(p) for p in datasets.without_dataset_metadata([Path(names[k]) for k in maybe])}
+    drop = {k for k in maybe if names[k] not in kept}
+    if not drop:
+        return names, sizes
+    pairs = [p for k, p in enumerate(zip(names, sizes, strict=True)) if k not in drop]
+    return [n for n, _ in pairs], [s for _, s in pairs]
 
 
 def list_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
@@ -103,57 +222,104 @@ def list_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
 
 
 def _walk_folder(
-    root: Path, root_stat: os.stat_result, listing: CorpusListing, seen: set[tuple[int, int]]
+    root: str,
+    root_stat: os.stat_result,
+    listing: CorpusListing,
+    seen: set[tuple[int, int]],
+    sized: bool,
+    emit: Callable[[list[str], list[int]], None],
 ) -> None:
-    # An explicit stack, not recursion: a folder tree may be deeper than Python's stack.
+    """Walk one folder named: each folder's files go to `emit` (which adds them to `listing`),
+    its problems and passed-over entries straight to `listing`."""
+    # An explicit stack, not recursion: a folder tree may be deeper than Python's stack. Names
+    # are plain strings (a Path per file costs more than reading a small file).
     stack = [(root, root_stat)]
     # Files known regular from the folder listing alone: sized at the end, in one batch.
-    unsized: list[tuple[int, str]] = []
+    unsized: list[int] = []
     while stack:
         folder, st = stack.pop()
         key = (st.st_dev, st.st_ino)
         if key in seen:
-            listing.passed_over.append(CorpusError(str(folder), "folder already read (linked)"))
+            listing.passed_over.append(CorpusError(folder, "folder already read (linked)"))
             continue
         seen.add(key)
         try:
             with os.scandir(folder) as it:
-                entries = sorted((e for e in it if not e.name.startswith(".")), key=_entry_name)
+                entries = [e for e in it if e.name[0] != "."]
         except OSError as exc:
-            listing.problems.append(
-                CorpusError(str(folder), _os_problem(folder, exc, "list the folder"))
-            )
+            problem = _os_problem(Path(folder), exc, "list the folder")
+            listing.problems.append(CorpusError(folder, problem))
             continue
-        folders = []
-        child = getattr(folder, "_make_child_relpath", folder.joinpath)
-        for entry in entries:
-            path = child(entry.name)
-            try:
-                # A plain file (not a link) is known from the folder listing, with no system
-                # call: its size comes later in one batch (`_add_sizes`).
-                if entry.is_file(follow_symlinks=False):
-                    unsized.append((len(listing.files), entry.path))
-                    listing.add(path, -1)
-                    continue
-                est = entry.stat()  # follows symbolic links
-            except OSError as exc:
-                listing.problems.append(CorpusError(str(path), _os_problem(path, exc, "read")))
+        prefix = "" if folder == "." else os.path.join(folder, "")  # as pathlib joins them
+        before = len(listing.names)
+        if _all_plain(entries):  # a folder of plain files only: no loop of ours
+            # `entry.path` is the folder and the name joined as `prefix` does, but for "."
+            names = sorted(map(_PATH if prefix else _NAME, entries))
+            emit(names, [-1] * len(names))
+        else:
+            folders = _folder_entries(prefix, entries, listing, emit)
+            stack.extend(reversed(folders))
+        if sized:
+            sizes = listing.sizes
+            unsized.extend(k for k in range(before, len(sizes)) if sizes[k] < 0)
+    if unsized:
+        _add_sizes(listing, unsized)
+
+
+def _folder_entries(
+    prefix: str,
+    entries: list[os.DirEntry],
+    listing: CorpusListing,
+    emit: Callable[[list[str], list[int]], None],
+) -> list[tuple[str, os.stat_result]]:
+    """The files of a folder that holds more than plain files (to `emit`), its problems and
+    passed-over entries (to `listing`), and its folders to walk, in sorted order."""
+    names: list[str] = []
+    sizes: list[int] = []
+    folders = []
+    # (name, entry): names are unique, so entries are never compared
+    for name, entry in sorted([(e.name, e) for e in entries]):
+        try:
+            # A plain file (not a link) is known from the folder listing, with no system
+            # call: its size comes later in one batch (`_add_sizes`), or from its reader.
+            if entry.is_file(follow_symlinks=False):
+                names.append(prefix + name)
+                sizes.append(-1)
                 continue
-            if stat.S_ISDIR(est.st_mode):
-                folders.append((path, est))
-            elif stat.S_ISREG(est.st_mode):
-                listing.add(path, est.st_size)
-            else:
-                listing.passed_over.append(CorpusError(str(path), _not_regular(est.st_mode)))
-        stack.extend(reversed(folders))
-    _add_sizes(listing, unsized)
+            est = entry.stat()  # follows symbolic links
+        except OSError as exc:
+            path = Path(prefix + name)
+            listing.problems.append(CorpusError(str(path), _os_problem(path, exc, "read")))
+            continue
+        if stat.S_ISDIR(est.st_mode):
+            folders.append((prefix + name, est))
+        elif stat.S_ISREG(est.st_mode):
+            names.append(prefix + name)
+            sizes.append(est.st_size)
+        else:
+            listing.passed_over.append(CorpusError(prefix + name, _not_regular(est.st_mode)))
+    emit(names, sizes)
+    return folders
 
 
-def _add_sizes(listing: CorpusListing, unsized: list[tuple[int, str]]) -> None:
-    """Fill in the sizes of `listing.files[i]` for (i, name) in `unsized`, dropping (as
-    problems) files gone since the listing. Two threads from a few thousand files: a stat is a system call that
+# Whether an entry is a regular file, not a link: known from the folder listing, no system call.
+_PLAIN_FILE = operator.methodcaller("is_file", follow_symlinks=False)
+_PATH = operator.attrgetter("path")
+_NAME = operator.attrgetter("name")
+
+
+def _all_plain(entries: list[os.DirEntry]) -> bool:
+    try:
+        return all(map(_PLAIN_FILE, entries))
+    except OSError:  # the listing did not say (some file systems): the entry-by-entry way
+        return False
+
+
+def _add_sizes(listing: CorpusListing, unsized: list[int]) -> None:
+    """Fill in the sizes of `listing.names[i]` for i in `unsized`, dropping (as problems) files
+    gone since the listing. Two threads from a few thousand files: a stat is a system call that
     releases the GIL, and the calls are most of a walk over many small files."""
-    names = [name for _, name in unsized]
+    names = [listing.names[i] for i in unsized]
     if len(names) < 4096:
         sizes = _sizes(names)
     else:
@@ -163,18 +329,18 @@ def _add_sizes(listing: CorpusListing, unsized: list[tuple[int, str]]) -> None:
             sizes = _sizes(names[half:])
             sizes = first.result() + sizes
     gone = set()
-    for (i, _), size in zip(unsized, sizes, strict=True):
+    for i, size in zip(unsized, sizes, strict=True):
         if isinstance(size, OSError):
-            path = listing.files[i]
+            path = Path(listing.names[i])
             listing.problems.append(CorpusError(str(path), _os_problem(path, size, "read")))
             gone.add(i)
         else:
             listing.sizes[i] = size
     if gone:
         pairs = [
-            p for i, p in enumerate(zip(listing.files, listing.sizes, strict=True)) if i not in gone
+            p for i, p in enumerate(zip(listing.names, listing.sizes, strict=True)) if i not in gone
         ]
-        listing.files, listing.sizes = [f for f, _ in pairs], [n for _, n in pairs]
+        listing.names, listing.sizes = [f for f, _ in pairs], [n for _, n in pairs]
 
 
 def _sizes(names: list[str]) -> list[int | OSError]:
@@ -185,10 +351,6 @@ def _sizes(names: list[str]) -> list[int | OSError]:
         except OSError as exc:
             out.append(exc)
     return out
-
-
-def _entry_name(entry: os.DirEntry) -> str:
-    return entry.name
 
 
 def _stat_named(path: Path) -> os.stat_result:
@@ -354,95 +516,161 @@ def read_small_text(path: Path) -> bytes:
     return data
 
 
+# Reading flags of a small file: O_NONBLOCK so a FIFO put in a file's place never blocks the open.
+_PACK_FLAGS = os.O_RDONLY | _O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+
+
 @dataclass
 class TextPack:
-    """Several small plain files read and checked together: the good ones' text end to end
-    (BOMs removed) with each one's length, and the bad ones' errors (each left out whole)."""
+    """Small plain files read and checked together, from the first file asked for: the good
+    ones' text end to end (BOMs removed), `offsets[k]:offsets[k+1]` the k-th good file's, the
+    bad ones' errors (each left out whole, in file order).
+
+    `read`: the files read (or found bad); fewer than asked when their bytes reached the limit
+    or the next file is larger than the limit (`big`: the caller streams it)."""
 
     data: bytes
-    lengths: list[int]
+    offsets: np.ndarray
     errors: list[CorpusError]
+    read: int
+    big: bool
+    disk_bytes: int  # bytes read from disk, BOMs and bad files included (for progress)
 
 
-def read_text_pack(paths: list[Path], sizes: list[int]) -> TextPack:
-    """Read small plain files (sizes as listed) and check them as text, all at once: per file
-    only the system calls (no file object, no fstat unless the file is not what the listing
-    said); the NUL, BOM and UTF-8 checks run over the whole pack, and only a pack that fails
-    one is checked file by file to name the bad file (and line)."""
-    parts: list[bytes] = []
-    errors: list[CorpusError] = []
-    kept: list[Path] = []
-    for path, size in zip(paths, sizes, strict=True):
+def read_text_pack(names: Sequence[str], start: int, end: int, limit: int) -> TextPack:
+    """Read the plain files `names[start:end]` until their bytes reach `limit`, and check them
+    as text. Per file only open, one read straight into the pack's buffer and close (a read
+    shorter than the room left is the file's end); an empty file, a read error or a file
+    larger than the room takes the careful way (fstat: a FIFO, device or folder put in a
+    file's place is refused as `_open_fd` does). The NUL, BOM and UTF-8 checks run over the
+    whole pack; only a pack that fails one is checked file by file to name the bad file."""
+    room_end = 2 * limit + 2  # a file that fills the room from any start < limit is > limit
+    view = _pack_buffer(room_end)
+    ends = [0]
+    good: list[int] = []  # index of each good file
+    bad: list[tuple[int, CorpusError]] = []
+    at = 0
+    big = False
+    k = start
+    open_, readv, close = os.open, os.readv, os.close
+    while k < end and at < limit:
+        name = names[k]
         try:
-            parts.append(_read_listed(path, size))
-            kept.append(path)
-        except CorpusError as exc:
-            errors.append(exc)
-    data = b"".join(parts)
-    if b"\0" in data or codecs.BOM_UTF8 in data or not _utf8_files(data, parts):
-        parts, kept, errors = _checked_one_by_one(parts, kept, errors, paths)
-        data = b"".join(parts)
-    return TextPack(data, [len(p) for p in parts], errors)
-
-
-def _read_listed(path: Path, size: int) -> bytes:
-    """A plain file's bytes. Asking one byte more than its listed size gives the whole file in
-    one read when the listing is right (a short read of a regular file is its end); anything
-    else (grown, shrunk, empty, an error) is checked with fstat: a FIFO, a device or a folder
-    put in the file's place is refused as `_open_fd` does."""
-    try:
-        fd = os.open(path, os.O_RDONLY | _O_NONBLOCK)
-    except OSError as exc:
-        raise CorpusError(str(path), _os_problem(path, exc, "read")) from None
-    try:
+            fd = open_(name, _PACK_FLAGS)
+        except OSError as exc:
+            bad.append((k, CorpusError(name, _os_problem(Path(name), exc, "read"))))
+            k += 1
+            continue
+        room = room_end - at
         try:
-            data = os.read(fd, size + 1)
+            n = readv(fd, (view[at:],))
         except OSError:
-            data = None
-        if data is not None and len(data) == size and size > 0:
-            return data
+            n = -1
+        if 0 < n < room:  # the common case: the whole file in one read
+            close(fd)
+            at += n
+            ends.append(at)
+            good.append(k)
+            k += 1
+            continue
+        if n == room:
+            close(fd)
+            big = True
+            break
+        try:
+            data = _read_carefully(fd, name)
+        except CorpusError as exc:
+            bad.append((k, exc))
+            k += 1
+            continue
+        if len(data) >= room:
+            big = True
+            break
+        view[at : at + len(data)] = data
+        at += len(data)
+        ends.append(at)
+        good.append(k)
+        k += 1
+    data = view[:at].tobytes()
+    pack = TextPack(data, np.array(ends, np.int64), [], k - start, big, at)
+    if b"\0" in data or codecs.BOM_UTF8 in data or not _utf8_files(data, pack.offsets):
+        _check_one_by_one(pack, names, good, bad)
+    pack.errors = [exc for _, exc in sorted(bad, key=_first)]
+    return pack
+
+
+_BUFFERS = threading.local()
+
+
+def _pack_buffer(size: int) -> memoryview:
+    """The reading thread's own buffer of `size` bytes, kept for its next pack: a new one would
+    be zero-filled and its pages faulted in for every pack."""
+    buffer = getattr(_BUFFERS, "buffer", None)
+    if buffer is None or len(buffer) != size:
+        buffer = _BUFFERS.buffer = memoryview(np.empty(size, np.uint8))
+    return buffer
+
+
+def _first(pair: tuple[int, CorpusError]) -> int:
+    return pair[0]
+
+
+def _read_carefully(fd: int, name: str) -> bytes:
+    """The bytes of a file the quick read did not take (empty, unreadable, larger than the room
+    or not a regular file), as `read_whole` gives them; closes `fd`."""
+    try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise CorpusError(str(path), _not_regular(st.st_mode))
+    except OSError as exc:
+        raise CorpusError(name, f"cannot read: {_read_problem(exc)}") from None
     finally:
         os.close(fd)
-    return read_whole(path)  # changed since it was listed: the careful way
+    if not stat.S_ISREG(st.st_mode):
+        raise CorpusError(name, _not_regular(st.st_mode))
+    if st.st_size == 0:
+        return b""
+    return read_whole(Path(name))  # an error, or changed since the quick read: the careful way
 
 
-def _utf8_files(data: bytes, parts: list[bytes]) -> bool:
-    """Whether every part is UTF-8, from one check of them end to end: valid UTF-8 whose parts
+def _utf8_files(data: bytes, offsets: np.ndarray) -> bool:
+    """Whether every file is UTF-8, from one check of them end to end: valid UTF-8 whose files
     each start at a character (not a continuation byte), so none ends inside one either."""
+    if data.isascii():  # UTF-8 however it is cut (a quick scan: no text made)
+        return True
     try:
         data.decode("utf-8")
     except UnicodeDecodeError:
         return False
-    if len(parts) < 2 or data.isascii():
+    if offsets.shape[0] < 3:
         return True
-    starts = np.fromiter(itertools.accumulate(map(len, parts[:-1])), np.int64, len(parts) - 1)
+    starts = offsets[1:-1]
     starts = starts[starts < len(data)]  # empty files at the end start nowhere
     firsts = np.frombuffer(data, np.uint8)[starts]
     return not bool(np.any((firsts & 0xC0) == 0x80))
 
 
-def _checked_one_by_one(
-    parts: list[bytes], kept: list[Path], errors: list[CorpusError], paths: list[Path]
-) -> tuple[list[bytes], list[Path], list[CorpusError]]:
-    """The pack's files checked one at a time; errors in the order of `paths`."""
-    good_parts, good_paths = [], []
-    for path, data in zip(kept, parts, strict=True):
+def _check_one_by_one(
+    pack: TextPack, names: Sequence[str], good: list[int], bad: list[tuple[int, CorpusError]]
+) -> None:
+    """The pack's good files (`names[k]` for k in `good`, in the order of `pack.offsets`)
+    checked one at a time: bad ones move to `bad`, BOMs go."""
+    data, edges = pack.data, pack.offsets.tolist()
+    parts: list[bytes] = []
+    ends = [0]
+    for j, k in enumerate(good):
+        part = bytes(data[edges[j] : edges[j + 1]])
+        path = Path(names[k])
         try:
-            check_not_binary(path, data)
-            if data.startswith(codecs.BOM_UTF8):
-                data = data[len(codecs.BOM_UTF8) :]
-            check_utf8(path, data, 0)
+            check_not_binary(path, part)
+            if part.startswith(codecs.BOM_UTF8):
+                part = part[len(codecs.BOM_UTF8) :]
+            check_utf8(path, part, 0)
         except CorpusError as exc:
-            errors.append(exc)
+            bad.append((k, exc))
             continue
-        good_parts.append(data)
-        good_paths.append(path)
-    order = {str(p): k for k, p in enumerate(paths)}
-    errors.sort(key=lambda e: order.get(e.path, 0))
-    return good_parts, good_paths, errors
+        parts.append(part)
+        ends.append(ends[-1] + len(part))
+    pack.data = b"".join(parts)
+    pack.offsets = np.array(ends, np.int64)
 
 
 def check_utf8(path: Path, data: bytes, lines_before: int) -> None:

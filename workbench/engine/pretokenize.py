@@ -18,7 +18,7 @@ import os
 import sys
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +27,8 @@ from workbench.engine import _pretokenize_worker as worker
 from workbench.engine.config import TrainConfig, check_workers
 from workbench.engine.corpus import (
     CorpusListing,
+    CorpusWalk,
+    PathList,
     Segmenter,
     is_jsonl,
     list_corpus,
@@ -61,7 +63,7 @@ class CorpusStats:
 class PretokenizeResult:
     words: WordTable
     stats: CorpusStats
-    files: list[Path]
+    files: Sequence[Path]
 
 
 def default_workers() -> int:
@@ -87,6 +89,8 @@ def count_corpus(
 
     if (counted := counts_file.counts_path(paths)) is not None:
         return counts_file.read_counts(counted, config.pattern_string, config.special_tokens)
+    if config.pretokenizer == "auto" and can_scan(config.pattern_string):
+        return _count_scanning(paths, config, progress, cancel, workers, start)
     listing = list_corpus(paths)
     files = listing.files
     stats = CorpusStats(files=len(files))
@@ -98,13 +102,6 @@ def count_corpus(
     if not files:
         raise _nothing_to_read(paths, stats, "no files to read")
     total = sum(listing.sizes)
-    if config.pretokenizer == "auto" and can_scan(config.pattern_string):
-        table = count_with_scanner(files, config, stats, progress, cancel, workers, listing.sizes)
-        give_back_freed_memory()
-        words = WordTable.from_arrays(*table)
-        if len(words) == 0:
-            raise _nothing_to_read(paths, stats)
-        return _finish(words, stats, files, start)
     tasks = _tasks(listing, config, stats, progress, total)
     counts: Counter[str] = Counter()
     pending: dict[int, Counter[str]] = {}
@@ -118,6 +115,53 @@ def count_corpus(
         raise _nothing_to_read(paths, stats)
     words = WordTable.from_counts({piece.encode("utf-8"): n for piece, n in counts.items()})
     return _finish(words, stats, files, start)
+
+
+def _count_scanning(
+    paths: list,
+    config: TrainConfig,
+    progress: Progress | None,
+    cancel: Callable[[], bool] | None,
+    workers: int,
+    start: float,
+) -> PretokenizeResult:
+    """`count_corpus` with the scanner, reading the files listed while the folders are still
+    being walked (in a thread of their own), with the outcome of listing them first: the first
+    problem inside a folder stops the run before any bad file does (when bad files stop it),
+    and is reported first when they are skipped."""
+    walk = CorpusWalk(paths)  # the paths named are checked here
+    listing = walk.listing
+    stop = config.on_bad_file == "stop"
+
+    def stopped() -> bool:  # polled between units of work
+        if stop and listing.problems:
+            raise listing.problems[0]
+        return cancel is not None and cancel()
+
+    stats = CorpusStats()
+    walk.start()
+    try:
+        table = count_with_scanner(
+            listing.names, config, stats, progress, stopped, workers, listing.sizes, walk.more
+        )
+    except CorpusError:
+        walk.finish()
+        if listing.problems:  # the first problem of the listing, as if listed before reading
+            raise listing.problems[0] from None
+        raise
+    finally:
+        walk.stop()
+    walk.finish()
+    stopped()
+    stats.files = len(listing.names)
+    stats.skipped[:0] = [*map(str, listing.problems), *map(str, listing.passed_over)]
+    if not listing.names:
+        raise _nothing_to_read(paths, stats, "no files to read")
+    give_back_freed_memory()
+    words = WordTable.from_arrays(*table)
+    if len(words) == 0:
+        raise _nothing_to_read(paths, stats)
+    return _finish(words, stats, PathList(listing.names), start)
 
 
 def give_back_freed_memory() -> None:
@@ -145,7 +189,7 @@ def _nothing_to_read(
 
 
 def _finish(
-    words: WordTable, stats: CorpusStats, files: list[Path], start: float
+    words: WordTable, stats: CorpusStats, files: Sequence[Path], start: float
 ) -> PretokenizeResult:
     stats.pieces = words.total_pieces
     stats.unique_pieces = len(words)

@@ -14,9 +14,10 @@ are counted.
 
 from __future__ import annotations
 
+import operator
 import os
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -26,6 +27,7 @@ import regex
 from workbench.engine import scanner
 from workbench.engine.config import TrainConfig
 from workbench.engine.corpus import (
+    TextPack,
     check_not_binary,
     check_utf8,
     is_jsonl,
@@ -97,136 +99,224 @@ class _Unit:
 
 
 def count_with_scanner(
-    files: list[Path],
+    files: Sequence[str | os.PathLike],
     config: TrainConfig,
     stats,
     progress: Callable[[int, int], None] | None,
     cancel: Callable[[], bool] | None,
     workers: int,
     sizes: list[int] | None = None,
+    more: Callable[[int], bool] | None = None,
 ) -> Table:
     """(buf, offsets, counts) of all pieces of all files; fills `stats` as it goes.
 
-    Small plain files are read in packs by reader threads while the counting threads count
-    earlier packs: per file the cost is a few system calls, its checks run over the whole pack
-    (so a bad file is still known, and dropped whole, before any of it is counted)."""
+    `sizes[i]` may be -1 (not listed): the file is sized by reading it, and progress counts
+    such files at the mean size of those read so far. Small plain files are read in packs by
+    reader threads while the counting threads count earlier packs: per file the cost is a few
+    system calls, its checks run over the whole pack (so a bad file is still known, and dropped
+    whole, before any of it is counted). `more(n)`: the listing is still growing (`files` and
+    `sizes` are its lists); it waits until the listing holds more than n files (True) or ends."""
     preset = config.pattern_string
     specials = specials_bytes_regex(config.special_tokens)
     reach = max((len(t.encode("utf-8")) for t in config.special_tokens), default=0)
-    sizes = [f.stat().st_size for f in files] if sizes is None else sizes
-    total = sum(sizes)
+    names = files if more is not None else list(map(os.fspath, files))
+    if sizes is None:
+        sizes = [os.stat(n).st_size for n in names]
     workers = max(1, workers)
+    meter_ = _Progress(sizes, progress)
     with ThreadPoolExecutor(workers) as pool, ThreadPoolExecutor(READERS) as readers:
         tables = _Tables(pool, preset, workers)
-        done = 0
-        reading: deque[tuple[Future, int]] = deque()  # packs being read, in order
+        reading: deque[tuple[Future, int, int]] = deque()  # packs being read, in order
+
+        def read(start: int, end: int) -> Future:
+            return readers.submit(_read_pack, names, start, end, specials)
 
         def take_pack() -> None:
-            nonlocal done
-            future, size = reading.popleft()
-            unit, documents, errors = future.result()
-            for exc in errors:
+            future, start, end = reading.popleft()
+            pack, unit = future.result()
+            for exc in pack.errors:
                 if config.on_bad_file == "stop":
                     raise exc
                 stats.skipped.append(str(exc))
-            stats.documents += documents
+            stats.documents += pack.offsets.shape[0] - 1
             if unit is not None:
                 tables.submit(unit)
-            done += size
-            if progress is not None:
-                progress(done, total)
+            stop = start + pack.read
+            meter_.advance(start, stop, pack.disk_bytes)
+            if pack.big:  # a file larger than a pack: streamed, in its place in the order
+                stream(stop)
+                stop += 1
+            if stop < end:  # the rest of the pack, next
+                reading.appendleft((read(stop, end), stop, end))
+
+        def stream(i: int) -> None:
+            size = meter_.sized(i, names[i])
+            try:
+                with meter.metering(progress, meter_.done, size, meter_.total()):
+                    units = file_units(Path(names[i]), specials, reach, config)
+                    file_table, documents = _count_file(units, preset, pool, workers, cancel)
+                stats.documents += documents
+                tables.drain()
+                tables.total.add_all(file_table)
+            except CorpusError as exc:
+                if config.on_bad_file == "stop":
+                    raise
+                stats.skipped.append(str(exc))
+            meter_.advance(i, i + 1, size)
 
         def cancelled() -> None:
             if cancel is not None and cancel():
                 raise CancelledError("pre-tokenizing cancelled")
 
         try:
-            for batch, size in _batches(files, sizes):
+            i = 0
+            ended = more is None  # whether the listing is complete
+            while True:
                 cancelled()
-                if isinstance(batch, list):
-                    reading.append((readers.submit(_read_pack, batch, specials), size))
-                    if len(reading) > workers:  # a pack ahead per reader: memory stays flat
+                most = meter_.pack_files()
+                if not ended and len(names) < i + most and not reading:
+                    # nothing to take meanwhile: wait for a full pack's files, or the end
+                    ended = not more(i + most - 1)  # type: ignore[misc]
+                whole = ended or len(names) >= i + most  # packs are full while the walk goes on
+                if i < len(names) and whole and len(reading) <= workers:  # one ahead per reader
+                    end = _pack_end(names, sizes, i, most)
+                    if end > i:
+                        reading.append((read(i, end), i, end))
+                        i = end
+                        continue
+                    while reading:  # the files before this one first, in order
                         take_pack()
-                    continue
-                while reading:  # the files before this one first, in order
+                    stream(i)
+                    i += 1
+                elif reading:
                     take_pack()
-                try:
-                    with meter.metering(progress, done, size, total):
-                        units = file_units(batch, specials, reach, config)
-                        file_table, documents = _count_file(units, preset, pool, workers, cancel)
-                    stats.documents += documents
-                    tables.total.add_all(file_table)
-                except CorpusError as exc:
-                    if config.on_bad_file == "stop":
-                        raise
-                    stats.skipped.append(str(exc))
-                done += size
-                if progress is not None:
-                    progress(done, total)
-            while reading:
-                cancelled()
-                take_pack()
+                elif ended and i == len(names):
+                    break
         finally:
-            for future, _ in reading:
+            for future, _, _ in reading:
                 future.cancel()
         return tables.finish()
 
 
-PACK_FILES = 2048  # files per pack at most: packs small enough for both readers to share work
+PACK_FILES = 16384  # files per pack at most (fewer when they are large: UNIT_BYTES a pack)
+FIRST_PACK_FILES = 1024  # before any file is read: small, so counting starts early
 READERS = 2  # threads reading packs of small files (their system calls release the GIL)
 
 
-def _batches(
-    files: list[Path], sizes: list[int]
-) -> Iterator[tuple[list[tuple[Path, int]] | Path, int]]:
-    """(pack of small plain files as (path, size) pairs, or one file to stream, bytes on disk)
-    in the order of `files`."""
-    pack: list[tuple[Path, int]] = []
-    size = 0
-    for path, file_size in zip(files, sizes, strict=True):
-        if file_size <= UNIT_BYTES and _read_whole_kind(path):
-            pack.append((path, file_size))
-            size += file_size
-            if size >= UNIT_BYTES or len(pack) >= PACK_FILES:
-                yield pack, size
-                pack, size = [], 0
-            continue
-        if pack:
-            yield pack, size
-            pack, size = [], 0
-        yield path, file_size
-    if pack:
-        yield pack, size
+class _Progress:
+    """Bytes done and the total to report: the listed sizes, and for files not sized by the
+    listing (-1) the mean size of the files read so far, so the total settles as they are read
+    and equals the bytes done at the end. The listing may grow meanwhile."""
+
+    def __init__(self, sizes: list[int], callback: Callable[[int, int], None] | None) -> None:
+        self.sizes = sizes
+        self.callback = callback
+        self.listed = 0  # sizes[:listed] are in the two counts below
+        self.unknown_left = 0
+        self.known_left = 0
+        self.done = 0
+        self.files_done = 0
+
+    def _catch_up(self) -> None:
+        if len(self.sizes) > self.listed:
+            part = self.sizes[self.listed :]
+            unknown = part.count(-1)
+            self.unknown_left += unknown
+            self.known_left += sum(part) + unknown
+            self.listed += len(part)
+
+    def total(self) -> int:
+        self._catch_up()
+        mean = self.done / self.files_done if self.files_done else 0
+        return self.done + self.known_left + round(self.unknown_left * mean)
+
+    def pack_files(self) -> int:
+        """Files for the next pack: 3/4 of UNIT_BYTES at the mean size so far, so a pack seldom
+        reaches the reader's limit of UNIT_BYTES and leaves a sliver of files for another."""
+        if not self.files_done:
+            return FIRST_PACK_FILES
+        mean = max(1, self.done // self.files_done)
+        return max(16, min(PACK_FILES, UNIT_BYTES * 3 // 4 // mean))
+
+    def sized(self, i: int, name: str) -> int:
+        """File i's size, asked of the system if the listing left it out."""
+        self._catch_up()
+        if self.sizes[i] < 0:
+            try:
+                self.sizes[i] = os.stat(name).st_size
+            except OSError:
+                self.sizes[i] = 0  # its reader reports the problem
+            self.unknown_left -= 1
+            self.known_left += self.sizes[i]
+        return self.sizes[i]
+
+    def advance(self, start: int, stop: int, disk_bytes: int) -> None:
+        """Files [start, stop) are done, `disk_bytes` read from them."""
+        self._catch_up()
+        part = self.sizes[start:stop]
+        unknown = part.count(-1)
+        self.unknown_left -= unknown
+        self.known_left -= sum(part) + unknown
+        self.done += disk_bytes
+        self.files_done += stop - start
+        if self.callback is not None:
+            self.callback(self.done, self.total())
+
+
+def _pack_end(names: list[str], sizes: list[int], start: int, most: int) -> int:
+    """The end of the pack of plain text files from `start` (== start: stream that file): at
+    most `most` files, their listed sizes summing to about UNIT_BYTES, none listed larger."""
+    end = min(len(names), start + most)
+    suffix, plain = _suffix_kind(names[start])
+    if not plain:
+        return start
+    if suffix:  # most files share the first one's suffix: checked at C speed up to the first not
+        same = list(map(operator.methodcaller("endswith", suffix), names[start:end]))
+        alike = start + (same.index(False) if False in same else len(same))
+    else:
+        alike = start + 1
+    for k in range(alike, end):  # the rest one by one
+        if not _suffix_kind(names[k])[1]:
+            end = k
+            break
+    if max(sizes[start:end]) <= 0:  # none sized (sized by reading), or all empty
+        return end
+    total = 0
+    for k in range(start, end):
+        size = sizes[k]
+        if size > UNIT_BYTES:
+            return k
+        total += max(size, 0)
+        if total >= UNIT_BYTES:
+            return k + 1
+    return end
 
 
 _WHOLE_BY_SUFFIX: dict[str, bool] = {}
 
 
-def _read_whole_kind(path: Path) -> bool:
-    """Whether a file is plain text by its name (not compressed, columnar or JSONL), which its
-    last suffix decides; cached per suffix (pathlib's name parsing costs microseconds a file)."""
-    name = str(path)
+def _suffix_kind(name: str) -> tuple[str, bool]:
+    """(the name's last suffix, whether that makes it plain text: not compressed, columnar or
+    JSONL), cached per suffix (pathlib's name parsing costs microseconds a file)."""
     tail = name[name.rfind(os.sep) + 1 :]
     dot = tail.rfind(".")
-    suffix = tail[dot:].lower() if dot >= 0 else ""
-    kind = _WHOLE_BY_SUFFIX.get(suffix)
+    suffix = tail[dot:] if dot >= 0 else ""
+    kind = _WHOLE_BY_SUFFIX.get(suffix.lower())
     if kind is None:
-        probe = Path("x" + suffix)
-        kind = _WHOLE_BY_SUFFIX[suffix] = not streams_only(probe) and not is_jsonl(probe)
-    return kind
+        probe = Path("x" + suffix.lower())
+        kind = _WHOLE_BY_SUFFIX[suffix.lower()] = not streams_only(probe) and not is_jsonl(probe)
+    return suffix, kind
 
 
 def _read_pack(
-    pack: list[tuple[Path, int]], specials: regex.Pattern | None
-) -> tuple[_Unit | None, int, list[CorpusError]]:
-    """(unit of the good files or None, their number, errors of the bad ones): run by a reader
-    thread; each file is a document and at least one segment."""
-    read = read_text_pack([p for p, _ in pack], [n for _, n in pack])
-    if not read.lengths:
-        return None, 0, read.errors
-    offsets = np.zeros(len(read.lengths) + 1, np.int64)
-    np.cumsum(read.lengths, out=offsets[1:])
-    return _records_unit(read.data, offsets, specials), len(read.lengths), read.errors
+    names: list[str], start: int, end: int, specials: regex.Pattern | None
+) -> tuple[TextPack, _Unit | None]:
+    """The pack read from `names[start]` and the unit of its good files (None if none): run by
+    a reader thread; each file is a document and at least one segment."""
+    pack = read_text_pack(names, start, end, UNIT_BYTES)
+    if pack.offsets.shape[0] < 2:
+        return pack, None
+    return pack, _records_unit(pack.data, pack.offsets, specials)
 
 
 class _Tables:
@@ -245,9 +335,14 @@ class _Tables:
         if len(self.in_flight) > self.workers:
             self.total.add(self.in_flight.popleft().result())
 
-    def finish(self) -> Table:
+    def drain(self) -> None:
+        """Fold every unit submitted so far (before a streamed file's table: pieces stay in
+        order of first occurrence however the packs fall)."""
         while self.in_flight:
             self.total.add(self.in_flight.popleft().result())
+
+    def finish(self) -> Table:
+        self.drain()
         return self.total.table()
 
 
