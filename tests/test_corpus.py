@@ -6,6 +6,7 @@ import gzip
 import json
 import os
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from _bpe_helpers import examples
@@ -202,3 +203,35 @@ def test_scanner_path_on_jsonl_with_specials(tmp_path):
     expected = pieces_of([part for t in texts for part in t.split("<s>")])
     assert fast.words.to_dict() == dict(expected)
     assert fast.stats.documents == 4
+
+
+def test_a_corpus_fingerprint_is_its_files_resolved_paths_sizes_and_times(tmp_path, monkeypatch):
+    """The fingerprint stored with a run (checked when it is continued) resolves each file as
+    `Path.resolve` does, links and relative names included, and sums the sizes it stats."""
+    import hashlib
+
+    from workbench.engine.corpus import corpus_record, fingerprint
+
+    real = tmp_path / "real"
+    (real / "sub").mkdir(parents=True)
+    (real / "a.txt").write_text("alpha\n")
+    (real / "sub" / "b.txt").write_text("beta beta\n")
+    (tmp_path / "elsewhere.txt").write_text("far away\n")
+    (real / "link.txt").symlink_to(tmp_path / "elsewhere.txt")
+    (tmp_path / "linked").symlink_to(real, target_is_directory=True)
+    monkeypatch.chdir(tmp_path)
+    files = [
+        Path("linked/a.txt"),
+        Path("./linked/sub/../sub/b.txt"),
+        tmp_path / "linked" / "link.txt",
+        Path("elsewhere.txt"),
+    ]
+    h = hashlib.sha256()
+    for f in files:
+        st = f.stat()
+        h.update(f"{f.resolve()}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    assert fingerprint(files) == h.hexdigest()[:32]
+    record = corpus_record(["linked"], files)
+    assert record["fingerprint"] == h.hexdigest()[:32]
+    assert record["sizes"] == 6 + 10 + 9 + 9 and record["files"] == 4
+    assert record["paths"] == [str(real)]
