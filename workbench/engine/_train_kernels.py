@@ -46,7 +46,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from workbench.engine.numba_config import njit
+from workbench.engine.numba_config import njit, njit_borrowing
 
 
 class TrainState(NamedTuple):
@@ -486,7 +486,7 @@ def _heap_push(c, key, ref, hp, scal, mode, pr, tok_key, hf_order, tok_off, tok_
     hp[i, H_REF] = ref
 
 
-@njit  # a call: two call sites, each run about once per merge; inlining doubles compile time
+@njit_borrowing  # a call: two call sites, each run about once per merge; inlining doubles compile time
 def _heap_pop(hp, scal, mode, pr, tok_off, tok_len, arena):
     """Remove the top entry (read it from row 0 first)."""
     n = scal[S_NHEAP] - 1
@@ -498,7 +498,7 @@ def _heap_pop(hp, scal, mode, pr, tok_off, tok_len, arena):
     _sift_down(0, hp, n, mode, pr, tok_off, tok_len, arena)
 
 
-@njit  # once per merge: a call costs nothing there
+@njit_borrowing  # once per merge: a call costs nothing there
 def _count_ties(hp, pr, scal, tie_stamp, stamp, limit, stack):
     """Other pairs whose live count equals the top's: they sit in the subtree of equal counts
     hanging from the root, since no entry is above a smaller count. The figure is
@@ -570,14 +570,50 @@ def _merge_span(w, r, o, stop, left, right, new, mode, wsym, wrec, ph, pr, touch
     return r, o, merged
 
 
+@njit_borrowing  # a call, once per merge
+def _merge_words(b, k, r, o, left, right, new, mode, wsym, wrec, ph, pr, touched, lst, blk, scal):
+    """Merge (left, right) into `new` in the words of a word list, from item k of block b (and
+    symbol r of that word, written up to o). Returns (b, k, r, o, weighted replacements, room):
+    room 0 when the list is done; else the pass stopped where an array must first grow by
+    `_reserve(room, ...)`, and a call with the returned position goes on from there.
+
+    The capacity check is per span of a word (see SPAN): the arrays grow with what merges make,
+    never for the worst case. Growing rebinds arrays, which the caller does: a loop that may
+    rebind an array pays an atomic incref/decref per array per word (a third of the time)."""
+    merged_weighted = 0
+    while b != -1:
+        # This list never gains words here (no new pair is (left, right): `new` is longer than
+        # both), so its fill is read once per block.
+        fill = blk[b, B_FILL]
+        while k < fill:
+            w = blk[b, B_WORDS + k]
+            n = wrec[w, W_LEN]
+            while r < n:  # one span of a long word at a time: capacity grows with use
+                stop = min(r + SPAN, n)
+                if _needs_room(stop - r, pr, ph, lst, blk, touched, scal):
+                    return b, k, r, o, merged_weighted, stop - r
+                r, o, m = _merge_span(
+                    w, r, o, stop, left, right, new, mode, wsym, wrec, ph, pr, touched, lst, blk,
+                    scal,
+                )  # fmt: skip
+                merged_weighted += m * wrec[w, W_COUNT]
+            wrec[w, W_LEN] = o
+            r = 0
+            o = 0
+            k += 1
+        b = blk[b, B_NEXT]
+        k = 0
+    return b, k, r, o, merged_weighted, 0
+
+
 # ---------------------------------------------------------------------------------------------
 # the two entry points
 
 
-@njit
+@njit_borrowing
 def _push_touched(hp, touched, pr, scal, mode, tok_key, hf_order, tok_off, tok_len, arena):
-    """An entry for every pair the step gave count, with its live count; returns the heap."""
-    hp = _grow_rows(hp, scal[S_NHEAP], scal[S_NHEAP] + touched[0])
+    """An entry for every pair the step gave count, with its live count (`hp` has room for
+    touched[0] more: see `_heap_room`)."""
     for i in range(1, touched[0] + 1):
         q = touched[i]
         c = pr[q, P_CNT]
@@ -587,7 +623,28 @@ def _push_touched(hp, touched, pr, scal, mode, tok_key, hf_order, tok_off, tok_l
                 c, pr[q, P_KEY], ref, hp, scal, mode, pr, tok_key, hf_order, tok_off, tok_len,
                 arena,
             )  # fmt: skip
-    return hp
+
+
+@njit
+def _heap_room(hp, touched, scal):
+    """`hp` with room for an entry per touched pair."""
+    return _grow_rows(hp, scal[S_NHEAP], scal[S_NHEAP] + touched[0])
+
+
+@njit_borrowing
+def _settle_top(hp, pr, scal, mode, tok_off, tok_len, arena):
+    """Bring a live entry to the top of the heap (or empty it): a stale one gets its live count
+    and sinks (the same as popping it and pushing it back, in one pass)."""
+    while scal[S_NHEAP] > 0:
+        p = hp[0, H_REF] >> 32
+        live = pr[p, P_CNT]
+        if hp[0, H_CNT] == live:
+            return
+        if mode == HF or live > 0:  # HF re-pushes even at 0; the result is the same
+            hp[0, H_CNT] = live
+            _sift_down(0, hp, scal[S_NHEAP], mode, pr, tok_off, tok_len, arena)
+        else:
+            _heap_pop(hp, scal, mode, pr, tok_off, tok_len, arena)
 
 
 @njit
@@ -617,7 +674,8 @@ def init_pairs(state, mode):
                     wsym[base + i], wsym[base + i + 1], c, w, mode, ph, pr, touched, lst, blk,
                     scal,
                 )  # fmt: skip
-    hp = _push_touched(hp, touched, pr, scal, mode, tok_key, hf_order, tok_off, tok_len, arena)
+    hp = _heap_room(hp, touched, scal)
+    _push_touched(hp, touched, pr, scal, mode, tok_key, hf_order, tok_off, tok_len, arena)
     return TrainState(
         wsym, wrec, tok_off, tok_len, tok_hash, tok_key, arena, tt, pr, tie_stamp, ph, lst, blk,
         hp, touched, tie_stack, scal, hf_order,
@@ -640,18 +698,7 @@ def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, ti
         if scal[S_NTOK] >= target_tokens:
             status = VOCAB_REACHED
             break
-        # Bring a live entry to the top: a stale one gets its live count and sinks (the same
-        # as popping it and pushing it back, in one pass).
-        while scal[S_NHEAP] > 0:
-            p = hp[0, H_REF] >> 32
-            live = pr[p, P_CNT]
-            if hp[0, H_CNT] == live:
-                break
-            if mode == HF or live > 0:  # HF re-pushes even at 0; the result is the same
-                hp[0, H_CNT] = live
-                _sift_down(0, hp, scal[S_NHEAP], mode, pr, tok_off, tok_len, arena)
-            else:
-                _heap_pop(hp, scal, mode, pr, tok_off, tok_len, arena)
+        _settle_top(hp, pr, scal, mode, tok_off, tok_len, arena)
         if scal[S_NHEAP] == 0:
             status = NO_PAIRS
             break
@@ -710,30 +757,21 @@ def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, ti
         touched[0] = 0
         merged_weighted = 0
         b = lst[lid, L_HEAD]
-        while b != -1:
-            # Re-read through `blk` each time: a word may grow it. This list itself never
-            # gains words here (no new pair is (left, right): `new` is longer than both).
-            for k in range(blk[b, B_FILL]):
-                w = blk[b, B_WORDS + k]
-                n = wrec[w, W_LEN]
-                r = np.int64(0)
-                o = np.int64(0)
-                while r < n:  # one span of a long word at a time: capacity grows with use
-                    stop = min(r + SPAN, n)
-                    if _needs_room(stop - r, pr, ph, lst, blk, touched, scal):
-                        pr, tie_stamp, ph, lst, blk, touched = _reserve(
-                            stop - r, pr, tie_stamp, ph, lst, blk, touched, scal
-                        )
-                    r, o, m = _merge_span(
-                        w, r, o, stop, left, right, new, mode, wsym, wrec, ph, pr, touched, lst,
-                        blk, scal,
-                    )  # fmt: skip
-                    merged_weighted += m * wrec[w, W_COUNT]
-                wrec[w, W_LEN] = o
-            b = blk[b, B_NEXT]
+        k = r = o = np.int64(0)
+        while True:  # a pass stops early only when an array must grow: grow it, go on
+            b, k, r, o, m, room = _merge_words(
+                b, k, r, o, left, right, new, mode, wsym, wrec, ph, pr, touched, lst, blk, scal
+            )
+            merged_weighted += m
+            if room == 0:
+                break
+            pr, tie_stamp, ph, lst, blk, touched = _reserve(
+                room, pr, tie_stamp, ph, lst, blk, touched, scal
+            )
         if mode != HF:
             pr[p, P_CNT] = 0  # every occurrence is gone: merged, or lost to an overlapping one
-        hp = _push_touched(hp, touched, pr, scal, mode, tok_key, hf_order, tok_off, tok_len, arena)
+        hp = _heap_room(hp, touched, scal)
+        _push_touched(hp, touched, pr, scal, mode, tok_key, hf_order, tok_off, tok_len, arena)
         scal[S_TOKENS] -= merged_weighted
 
         ev_left[done] = left
