@@ -45,6 +45,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from workbench.engine.numba_config import njit, njit_borrowing
 
@@ -150,6 +154,27 @@ def _grow_rows(a, used, need):
         for j in range(a.shape[1]):
             out[i, j] = a[i, j]
     return out
+
+
+@intrinsic
+def _prefetch(typingctx, array, index):
+    """Start loading the cache line of `array`'s item `index` (in C order) into the cache; a
+    hint that changes no result. The word pass visits words in list order, scattered over the
+    word table: asking for the next words while merging this one overlaps their cache misses,
+    which were a third of the pass."""
+
+    def codegen(context, builder, signature, args):
+        data = context.make_array(signature.args[0])(context, builder, value=args[0]).data
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]), "llvm.prefetch.p0"
+        )
+        address = builder.bitcast(builder.gep(data, [args[1]]), i8p)
+        builder.call(fn, [address, i32(0), i32(3), i32(1)])  # read, keep in all levels, data
+        return context.get_dummy_value()
+
+    return types.none(array, index), codegen
 
 
 @njit(inline="always")
@@ -585,8 +610,15 @@ def _merge_words(b, k, r, o, left, right, new, mode, wsym, wrec, ph, pr, touched
         # This list never gains words here (no new pair is (left, right): `new` is longer than
         # both), so its fill is read once per block.
         fill = blk[b, B_FILL]
+        nb = blk[b, B_NEXT]
+        if nb != -1:
+            _prefetch(blk, nb * blk.shape[1])
+        for j in range(k, fill):  # the block's word rows, loading side by side
+            _prefetch(wrec, blk[b, B_WORDS + j] * wrec.shape[1])
         while k < fill:
             w = blk[b, B_WORDS + k]
+            if k + 1 < fill:  # the next word's symbols load while this one merges
+                _prefetch(wsym, wrec[blk[b, B_WORDS + k + 1], W_OFF])
             n = wrec[w, W_LEN]
             while r < n:  # one span of a long word at a time: capacity grows with use
                 stop = min(r + SPAN, n)
@@ -608,6 +640,30 @@ def _merge_words(b, k, r, o, left, right, new, mode, wsym, wrec, ph, pr, touched
 
 # ---------------------------------------------------------------------------------------------
 # the two entry points
+
+
+@njit_borrowing  # no refcounts in the loop, as `_merge_words`
+def _index_words(w, first, wsym, wrec, mode, ph, pr, touched, lst, blk, scal):
+    """Count and index the pairs of words w, w + 1, ... from symbol `first` of word w. Returns
+    (w, first, room): room 0 when every word is done; else the pass stopped where an array must
+    first grow by `_reserve(room, ...)`, and a call with the returned w, first goes on."""
+    while w < wrec.shape[0]:
+        base = wrec[w, W_OFF]
+        n = wrec[w, W_LEN]
+        c = wrec[w, W_COUNT]
+        while first < n - 1:  # a span at a time, as the merge pass
+            last = min(first + SPAN, n - 1)
+            if _needs_room(last - first, pr, ph, lst, blk, touched, scal):
+                return w, first, last - first
+            for i in range(first, last):
+                _add_pair(
+                    wsym[base + i], wsym[base + i + 1], c, w, mode, ph, pr, touched, lst, blk,
+                    scal,
+                )  # fmt: skip
+            first = last
+        w += 1
+        first = 0
+    return w, first, 0
 
 
 @njit_borrowing
@@ -659,21 +715,14 @@ def init_pairs(state, mode):
         tok_key[t] = _lex_key(t, tok_off, tok_len, arena)
     scal[S_STEP] = 0
     touched[0] = 0
-    for w in range(wrec.shape[0]):
-        base = wrec[w, W_OFF]
-        n = wrec[w, W_LEN]
-        c = wrec[w, W_COUNT]
-        for first in range(0, n - 1, SPAN):
-            last = min(first + SPAN, n - 1)
-            if _needs_room(last - first, pr, ph, lst, blk, touched, scal):
-                pr, tie_stamp, ph, lst, blk, touched = _reserve(
-                    last - first, pr, tie_stamp, ph, lst, blk, touched, scal
-                )
-            for i in range(first, last):
-                _add_pair(
-                    wsym[base + i], wsym[base + i + 1], c, w, mode, ph, pr, touched, lst, blk,
-                    scal,
-                )  # fmt: skip
+    w = first = np.int64(0)
+    while True:  # a pass stops early only when an array must grow: grow it, go on
+        w, first, room = _index_words(w, first, wsym, wrec, mode, ph, pr, touched, lst, blk, scal)
+        if room == 0:
+            break
+        pr, tie_stamp, ph, lst, blk, touched = _reserve(
+            room, pr, tie_stamp, ph, lst, blk, touched, scal
+        )
     hp = _heap_room(hp, touched, scal)
     _push_touched(hp, touched, pr, scal, mode, tok_key, hf_order, tok_off, tok_len, arena)
     return TrainState(
