@@ -603,22 +603,31 @@ def _merge_words(b, k, r, o, left, right, new, mode, wsym, wrec, ph, pr, touched
     `_reserve(room, ...)`, and a call with the returned position goes on from there.
 
     The capacity check is per span of a word (see SPAN): the arrays grow with what merges make,
-    never for the worst case. Growing rebinds arrays, which the caller does: a loop that may
-    rebind an array pays an atomic incref/decref per array per word (a third of the time)."""
+    never for the worst case. Growing rebinds arrays, which only the caller does: here the arrays
+    are borrowed (`njit_borrowing`), so the loop pays no atomic reference counting per word.
+    The words of a list lie scattered over the word table: rows are asked for a block ahead and
+    symbols a word ahead (`_prefetch`), so their cache misses overlap."""
     merged_weighted = 0
+    if b != -1:  # the first block's rows; later blocks' are asked for a block ahead
+        for j in range(k, blk[b, B_FILL]):
+            _prefetch(wrec, blk[b, B_WORDS + j] * wrec.shape[1])
     while b != -1:
         # This list never gains words here (no new pair is (left, right): `new` is longer than
         # both), so its fill is read once per block.
         fill = blk[b, B_FILL]
         nb = blk[b, B_NEXT]
-        if nb != -1:
-            _prefetch(blk, nb * blk.shape[1])
-        for j in range(k, fill):  # the block's word rows, loading side by side
-            _prefetch(wrec, blk[b, B_WORDS + j] * wrec.shape[1])
+        if nb != -1:  # a block ahead: its words' rows, and the row of the block after it
+            for j in range(blk[nb, B_FILL]):
+                _prefetch(wrec, blk[nb, B_WORDS + j] * wrec.shape[1])
+            nnb = blk[nb, B_NEXT]
+            if nnb != -1:
+                _prefetch(blk, nnb * blk.shape[1])
         while k < fill:
             w = blk[b, B_WORDS + k]
             if k + 1 < fill:  # the next word's symbols load while this one merges
                 _prefetch(wsym, wrec[blk[b, B_WORDS + k + 1], W_OFF])
+            elif nb != -1 and blk[nb, B_FILL] > 0:  # (blocks are filled as made: a guard)
+                _prefetch(wsym, wrec[blk[nb, B_WORDS], W_OFF])
             n = wrec[w, W_LEN]
             while r < n:  # one span of a long word at a time: capacity grows with use
                 stop = min(r + SPAN, n)
