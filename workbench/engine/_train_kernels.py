@@ -471,7 +471,7 @@ def _beats(c, k1, k2, ref, hp, j, mode, pr, tok_off, tok_len, arena):
     return False
 
 
-@njit(inline="always")  # inlined where it runs per stale entry; `_heap_pop` holds the other copy
+@njit(inline="always")  # one copy, in `_heap_top`
 def _sift_down(i, hp, n, mode, pr, tok_off, tok_len, arena):
     """Move heap row i down to its place in a heap of n rows."""
     while True:
@@ -511,16 +511,33 @@ def _heap_push(c, key, ref, hp, scal, mode, pr, tok_key, hf_order, tok_off, tok_
     hp[i, H_REF] = ref
 
 
-@njit_borrowing  # a call: two call sites, each run about once per merge; inlining doubles compile time
-def _heap_pop(hp, scal, mode, pr, tok_off, tok_len, arena):
-    """Remove the top entry (read it from row 0 first)."""
-    n = scal[S_NHEAP] - 1
-    scal[S_NHEAP] = n
-    if n == 0:
-        return
-    for col in range(4):
-        hp[0, col] = hp[n, col]
-    _sift_down(0, hp, n, mode, pr, tok_off, tok_len, arena)
+@njit_borrowing  # a call, twice per merge: inlined, its copies took seconds to compile
+def _heap_top(hp, scal, mode, pr, tok_off, tok_len, arena, pop):
+    """`pop`: remove the top entry (read it from row 0 first). Else bring a live entry to the
+    top, or empty the heap: a stale entry gets its live count and sinks (the same as popping it
+    and pushing it back, in one pass), or is dropped when the pair is gone (LEX). One function
+    with one copy of `_sift_down` for both jobs keeps the compile time down."""
+    settle = not pop
+    while scal[S_NHEAP] > 0:
+        if pop:  # the last entry moves up and sinks
+            n = scal[S_NHEAP] - 1
+            scal[S_NHEAP] = n
+            if n == 0:
+                return
+            for col in range(4):
+                hp[0, col] = hp[n, col]
+        else:
+            live = pr[hp[0, H_REF] >> 32, P_CNT]
+            if hp[0, H_CNT] == live:
+                return
+            if mode != HF and live <= 0:  # HF re-pushes even at 0; the result is the same
+                pop = True
+                continue
+            hp[0, H_CNT] = live
+        _sift_down(0, hp, scal[S_NHEAP], mode, pr, tok_off, tok_len, arena)
+        if not settle:
+            return
+        pop = False
 
 
 @njit_borrowing  # once per merge: a call costs nothing there
@@ -678,7 +695,7 @@ def _index_words(w, first, wsym, wrec, mode, ph, pr, touched, lst, blk, scal):
 @njit_borrowing
 def _push_touched(hp, touched, pr, scal, mode, tok_key, hf_order, tok_off, tok_len, arena):
     """An entry for every pair the step gave count, with its live count (`hp` has room for
-    touched[0] more: see `_heap_room`)."""
+    touched[0] more)."""
     for i in range(1, touched[0] + 1):
         q = touched[i]
         c = pr[q, P_CNT]
@@ -688,28 +705,6 @@ def _push_touched(hp, touched, pr, scal, mode, tok_key, hf_order, tok_off, tok_l
                 c, pr[q, P_KEY], ref, hp, scal, mode, pr, tok_key, hf_order, tok_off, tok_len,
                 arena,
             )  # fmt: skip
-
-
-@njit
-def _heap_room(hp, touched, scal):
-    """`hp` with room for an entry per touched pair."""
-    return _grow_rows(hp, scal[S_NHEAP], scal[S_NHEAP] + touched[0])
-
-
-@njit_borrowing
-def _settle_top(hp, pr, scal, mode, tok_off, tok_len, arena):
-    """Bring a live entry to the top of the heap (or empty it): a stale one gets its live count
-    and sinks (the same as popping it and pushing it back, in one pass)."""
-    while scal[S_NHEAP] > 0:
-        p = hp[0, H_REF] >> 32
-        live = pr[p, P_CNT]
-        if hp[0, H_CNT] == live:
-            return
-        if mode == HF or live > 0:  # HF re-pushes even at 0; the result is the same
-            hp[0, H_CNT] = live
-            _sift_down(0, hp, scal[S_NHEAP], mode, pr, tok_off, tok_len, arena)
-        else:
-            _heap_pop(hp, scal, mode, pr, tok_off, tok_len, arena)
 
 
 @njit
@@ -732,7 +727,7 @@ def init_pairs(state, mode):
         pr, tie_stamp, ph, lst, blk, touched = _reserve(
             room, pr, tie_stamp, ph, lst, blk, touched, scal
         )
-    hp = _heap_room(hp, touched, scal)
+    hp = _grow_rows(hp, scal[S_NHEAP], scal[S_NHEAP] + touched[0])
     _push_touched(hp, touched, pr, scal, mode, tok_key, hf_order, tok_off, tok_len, arena)
     return TrainState(
         wsym, wrec, tok_off, tok_len, tok_hash, tok_key, arena, tt, pr, tie_stamp, ph, lst, blk,
@@ -756,7 +751,7 @@ def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, ti
         if scal[S_NTOK] >= target_tokens:
             status = VOCAB_REACHED
             break
-        _settle_top(hp, pr, scal, mode, tok_off, tok_len, arena)
+        _heap_top(hp, scal, mode, pr, tok_off, tok_len, arena, False)  # a live entry on top
         if scal[S_NHEAP] == 0:
             status = NO_PAIRS
             break
@@ -773,7 +768,7 @@ def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, ti
         ref = hp[0, H_REF]
         p = ref >> 32
         lid = ref & 0xFFFFFFFF
-        _heap_pop(hp, scal, mode, pr, tok_off, tok_len, arena)
+        _heap_top(hp, scal, mode, pr, tok_off, tok_len, arena, True)
         key = pr[p, P_KEY]
         left = key >> 32
         right = key & 0xFFFFFFFF
@@ -828,7 +823,7 @@ def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, ti
             )
         if mode != HF:
             pr[p, P_CNT] = 0  # every occurrence is gone: merged, or lost to an overlapping one
-        hp = _heap_room(hp, touched, scal)
+        hp = _grow_rows(hp, scal[S_NHEAP], scal[S_NHEAP] + touched[0])
         _push_touched(hp, touched, pr, scal, mode, tok_key, hf_order, tok_off, tok_len, arena)
         scal[S_TOKENS] -= merged_weighted
 
