@@ -12,22 +12,15 @@ import json
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from workbench.engine.errors import WorkbenchError
-
-if TYPE_CHECKING:
-    from workbench.store import RunInfo, RunStore
-
-# The store (and sqlite_utils, a tenth of a second) is imported by the commands that use it, not
-# when the parser is built: `train --no-db` and every other command start without it.
+from workbench.store import RunInfo, RunStore, default_db_path
+from workbench.store.connection import as_store_error
 
 
 def _open(args: argparse.Namespace, read_only: bool = False) -> RunStore:
     """The store at --db (None: $BPE_WORKBENCH_DB or the user's data folder); read-only for
     commands that only read, so a database on a read-only disk can still be listed."""
-    from workbench.store import RunStore
-
     return RunStore(args.db, read_only=read_only)
 
 
@@ -39,17 +32,12 @@ def _store_errors(func: Callable[[argparse.Namespace], int]) -> Callable[[argpar
         try:
             return func(args)
         except sqlite3.Error as exc:
-            from workbench.store import default_db_path
-            from workbench.store.connection import as_store_error
-
             raise as_store_error(args.db or default_db_path(), exc) from None
 
     return run
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    from workbench.store import default_db_path
-
     if not (args.db or default_db_path()).exists():
         print("no runs yet")  # and no database made just to say so
         return 0
