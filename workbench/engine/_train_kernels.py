@@ -25,7 +25,9 @@ allocated per merge and nothing is sized for the worst case up front.
 
 Helpers on the hot path are `inline="always"` (inlined in Numba's IR): called as functions,
 each array argument costs an atomic incref/decref pair per call, which took a third of the
-merge loop's time before.
+merge loop's time before. For the same reason the loops that run per word or per heap entry
+are functions compiled without reference counting (`njit_borrowing`): they allocate nothing, and
+when an array must grow they return where they stopped; the entry points grow it and call again.
 
 Tie-breaks (`mode`): LEX takes the greatest (left bytes, right bytes) among equal counts (the
 CS336 reference); HF takes the smallest (left id, right id) in Hugging Face's id order, where
