@@ -25,7 +25,9 @@ allocated per merge and nothing is sized for the worst case up front.
 
 Helpers on the hot path are `inline="always"` (inlined in Numba's IR): called as functions,
 each array argument costs an atomic incref/decref pair per call, which took a third of the
-merge loop's time before.
+merge loop's time before. For the same reason the loops that run per word or per heap entry
+are functions compiled without reference counting (`njit_borrowing`): they allocate nothing, and
+when an array must grow they return where they stopped; the entry points grow it and call again.
 
 Tie-breaks (`mode`): LEX takes the greatest (left bytes, right bytes) among equal counts (the
 CS336 reference); HF takes the smallest (left id, right id) in Hugging Face's id order, where
@@ -45,8 +47,12 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
-from workbench.engine.numba_config import njit
+from workbench.engine.numba_config import njit, njit_borrowing
 
 
 class TrainState(NamedTuple):
@@ -150,6 +156,27 @@ def _grow_rows(a, used, need):
         for j in range(a.shape[1]):
             out[i, j] = a[i, j]
     return out
+
+
+@intrinsic
+def _prefetch(typingctx, array, index):
+    """Start loading the cache line of `array`'s item `index` (in C order) into the cache; a
+    hint that changes no result. The word pass visits words in list order, scattered over the
+    word table: asking for the next words while merging this one overlaps their cache misses,
+    which were a third of the pass."""
+
+    def codegen(context, builder, signature, args):
+        data = context.make_array(signature.args[0])(context, builder, value=args[0]).data
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]), "llvm.prefetch.p0"
+        )
+        address = builder.bitcast(builder.gep(data, [args[1]]), i8p)
+        builder.call(fn, [address, i32(0), i32(3), i32(1)])  # read, keep in all levels, data
+        return context.get_dummy_value()
+
+    return types.none(array, index), codegen
 
 
 @njit(inline="always")
@@ -446,7 +473,7 @@ def _beats(c, k1, k2, ref, hp, j, mode, pr, tok_off, tok_len, arena):
     return False
 
 
-@njit(inline="always")  # inlined where it runs per stale entry; `_heap_pop` holds the other copy
+@njit(inline="always")  # one copy, in `_heap_top`
 def _sift_down(i, hp, n, mode, pr, tok_off, tok_len, arena):
     """Move heap row i down to its place in a heap of n rows."""
     while True:
@@ -486,19 +513,36 @@ def _heap_push(c, key, ref, hp, scal, mode, pr, tok_key, hf_order, tok_off, tok_
     hp[i, H_REF] = ref
 
 
-@njit  # a call: two call sites, each run about once per merge; inlining doubles compile time
-def _heap_pop(hp, scal, mode, pr, tok_off, tok_len, arena):
-    """Remove the top entry (read it from row 0 first)."""
-    n = scal[S_NHEAP] - 1
-    scal[S_NHEAP] = n
-    if n == 0:
-        return
-    for col in range(4):
-        hp[0, col] = hp[n, col]
-    _sift_down(0, hp, n, mode, pr, tok_off, tok_len, arena)
+@njit_borrowing  # a call, twice per merge: inlined, its copies took seconds to compile
+def _heap_top(hp, scal, mode, pr, tok_off, tok_len, arena, pop):
+    """`pop`: remove the top entry (read it from row 0 first). Else bring a live entry to the
+    top, or empty the heap: a stale entry gets its live count and sinks (the same as popping it
+    and pushing it back, in one pass), or is dropped when the pair is gone (LEX). One function
+    with one copy of `_sift_down` for both jobs keeps the compile time down."""
+    settle = not pop
+    while scal[S_NHEAP] > 0:
+        if pop:  # the last entry moves up and sinks
+            n = scal[S_NHEAP] - 1
+            scal[S_NHEAP] = n
+            if n == 0:
+                return
+            for col in range(4):
+                hp[0, col] = hp[n, col]
+        else:
+            live = pr[hp[0, H_REF] >> 32, P_CNT]
+            if hp[0, H_CNT] == live:
+                return
+            if mode != HF and live <= 0:  # HF re-pushes even at 0; the result is the same
+                pop = True
+                continue
+            hp[0, H_CNT] = live
+        _sift_down(0, hp, scal[S_NHEAP], mode, pr, tok_off, tok_len, arena)
+        if not settle:
+            return
+        pop = False
 
 
-@njit  # once per merge: a call costs nothing there
+@njit_borrowing  # once per merge: a call costs nothing there
 def _count_ties(hp, pr, scal, tie_stamp, stamp, limit, stack):
     """Other pairs whose live count equals the top's: they sit in the subtree of equal counts
     hanging from the root, since no entry is above a smaller count. The figure is
@@ -570,14 +614,90 @@ def _merge_span(w, r, o, stop, left, right, new, mode, wsym, wrec, ph, pr, touch
     return r, o, merged
 
 
+@njit_borrowing  # a call, once per merge
+def _merge_words(b, k, r, o, left, right, new, mode, wsym, wrec, ph, pr, touched, lst, blk, scal):
+    """Merge (left, right) into `new` in the words of a word list, from item k of block b (and
+    symbol r of that word, written up to o). Returns (b, k, r, o, weighted replacements, room):
+    room 0 when the list is done; else the pass stopped where an array must first grow by
+    `_reserve(room, ...)`, and a call with the returned position goes on from there.
+
+    The capacity check is per span of a word (see SPAN): the arrays grow with what merges make,
+    never for the worst case. Growing rebinds arrays, which only the caller does: here the arrays
+    are borrowed (`njit_borrowing`), so the loop pays no atomic reference counting per word.
+    The words of a list lie scattered over the word table: rows are asked for a block ahead and
+    symbols a word ahead (`_prefetch`), so their cache misses overlap."""
+    merged_weighted = 0
+    if b != -1:  # the first block's rows; later blocks' are asked for a block ahead
+        for j in range(k, blk[b, B_FILL]):
+            _prefetch(wrec, blk[b, B_WORDS + j] * wrec.shape[1])
+    while b != -1:
+        # This list never gains words here (no new pair is (left, right): `new` is longer than
+        # both), so its fill is read once per block.
+        fill = blk[b, B_FILL]
+        nb = blk[b, B_NEXT]
+        if nb != -1:  # a block ahead: its words' rows, and the row of the block after it
+            for j in range(blk[nb, B_FILL]):
+                _prefetch(wrec, blk[nb, B_WORDS + j] * wrec.shape[1])
+            nnb = blk[nb, B_NEXT]
+            if nnb != -1:
+                _prefetch(blk, nnb * blk.shape[1])
+        while k < fill:
+            w = blk[b, B_WORDS + k]
+            if k + 1 < fill:  # the next word's symbols load while this one merges
+                _prefetch(wsym, wrec[blk[b, B_WORDS + k + 1], W_OFF])
+            elif nb != -1 and blk[nb, B_FILL] > 0:  # (blocks are filled as made: a guard)
+                _prefetch(wsym, wrec[blk[nb, B_WORDS], W_OFF])
+            n = wrec[w, W_LEN]
+            while r < n:  # one span of a long word at a time: capacity grows with use
+                stop = min(r + SPAN, n)
+                if _needs_room(stop - r, pr, ph, lst, blk, touched, scal):
+                    return b, k, r, o, merged_weighted, stop - r
+                r, o, m = _merge_span(
+                    w, r, o, stop, left, right, new, mode, wsym, wrec, ph, pr, touched, lst, blk,
+                    scal,
+                )  # fmt: skip
+                merged_weighted += m * wrec[w, W_COUNT]
+            wrec[w, W_LEN] = o
+            r = 0
+            o = 0
+            k += 1
+        b = blk[b, B_NEXT]
+        k = 0
+    return b, k, r, o, merged_weighted, 0
+
+
 # ---------------------------------------------------------------------------------------------
 # the two entry points
 
 
-@njit
+@njit_borrowing  # no refcounts in the loop, as `_merge_words`
+def _index_words(w, first, wsym, wrec, mode, ph, pr, touched, lst, blk, scal):
+    """Count and index the pairs of words w, w + 1, ... from symbol `first` of word w. Returns
+    (w, first, room): room 0 when every word is done; else the pass stopped where an array must
+    first grow by `_reserve(room, ...)`, and a call with the returned w, first goes on."""
+    while w < wrec.shape[0]:
+        base = wrec[w, W_OFF]
+        n = wrec[w, W_LEN]
+        c = wrec[w, W_COUNT]
+        while first < n - 1:  # a span at a time, as the merge pass
+            last = min(first + SPAN, n - 1)
+            if _needs_room(last - first, pr, ph, lst, blk, touched, scal):
+                return w, first, last - first
+            for i in range(first, last):
+                _add_pair(
+                    wsym[base + i], wsym[base + i + 1], c, w, mode, ph, pr, touched, lst, blk,
+                    scal,
+                )  # fmt: skip
+            first = last
+        w += 1
+        first = 0
+    return w, first, 0
+
+
+@njit_borrowing
 def _push_touched(hp, touched, pr, scal, mode, tok_key, hf_order, tok_off, tok_len, arena):
-    """An entry for every pair the step gave count, with its live count; returns the heap."""
-    hp = _grow_rows(hp, scal[S_NHEAP], scal[S_NHEAP] + touched[0])
+    """An entry for every pair the step gave count, with its live count (`hp` has room for
+    touched[0] more)."""
     for i in range(1, touched[0] + 1):
         q = touched[i]
         c = pr[q, P_CNT]
@@ -587,7 +707,6 @@ def _push_touched(hp, touched, pr, scal, mode, tok_key, hf_order, tok_off, tok_l
                 c, pr[q, P_KEY], ref, hp, scal, mode, pr, tok_key, hf_order, tok_off, tok_len,
                 arena,
             )  # fmt: skip
-    return hp
 
 
 @njit
@@ -602,22 +721,16 @@ def init_pairs(state, mode):
         tok_key[t] = _lex_key(t, tok_off, tok_len, arena)
     scal[S_STEP] = 0
     touched[0] = 0
-    for w in range(wrec.shape[0]):
-        base = wrec[w, W_OFF]
-        n = wrec[w, W_LEN]
-        c = wrec[w, W_COUNT]
-        for first in range(0, n - 1, SPAN):
-            last = min(first + SPAN, n - 1)
-            if _needs_room(last - first, pr, ph, lst, blk, touched, scal):
-                pr, tie_stamp, ph, lst, blk, touched = _reserve(
-                    last - first, pr, tie_stamp, ph, lst, blk, touched, scal
-                )
-            for i in range(first, last):
-                _add_pair(
-                    wsym[base + i], wsym[base + i + 1], c, w, mode, ph, pr, touched, lst, blk,
-                    scal,
-                )  # fmt: skip
-    hp = _push_touched(hp, touched, pr, scal, mode, tok_key, hf_order, tok_off, tok_len, arena)
+    w = first = np.int64(0)
+    while True:  # a pass stops early only when an array must grow: grow it, go on
+        w, first, room = _index_words(w, first, wsym, wrec, mode, ph, pr, touched, lst, blk, scal)
+        if room == 0:
+            break
+        pr, tie_stamp, ph, lst, blk, touched = _reserve(
+            room, pr, tie_stamp, ph, lst, blk, touched, scal
+        )
+    hp = _grow_rows(hp, scal[S_NHEAP], scal[S_NHEAP] + touched[0])
+    _push_touched(hp, touched, pr, scal, mode, tok_key, hf_order, tok_off, tok_len, arena)
     return TrainState(
         wsym, wrec, tok_off, tok_len, tok_hash, tok_key, arena, tt, pr, tie_stamp, ph, lst, blk,
         hp, touched, tie_stack, scal, hf_order,
@@ -640,18 +753,7 @@ def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, ti
         if scal[S_NTOK] >= target_tokens:
             status = VOCAB_REACHED
             break
-        # Bring a live entry to the top: a stale one gets its live count and sinks (the same
-        # as popping it and pushing it back, in one pass).
-        while scal[S_NHEAP] > 0:
-            p = hp[0, H_REF] >> 32
-            live = pr[p, P_CNT]
-            if hp[0, H_CNT] == live:
-                break
-            if mode == HF or live > 0:  # HF re-pushes even at 0; the result is the same
-                hp[0, H_CNT] = live
-                _sift_down(0, hp, scal[S_NHEAP], mode, pr, tok_off, tok_len, arena)
-            else:
-                _heap_pop(hp, scal, mode, pr, tok_off, tok_len, arena)
+        _heap_top(hp, scal, mode, pr, tok_off, tok_len, arena, False)  # a live entry on top
         if scal[S_NHEAP] == 0:
             status = NO_PAIRS
             break
@@ -668,7 +770,7 @@ def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, ti
         ref = hp[0, H_REF]
         p = ref >> 32
         lid = ref & 0xFFFFFFFF
-        _heap_pop(hp, scal, mode, pr, tok_off, tok_len, arena)
+        _heap_top(hp, scal, mode, pr, tok_off, tok_len, arena, True)
         key = pr[p, P_KEY]
         left = key >> 32
         right = key & 0xFFFFFFFF
@@ -710,30 +812,21 @@ def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, ti
         touched[0] = 0
         merged_weighted = 0
         b = lst[lid, L_HEAD]
-        while b != -1:
-            # Re-read through `blk` each time: a word may grow it. This list itself never
-            # gains words here (no new pair is (left, right): `new` is longer than both).
-            for k in range(blk[b, B_FILL]):
-                w = blk[b, B_WORDS + k]
-                n = wrec[w, W_LEN]
-                r = np.int64(0)
-                o = np.int64(0)
-                while r < n:  # one span of a long word at a time: capacity grows with use
-                    stop = min(r + SPAN, n)
-                    if _needs_room(stop - r, pr, ph, lst, blk, touched, scal):
-                        pr, tie_stamp, ph, lst, blk, touched = _reserve(
-                            stop - r, pr, tie_stamp, ph, lst, blk, touched, scal
-                        )
-                    r, o, m = _merge_span(
-                        w, r, o, stop, left, right, new, mode, wsym, wrec, ph, pr, touched, lst,
-                        blk, scal,
-                    )  # fmt: skip
-                    merged_weighted += m * wrec[w, W_COUNT]
-                wrec[w, W_LEN] = o
-            b = blk[b, B_NEXT]
+        k = r = o = np.int64(0)
+        while True:  # a pass stops early only when an array must grow: grow it, go on
+            b, k, r, o, m, room = _merge_words(
+                b, k, r, o, left, right, new, mode, wsym, wrec, ph, pr, touched, lst, blk, scal
+            )
+            merged_weighted += m
+            if room == 0:
+                break
+            pr, tie_stamp, ph, lst, blk, touched = _reserve(
+                room, pr, tie_stamp, ph, lst, blk, touched, scal
+            )
         if mode != HF:
             pr[p, P_CNT] = 0  # every occurrence is gone: merged, or lost to an overlapping one
-        hp = _push_touched(hp, touched, pr, scal, mode, tok_key, hf_order, tok_off, tok_len, arena)
+        hp = _grow_rows(hp, scal[S_NHEAP], scal[S_NHEAP] + touched[0])
+        _push_touched(hp, touched, pr, scal, mode, tok_key, hf_order, tok_off, tok_len, arena)
         scal[S_TOKENS] -= merged_weighted
 
         ev_left[done] = left
