@@ -19,4 +19,7 @@ njit = functools.partial(numba.njit, **OPTIONS)
 # without Numba's reference counting. A loop that calls helpers (even inlined ones) or may rebind
 # an array otherwise pays an atomic incref/decref per array per iteration: a third of the merge
 # loop's time. Numba refuses to compile an allocation in such a function, so it cannot leak.
-njit_borrowing = functools.partial(numba.njit, _nrt=False, **OPTIONS)
+# `_nrt` is Numba's own (private) option: were a later Numba to drop it, the same loops compile
+# with reference counting (slower, same results) rather than fail.
+_WITHOUT_REFCOUNTS = {"_nrt": False} if hasattr(numba.core.options.DefaultOptions, "_nrt") else {}
+njit_borrowing = functools.partial(numba.njit, **_WITHOUT_REFCOUNTS, **OPTIONS)
