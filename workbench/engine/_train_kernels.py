@@ -118,7 +118,8 @@ S_NHEAP = 4
 S_STEP = 5  # merge steps so far; stamps which pairs a step touched
 S_TOKENS = 6  # tokens the corpus takes now (count-weighted)
 S_ARENA = 7  # bytes used in the token arena
-N_SCAL = 8
+S_FREE = 8  # first block of the free list (-1: none): blocks of merged pairs' word lists
+N_SCAL = 9
 
 # status codes of run_merges
 RUNNING = 0
@@ -374,9 +375,37 @@ def _needs_room(n, pr, ph, lst, blk, touched, scal):
 
 
 @njit(inline="always")
+def _new_block(blk, scal):
+    """A block: a freed one if any (see `_empty_list`), else the next unused row. `_reserve`
+    counts every block as a new row, so there is room either way."""
+    b = scal[S_FREE]
+    if b != -1:
+        scal[S_FREE] = blk[b, B_NEXT]
+    else:
+        b = scal[S_NBLOCKS]
+        scal[S_NBLOCKS] += 1
+    return b
+
+
+@njit(inline="always")
+def _empty_list(lid, lst, blk, scal):
+    """Empty a merged pair's word list, its blocks but the first to the free list: none of its
+    words holds the pair any more. The pair can still form anew (a later merge may rebuild
+    `right` from other parts, after a `left`), and then its list starts again from empty."""
+    head = lst[lid, L_HEAD]
+    rest = blk[head, B_NEXT]
+    if rest != -1:
+        blk[lst[lid, L_TAIL], B_NEXT] = scal[S_FREE]
+        scal[S_FREE] = rest
+    blk[head, B_NEXT] = -1
+    blk[head, B_FILL] = 0
+    lst[lid, L_TAIL] = head
+    lst[lid, L_LAST] = -1
+
+
+@njit(inline="always")
 def _new_list(lst, blk, scal):
-    b = scal[S_NBLOCKS]
-    scal[S_NBLOCKS] += 1
+    b = _new_block(blk, scal)
     blk[b, B_NEXT] = -1
     blk[b, B_FILL] = 0
     lid = scal[S_NLISTS]
@@ -395,8 +424,7 @@ def _list_append(lid, w, lst, blk, scal):
     b = lst[lid, L_TAIL]
     f = blk[b, B_FILL]
     if f == BLOCK:
-        nb = scal[S_NBLOCKS]
-        scal[S_NBLOCKS] += 1
+        nb = _new_block(blk, scal)
         blk[nb, B_NEXT] = -1
         blk[nb, B_FILL] = 0
         blk[b, B_NEXT] = nb
@@ -825,6 +853,8 @@ def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, ti
             )
         if mode != HF:
             pr[p, P_CNT] = 0  # every occurrence is gone: merged, or lost to an overlapping one
+            # HF mode may pop a merged pair again (its count is not cleared): keep its list.
+            _empty_list(lid, lst, blk, scal)
         hp = _grow_rows(hp, scal[S_NHEAP], scal[S_NHEAP] + touched[0])
         _push_touched(hp, touched, pr, scal, mode, tok_key, hf_order, tok_off, tok_len, arena)
         scal[S_TOKENS] -= merged_weighted

@@ -66,6 +66,7 @@ class BpeTrainer:
         scal = np.zeros(k.N_SCAL, dtype=np.int64)
         scal[k.S_NTOK] = 256
         scal[k.S_ARENA] = 256
+        scal[k.S_FREE] = -1
         scal[k.S_TOKENS] = int((lengths * words.counts).sum())
         arena = np.zeros(64 * 1024, dtype=np.uint8)
         arena[:256] = np.arange(256, dtype=np.uint8)
