@@ -28,6 +28,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+from llvmlite import ir
 from numba import literally, types
 from numba.core import errors
 from numba.extending import intrinsic, overload
@@ -455,24 +456,54 @@ _U16 = np.uint64(16)
 _U32 = np.uint64(32)
 
 
+_ALL_BITS = np.uint64(0xFFFFFFFFFFFFFFFF)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # odd, so multiplying by it loses no bits mod 2**64
+_U29 = np.uint64(29)
+_U56 = np.uint64(56)
+
+
+@intrinsic
+def _load_u64(typingctx, array, index):
+    """The 8 bytes array[index:index+8] as one little-endian uint64 (kernels only; the caller
+    checks index + 8 <= len(array): there is no bounds check). One unaligned load, not eight."""
+    if not isinstance(array, types.Array) or array.dtype != types.uint8:
+        raise errors.TypingError("_load_u64 reads a uint8 array")
+
+    def codegen(context, builder, signature, args):
+        source = context.make_array(signature.args[0])(context, builder, value=args[0])
+        pointer = builder.gep(source.data, [args[1]])
+        return builder.load(builder.bitcast(pointer, ir.IntType(64).as_pointer()), align=1)
+
+    return types.uint64(array, types.intp), codegen
+
+
 @njit(inline="always")
 def piece_hash(data, s, e):
     """(first 8 bytes packed, strong 64-bit hash) of data[s:e], fast for short pieces.
 
-    The packing is branch-free (most pieces are under 8 bytes, and a loop exit that depends on
-    the length mispredicts); longer pieces fold their other bytes in FNV-1a style; a final
+    The word is byte k << 8k for the first min(e - s, 8) bytes, zeros above: one unaligned load
+    and a mask (away from the array's end; most pieces are under 8 bytes and a byte loop whose
+    exit depends on the length mispredicts). Longer pieces fold in their other bytes 8 at a time
+    (the last 8 may overlap the ones before: still a function of the bytes alone); a final
     multiply by the golden-ratio constant spreads every bit into the high bits, which index the
-    table (Fibonacci hashing).
+    table (Fibonacci hashing). Example: b"ab" -> word 0x6261.
     """
     length = e - s
-    word = np.uint64(0)
-    for k in range(8):
-        byte = np.uint64(data[min(s + k, e - 1)])
-        word |= (byte if k < length else np.uint64(0)) << np.uint64(8 * k)
-    h = word ^ (np.uint64(length) << np.uint64(56))
-    for k in range(s + 8, e):
-        h = (h ^ np.uint64(data[k])) * np.uint64(0x100000001B3)
-    return word, h * np.uint64(0x9E3779B97F4A7C15)
+    if s + 8 <= data.shape[0]:
+        word = _load_u64(data, s)
+    else:
+        word = np.uint64(0)
+        for k in range(min(length, 8)):
+            word |= np.uint64(data[s + k]) << np.uint64(8 * k)
+    word &= _ALL_BITS >> np.uint64(64 - 8 * min(length, 8))
+    h = word ^ (np.uint64(length) << _U56)
+    if length > 8:
+        k = s + 8
+        while k < e:
+            h = (h ^ _load_u64(data, min(k, e - 8))) * _GOLDEN
+            h ^= h >> _U29
+            k += 8
+    return word, h * _GOLDEN
 
 
 @njit(inline="always")
@@ -604,6 +635,7 @@ def _count_table(data, cls, seg_starts, seg_ends, preset, fold_cps, fold_letters
     """
     literally(preset)
     bounds = np.empty(1 << 10, dtype=np.int64)
+    starts = bounds[:-1]  # room for the end of the block's last piece after its starts
     slots, shift, arena, offsets, counts = _empty_table()
     used = np.int64(0)  # never a literal: see `_empty_table`
     for j in range(seg_starts.shape[0]):
@@ -613,7 +645,8 @@ def _count_table(data, cls, seg_starts, seg_ends, preset, fold_cps, fold_letters
         n = seg.shape[0]
         i = np.int64(0)  # not a literal 0: Numba would compile scan_starts for it as well
         while i < n:
-            k, resume = scan_starts(seg, seg_cls, i, preset, fold_cps, fold_letters, bounds)
+            k, resume = scan_starts(seg, seg_cls, i, preset, fold_cps, fold_letters, starts)
+            bounds[k] = resume
             slots, shift, arena, offsets, counts = _reserved(
                 slots, shift, arena, offsets, counts, used, k, resume - i
             )
@@ -623,29 +656,29 @@ def _count_table(data, cls, seg_starts, seg_ends, preset, fold_cps, fold_letters
             text = _borrowed(seg)
             for p in range(k):
                 s = bounds[p]
-                length = (bounds[p + 1] if p + 1 < k else resume) - s
-                used = _add_piece(text, s, length, 1, shift, table, used)
+                used = _add_piece(text, s, bounds[p + 1] - s, 1, shift, table, used)
             i = resume
     _kept(slots)
     return arena, offsets, counts, used
 
 
 @njit
-def _merge_tables(buf, offsets, counts):
-    """Unique pieces of several tables laid end to end (`buf`, `offsets`, `counts`), counted
-    together: the same piece in two tables becomes one entry with the summed count."""
-    slots, shift, arena, out_offsets, out_counts = _empty_table()
-    slots, shift, arena, out_offsets, out_counts = _reserved(
-        slots, shift, arena, out_offsets, out_counts, np.int64(0), counts.shape[0], buf.shape[0]
+def fold_table(slots, shift, arena, offsets, counts, used, buf, t_offsets, t_counts):
+    """File each piece of the table (buf, t_offsets, t_counts) into the table (slots, shift,
+    arena, offsets, counts) holding `used` pieces; returns its (possibly regrown) parts and the
+    new count of unique pieces. Room for every piece is made first (`_reserved`), so no array is
+    replaced while pieces are filed. Example: folding (b"ab", [0, 1, 2], [1, 1]) twice into an
+    empty table gives the pieces b"a", b"b" with counts [2, 2]."""
+    slots, shift, arena, offsets, counts = _reserved(
+        slots, shift, arena, offsets, counts, used, t_counts.shape[0], buf.shape[0]
     )
-    used = np.int64(0)
-    # Owned arrays, not `_borrowed` views: `slots` has no use after the loop, so Numba would free
-    # it under a view (merging handles unique pieces only; the reference counts cost little).
-    table = slots, arena, out_offsets, out_counts
-    for k in range(counts.shape[0]):
-        s = offsets[k]
-        used = _add_piece(buf, s, offsets[k + 1] - s, counts[k], shift, table, used)
-    return arena, out_offsets, out_counts, used
+    # Owned arrays, not `_borrowed` views: this files unique pieces only, so the reference
+    # counts cost little.
+    table = slots, arena, offsets, counts
+    for k in range(t_counts.shape[0]):
+        s = t_offsets[k]
+        used = _add_piece(buf, s, t_offsets[k + 1] - s, t_counts[k], shift, table, used)
+    return slots, shift, arena, offsets, counts, used
 
 
 # --- one entry point per preset ------------------------------------------------------------------
@@ -689,7 +722,7 @@ _COUNT_TABLE = (_count_table_gpt2, _count_table_cl100k, _count_table_o200k)
 
 def counting_kernels(preset: str) -> tuple:
     """The compiled kernels that counting with `preset` runs (`warmup` asks their cache)."""
-    return (_COUNT_TABLE[preset_code(preset)], classify, _merge_tables)
+    return (_COUNT_TABLE[preset_code(preset)], classify, fold_table)
 
 
 # --- public wrappers ---------------------------------------------------------------------------
@@ -806,7 +839,9 @@ def merge_count_tables(
         base += t_buf.shape[0]
     offsets = np.concatenate([*shifted, np.array([base], dtype=np.int64)])
     counts = np.concatenate([t[2] for t in tables]) if tables else np.empty(0, np.int64)
-    arena, out_offsets, out_counts, used = _merge_tables(buf, offsets, counts)
+    *_, arena, out_offsets, out_counts, used = fold_table(
+        *_empty_table(), np.int64(0), buf, offsets, counts
+    )
     return (
         arena[: out_offsets[used]].copy(),
         out_offsets[: used + 1].copy(),
