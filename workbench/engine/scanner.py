@@ -471,12 +471,15 @@ def scan_starts(data, cls, start, preset, fold_cps, fold_letters, out):
 # --- counting: an open-addressing table of byte slices ------------------------------------------
 
 
-# A slot is one row of a (capacity, 2) uint64 array, 16 bytes, so the table of a corpus's unique
-# pieces mostly stays in L2: the piece's first 8 bytes packed into a word (pieces of up to 8 bytes
-# compare by word and length alone) and `meta` = length (capped at 0xFFFF) | 16 more hash bits << 16
-# | (entry number + 1) << 32; meta 0 is an empty slot. Counts live in `counts[entry]`, entries in
-# order of first occurrence, so the frequent pieces' counts share a few cache lines.
-_WORD, _META = 0, 1
+# A slot is two uint64 of a flat array (slot j at 2j, 2j + 1), 16 bytes, so the table of a corpus's
+# unique pieces mostly stays in L2: the piece's first 8 bytes packed into a word (pieces of up to 8
+# bytes compare by word and length alone) and `meta` = length (capped at 0xFFFF) | 16 more hash
+# bits << 16 | (entry number + 1) << 32; meta 0 is an empty slot. Counts live in `counts[entry]`,
+# entries in order of first occurrence, so the frequent pieces' counts share a few cache lines.
+# Slots are flat, not rows of a 2-D array, and indexed by uint64: a row's stride is then a
+# constant and Numba adds no negative-index wraparound, which kept the probe short of registers.
+_U1 = np.uint64(1)
+_U2 = np.uint64(2)
 _LOW32 = np.uint64(0xFFFFFFFF)
 _CHECK = np.uint64(0xFFFF0000)
 _U16 = np.uint64(16)
@@ -535,40 +538,40 @@ def _meta_key(h, length):
 
 @njit(inline="always")
 def _probe(slots, shift, offsets, arena, key, h, word, data, s, length):
-    """The slot holding piece data[s:s+length], or the empty slot where it belongs.
+    """The slot (index of its word) holding piece data[s:s+length], or the empty one for it.
 
     Long keys are compared in the arena of unique pieces, which stays in cache (the first
     occurrence in the corpus would be a cache miss per piece).
     """
-    mask = slots.shape[0] - 1
-    slot = np.int64(h >> np.uint64(shift))
+    mask = np.uint64(slots.shape[0] - 1)
+    at = (h >> np.uint64(shift)) << _U1  # the slot's word; its meta follows
     while True:
-        meta = slots[slot, _META]
+        meta = slots[at + _U1]
         if meta == 0:
-            return slot
-        if slots[slot, _WORD] == word and (meta & _LOW32) == key:
+            return at
+        if slots[at] == word and (meta & _LOW32) == key:
             if length <= 8:
-                return slot
-            entry = np.int64(meta >> _U32) - 1
+                return at
+            entry = (meta >> _U32) - _U1
             a = offsets[entry]
-            if offsets[entry + 1] - a == length and _same_bytes(arena, a, data, s, length):
-                return slot
-        slot = (slot + 1) & mask
+            if offsets[entry + _U1] - a == length and _same_bytes(arena, a, data, s, length):
+                return at
+        at = (at + _U2) & mask
 
 
 @njit
 def _rehashed(arena, offsets, used, capacity, shift):
     """A table of `capacity` = 2**(64 - shift) slots for the `used` unique pieces in the arena."""
-    new = np.zeros((capacity, 2), dtype=np.uint64)
-    mask = capacity - 1
+    new = np.zeros(2 * capacity, dtype=np.uint64)
+    mask = np.uint64(2 * capacity - 1)
     for entry in range(used):
         s, e = offsets[entry], offsets[entry + 1]
         word, h = piece_hash(arena, s, e)
-        slot = np.int64(h >> np.uint64(shift))
-        while new[slot, _META] != 0:
-            slot = (slot + 1) & mask
-        new[slot, _WORD] = word
-        new[slot, _META] = _meta_key(h, e - s) | (np.uint64(entry + 1) << _U32)
+        at = (h >> np.uint64(shift)) << _U1
+        while new[at + _U1] != 0:
+            at = (at + _U2) & mask
+        new[at] = word
+        new[at + _U1] = _meta_key(h, e - s) | (np.uint64(entry + 1) << _U32)
     return new
 
 
@@ -591,18 +594,18 @@ def _add_piece(data, s, length, weight, shift, table, used):
     slots, arena, offsets, counts = table
     word, h = piece_hash(data, s, s + length)
     key = _meta_key(h, length)
-    slot = _probe(slots, shift, offsets, arena, key, h, word, data, s, length)
-    meta = slots[slot, _META]
+    at = _probe(slots, shift, offsets, arena, key, h, word, data, s, length)
+    meta = slots[at + _U1]
     if meta != 0:
-        counts[np.int64(meta >> _U32) - 1] += weight
+        counts[(meta >> _U32) - _U1] += weight
         return used
     top = offsets[used]
     for k in range(length):
         arena[top + k] = data[s + k]
     offsets[used + 1] = top + length
     counts[used] = weight
-    slots[slot, _WORD] = word
-    slots[slot, _META] = key | (np.uint64(used + 1) << _U32)
+    slots[at] = word
+    slots[at + _U1] = key | (np.uint64(used + 1) << _U32)
     return used + 1
 
 
@@ -610,7 +613,7 @@ def _add_piece(data, s, length, weight, shift, table, used):
 def _reserved(slots, shift, arena, offsets, counts, used, pieces, size):
     """The table's parts (slots, shift, arena, offsets, counts), grown if needed so that `pieces`
     more pieces of `size` bytes in all fit with the slots at most half full."""
-    capacity = slots.shape[0]
+    capacity = slots.shape[0] // 2
     if (used + pieces) * 2 > capacity:
         while (used + pieces) * 2 > capacity:
             capacity, shift = capacity * 2, shift - 1
@@ -629,9 +632,10 @@ def _reserved(slots, shift, arena, offsets, counts, used, pieces, size):
 def _empty_table():
     # Typed int64, not literals: Numba compiles a callee once more for each literal argument.
     shift = np.int64(64 - 12)  # 4096 slots, grown by `_reserved`
-    slots = np.zeros((np.int64(1) << (64 - shift), 2), dtype=np.uint64)
-    offsets = np.zeros(slots.shape[0] // 2 + 1, dtype=np.int64)
-    counts = np.zeros(slots.shape[0] // 2, dtype=np.int64)
+    capacity = np.int64(1) << (64 - shift)
+    slots = np.zeros(2 * capacity, dtype=np.uint64)
+    offsets = np.zeros(capacity // 2 + 1, dtype=np.int64)
+    counts = np.zeros(capacity // 2, dtype=np.int64)
     arena = np.empty(1 << 16, dtype=np.uint8)
     return slots, shift, arena, offsets, counts
 
