@@ -6,16 +6,26 @@ files `benchmarks/encode_matrix.py` assembles in /work/bench-data) is repeated t
 megabytes; each step reports the median of `--runs` runs, as MB/s of wall time and of this
 thread's CPU time (the second is steadier on a shared machine), per preset x text, and a last
 table of counting MB/s (CPU) per preset x text. Not a test: timings depend on the machine.
+
+`--against OTHER.py` also times another version of the scanner module (for example
+`git show main:workbench/engine/scanner.py > /tmp/main_scanner.py`) against this one, in this
+process, runs alternating, and prints the best of `--runs` for each with their ratio: on a
+shared machine the steadiest comparison (others' load only ever adds time).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import shutil
 import statistics
+import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import regex
 from _paths import corpora  # noqa: E402
@@ -64,6 +74,34 @@ def bench(data: bytes, preset: str, runs: int, with_regex: bool) -> dict[str, tu
     return rates
 
 
+def load_peer(path: Path) -> ModuleType:
+    """Another version of scanner.py as a module of its own, from a copy in a fresh folder
+    (Numba's disk cache keys kernels by file and module name: a cache of that file under
+    another name would link the two versions' kernels together)."""
+    copy = Path(tempfile.mkdtemp(prefix="scanner-peer-")) / "scanner_peer.py"
+    shutil.copyfile(path, copy)
+    spec = importlib.util.spec_from_file_location("scanner_peer", copy)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["scanner_peer"] = module  # Numba's cache finds a kernel's module by name
+    spec.loader.exec_module(module)
+    return module
+
+
+def against(data: bytes, preset: str, peer: ModuleType, runs: int) -> tuple[float, float]:
+    """Best MB/s (thread CPU) of this scanner's count_pieces_arrays and the peer's, alternating."""
+    best = {scanner: float("inf"), peer: float("inf")}
+    for module in best:
+        module.count_pieces_arrays(data[:10_000], preset)  # compile or load the kernels first
+    for _ in range(runs):
+        for module in best:
+            start = time.thread_time()
+            module.count_pieces_arrays(data, preset)
+            best[module] = min(best[module], time.thread_time() - start)
+    megabytes = len(data) / 1e6
+    return megabytes / best[scanner], megabytes / best[peer]
+
+
 def main() -> None:
     """Parse the arguments, run the benchmark per preset, print MB/s."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -72,9 +110,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--presets", default=",".join(scanner.PRESETS_SCANNABLE))
     parser.add_argument("--no-regex", action="store_true", help="skip the slow regex baseline")
+    parser.add_argument("--against", type=Path, help="another scanner.py to compare counting with")
     args = parser.parse_args()
     presets = args.presets.split(",")
     counting: dict[tuple[str, str], float] = {}
+    peer = load_peer(args.against) if args.against else None
+    compared: dict[tuple[str, str], tuple[float, float]] = {}
     for corpus in args.corpus:
         data = load(corpus, args.mb)
         print(f"{corpus.name} x{len(data) // corpus.stat().st_size}: {len(data) / 1e6:.1f} MB")
@@ -83,11 +124,22 @@ def main() -> None:
             for name, (wall, cpu) in rates.items():
                 print(f"{preset:7s} {name:26s} {wall:8.1f} MB/s wall {cpu:8.1f} MB/s CPU")
             counting[preset, corpus.name] = rates["count_pieces_arrays"][1]
+            if peer is not None:
+                compared[preset, corpus.name] = against(data, preset, peer, args.runs)
     print("\ncounting (count_pieces_arrays), MB/s of CPU time, one thread")
     print(f"{'preset':8s}" + "".join(f"{c.name[:18]:>20s}" for c in args.corpus))
     for preset in presets:
         cells = "".join(f"{counting[preset, c.name]:20.1f}" for c in args.corpus)
         print(f"{preset:8s}{cells}")
+    if peer is not None:
+        print(
+            f"\ncounting, best of {args.runs} alternating runs, MB/s CPU: this / {args.against.name}"
+        )
+        print(f"{'preset':8s}" + "".join(f"{c.name[:22]:>24s}" for c in args.corpus))
+        for preset in presets:
+            pairs = [compared[preset, c.name] for c in args.corpus]
+            cells = "".join(f"{f'{a:.0f} / {b:.0f} = {a / b:.2f}x':>24s}" for a, b in pairs)
+            print(f"{preset:8s}{cells}")
 
 
 if __name__ == "__main__":

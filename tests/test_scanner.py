@@ -332,15 +332,20 @@ def test_count_arrays_layout() -> None:
     assert (len(buf), offsets.tolist(), len(counts)) == (0, [0], 0)
 
 
+def as_counts(table: tuple[np.ndarray, np.ndarray, np.ndarray]) -> dict[bytes, int]:
+    """A (buf, offsets, counts) table as piece -> count."""
+    buf, offsets, counts = table
+    raw = buf.tobytes()
+    return {raw[a:b]: int(c) for a, b, c in zip(offsets[:-1], offsets[1:], counts, strict=True)}
+
+
 def test_count_arrays_many_unique_pieces() -> None:
     """Enough unique pieces to grow the table and the arena several times."""
     words = ["".join(chr(97 + int(d)) for d in str(k)) for k in range(50_000)]  # a, b, ..., bj
     text = " ".join(words + words[::7]).encode()
-    buf, offsets, counts = scanner.count_pieces_arrays(text, "gpt2")
-    raw = buf.tobytes()
-    got = {raw[a:b]: int(c) for a, b, c in zip(offsets[:-1], offsets[1:], counts, strict=True)}
-    assert got == Counter(p.encode() for p in expected(text.decode(), "gpt2"))
-    assert raw.startswith(b"a b c")  # unique pieces in order of first occurrence
+    table = scanner.count_pieces_arrays(text, "gpt2")
+    assert as_counts(table) == Counter(p.encode() for p in expected(text.decode(), "gpt2"))
+    assert table[0].tobytes().startswith(b"a b c")  # unique pieces in order of first occurrence
 
 
 def test_count_arrays_long_pieces_told_apart_by_their_bytes() -> None:
@@ -415,3 +420,47 @@ def test_tables_agree_with_regex_on_a_sample() -> None:
 def test_folds_include_long_s() -> None:
     folds = dict(zip(uc.tables().fold_cps.tolist(), uc.tables().fold_letters.tolist(), strict=True))
     assert folds[0x17F] == ord("s") and folds[ord("S")] == ord("s") and folds[ord("l")] == ord("l")
+
+
+# --- the piece hash: pieces near 8 bytes, NUL bytes, the end of the data ------------------------
+
+
+def test_pieces_of_7_to_17_bytes_with_shared_prefixes_and_nuls() -> None:
+    """Pieces of exactly 8 and 9 bytes (the packed word's edge), pieces that differ only in their
+    trailing NUL bytes (the word zero-pads them, so only the length tells them apart), and every
+    suffix of the text, so each piece is also the last one (fewer than 8 bytes left to load)."""
+    stems = ["abcdefg", "abcdefgh", "abcdefgz", "abcdefghi", "abcdefghz", "abcdefghijklmnopq"]
+    runs = [
+        "\x00",
+        "\x00\x00",
+        "\x00" * 8,
+        "\x00" * 9,
+        "!\x00",
+        "!\x00\x00",
+        "\x00!",
+        "\x00" * 7 + "!",
+    ]
+    words = [*stems, *(s[:k] for s in stems for k in (1, 7, 8)), *runs]
+    text = " ".join(words * 3) + "".join(runs) + "abcdefgh"
+    for preset in SCANNABLE:
+        for start in range(0, len(text), 3):
+            part = text[start:]
+            want = Counter(p.encode() for p in expected(part, preset))
+            assert scanner.count_pieces(part.encode(), preset) == want, (preset, start)
+
+
+def test_count_table_grows_with_short_pieces_and_nuls() -> None:
+    """Thousands of distinct pieces of 1 to 12 bytes, many with NUL bytes, force the table to
+    grow (refiling every piece) while counts accumulate; merged tables sum like Counters."""
+    rng = random.Random(8)
+    alphabet = ["a", "b", "Q", "\x00", "7", " ", "!", "é"]
+    tokens = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12))) for _ in range(9000)]
+    texts = [" ".join(rng.choice(tokens) for _ in range(6000)) for _ in range(3)]
+    for preset in SCANNABLE:
+        wants = [Counter(p.encode() for p in expected(t, preset)) for t in texts]
+        tables = [scanner.count_pieces_arrays(t.encode(), preset) for t in texts]
+        for table, want in zip(tables, wants, strict=True):
+            assert as_counts(table) == want, preset
+        merged = scanner.merge_count_tables(tables)
+        assert as_counts(merged) == sum(wants, Counter()), preset
+        assert len(as_counts(merged)) == len(merged[2])  # each piece filed once

@@ -11,28 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from workbench.engine.numba_config import njit
-from workbench.engine.scanner import _add_piece, _empty_table, _reserved
+from workbench.engine.scanner import _empty_table, fold_table
 
 Table = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
-@njit
-def _fold(slots, shift, arena, offsets, counts, used, buf, t_offsets, t_counts):
-    """File each piece of the table (buf, t_offsets, t_counts) into the growing table; returns
-    its (possibly regrown) parts and the new count of unique pieces. Room for every piece is
-    made first (`scanner._reserved`), so no array is replaced while pieces are filed."""
-    slots, shift, arena, offsets, counts = _reserved(
-        slots, shift, arena, offsets, counts, used, t_counts.shape[0], buf.shape[0]
-    )
-    table = slots, arena, offsets, counts
-    for k in range(t_counts.shape[0]):
-        s = t_offsets[k]
-        used = _add_piece(buf, s, t_offsets[k + 1] - s, t_counts[k], shift, table, used)
-    return slots, shift, arena, offsets, counts, used
-
-
-fold_kernel = _fold  # for `warmup`, which asks the kernel's cache whether it is compiled
+fold_kernel = fold_table  # for `warmup`, which asks the kernel's cache whether it is compiled
 
 
 class CountTable:
@@ -52,7 +36,7 @@ class CountTable:
             return
         if self._parts is None:
             self._parts = _empty_table()
-        *parts, used = _fold(*self._parts, np.int64(self._used), buf, offsets, counts)
+        *parts, used = fold_table(*self._parts, np.int64(self._used), buf, offsets, counts)
         self._parts, self._used = tuple(parts), int(used)
 
     def add_all(self, other: CountTable) -> None:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+from llvmlite import ir
 from numba import literally, types
 from numba.core import errors
 from numba.extending import intrinsic, overload
@@ -104,6 +105,26 @@ def _kept(typingctx, array):
 # --- classifying bytes -------------------------------------------------------------------------
 
 
+@intrinsic
+def _load_u64(typingctx, array, index):
+    """The 8 bytes array[index:index+8] as one uint64, byte k in bits 8k..8k+7 (all of Numba's
+    targets are little-endian). Kernels only: the caller checks index + 8 <= len(array) (there
+    is no bounds check). One unaligned load, not eight."""
+    if not isinstance(array, types.Array) or array.dtype != types.uint8:
+        raise errors.TypingError("_load_u64 reads a uint8 array")
+
+    def codegen(context, builder, signature, args):
+        source = context.make_array(signature.args[0])(context, builder, value=args[0])
+        pointer = builder.gep(source.data, [args[1]])
+        return builder.load(builder.bitcast(pointer, ir.IntType(64).as_pointer()), align=1)
+
+    return types.uint64(array, types.intp), codegen
+
+
+_HIGH_BITS = np.uint64(0x8080808080808080)  # a non-ASCII byte among eight has its bit set
+_LOW_BYTE = np.uint64(0xFF)
+
+
 @njit(inline="always")
 def _decode(b0, b1, b2, b3, avail):
     r"""(code point, length) of the sequence b0 b1 b2 b3 (of which `avail` exist), per RFC 3629.
@@ -150,6 +171,13 @@ def classify(data, flags, cls):
     n = data.shape[0]
     i = 0
     while i < n:
+        if i + 8 <= n:  # eight ASCII bytes at once: one load, one test, no branch per byte
+            word = _load_u64(data, i)
+            if (word & _HIGH_BITS) == 0:
+                for k in range(8):
+                    cls[i + k] = flags[(word >> np.uint64(8 * k)) & _LOW_BYTE]
+                i += 8
+                continue
         b0 = data[i]
         if b0 < 0x80:
             cls[i] = flags[b0]
@@ -443,44 +471,66 @@ def scan_starts(data, cls, start, preset, fold_cps, fold_letters, out):
 # --- counting: an open-addressing table of byte slices ------------------------------------------
 
 
-# A slot is one row of a (capacity, 2) uint64 array, 16 bytes, so the table of a corpus's unique
-# pieces mostly stays in L2: the piece's first 8 bytes packed into a word (pieces of up to 8 bytes
-# compare by word and length alone) and `meta` = length (capped at 0xFFFF) | 16 more hash bits << 16
-# | (entry number + 1) << 32; meta 0 is an empty slot. Counts live in `counts[entry]`, entries in
-# order of first occurrence, so the frequent pieces' counts share a few cache lines.
-_WORD, _META = 0, 1
+# A slot is two uint64 of a flat array (slot j at 2j, 2j + 1), 16 bytes, so the table of a corpus's
+# unique pieces mostly stays in L2: the piece's first 8 bytes packed into a word (pieces of up to 8
+# bytes compare by word and length alone) and `meta` = length (capped at 0xFFFF) | 16 more hash
+# bits << 16 | (entry number + 1) << 32; meta 0 is an empty slot. Counts live in `counts[entry]`,
+# entries in order of first occurrence, so the frequent pieces' counts share a few cache lines.
+# Slots are flat, not rows of a 2-D array, and indexed by uint64: a row's stride is then a
+# constant and Numba adds no negative-index wraparound, which kept the probe short of registers.
+_U1 = np.uint64(1)
+_U2 = np.uint64(2)
 _LOW32 = np.uint64(0xFFFFFFFF)
 _CHECK = np.uint64(0xFFFF0000)
 _U16 = np.uint64(16)
 _U32 = np.uint64(32)
 
 
+_ALL_BITS = np.uint64(0xFFFFFFFFFFFFFFFF)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # odd, so multiplying by it loses no bits mod 2**64
+_U29 = np.uint64(29)
+_U56 = np.uint64(56)
+
+
 @njit(inline="always")
 def piece_hash(data, s, e):
     """(first 8 bytes packed, strong 64-bit hash) of data[s:e], fast for short pieces.
 
-    The packing is branch-free (most pieces are under 8 bytes, and a loop exit that depends on
-    the length mispredicts); longer pieces fold their other bytes in FNV-1a style; a final
+    The word is byte k << 8k for the first min(e - s, 8) bytes, zeros above: one unaligned load
+    and a mask (away from the array's end; most pieces are under 8 bytes and a byte loop whose
+    exit depends on the length mispredicts). Longer pieces fold in their other bytes 8 at a time
+    (the last 8 may overlap the ones before: still a function of the bytes alone); a final
     multiply by the golden-ratio constant spreads every bit into the high bits, which index the
-    table (Fibonacci hashing).
+    table (Fibonacci hashing). Example: b"ab" -> word 0x6261.
     """
     length = e - s
-    word = np.uint64(0)
-    for k in range(8):
-        byte = np.uint64(data[min(s + k, e - 1)])
-        word |= (byte if k < length else np.uint64(0)) << np.uint64(8 * k)
-    h = word ^ (np.uint64(length) << np.uint64(56))
-    for k in range(s + 8, e):
-        h = (h ^ np.uint64(data[k])) * np.uint64(0x100000001B3)
-    return word, h * np.uint64(0x9E3779B97F4A7C15)
+    if s + 8 <= data.shape[0]:
+        word = _load_u64(data, s)
+    else:
+        word = np.uint64(0)
+        for k in range(min(length, 8)):
+            word |= np.uint64(data[s + k]) << np.uint64(8 * k)
+    word &= _ALL_BITS >> np.uint64(64 - 8 * min(length, 8))
+    h = word ^ (np.uint64(length) << _U56)
+    if length > 8:
+        k = s + 8
+        while k < e:
+            h = (h ^ _load_u64(data, min(k, e - 8))) * _GOLDEN
+            h ^= h >> _U29
+            k += 8
+    return word, h * _GOLDEN
 
 
 @njit(inline="always")
 def _same_bytes(arena, a, data, b, length):
-    """arena[a:a+length] == data[b:b+length], without making slices."""
-    for k in range(length):  # noqa: SIM110 -- a Numba kernel: no generators
-        if arena[a + k] != data[b + k]:
+    """arena[a:a+length] == data[b:b+length] for length >= 8, without making slices: 8 bytes
+    at a time, the last 8 overlapping the ones before (both ranges lie inside their arrays)."""
+    k = 0
+    while k < length:
+        at = min(k, length - 8)
+        if _load_u64(arena, a + at) != _load_u64(data, b + at):
             return False
+        k += 8
     return True
 
 
@@ -492,40 +542,40 @@ def _meta_key(h, length):
 
 @njit(inline="always")
 def _probe(slots, shift, offsets, arena, key, h, word, data, s, length):
-    """The slot holding piece data[s:s+length], or the empty slot where it belongs.
+    """The slot (index of its word) holding piece data[s:s+length], or the empty one for it.
 
     Long keys are compared in the arena of unique pieces, which stays in cache (the first
     occurrence in the corpus would be a cache miss per piece).
     """
-    mask = slots.shape[0] - 1
-    slot = np.int64(h >> np.uint64(shift))
+    mask = np.uint64(slots.shape[0] - 1)
+    at = (h >> np.uint64(shift)) << _U1  # the slot's word; its meta follows
     while True:
-        meta = slots[slot, _META]
+        meta = slots[at + _U1]
         if meta == 0:
-            return slot
-        if slots[slot, _WORD] == word and (meta & _LOW32) == key:
+            return at
+        if slots[at] == word and (meta & _LOW32) == key:
             if length <= 8:
-                return slot
-            entry = np.int64(meta >> _U32) - 1
+                return at
+            entry = (meta >> _U32) - _U1
             a = offsets[entry]
-            if offsets[entry + 1] - a == length and _same_bytes(arena, a, data, s, length):
-                return slot
-        slot = (slot + 1) & mask
+            if offsets[entry + _U1] - a == length and _same_bytes(arena, a, data, s, length):
+                return at
+        at = (at + _U2) & mask
 
 
 @njit
 def _rehashed(arena, offsets, used, capacity, shift):
     """A table of `capacity` = 2**(64 - shift) slots for the `used` unique pieces in the arena."""
-    new = np.zeros((capacity, 2), dtype=np.uint64)
-    mask = capacity - 1
+    new = np.zeros(2 * capacity, dtype=np.uint64)
+    mask = np.uint64(2 * capacity - 1)
     for entry in range(used):
         s, e = offsets[entry], offsets[entry + 1]
         word, h = piece_hash(arena, s, e)
-        slot = np.int64(h >> np.uint64(shift))
-        while new[slot, _META] != 0:
-            slot = (slot + 1) & mask
-        new[slot, _WORD] = word
-        new[slot, _META] = _meta_key(h, e - s) | (np.uint64(entry + 1) << _U32)
+        at = (h >> np.uint64(shift)) << _U1
+        while new[at + _U1] != 0:
+            at = (at + _U2) & mask
+        new[at] = word
+        new[at + _U1] = _meta_key(h, e - s) | (np.uint64(entry + 1) << _U32)
     return new
 
 
@@ -548,18 +598,18 @@ def _add_piece(data, s, length, weight, shift, table, used):
     slots, arena, offsets, counts = table
     word, h = piece_hash(data, s, s + length)
     key = _meta_key(h, length)
-    slot = _probe(slots, shift, offsets, arena, key, h, word, data, s, length)
-    meta = slots[slot, _META]
+    at = _probe(slots, shift, offsets, arena, key, h, word, data, s, length)
+    meta = slots[at + _U1]
     if meta != 0:
-        counts[np.int64(meta >> _U32) - 1] += weight
+        counts[(meta >> _U32) - _U1] += weight
         return used
     top = offsets[used]
     for k in range(length):
         arena[top + k] = data[s + k]
     offsets[used + 1] = top + length
     counts[used] = weight
-    slots[slot, _WORD] = word
-    slots[slot, _META] = key | (np.uint64(used + 1) << _U32)
+    slots[at] = word
+    slots[at + _U1] = key | (np.uint64(used + 1) << _U32)
     return used + 1
 
 
@@ -567,7 +617,7 @@ def _add_piece(data, s, length, weight, shift, table, used):
 def _reserved(slots, shift, arena, offsets, counts, used, pieces, size):
     """The table's parts (slots, shift, arena, offsets, counts), grown if needed so that `pieces`
     more pieces of `size` bytes in all fit with the slots at most half full."""
-    capacity = slots.shape[0]
+    capacity = slots.shape[0] // 2
     if (used + pieces) * 2 > capacity:
         while (used + pieces) * 2 > capacity:
             capacity, shift = capacity * 2, shift - 1
@@ -586,9 +636,10 @@ def _reserved(slots, shift, arena, offsets, counts, used, pieces, size):
 def _empty_table():
     # Typed int64, not literals: Numba compiles a callee once more for each literal argument.
     shift = np.int64(64 - 12)  # 4096 slots, grown by `_reserved`
-    slots = np.zeros((np.int64(1) << (64 - shift), 2), dtype=np.uint64)
-    offsets = np.zeros(slots.shape[0] // 2 + 1, dtype=np.int64)
-    counts = np.zeros(slots.shape[0] // 2, dtype=np.int64)
+    capacity = np.int64(1) << (64 - shift)
+    slots = np.zeros(2 * capacity, dtype=np.uint64)
+    offsets = np.zeros(capacity // 2 + 1, dtype=np.int64)
+    counts = np.zeros(capacity // 2, dtype=np.int64)
     arena = np.empty(1 << 16, dtype=np.uint8)
     return slots, shift, arena, offsets, counts
 
@@ -604,6 +655,7 @@ def _count_table(data, cls, seg_starts, seg_ends, preset, fold_cps, fold_letters
     """
     literally(preset)
     bounds = np.empty(1 << 10, dtype=np.int64)
+    starts = bounds[:-1]  # room for the end of the block's last piece after its starts
     slots, shift, arena, offsets, counts = _empty_table()
     used = np.int64(0)  # never a literal: see `_empty_table`
     for j in range(seg_starts.shape[0]):
@@ -613,7 +665,8 @@ def _count_table(data, cls, seg_starts, seg_ends, preset, fold_cps, fold_letters
         n = seg.shape[0]
         i = np.int64(0)  # not a literal 0: Numba would compile scan_starts for it as well
         while i < n:
-            k, resume = scan_starts(seg, seg_cls, i, preset, fold_cps, fold_letters, bounds)
+            k, resume = scan_starts(seg, seg_cls, i, preset, fold_cps, fold_letters, starts)
+            bounds[k] = resume
             slots, shift, arena, offsets, counts = _reserved(
                 slots, shift, arena, offsets, counts, used, k, resume - i
             )
@@ -623,29 +676,29 @@ def _count_table(data, cls, seg_starts, seg_ends, preset, fold_cps, fold_letters
             text = _borrowed(seg)
             for p in range(k):
                 s = bounds[p]
-                length = (bounds[p + 1] if p + 1 < k else resume) - s
-                used = _add_piece(text, s, length, 1, shift, table, used)
+                used = _add_piece(text, s, bounds[p + 1] - s, 1, shift, table, used)
             i = resume
     _kept(slots)
     return arena, offsets, counts, used
 
 
 @njit
-def _merge_tables(buf, offsets, counts):
-    """Unique pieces of several tables laid end to end (`buf`, `offsets`, `counts`), counted
-    together: the same piece in two tables becomes one entry with the summed count."""
-    slots, shift, arena, out_offsets, out_counts = _empty_table()
-    slots, shift, arena, out_offsets, out_counts = _reserved(
-        slots, shift, arena, out_offsets, out_counts, np.int64(0), counts.shape[0], buf.shape[0]
+def fold_table(slots, shift, arena, offsets, counts, used, buf, t_offsets, t_counts):
+    """File each piece of the table (buf, t_offsets, t_counts) into the table (slots, shift,
+    arena, offsets, counts) holding `used` pieces; returns its (possibly regrown) parts and the
+    new count of unique pieces. Room for every piece is made first (`_reserved`), so no array is
+    replaced while pieces are filed. Example: folding (b"ab", [0, 1, 2], [1, 1]) twice into an
+    empty table gives the pieces b"a", b"b" with counts [2, 2]."""
+    slots, shift, arena, offsets, counts = _reserved(
+        slots, shift, arena, offsets, counts, used, t_counts.shape[0], buf.shape[0]
     )
-    used = np.int64(0)
-    # Owned arrays, not `_borrowed` views: `slots` has no use after the loop, so Numba would free
-    # it under a view (merging handles unique pieces only; the reference counts cost little).
-    table = slots, arena, out_offsets, out_counts
-    for k in range(counts.shape[0]):
-        s = offsets[k]
-        used = _add_piece(buf, s, offsets[k + 1] - s, counts[k], shift, table, used)
-    return arena, out_offsets, out_counts, used
+    # Owned arrays, not `_borrowed` views: this files unique pieces only, so the reference
+    # counts cost little.
+    table = slots, arena, offsets, counts
+    for k in range(t_counts.shape[0]):
+        s = t_offsets[k]
+        used = _add_piece(buf, s, t_offsets[k + 1] - s, t_counts[k], shift, table, used)
+    return slots, shift, arena, offsets, counts, used
 
 
 # --- one entry point per preset ------------------------------------------------------------------
@@ -689,7 +742,7 @@ _COUNT_TABLE = (_count_table_gpt2, _count_table_cl100k, _count_table_o200k)
 
 def counting_kernels(preset: str) -> tuple:
     """The compiled kernels that counting with `preset` runs (`warmup` asks their cache)."""
-    return (_COUNT_TABLE[preset_code(preset)], classify, _merge_tables)
+    return (_COUNT_TABLE[preset_code(preset)], classify, fold_table)
 
 
 # --- public wrappers ---------------------------------------------------------------------------
@@ -806,7 +859,9 @@ def merge_count_tables(
         base += t_buf.shape[0]
     offsets = np.concatenate([*shifted, np.array([base], dtype=np.int64)])
     counts = np.concatenate([t[2] for t in tables]) if tables else np.empty(0, np.int64)
-    arena, out_offsets, out_counts, used = _merge_tables(buf, offsets, counts)
+    *_, arena, out_offsets, out_counts, used = fold_table(
+        *_empty_table(), np.int64(0), buf, offsets, counts
+    )
     return (
         arena[: out_offsets[used]].copy(),
         out_offsets[: used + 1].copy(),
