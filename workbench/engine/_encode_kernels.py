@@ -14,6 +14,8 @@ Tables (all numpy arrays):
 - `tok_bytes`/`tok_off`: byte arena; id `i` is `tok_bytes[tok_off[i]:tok_off[i + 1]]`.
 - `whole`: open-addressing rows `(hash, id)` of ids of length >= 2, keyed by their bytes' hash.
 - `pairs`: open-addressing rows `(left << 32 | right, rank << 32 | merged id)`.
+- `byte_pairs`: `pairs`' values for two single bytes, dense (`byte_pair_table`).
+- `char_tables`: the characters that may start whole, and why (`build_char_tables`).
 
 `encode_scanned` is the fast path for the preset patterns: one call classifies, scans (the Numba
 scanner) and merges every piece of a text, with a cache of the pieces already seen in that call.
@@ -267,16 +269,162 @@ def _byte_pair(first, second, max_rank, byte_pairs):
     return NEVER, np.int32(-1)
 
 
+# --- whole characters: merged before BPE where that provably changes nothing -------------------
+
+# A piece of CJK text is mostly 3-byte characters, and BPE spends two merges (and four pair
+# lookups) per character just rebuilding it. A character `c` may be one token at once when BPE
+# would make it before any merge touches its bytes otherwise: its own merges have ranks up to
+# `R` (its "making rank"), and every token holding part of `c` and a byte beside it ("a
+# straddler") has a rank above `R`. Then, in rank order, `c` is whole before a straddler could
+# form, and once whole none can; the other merges keep their order (one of equal rank would be
+# the same token overlapping `c`: a straddler). Straddlers are found by the byte just outside
+# `c`: `S1[next << 6 | z]`, `S2[next << 12 | y << 6 | z]` hold the lowest rank of a token that
+# starts with `c`'s last one or two bytes (continuation bytes, kept to their low 6 bits) and goes
+# on with `next`; `E1[x << 8 | prev]`, `E2[(x << 6 | y) << 8 | prev]` that of a token ending with
+# `c`'s first byte or two, preceded by `prev`. Only bytes matter, so invalid UTF-8 is no harm: a
+# unit is a lead byte C0..EF with its continuation bytes, not followed by another one.
+CHAR_ROWS = (1 << 16) + (1 << 11)  # 3-byte units by their 16 low bits, then 2-byte units
+
+
+@njit
+def _char_row(x, y, z, length):
+    """Row of a 2- or 3-byte unit in the characters table (`z` unused for 2 bytes)."""
+    if length == 2:
+        return (1 << 16) + (((x & 31) << 6) | (y & 63))
+    return ((x & 15) << 12) | ((y & 63) << 6) | (z & 63)
+
+
+@njit
+def _rank_of(buf, start, end, tok_bytes, tok_off, tok_rank, whole):
+    """Rank of the token whose bytes are buf[start:end] (length >= 2), or NEVER."""
+    tid = _whole_lookup(buf, start, end, tok_bytes, tok_off, whole)
+    return np.int64(NEVER) if tid < 0 else np.int64(tok_rank[tid])
+
+
+@njit
+def build_char_tables(tok_bytes, tok_off, tok_rank, whole):
+    """(chars, S1, S2, E1, E2) for `_char_token`; `chars[row]` = making rank << 32 | id, or -1.
+
+    The making rank of `xyz` is the larger of its first merge (`xy` or `yz`, the lower) and its
+    own rank: what BPE of `xyz` alone goes through.
+    """
+    never = np.int32(NEVER)
+    s1 = np.full(256 << 6, never, dtype=np.int32)
+    s2 = np.full(256 << 12, never, dtype=np.int32)
+    e1 = np.full(256 << 8, never, dtype=np.int32)
+    e2 = np.full(1 << 18, never, dtype=np.int32)
+    for tid in range(tok_off.shape[0] - 1):
+        start, end = tok_off[tid], tok_off[tid + 1]
+        length = end - start
+        rank = tok_rank[tid]
+        if length < 2 or rank == NEVER:
+            continue
+        k = 0  # leading continuation bytes: the token may start inside a character
+        while k < length and (tok_bytes[start + k] & 0xC0) == 0x80:
+            k += 1
+        if 1 <= k <= 2 and length > k:
+            nxt = np.int64(tok_bytes[start + k])
+            z = np.int64(tok_bytes[start + k - 1]) & 63
+            if k == 1:
+                s1[(nxt << 6) | z] = min(s1[(nxt << 6) | z], rank)
+            else:
+                row = (nxt << 12) | ((np.int64(tok_bytes[start]) & 63) << 6) | z
+                s2[row] = min(s2[row], rank)
+        m = 0  # trailing continuation bytes: the token may end inside a character
+        while m < length and (tok_bytes[end - 1 - m] & 0xC0) == 0x80:
+            m += 1
+        if m + 1 >= length:
+            continue
+        x = np.int64(tok_bytes[end - 1 - m])
+        prev = np.int64(tok_bytes[end - 2 - m])
+        if m == 0 and 0xC0 <= x < 0xF0:
+            e1[(x << 8) | prev] = min(e1[(x << 8) | prev], rank)
+        elif m == 1 and 0xE0 <= x < 0xF0:
+            row = ((((x & 15) << 6) | (np.int64(tok_bytes[end - 1]) & 63)) << 8) | prev
+            e2[row] = min(e2[row], rank)
+    chars = np.full(CHAR_ROWS, -1, dtype=np.int64)
+    unit = np.empty(3, dtype=np.uint8)
+    for x in range(0xC0, 0xF0):
+        length = 2 if x < 0xE0 else 3
+        for y in range(0x80, 0xC0):
+            for z in range(0x80, 0xC0 if length == 3 else 0x81):
+                unit[0], unit[1], unit[2] = x, y, z
+                tid = _whole_lookup(unit, 0, length, tok_bytes, tok_off, whole)
+                if tid < 0 or tok_rank[tid] == NEVER:
+                    continue
+                making = np.int64(tok_rank[tid])
+                if length == 3:
+                    first = min(
+                        _rank_of(unit, 0, 2, tok_bytes, tok_off, tok_rank, whole),
+                        _rank_of(unit, 1, 3, tok_bytes, tok_off, tok_rank, whole),
+                    )
+                    if first == NEVER:
+                        continue  # BPE cannot build it from its bytes
+                    making = max(making, first)
+                chars[_char_row(x, y, z, length)] = (making << 32) | tid
+    return chars, s1, s2, e1, e2
+
+
+@njit
+def _char_token(buf, i, start, end, max_rank, char_tables):
+    """(id, length) of the character at buf[i] when BPE provably makes it whole before anything
+    else touches its bytes (see above), else (-1, 1). `start`/`end` bound the piece."""
+    chars, s1, s2, e1, e2 = char_tables
+    x = np.int64(buf[i])
+    if x < 0xC0 or x >= 0xF0:
+        return np.int64(-1), 1
+    length = 2 if x < 0xE0 else 3
+    stop = i + length
+    if stop > end:
+        return np.int64(-1), 1
+    y = np.int64(buf[i + 1])
+    z = np.int64(buf[i + 2]) if length == 3 else np.int64(0x80)
+    if (y & 0xC0) != 0x80 or (z & 0xC0) != 0x80:
+        return np.int64(-1), 1
+    nxt = np.int64(buf[stop]) if stop < end else np.int64(-1)
+    if (nxt & 0xC0) == 0x80:
+        return np.int64(-1), 1
+    info = chars[_char_row(x, y, z, length)]
+    making = info >> 32
+    if info < 0 or making >= max_rank:
+        return np.int64(-1), 1
+    last = np.int64(buf[stop - 1]) & 63
+    if nxt >= 0:
+        if s1[(nxt << 6) | last] <= making:
+            return np.int64(-1), 1
+        if length == 3 and s2[(nxt << 12) | ((y & 63) << 6) | last] <= making:
+            return np.int64(-1), 1
+    if i > start:
+        prev = np.int64(buf[i - 1])
+        if e1[(x << 8) | prev] <= making:
+            return np.int64(-1), 1
+        if length == 3 and e2[((((x & 15) << 6) | (y & 63)) << 8) | prev] <= making:
+            return np.int64(-1), 1
+    return info & _LOW32, length
+
+
 @njit
 def _merge_short(
-    buf, start, end, max_rank, byte_id, pairs, byte_pairs, part, prank, pid, memo, out, pos
+    buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, part, prank, pid, memo,
+    out, pos,
 ):  # fmt: skip
-    """Linear-scan BPE (tiktoken's loop) for short pieces: O(n^2) but tiny n."""
-    m = end - start
-    for i in range(m):
-        part[i] = byte_id[buf[start + i]]
-    for i in range(m - 1):
-        prank[i], pid[i] = _byte_pair(buf[start + i], buf[start + i + 1], max_rank, byte_pairs)
+    """Linear-scan BPE (tiktoken's loop) for short pieces: O(n^2) but tiny n. Characters that
+    `_char_token` allows start whole; pairs of two bytes come from the dense table."""
+    m = 0
+    raw = np.int64(-1)  # the previous part's byte, or -1 when it is a whole character
+    i = start
+    while i < end:
+        tid, step = _char_token(buf, i, start, end, max_rank, char_tables)
+        byte = np.int64(-1) if tid >= 0 else np.int64(buf[i])
+        part[m] = tid if tid >= 0 else byte_id[byte]
+        if m > 0:
+            if raw >= 0 and byte >= 0:
+                prank[m - 1], pid[m - 1] = _byte_pair(raw, byte, max_rank, byte_pairs)
+            else:
+                prank[m - 1], pid[m - 1] = _pair_memo(part[m - 1], part[m], max_rank, pairs, memo)
+        raw = byte
+        m += 1
+        i += step
     while m > 1:
         best = NEVER
         at = -1
@@ -335,27 +483,39 @@ def _heap_pop(heap, size):
 
 
 @njit
-def _merge_long(buf, start, end, max_rank, byte_id, pairs, byte_pairs, memo, out, pos):
+def _merge_long(buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, memo, out, pos):
     """Heap + linked-list BPE: O(n log n), so a 1 MB piece without spaces stays fast.
 
     Heap entries are `rank << 32 | node` (lowest rank, then leftmost, as tiktoken). An entry is
     stale when its node died or its pair's rank changed; it is then skipped (subtle: a stale
     entry can never match a live pair's rank, since the live pair's result is strictly longer).
+    Nodes start as bytes, or whole characters where `_char_token` allows.
     """
-    n = end - start
-    tok = np.empty(n, dtype=np.int64)
-    nxt = np.empty(n, dtype=np.int64)
-    prv = np.empty(n, dtype=np.int64)
-    heap = np.empty(3 * n, dtype=np.int64)
+    room = end - start
+    tok = np.empty(room, dtype=np.int64)
+    nxt = np.empty(room, dtype=np.int64)
+    prv = np.empty(room, dtype=np.int64)
+    heap = np.empty(3 * room, dtype=np.int64)
     size = 0
-    for i in range(n):
-        tok[i] = byte_id[buf[start + i]]
-        nxt[i] = i + 1
-        prv[i] = i - 1
-    for i in range(n - 1):
-        rank, _ = _byte_pair(buf[start + i], buf[start + i + 1], max_rank, byte_pairs)
-        if rank != NEVER:
-            size = _heap_push(heap, size, (np.int64(rank) << 32) | i)
+    n = 0
+    raw = np.int64(-1)
+    i = start
+    while i < end:
+        tid, step = _char_token(buf, i, start, end, max_rank, char_tables)
+        byte = np.int64(-1) if tid >= 0 else np.int64(buf[i])
+        tok[n] = tid if tid >= 0 else byte_id[byte]
+        nxt[n] = n + 1
+        prv[n] = n - 1
+        if n > 0:
+            if raw >= 0 and byte >= 0:
+                rank, _ = _byte_pair(raw, byte, max_rank, byte_pairs)
+            else:
+                rank, _ = _pair_memo(tok[n - 1], tok[n], max_rank, pairs, memo)
+            if rank != NEVER:
+                size = _heap_push(heap, size, (np.int64(rank) << 32) | (n - 1))
+        raw = byte
+        n += 1
+        i += step
     while size > 0:
         entry, size = _heap_pop(heap, size)
         i = entry & _LOW32
@@ -391,7 +551,7 @@ def _merge_long(buf, start, end, max_rank, byte_id, pairs, byte_pairs, memo, out
 @njit
 def _merge_piece(
     buf, start, end, max_rank, tok_bytes, tok_off, tok_rank, byte_id, whole, pairs, byte_pairs,
-    part, prank, pid, memo, out, pos,
+    char_tables, part, prank, pid, memo, out, pos,
 ):  # fmt: skip
     if end - start == 1:
         out[pos] = byte_id[buf[start]]
@@ -402,9 +562,12 @@ def _merge_piece(
         return pos + 1
     if end - start <= SHORT:
         return _merge_short(
-            buf, start, end, max_rank, byte_id, pairs, byte_pairs, part, prank, pid, memo, out, pos
-        )
-    return _merge_long(buf, start, end, max_rank, byte_id, pairs, byte_pairs, memo, out, pos)
+            buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, part, prank, pid,
+            memo, out, pos,
+        )  # fmt: skip
+    return _merge_long(
+        buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, memo, out, pos
+    )
 
 
 @njit
@@ -414,7 +577,7 @@ def encode_pieces(buf, starts, ends, special_ids, max_rank, tables, out_ids, out
     Writes ids to `out_ids` and, unless `out_starts` is empty, each token's byte start to
     `out_starts` (both sized for the worst case, one token per byte); returns the token count.
     """
-    tok_bytes, tok_off, tok_rank, byte_id, whole, pairs, byte_pairs = tables
+    tok_bytes, tok_off, tok_rank, byte_id, whole, pairs, byte_pairs, char_tables = tables
     want_starts = out_starts.shape[0] > 0
     part = np.empty(SHORT, dtype=np.int64)
     prank = np.empty(SHORT, dtype=np.int32)
@@ -432,7 +595,7 @@ def encode_pieces(buf, starts, ends, special_ids, max_rank, tables, out_ids, out
         first = pos
         pos = _merge_piece(
             buf, start, end, max_rank, tok_bytes, tok_off, tok_rank, byte_id, whole, pairs, byte_pairs,
-            part, prank, pid, memo, out_ids, pos,
+            char_tables, part, prank, pid, memo, out_ids, pos,
         )  # fmt: skip
         if not want_starts:
             continue
@@ -451,7 +614,7 @@ def recover_merges(order, tables):
     Token `order[r]` has rank `r`: merging its bytes with ranks below `r` must leave exactly two
     parts, which are its merge. Used to rebuild merges from a tiktoken file, which lists ranks only.
     """
-    tok_bytes, tok_off, tok_rank, byte_id, whole, pairs, byte_pairs = tables
+    tok_bytes, tok_off, tok_rank, byte_id, whole, pairs, byte_pairs, char_tables = tables
     found = np.full((order.shape[0], 2), -1, dtype=np.int64)
     longest = 1
     for r in range(order.shape[0]):
@@ -467,7 +630,7 @@ def recover_merges(order, tables):
         start, end = tok_off[tid], tok_off[tid + 1]
         count = _merge_piece(
             tok_bytes, start, end, np.int32(r), tok_bytes, tok_off, tok_rank, byte_id, whole,
-            pairs, byte_pairs, part, prank, pid, memo, out, 0,
+            pairs, byte_pairs, char_tables, part, prank, pid, memo, out, 0,
         )  # fmt: skip
         if count == 2:
             found[r, 0], found[r, 1] = out[0], out[1]
@@ -527,7 +690,7 @@ def encode_scanned(
     must have been filled by this same tokenizer (tables and `max_rank`) only.
     """
     literally(preset)
-    tok_bytes, tok_off, tok_rank, byte_id, whole, pairs, byte_pairs = tables
+    tok_bytes, tok_off, tok_rank, byte_id, whole, pairs, byte_pairs, char_tables = tables
     cache, arena, keys, state, memo = piece_cache
     n = data.shape[0]
     cls = np.empty(n, dtype=np.uint8)
@@ -570,7 +733,7 @@ def encode_scanned(
                 if length > CACHE_MAX_LEN:
                     pos = _merge_piece(
                         seg, s, e, max_rank, tok_bytes, tok_off, tok_rank, byte_id, whole,
-                        pairs, byte_pairs, part, prank, pid, memo, out_ids, pos,
+                        pairs, byte_pairs, char_tables, part, prank, pid, memo, out_ids, pos,
                     )  # fmt: skip
                     continue
                 word, h = _piece_key(seg, s, e)
@@ -609,7 +772,7 @@ def encode_scanned(
                 first = pos
                 pos = _merge_piece(
                     seg, s, e, max_rank, tok_bytes, tok_off, tok_rank, byte_id, whole, pairs, byte_pairs,
-                    part, prank, pid, memo, out_ids, pos,
+                    char_tables, part, prank, pid, memo, out_ids, pos,
                 )  # fmt: skip
                 n_ids = pos - first
                 extra = 1 if length > 8 else 0
