@@ -20,7 +20,12 @@ from workbench.engine.tokenizer import Tokenizer
 # Characters sharing lead and continuation bytes (中 E4 B8 AD, 丰 E4 B8 B0, 串 E4 B8 B2, ...),
 # two-byte ones, and ASCII between them.
 ALPHABET = "中丰串临丸丹为主之乐乔乙文字日本語のテキストéèêëàçЖжЯя a,.\n"
-_TRAIN = (ALPHABET * 3 + ALPHABET[::-1] * 2 + ALPHABET[::3] * 3 + "中文字中文日本語のテキスト éèê Жжя 乐乔乙 字中" * 4) * 2
+_TRAIN = (
+    ALPHABET * 3
+    + ALPHABET[::-1] * 2
+    + ALPHABET[::3] * 3
+    + "中文字中文日本語のテキスト éèê Жжя 乐乔乙 字中" * 4
+) * 2
 
 
 def _raw_merges(num_merges: int) -> list[tuple[bytes, bytes]]:
