@@ -294,78 +294,62 @@ def _char_row(x, y, z, length):
     return ((x & 15) << 12) | ((y & 63) << 6) | (z & 63)
 
 
-@njit
-def _rank_of(buf, start, end, tok_bytes, tok_off, tok_rank, whole):
-    """Rank of the token whose bytes are buf[start:end] (length >= 2), or NEVER."""
-    tid = _whole_lookup(buf, start, end, tok_bytes, tok_off, whole)
-    return np.int64(NEVER) if tid < 0 else np.int64(tok_rank[tid])
-
-
-@njit
-def build_char_tables(tok_bytes, tok_off, tok_rank, whole):
+def build_char_tables(tok_bytes, tok_off, tok_rank) -> tuple:
     """(chars, S1, S2, E1, E2) for `_char_token`; `chars[row]` = making rank << 32 | id, or -1.
 
     The making rank of `xyz` is the larger of its first merge (`xy` or `yz`, the lower) and its
-    own rank: what BPE of `xyz` alone goes through.
+    own rank: what BPE of `xyz` alone goes through. NumPy over all tokens at once (a few ms for
+    o200k): no kernel to compile.
     """
-    never = np.int32(NEVER)
-    s1 = np.full(256 << 6, never, dtype=np.int32)
-    s2 = np.full(256 << 12, never, dtype=np.int32)
-    e1 = np.full(256 << 8, never, dtype=np.int32)
-    e2 = np.full(1 << 18, never, dtype=np.int32)
-    for tid in range(tok_off.shape[0] - 1):
-        start, end = tok_off[tid], tok_off[tid + 1]
-        length = end - start
-        rank = tok_rank[tid]
-        if length < 2 or rank == NEVER:
-            continue
-        k = 0  # leading continuation bytes: the token may start inside a character
-        while k < length and (tok_bytes[start + k] & 0xC0) == 0x80:
-            k += 1
-        if 1 <= k <= 2 and length > k:
-            nxt = np.int64(tok_bytes[start + k])
-            z = np.int64(tok_bytes[start + k - 1]) & 63
-            if k == 1:
-                s1[(nxt << 6) | z] = min(s1[(nxt << 6) | z], rank)
-            else:
-                row = (nxt << 12) | ((np.int64(tok_bytes[start]) & 63) << 6) | z
-                s2[row] = min(s2[row], rank)
-        m = 0  # trailing continuation bytes: the token may end inside a character
-        while m < length and (tok_bytes[end - 1 - m] & 0xC0) == 0x80:
-            m += 1
-        if m + 1 >= length:
-            continue
-        x = np.int64(tok_bytes[end - 1 - m])
-        prev = np.int64(tok_bytes[end - 2 - m])
-        if m == 0 and 0xC0 <= x < 0xF0:
-            e1[(x << 8) | prev] = min(e1[(x << 8) | prev], rank)
-        elif m == 1 and 0xE0 <= x < 0xF0:
-            row = ((((x & 15) << 6) | (np.int64(tok_bytes[end - 1]) & 63)) << 8) | prev
-            e2[row] = min(e2[row], rank)
+    never = np.int64(NEVER)
+    lengths = tok_off[1:] - tok_off[:-1]
+    ids = np.flatnonzero((lengths >= 2) & (tok_rank != NEVER))
+    rank = tok_rank[ids].astype(np.int64)
+    first, last, length = tok_off[ids], tok_off[ids + 1] - 1, lengths[ids]
+
+    def at(offsets: np.ndarray) -> np.ndarray:
+        return tok_bytes[offsets].astype(np.int64)
+
+    def cont(values: np.ndarray) -> np.ndarray:
+        return (values & 0xC0) == 0x80
+
+    def table(size: int, rows: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+        out = np.full(size, never, dtype=np.int64)
+        np.minimum.at(out, rows, ranks)
+        return out.astype(np.int32)
+
+    b0, b1 = at(first), at(first + 1)
+    b2 = at(np.minimum(first + 2, last))
+    # Tokens starting with one or two continuation bytes, then `next`.
+    one = cont(b0) & ~cont(b1)
+    two = cont(b0) & cont(b1) & (length > 2) & ~cont(b2)
+    s1 = table(256 << 6, (b1[one] << 6) | (b0[one] & 63), rank[one])
+    s2 = table(256 << 12, (b2[two] << 12) | ((b0[two] & 63) << 6) | (b1[two] & 63), rank[two])
+    # Tokens ending with a lead byte (2 or 3 bytes), or a 3-byte lead and one continuation byte.
+    z, y, x = at(last), at(last - 1), at(np.maximum(last - 2, first))
+    lead = (z >= 0xC0) & (z < 0xF0)
+    half = cont(z) & (y >= 0xE0) & (y < 0xF0) & (length > 2)
+    e1 = table(256 << 8, (z[lead] << 8) | y[lead], rank[lead])
+    e2 = table(1 << 18, ((((y[half] & 15) << 6) | (z[half] & 63)) << 8) | x[half], rank[half])
+    # The characters: 2- and 3-byte tokens that are a lead byte and its continuation bytes.
+    rank_of_pair = np.full(1 << 16, never, dtype=np.int64)
+    pair = length == 2
+    rank_of_pair[(b0[pair] << 8) | b1[pair]] = rank[pair]
     chars = np.full(CHAR_ROWS, -1, dtype=np.int64)
-    unit = np.empty(3, dtype=np.uint8)
-    for x in range(0xC0, 0xF0):
-        length = 2 if x < 0xE0 else 3
-        for y in range(0x80, 0xC0):
-            for z in range(0x80, 0xC0 if length == 3 else 0x81):
-                unit[0], unit[1], unit[2] = x, y, z
-                tid = _whole_lookup(unit, 0, length, tok_bytes, tok_off, whole)
-                if tid < 0 or tok_rank[tid] == NEVER:
-                    continue
-                making = np.int64(tok_rank[tid])
-                if length == 3:
-                    first = min(
-                        _rank_of(unit, 0, 2, tok_bytes, tok_off, tok_rank, whole),
-                        _rank_of(unit, 1, 3, tok_bytes, tok_off, tok_rank, whole),
-                    )
-                    if first == NEVER:
-                        continue  # BPE cannot build it from its bytes
-                    making = max(making, first)
-                chars[_char_row(x, y, z, length)] = (making << 32) | tid
+    double = pair & (b0 >= 0xC0) & (b0 < 0xE0) & cont(b1)
+    rows = (1 << 16) + (((b0[double] & 31) << 6) | (b1[double] & 63))
+    chars[rows] = (rank[double] << 32) | ids[double]
+    triple = (length == 3) & (b0 >= 0xE0) & (b0 < 0xF0) & cont(b1) & cont(b2)
+    x3, y3, z3 = b0[triple], b1[triple], b2[triple]
+    first_merge = np.minimum(rank_of_pair[(x3 << 8) | y3], rank_of_pair[(y3 << 8) | z3])
+    making = np.maximum(rank[triple], first_merge)
+    made = first_merge != never  # else BPE cannot build it from its bytes
+    rows = ((x3 & 15) << 12) | ((y3 & 63) << 6) | (z3 & 63)
+    chars[rows[made]] = (making[made] << 32) | ids[triple][made]
     return chars, s1, s2, e1, e2
 
 
-@njit
+@njit(inline="always")  # a call would count references to the five tables per character
 def _char_token(buf, i, start, end, max_rank, char_tables):
     """(id, length) of the character at buf[i] when BPE provably makes it whole before anything
     else touches its bytes (see above), else (-1, 1). `start`/`end` bound the piece."""
@@ -414,7 +398,9 @@ def _merge_short(
     raw = np.int64(-1)  # the previous part's byte, or -1 when it is a whole character
     i = start
     while i < end:
-        tid, step = _char_token(buf, i, start, end, max_rank, char_tables)
+        tid, step = np.int64(-1), 1
+        if buf[i] >= 0xC0:  # a lead byte: maybe a whole character
+            tid, step = _char_token(buf, i, start, end, max_rank, char_tables)
         byte = np.int64(-1) if tid >= 0 else np.int64(buf[i])
         part[m] = tid if tid >= 0 else byte_id[byte]
         if m > 0:
@@ -501,7 +487,9 @@ def _merge_long(buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tabl
     raw = np.int64(-1)
     i = start
     while i < end:
-        tid, step = _char_token(buf, i, start, end, max_rank, char_tables)
+        tid, step = np.int64(-1), 1
+        if buf[i] >= 0xC0:  # a lead byte: maybe a whole character
+            tid, step = _char_token(buf, i, start, end, max_rank, char_tables)
         byte = np.int64(-1) if tid >= 0 else np.int64(buf[i])
         tok[n] = tid if tid >= 0 else byte_id[byte]
         nxt[n] = n + 1

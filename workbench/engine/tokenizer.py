@@ -89,7 +89,7 @@ class _Core:
         )
         pairs = kernels.build_pair_table(lefts, rights, made, self.tok_rank, _capacity(len(lefts)))
         byte_pairs = kernels.byte_pair_table(lefts, rights, made, tok_bytes, tok_off, self.tok_rank)
-        chars = kernels.build_char_tables(tok_bytes, tok_off, self.tok_rank, whole)
+        chars = kernels.build_char_tables(tok_bytes, tok_off, self.tok_rank)
         return (tok_bytes, tok_off, self.tok_rank, byte_id, whole, pairs, byte_pairs, chars)
 
 

@@ -72,7 +72,6 @@ def _encoder_kernels(pattern: str) -> list:
         _encode_kernels.build_whole_table,
         _encode_kernels.collect_splits,
         _encode_kernels.build_pair_table,
-        _encode_kernels.build_char_tables,
     ]
     if scanner.can_scan(resolve(pattern)):
         return [_encode_kernels.ENCODE_SCANNED[scanner.preset_code(pattern)], *tables]
