@@ -388,12 +388,12 @@ def _char_token(buf, i, start, end, max_rank, char_tables):
 
 
 @njit
-def _merge_short(
-    buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, part, prank, pid, memo,
-    out, pos,
+def _first_parts(
+    buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, memo, part, prank, pid
 ):  # fmt: skip
-    """Linear-scan BPE (tiktoken's loop) for short pieces: O(n^2) but tiny n. Characters that
-    `_char_token` allows start whole; pairs of two bytes come from the dense table."""
+    """BPE's starting point for buf[start:end]: bytes, or whole characters where `_char_token`
+    allows, into `part`, and each adjacent pair's (rank, merged id) into `prank`/`pid` (pairs
+    of two bytes from the dense table). Returns the number of parts."""
     m = 0
     raw = np.int64(-1)  # the previous part's byte, or -1 when it is a whole character
     i = start
@@ -411,6 +411,18 @@ def _merge_short(
         raw = byte
         m += 1
         i += step
+    return m
+
+
+@njit
+def _merge_short(
+    buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, part, prank, pid, memo,
+    out, pos,
+):  # fmt: skip
+    """Linear-scan BPE (tiktoken's loop) for short pieces: O(n^2) but tiny n."""
+    m = _first_parts(
+        buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, memo, part, prank, pid
+    )
     while m > 1:
         best = NEVER
         at = -1
@@ -479,31 +491,22 @@ def _merge_long(buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tabl
     """
     room = end - start
     tok = np.empty(room, dtype=np.int64)
-    nxt = np.empty(room, dtype=np.int64)
-    prv = np.empty(room, dtype=np.int64)
-    heap = np.empty(3 * room, dtype=np.int64)
+    rank_at = np.empty(room, dtype=np.int32)
+    merged_at = np.empty(room, dtype=np.int32)
+    n = _first_parts(
+        buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, memo, tok, rank_at,
+        merged_at,
+    )  # fmt: skip
+    nxt = np.empty(n, dtype=np.int64)
+    prv = np.empty(n, dtype=np.int64)
+    heap = np.empty(3 * n, dtype=np.int64)
     size = 0
-    n = 0
-    raw = np.int64(-1)
-    i = start
-    while i < end:
-        tid, step = np.int64(-1), 1
-        if buf[i] >= 0xC0:  # a lead byte: maybe a whole character
-            tid, step = _char_token(buf, i, start, end, max_rank, char_tables)
-        byte = np.int64(-1) if tid >= 0 else np.int64(buf[i])
-        tok[n] = tid if tid >= 0 else byte_id[byte]
-        nxt[n] = n + 1
-        prv[n] = n - 1
-        if n > 0:
-            if raw >= 0 and byte >= 0:
-                rank, _ = _byte_pair(raw, byte, max_rank, byte_pairs)
-            else:
-                rank, _ = _pair_memo(tok[n - 1], tok[n], max_rank, pairs, memo)
-            if rank != NEVER:
-                size = _heap_push(heap, size, (np.int64(rank) << 32) | (n - 1))
-        raw = byte
-        n += 1
-        i += step
+    for i in range(n):
+        nxt[i] = i + 1
+        prv[i] = i - 1
+    for i in range(n - 1):
+        if rank_at[i] != NEVER:
+            size = _heap_push(heap, size, (np.int64(rank_at[i]) << 32) | i)
     while size > 0:
         entry, size = _heap_pop(heap, size)
         i = entry & _LOW32
