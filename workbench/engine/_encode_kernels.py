@@ -284,6 +284,9 @@ def _byte_pair(first, second, max_rank, byte_pairs):
 # `c`'s first byte or two, preceded by `prev`. Only bytes matter, so invalid UTF-8 is no harm: a
 # unit is a lead byte C0..EF with its continuation bytes, not followed by another one.
 CHAR_ROWS = (1 << 16) + (1 << 11)  # 3-byte units by their 16 low bits, then 2-byte units
+_S2_AT = 256 << 6  # where S2, E1 and E2 start in the one straddlers array
+_E1_AT = _S2_AT + (256 << 12)
+_E2_AT = _E1_AT + (256 << 8)
 
 
 @njit
@@ -295,7 +298,8 @@ def _char_row(x, y, z, length):
 
 
 def build_char_tables(tok_bytes, tok_off, tok_rank) -> tuple:
-    """(chars, S1, S2, E1, E2) for `_char_token`; `chars[row]` = making rank << 32 | id, or -1.
+    """(chars, S1 + S2 + E1 + E2 in one array) for `_char_token`; `chars[row]` = making rank
+    << 32 | id, or -1.
 
     The making rank of `xyz` is the larger of its first merge (`xy` or `yz`, the lower) and its
     own rank: what BPE of `xyz` alone goes through. NumPy over all tokens at once (a few ms for
@@ -346,14 +350,14 @@ def build_char_tables(tok_bytes, tok_off, tok_rank) -> tuple:
     made = first_merge != never  # else BPE cannot build it from its bytes
     rows = ((x3 & 15) << 12) | ((y3 & 63) << 6) | (z3 & 63)
     chars[rows[made]] = (making[made] << 32) | ids[triple][made]
-    return chars, s1, s2, e1, e2
+    return chars, np.concatenate([s1, s2, e1, e2])  # two arrays: fewer to count per call
 
 
 @njit(inline="always")  # a call would count references to the five tables per character
 def _char_token(buf, i, start, end, max_rank, char_tables):
     """(id, length) of the character at buf[i] when BPE provably makes it whole before anything
     else touches its bytes (see above), else (-1, 1). `start`/`end` bound the piece."""
-    chars, s1, s2, e1, e2 = char_tables
+    chars, straddlers = char_tables
     x = np.int64(buf[i])
     if x < 0xC0 or x >= 0xF0:
         return np.int64(-1), 1
@@ -374,20 +378,21 @@ def _char_token(buf, i, start, end, max_rank, char_tables):
         return np.int64(-1), 1
     last = np.int64(buf[stop - 1]) & 63
     if nxt >= 0:
-        if s1[(nxt << 6) | last] <= making:
+        if straddlers[(nxt << 6) | last] <= making:
             return np.int64(-1), 1
-        if length == 3 and s2[(nxt << 12) | ((y & 63) << 6) | last] <= making:
+        if length == 3 and straddlers[_S2_AT + ((nxt << 12) | ((y & 63) << 6) | last)] <= making:
             return np.int64(-1), 1
     if i > start:
         prev = np.int64(buf[i - 1])
-        if e1[(x << 8) | prev] <= making:
+        if straddlers[_E1_AT + ((x << 8) | prev)] <= making:
             return np.int64(-1), 1
-        if length == 3 and e2[((((x & 15) << 6) | (y & 63)) << 8) | prev] <= making:
+        row = _E2_AT + (((((x & 15) << 6) | (y & 63)) << 8) | prev)
+        if length == 3 and straddlers[row] <= making:
             return np.int64(-1), 1
     return info & _LOW32, length
 
 
-@njit
+@njit(inline="always")  # a call would count references to its dozen arrays once per piece
 def _first_parts(
     buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, memo, part, prank, pid
 ):  # fmt: skip
