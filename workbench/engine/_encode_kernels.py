@@ -392,7 +392,7 @@ def _char_token(buf, i, start, end, max_rank, char_tables):
     return info & _LOW32, length
 
 
-@njit(inline="always")  # a call would count references to its dozen arrays once per piece
+@njit  # one copy to compile (inlined twice it cost seconds of first start)
 def _first_parts(
     buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, memo, part, prank, pid
 ):  # fmt: skip
