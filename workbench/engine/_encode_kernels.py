@@ -425,9 +425,22 @@ def _merge_short(
     out, pos,
 ):  # fmt: skip
     """Linear-scan BPE (tiktoken's loop) for short pieces: O(n^2) but tiny n."""
-    m = _first_parts(
-        buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, memo, part, prank, pid
-    )
+    m = end - start
+    plain = True  # no lead byte: bytes it is, without the call (most pieces of English and code)
+    for i in range(start, end):
+        if buf[i] >= 0xC0:
+            plain = False
+            break
+    if plain:
+        for i in range(m):
+            part[i] = byte_id[buf[start + i]]
+        for i in range(m - 1):
+            prank[i], pid[i] = _byte_pair(buf[start + i], buf[start + i + 1], max_rank, byte_pairs)
+    else:
+        m = _first_parts(
+            buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, memo, part, prank,
+            pid,
+        )  # fmt: skip
     while m > 1:
         best = NEVER
         at = -1
