@@ -14,6 +14,8 @@ Tables (all numpy arrays):
 - `tok_bytes`/`tok_off`: byte arena; id `i` is `tok_bytes[tok_off[i]:tok_off[i + 1]]`.
 - `whole`: open-addressing rows `(hash, id)` of ids of length >= 2, keyed by their bytes' hash.
 - `pairs`: open-addressing rows `(left << 32 | right, rank << 32 | merged id)`.
+- `byte_pairs`: `pairs`' values for two single bytes, dense (`byte_pair_table`).
+- `char_tables`: the characters that may start whole, and why (`build_char_tables`).
 
 `encode_scanned` is the fast path for the preset patterns: one call classifies, scans (the Numba
 scanner) and merges every piece of a text, with a cache of the pieces already seen in that call.
@@ -267,16 +269,178 @@ def _byte_pair(first, second, max_rank, byte_pairs):
     return NEVER, np.int32(-1)
 
 
+# --- whole characters: merged before BPE where that provably changes nothing -------------------
+
+# A piece of CJK text is mostly 3-byte characters, and BPE spends two merges (and four pair
+# lookups) per character just rebuilding it. A character `c` may be one token at once when BPE
+# would make it before any merge touches its bytes otherwise: its own merges have ranks up to
+# `R` (its "making rank"), and every token holding part of `c` and a byte beside it ("a
+# straddler") has a rank above `R`. Then, in rank order, `c` is whole before a straddler could
+# form, and once whole none can; the other merges keep their order (one of equal rank would be
+# the same token overlapping `c`: a straddler). Straddlers are found by the byte just outside
+# `c`: `S1[next << 6 | z]`, `S2[next << 12 | y << 6 | z]` hold the lowest rank of a token that
+# starts with `c`'s last one or two bytes (continuation bytes, kept to their low 6 bits) and goes
+# on with `next`; `E1[x << 8 | prev]`, `E2[(x << 6 | y) << 8 | prev]` that of a token ending with
+# `c`'s first byte or two, preceded by `prev`. Only bytes matter, so invalid UTF-8 is no harm: a
+# unit is a lead byte C0..EF with its continuation bytes, not followed by another one.
+CHAR_ROWS = (1 << 16) + (1 << 11)  # 3-byte units by their 16 low bits, then 2-byte units
+_S2_AT = 256 << 6  # where S2, E1 and E2 start in the one straddlers array
+_E1_AT = _S2_AT + (256 << 12)
+_E2_AT = _E1_AT + (256 << 8)
+
+
+@njit
+def _char_row(x, y, z, length):
+    """Row of a 2- or 3-byte unit in the characters table (`z` unused for 2 bytes)."""
+    if length == 2:
+        return (1 << 16) + (((x & 31) << 6) | (y & 63))
+    return ((x & 15) << 12) | ((y & 63) << 6) | (z & 63)
+
+
+def build_char_tables(tok_bytes, tok_off, tok_rank) -> tuple:
+    """(chars, S1 + S2 + E1 + E2 in one array) for `_char_token`; `chars[row]` = making rank
+    << 32 | id, or -1.
+
+    The making rank of `xyz` is the larger of its first merge (`xy` or `yz`, the lower) and its
+    own rank: what BPE of `xyz` alone goes through. NumPy over all tokens at once (a few ms for
+    o200k): no kernel to compile.
+    """
+    never = np.int64(NEVER)
+    lengths = tok_off[1:] - tok_off[:-1]
+    ids = np.flatnonzero((lengths >= 2) & (tok_rank != NEVER))
+    rank = tok_rank[ids].astype(np.int64)
+    first, last, length = tok_off[ids], tok_off[ids + 1] - 1, lengths[ids]
+
+    def at(offsets: np.ndarray) -> np.ndarray:
+        return tok_bytes[offsets].astype(np.int64)
+
+    def cont(values: np.ndarray) -> np.ndarray:
+        return (values & 0xC0) == 0x80
+
+    def table(size: int, rows: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+        out = np.full(size, never, dtype=np.int64)
+        np.minimum.at(out, rows, ranks)
+        return out.astype(np.int32)
+
+    b0, b1 = at(first), at(first + 1)
+    b2 = at(np.minimum(first + 2, last))
+    # Tokens starting with one or two continuation bytes, then `next`.
+    one = cont(b0) & ~cont(b1)
+    two = cont(b0) & cont(b1) & (length > 2) & ~cont(b2)
+    s1 = table(256 << 6, (b1[one] << 6) | (b0[one] & 63), rank[one])
+    s2 = table(256 << 12, (b2[two] << 12) | ((b0[two] & 63) << 6) | (b1[two] & 63), rank[two])
+    # Tokens ending with a lead byte (2 or 3 bytes), or a 3-byte lead and one continuation byte.
+    z, y, x = at(last), at(last - 1), at(np.maximum(last - 2, first))
+    lead = (z >= 0xC0) & (z < 0xF0)
+    half = cont(z) & (y >= 0xE0) & (y < 0xF0) & (length > 2)
+    e1 = table(256 << 8, (z[lead] << 8) | y[lead], rank[lead])
+    e2 = table(1 << 18, ((((y[half] & 15) << 6) | (z[half] & 63)) << 8) | x[half], rank[half])
+    # The characters: 2- and 3-byte tokens that are a lead byte and its continuation bytes.
+    rank_of_pair = np.full(1 << 16, never, dtype=np.int64)
+    pair = length == 2
+    rank_of_pair[(b0[pair] << 8) | b1[pair]] = rank[pair]
+    chars = np.full(CHAR_ROWS, -1, dtype=np.int64)
+    double = pair & (b0 >= 0xC0) & (b0 < 0xE0) & cont(b1)
+    rows = (1 << 16) + (((b0[double] & 31) << 6) | (b1[double] & 63))
+    chars[rows] = (rank[double] << 32) | ids[double]
+    triple = (length == 3) & (b0 >= 0xE0) & (b0 < 0xF0) & cont(b1) & cont(b2)
+    x3, y3, z3 = b0[triple], b1[triple], b2[triple]
+    first_merge = np.minimum(rank_of_pair[(x3 << 8) | y3], rank_of_pair[(y3 << 8) | z3])
+    making = np.maximum(rank[triple], first_merge)
+    made = first_merge != never  # else BPE cannot build it from its bytes
+    rows = ((x3 & 15) << 12) | ((y3 & 63) << 6) | (z3 & 63)
+    chars[rows[made]] = (making[made] << 32) | ids[triple][made]
+    return chars, np.concatenate([s1, s2, e1, e2])  # two arrays: fewer to count per call
+
+
+@njit(inline="always")  # a call would count references to the five tables per character
+def _char_token(buf, i, start, end, max_rank, char_tables):
+    """(id, length) of the character at buf[i] when BPE provably makes it whole before anything
+    else touches its bytes (see above), else (-1, 1). `start`/`end` bound the piece."""
+    chars, straddlers = char_tables
+    x = np.int64(buf[i])
+    if x < 0xC0 or x >= 0xF0:
+        return np.int64(-1), 1
+    length = 2 if x < 0xE0 else 3
+    stop = i + length
+    if stop > end:
+        return np.int64(-1), 1
+    y = np.int64(buf[i + 1])
+    z = np.int64(buf[i + 2]) if length == 3 else np.int64(0x80)
+    if (y & 0xC0) != 0x80 or (z & 0xC0) != 0x80:
+        return np.int64(-1), 1
+    nxt = np.int64(buf[stop]) if stop < end else np.int64(-1)
+    if (nxt & 0xC0) == 0x80:
+        return np.int64(-1), 1
+    info = chars[_char_row(x, y, z, length)]
+    making = info >> 32
+    if info < 0 or making >= max_rank:
+        return np.int64(-1), 1
+    last = np.int64(buf[stop - 1]) & 63
+    if nxt >= 0:
+        if straddlers[(nxt << 6) | last] <= making:
+            return np.int64(-1), 1
+        if length == 3 and straddlers[_S2_AT + ((nxt << 12) | ((y & 63) << 6) | last)] <= making:
+            return np.int64(-1), 1
+    if i > start:
+        prev = np.int64(buf[i - 1])
+        if straddlers[_E1_AT + ((x << 8) | prev)] <= making:
+            return np.int64(-1), 1
+        row = _E2_AT + (((((x & 15) << 6) | (y & 63)) << 8) | prev)
+        if length == 3 and straddlers[row] <= making:
+            return np.int64(-1), 1
+    return info & _LOW32, length
+
+
+@njit  # one copy to compile (inlined twice it cost seconds of first start)
+def _first_parts(
+    buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, memo, part, prank, pid
+):  # fmt: skip
+    """BPE's starting point for buf[start:end]: bytes, or whole characters where `_char_token`
+    allows, into `part`, and each adjacent pair's (rank, merged id) into `prank`/`pid` (pairs
+    of two bytes from the dense table). Returns the number of parts."""
+    m = 0
+    raw = np.int64(-1)  # the previous part's byte, or -1 when it is a whole character
+    i = start
+    while i < end:
+        tid, step = np.int64(-1), 1
+        if buf[i] >= 0xC0:  # a lead byte: maybe a whole character
+            tid, step = _char_token(buf, i, start, end, max_rank, char_tables)
+        byte = np.int64(-1) if tid >= 0 else np.int64(buf[i])
+        part[m] = tid if tid >= 0 else byte_id[byte]
+        if m > 0:
+            if raw >= 0 and byte >= 0:
+                prank[m - 1], pid[m - 1] = _byte_pair(raw, byte, max_rank, byte_pairs)
+            else:
+                prank[m - 1], pid[m - 1] = _pair_memo(part[m - 1], part[m], max_rank, pairs, memo)
+        raw = byte
+        m += 1
+        i += step
+    return m
+
+
 @njit
 def _merge_short(
-    buf, start, end, max_rank, byte_id, pairs, byte_pairs, part, prank, pid, memo, out, pos
+    buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, part, prank, pid, memo,
+    out, pos,
 ):  # fmt: skip
     """Linear-scan BPE (tiktoken's loop) for short pieces: O(n^2) but tiny n."""
     m = end - start
-    for i in range(m):
-        part[i] = byte_id[buf[start + i]]
-    for i in range(m - 1):
-        prank[i], pid[i] = _byte_pair(buf[start + i], buf[start + i + 1], max_rank, byte_pairs)
+    plain = True  # no lead byte: bytes it is, without the call (most pieces of English and code)
+    for i in range(start, end):
+        if buf[i] >= 0xC0:
+            plain = False
+            break
+    if plain:
+        for i in range(m):
+            part[i] = byte_id[buf[start + i]]
+        for i in range(m - 1):
+            prank[i], pid[i] = _byte_pair(buf[start + i], buf[start + i + 1], max_rank, byte_pairs)
+    else:
+        m = _first_parts(
+            buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, memo, part, prank,
+            pid,
+        )  # fmt: skip
     while m > 1:
         best = NEVER
         at = -1
@@ -335,27 +499,32 @@ def _heap_pop(heap, size):
 
 
 @njit
-def _merge_long(buf, start, end, max_rank, byte_id, pairs, byte_pairs, memo, out, pos):
+def _merge_long(buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, memo, out, pos):
     """Heap + linked-list BPE: O(n log n), so a 1 MB piece without spaces stays fast.
 
     Heap entries are `rank << 32 | node` (lowest rank, then leftmost, as tiktoken). An entry is
     stale when its node died or its pair's rank changed; it is then skipped (subtle: a stale
     entry can never match a live pair's rank, since the live pair's result is strictly longer).
+    Nodes start as bytes, or whole characters where `_char_token` allows.
     """
-    n = end - start
-    tok = np.empty(n, dtype=np.int64)
+    room = end - start
+    tok = np.empty(room, dtype=np.int64)
+    rank_at = np.empty(room, dtype=np.int32)
+    merged_at = np.empty(room, dtype=np.int32)
+    n = _first_parts(
+        buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, memo, tok, rank_at,
+        merged_at,
+    )  # fmt: skip
     nxt = np.empty(n, dtype=np.int64)
     prv = np.empty(n, dtype=np.int64)
     heap = np.empty(3 * n, dtype=np.int64)
     size = 0
     for i in range(n):
-        tok[i] = byte_id[buf[start + i]]
         nxt[i] = i + 1
         prv[i] = i - 1
     for i in range(n - 1):
-        rank, _ = _byte_pair(buf[start + i], buf[start + i + 1], max_rank, byte_pairs)
-        if rank != NEVER:
-            size = _heap_push(heap, size, (np.int64(rank) << 32) | i)
+        if rank_at[i] != NEVER:
+            size = _heap_push(heap, size, (np.int64(rank_at[i]) << 32) | i)
     while size > 0:
         entry, size = _heap_pop(heap, size)
         i = entry & _LOW32
@@ -391,7 +560,7 @@ def _merge_long(buf, start, end, max_rank, byte_id, pairs, byte_pairs, memo, out
 @njit
 def _merge_piece(
     buf, start, end, max_rank, tok_bytes, tok_off, tok_rank, byte_id, whole, pairs, byte_pairs,
-    part, prank, pid, memo, out, pos,
+    char_tables, part, prank, pid, memo, out, pos,
 ):  # fmt: skip
     if end - start == 1:
         out[pos] = byte_id[buf[start]]
@@ -402,9 +571,12 @@ def _merge_piece(
         return pos + 1
     if end - start <= SHORT:
         return _merge_short(
-            buf, start, end, max_rank, byte_id, pairs, byte_pairs, part, prank, pid, memo, out, pos
-        )
-    return _merge_long(buf, start, end, max_rank, byte_id, pairs, byte_pairs, memo, out, pos)
+            buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, part, prank, pid,
+            memo, out, pos,
+        )  # fmt: skip
+    return _merge_long(
+        buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, memo, out, pos
+    )
 
 
 @njit
@@ -414,7 +586,7 @@ def encode_pieces(buf, starts, ends, special_ids, max_rank, tables, out_ids, out
     Writes ids to `out_ids` and, unless `out_starts` is empty, each token's byte start to
     `out_starts` (both sized for the worst case, one token per byte); returns the token count.
     """
-    tok_bytes, tok_off, tok_rank, byte_id, whole, pairs, byte_pairs = tables
+    tok_bytes, tok_off, tok_rank, byte_id, whole, pairs, byte_pairs, char_tables = tables
     want_starts = out_starts.shape[0] > 0
     part = np.empty(SHORT, dtype=np.int64)
     prank = np.empty(SHORT, dtype=np.int32)
@@ -432,7 +604,7 @@ def encode_pieces(buf, starts, ends, special_ids, max_rank, tables, out_ids, out
         first = pos
         pos = _merge_piece(
             buf, start, end, max_rank, tok_bytes, tok_off, tok_rank, byte_id, whole, pairs, byte_pairs,
-            part, prank, pid, memo, out_ids, pos,
+            char_tables, part, prank, pid, memo, out_ids, pos,
         )  # fmt: skip
         if not want_starts:
             continue
@@ -451,7 +623,7 @@ def recover_merges(order, tables):
     Token `order[r]` has rank `r`: merging its bytes with ranks below `r` must leave exactly two
     parts, which are its merge. Used to rebuild merges from a tiktoken file, which lists ranks only.
     """
-    tok_bytes, tok_off, tok_rank, byte_id, whole, pairs, byte_pairs = tables
+    tok_bytes, tok_off, tok_rank, byte_id, whole, pairs, byte_pairs, char_tables = tables
     found = np.full((order.shape[0], 2), -1, dtype=np.int64)
     longest = 1
     for r in range(order.shape[0]):
@@ -467,7 +639,7 @@ def recover_merges(order, tables):
         start, end = tok_off[tid], tok_off[tid + 1]
         count = _merge_piece(
             tok_bytes, start, end, np.int32(r), tok_bytes, tok_off, tok_rank, byte_id, whole,
-            pairs, byte_pairs, part, prank, pid, memo, out, 0,
+            pairs, byte_pairs, char_tables, part, prank, pid, memo, out, 0,
         )  # fmt: skip
         if count == 2:
             found[r, 0], found[r, 1] = out[0], out[1]
@@ -527,7 +699,7 @@ def encode_scanned(
     must have been filled by this same tokenizer (tables and `max_rank`) only.
     """
     literally(preset)
-    tok_bytes, tok_off, tok_rank, byte_id, whole, pairs, byte_pairs = tables
+    tok_bytes, tok_off, tok_rank, byte_id, whole, pairs, byte_pairs, char_tables = tables
     cache, arena, keys, state, memo = piece_cache
     n = data.shape[0]
     cls = np.empty(n, dtype=np.uint8)
@@ -570,7 +742,7 @@ def encode_scanned(
                 if length > CACHE_MAX_LEN:
                     pos = _merge_piece(
                         seg, s, e, max_rank, tok_bytes, tok_off, tok_rank, byte_id, whole,
-                        pairs, byte_pairs, part, prank, pid, memo, out_ids, pos,
+                        pairs, byte_pairs, char_tables, part, prank, pid, memo, out_ids, pos,
                     )  # fmt: skip
                     continue
                 word, h = _piece_key(seg, s, e)
@@ -609,7 +781,7 @@ def encode_scanned(
                 first = pos
                 pos = _merge_piece(
                     seg, s, e, max_rank, tok_bytes, tok_off, tok_rank, byte_id, whole, pairs, byte_pairs,
-                    part, prank, pid, memo, out_ids, pos,
+                    char_tables, part, prank, pid, memo, out_ids, pos,
                 )  # fmt: skip
                 n_ids = pos - first
                 extra = 1 if length > 8 else 0

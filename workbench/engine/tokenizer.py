@@ -89,7 +89,8 @@ class _Core:
         )
         pairs = kernels.build_pair_table(lefts, rights, made, self.tok_rank, _capacity(len(lefts)))
         byte_pairs = kernels.byte_pair_table(lefts, rights, made, tok_bytes, tok_off, self.tok_rank)
-        return (tok_bytes, tok_off, self.tok_rank, byte_id, whole, pairs, byte_pairs)
+        chars = kernels.build_char_tables(tok_bytes, tok_off, self.tok_rank)
+        return (tok_bytes, tok_off, self.tok_rank, byte_id, whole, pairs, byte_pairs, chars)
 
 
 def _capacity(count: int) -> int:
@@ -134,17 +135,23 @@ def _utf8(text: str) -> tuple[str, bytes]:
         return text, text.encode("utf-8")
 
 
+# Runs a thread gets: the last run to finish leaves the other threads idle for up to its length,
+# so more, shorter runs balance better; a run of 64K characters still costs the pool little.
+_RUNS_PER_THREAD = 16
+
+
 def _in_threads(work: Callable[[str], _T], texts: list[str], num_threads: int | None) -> list[_T]:
     """`[work(t) for t in texts]` on `num_threads` threads (default: every core), in order.
 
-    Texts go out in contiguous runs of at least 64K characters (about eight runs a thread when
-    there is more), so a batch of many short texts does not pay the pool's cost per text while
-    the runs still balance between threads; an exception is the first failing text's.
+    Texts go out in contiguous runs of at least 64K characters (about `_RUNS_PER_THREAD` runs a
+    thread when there is more), so a batch of many short texts does not pay the pool's cost per
+    text while the runs still balance between threads; an exception is the first failing text's.
     """
     threads = num_threads or os.cpu_count() or 1
     if threads <= 1 or len(texts) <= 1:
         return [work(t) for t in texts]
-    runs = runs_of(texts, len, max(sum(map(len, texts)) // (8 * threads), 1 << 16))
+    target = sum(map(len, texts)) // (_RUNS_PER_THREAD * threads)
+    runs = runs_of(texts, len, max(target, 1 << 16))
     if len(runs) == 1:  # under 64K characters: a thread would cost more than it saves
         return [work(t) for t in texts]
     from concurrent.futures import ThreadPoolExecutor
