@@ -74,6 +74,9 @@ def test_kernels_ready_after_a_finished_first_run_keep_its_status(qtbot, window)
     train_to(qtbot, window, 256 + 20)
     done = window.status.stage.text()
     assert done.startswith("Done")
+    window.warmer.sigProgress.emit(2, 3, "trainer", True)  # its progress, late too
+    qtbot.wait(50)
+    assert window.status.stage.text() == done
     window.warmer.sigWarm.emit(12.5)  # the warm-up finishing late, as on a first start
     qtbot.wait(50)
     assert window.status.stage.text() == done

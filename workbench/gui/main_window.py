@@ -684,8 +684,10 @@ class MainWindow(QMainWindow):
     def _on_warm_progress(self, done: int, total: int, stage: str, compiling: bool) -> None:
         """The truth about a first start: what is compiling, k of n (not "Reading the corpus")."""
         self.kernels_compiled = compiling
-        if not compiling or done >= total or self.mode == "training":
-            return  # a first start's run trains in Python meanwhile: its status stays
+        # Only before any run, as `_on_warm`: a first start's run trains in Python meanwhile,
+        # and its "Done: ..." (or "Paused") must stay, not a compile line nothing clears later.
+        if not compiling or done >= total or self.mode != "idle" or self.run_id is not None:
+            return
         text = f"Preparing the fast kernels (first start only) — {done + 1} of {total}: {stage}"
         self.status.stage.setText(text)
 
