@@ -420,10 +420,7 @@ class MainWindow(QMainWindow):
         self.merge_list.set_run(None, None)
         self.merge_list.follow.setChecked(True)
         self.target_merges = config.merged_token_target
-        self.mode = "training"
-        # The run counts the corpus itself; a recount still pending from an edit would land
-        # after a quick run and put "Corpus read" over its "Done" line.
-        self.recount_timer.stop()
+        self._begin_training()
         self.corpus_panel.set_counting(True)
         self.worker.arm()
         self.worker.sigTrainRequested.emit(tuple(str(p) for p in self.corpus_paths), config)
@@ -465,8 +462,7 @@ class MainWindow(QMainWindow):
         self.history.cancel()
         self.stored_run = None
         self.sweep = (0, len(plan))
-        self.mode = "training"
-        self.recount_timer.stop()
+        self._begin_training()
         self.corpus_panel.set_counting(True)
         self.worker.arm()
         self.worker.sigSweepRequested.emit(tuple(str(p) for p in self.corpus_paths), config, sizes)
@@ -541,7 +537,7 @@ class MainWindow(QMainWindow):
         self._update_actions()
 
     def _continue(self, target: int, max_merges: int | None) -> None:
-        self.mode = "training"
+        self._begin_training()
         self.worker.arm()
         if self.stored_run is not None:  # a run opened from the history: replay, then go on
             run_id, self.stored_run = self.stored_run, None
@@ -549,6 +545,19 @@ class MainWindow(QMainWindow):
         else:
             self.worker.sigContinueRequested.emit(target, max_merges)
         self._update_actions()
+
+    def _begin_training(self) -> None:
+        self.mode = "training"
+        # A recount still pending from an edit is moot (a run counts the corpus itself, or
+        # goes on with the counts it has); fired after a quick run, it would put "Corpus
+        # read" over the run's "Done" line.
+        self.recount_timer.stop()
+
+    def _before_any_run(self) -> bool:
+        """No run started or opened yet: only then do the first start's warm-up lines take the
+        status (a quick run in Python may have ended before the kernels were ready, and its
+        "Done: ..." or "Paused" must stay)."""
+        return self.mode == "idle" and self.run_id is None
 
     def _base_vocab(self) -> int:
         return 256 + len(parse_specials(self.controls.specials.text()))
@@ -684,18 +693,14 @@ class MainWindow(QMainWindow):
     def _on_warm_progress(self, done: int, total: int, stage: str, compiling: bool) -> None:
         """The truth about a first start: what is compiling, k of n (not "Reading the corpus")."""
         self.kernels_compiled = compiling
-        # Only before any run, as `_on_warm`: a first start's run trains in Python meanwhile,
-        # and its "Done: ..." (or "Paused") must stay, not a compile line nothing clears later.
-        if not compiling or done >= total or self.mode != "idle" or self.run_id is not None:
+        if not compiling or done >= total or not self._before_any_run():
             return
         text = f"Preparing the fast kernels (first start only) — {done + 1} of {total}: {stage}"
         self.status.stage.setText(text)
 
     def _on_warm(self, seconds: float) -> None:
         self.warm_thread.quit()
-        # Only before any run: on a first start a small run may have trained (in Python) and
-        # ended already, and its "Done: ..." must stay.
-        if self.mode == "idle" and self.run_id is None:
+        if self._before_any_run():
             # The stage label, not showMessage: a temporary message hides the stage for seconds.
             how = "prepared (first start only)" if self.kernels_compiled else "loaded"
             self.status.stage.setText(f"Trainer ready (fast kernels {how} in {seconds:.1f} s)")
