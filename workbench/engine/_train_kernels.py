@@ -376,14 +376,16 @@ def _needs_room(n, pr, ph, lst, blk, touched, scal):
 
 @njit(inline="always")
 def _new_block(blk, scal):
-    """A block: a freed one if any (see `_empty_list`), else the next unused row. `_reserve`
-    counts every block as a new row, so there is room either way."""
+    """An empty block, last of its list: a freed one if any (see `_empty_list`), else the next
+    unused row. `_reserve` counts every block as a new row, so there is room either way."""
     b = scal[S_FREE]
     if b != -1:
         scal[S_FREE] = blk[b, B_NEXT]
     else:
         b = scal[S_NBLOCKS]
         scal[S_NBLOCKS] += 1
+    blk[b, B_NEXT] = -1
+    blk[b, B_FILL] = 0
     return b
 
 
@@ -406,8 +408,6 @@ def _empty_list(lid, lst, blk, scal):
 @njit(inline="always")
 def _new_list(lst, blk, scal):
     b = _new_block(blk, scal)
-    blk[b, B_NEXT] = -1
-    blk[b, B_FILL] = 0
     lid = scal[S_NLISTS]
     scal[S_NLISTS] += 1
     lst[lid, L_HEAD] = b
@@ -425,8 +425,6 @@ def _list_append(lid, w, lst, blk, scal):
     f = blk[b, B_FILL]
     if f == BLOCK:
         nb = _new_block(blk, scal)
-        blk[nb, B_NEXT] = -1
-        blk[nb, B_FILL] = 0
         blk[b, B_NEXT] = nb
         lst[lid, L_TAIL] = nb
         b = nb
