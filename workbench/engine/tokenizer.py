@@ -37,7 +37,7 @@ import numpy as np
 
 from workbench.engine import _encode_kernels as kernels
 from workbench.engine import scanner
-from workbench.engine.batching import runs_of
+from workbench.engine.batching import RunPool, runs_of
 from workbench.engine.errors import TokenizerError
 from workbench.engine.ids import check_dense, check_id
 from workbench.engine.patterns import compile_pattern, resolve
@@ -140,27 +140,6 @@ def _utf8(text: str) -> tuple[str, bytes]:
 _RUNS_PER_THREAD = 16
 
 
-def _in_threads(work: Callable[[str], _T], texts: list[str], num_threads: int | None) -> list[_T]:
-    """`[work(t) for t in texts]` on `num_threads` threads (default: every core), in order.
-
-    Texts go out in contiguous runs of at least 64K characters (about `_RUNS_PER_THREAD` runs a
-    thread when there is more), so a batch of many short texts does not pay the pool's cost per
-    text while the runs still balance between threads; an exception is the first failing text's.
-    """
-    threads = num_threads or os.cpu_count() or 1
-    if threads <= 1 or len(texts) <= 1:
-        return [work(t) for t in texts]
-    target = sum(map(len, texts)) // (_RUNS_PER_THREAD * threads)
-    runs = runs_of(texts, len, max(target, 1 << 16))
-    if len(runs) == 1:  # under 64K characters: a thread would cost more than it saves
-        return [work(t) for t in texts]
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(min(threads, len(runs))) as pool:
-        done = pool.map(lambda run: [work(t) for t in run], runs)
-        return [result for run in done for result in run]
-
-
 _REUSED_OUT = 1 << 20  # ids: a thread keeps at most a 4 MB output buffer between calls
 
 
@@ -208,6 +187,8 @@ class Tokenizer:
         # The scanner path's piece cache, one per thread (a kernel fills it without the GIL):
         # later calls reuse what earlier ones merged, so many small texts cost what one big does.
         self._local = threading.local()
+        # encode_batch's helper threads: kept between calls so their piece caches stay warm.
+        self._pool = RunPool("bpe-encode")
 
     # ----- construction -------------------------------------------------------------------
 
@@ -482,7 +463,7 @@ class Tokenizer:
         def one(text: str) -> list[int]:
             return self.encode(text, allowed_special, disallowed_special)
 
-        return _in_threads(one, list(texts), num_threads)
+        return self._in_threads(one, list(texts), num_threads)
 
     def encode_batch_arrays(
         self,
@@ -498,7 +479,19 @@ class Tokenizer:
         def one(text: str) -> np.ndarray:
             return self.encode_array(text, allowed_special, disallowed_special)
 
-        return _in_threads(one, list(texts), num_threads)
+        return self._in_threads(one, list(texts), num_threads)
+
+    def close(self) -> None:
+        """Stop `encode_batch`'s helper threads now rather than when the tokenizer is collected
+        (they are kept between calls so their piece caches stay warm); a later batch starts
+        them again. `with tokenizer: ...` closes at the end of the block."""
+        self._pool.close()
+
+    def __enter__(self) -> Tokenizer:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     def rebuilt_merges(self) -> list[tuple[int, int] | None]:
         """For each merge r, the two tokens that BPE with only the first r merges makes of the
@@ -519,6 +512,30 @@ class Tokenizer:
         return formats.export(self, format, out)
 
     # ----- internals --------------------------------------------------------------------------
+
+    def _in_threads(
+        self, work: Callable[[str], _T], texts: list[str], num_threads: int | None
+    ) -> list[_T]:
+        """`[work(t) for t in texts]` on `num_threads` threads (default: every core), in order.
+
+        Texts go out in contiguous runs of at least 64K characters (about `_RUNS_PER_THREAD` runs
+        a thread when there is more), so a batch of many short texts does not pay the pool's cost
+        per text while the runs still balance between threads; an exception is the first failing
+        text's. Each thread's piece cache is sized for the whole batch, not for one short text:
+        one sized for a 64 KB document fills up and restarts several times over a batch of them.
+        """
+        threads = num_threads or os.cpu_count() or 1
+        total = sum(map(len, texts))
+
+        def run_of(run: list[str]) -> list[_T]:
+            if self._scan_code is not None:
+                self._piece_cache(total)
+            return [work(t) for t in run]
+
+        target = max(total // (_RUNS_PER_THREAD * max(threads, 1)), 1 << 16)
+        runs = runs_of(texts, len, target) if texts else []
+        # Under 64K characters a single run: a thread would cost more than it saves.
+        return [result for done in self._pool.map(run_of, runs, threads) for result in done]
 
     def _decode_table(self) -> dict[int, bytes]:
         if self._decoder is None:
