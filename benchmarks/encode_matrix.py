@@ -1,13 +1,15 @@
 """Hand-run benchmark: single-thread encoding, ranks (gpt2, cl100k, o200k) x text (English docs,
 multilingual, C code), against tiktoken and riptoken in the same process, identical ids checked;
-then `Tokenizer.encode_batch` (lists) and `encode_batch_arrays` on one and two threads.
+then `Tokenizer.encode_batch` (lists) and `encode_batch_arrays` on one and two threads, each text
+cut into 64 KB documents: a fresh tokenizer's first call, and later calls (warm piece caches).
 
 Single-thread cells are CPU seconds of the calling thread (`time.thread_time`: all three encode
 on it), so other work on a shared machine inflates them less than wall time; the batch lines are
 wall time, the only measure of threads. Every run of ours uses a fresh tokenizer sharing the
 tables: the piece cache a tokenizer keeps between calls would otherwise remember the text.
 
-Run `python benchmarks/encode_matrix.py [--data /work/bench-data] [--mb 8] [--runs 3]`.
+Run `python benchmarks/encode_matrix.py [--data /work/bench-data] [--mb 8] [--runs 3]`; add
+`--batch-only` for the threads lines alone, `--batch-ranks gpt2 cl100k o200k` for more ranks.
 Texts are assembled on first use into `--data` (outside the repository, never committed) from
 what a Debian machine has: English from /usr/share/doc, multilingual from the ja/ko/zh/it/ru
 manual pages in /usr/share/man, C from the headers in /usr/include. GPT-2's ranks come from
@@ -21,6 +23,7 @@ import argparse
 import base64
 import gzip
 import os
+import resource
 import statistics
 import time
 from pathlib import Path
@@ -110,11 +113,56 @@ def rate(encode, text: str, runs: int, clock=time.thread_time) -> tuple[float, o
     return size / statistics.median(times), result
 
 
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)  # every thread of the process
+    return usage.ru_utime + usage.ru_stime
+
+
+def batch_lines(ours: Tokenizer, name: str, corpus: dict[str, str], runs: int) -> None:
+    """`encode_batch` and `encode_batch_arrays` of each text cut into 64 KB documents, on one
+    thread and on two: the first call of a fresh tokenizer (every thread's piece cache empty),
+    then the median of `runs` more calls of the same tokenizer (caches warm, as in a stream of
+    batches). One and two threads alternate call by call; wall time and the process's CPU."""
+    ours.encode("load the compiled kernels before any timing")
+    for kind, text in corpus.items():
+        size = len(text.encode("utf-8")) / 1e6
+        docs = [text[i : i + 65536] for i in range(0, len(text), 65536)]
+        for method in ("encode_batch", "encode_batch_arrays"):
+            if not hasattr(ours, method):  # an older checkout, measured for comparison
+                continue
+            pair = [ours.with_splitter("auto") for _ in (1, 2)]
+            times: list[list[tuple[float, float]]] = [[], []]
+            for _ in range(runs + 1):
+                for threads, tok in enumerate(pair, start=1):
+                    result = None  # freed outside the timing
+                    wall, cpu = time.perf_counter(), _cpu()
+                    result = getattr(tok, method)(docs, num_threads=threads, allowed_special="none")
+                    times[threads - 1].append((time.perf_counter() - wall, _cpu() - cpu))
+            del result
+            for tok in pair:
+                getattr(tok, "close", lambda: None)()
+            cells = []
+            for label, picked in (("first call", slice(0, 1)), ("warm", slice(1, None))):
+                (w1, c1), (w2, c2) = (
+                    (statistics.median(w for w, _ in t[picked]), statistics.median(c for _, c in t[picked]))
+                    for t in times
+                )  # fmt: skip
+                cells.append(
+                    f"{label} {size / w1:5.1f} -> {size / w2:5.1f} MB/s {w1 / w2:4.2f}x"
+                    f" (CPU {c1:.2f} -> {c2:.2f} s)"
+                )
+            print(f"{method:20}{name + ' x ' + kind:24} 1 -> 2 threads: " + "; ".join(cells))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--data", type=Path, default=Path("/work/bench-data"))
     parser.add_argument("--mb", type=float, default=8.0)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument(
+        "--batch-ranks", nargs="*", default=["gpt2"], help="ranks for the threads lines"
+    )
+    parser.add_argument("--batch-only", action="store_true", help="skip the one-thread matrix")
     args = parser.parse_args()
     import riptoken  # noqa: PLC0415
     import tiktoken  # noqa: PLC0415
@@ -124,7 +172,7 @@ def main() -> None:
     corpus = texts(args.data, args.mb)
     print(f"{'ranks x text':28}{'ours':>9}{'tiktoken':>10}{'riptoken':>10}"
           f"{'ours/tt':>9}{'ours/rip':>9}  same ids   (MB per CPU second, one thread)")  # fmt: skip
-    for name, (ours, ranks, pattern) in tokenizers().items():
+    for name, (ours, ranks, pattern) in [] if args.batch_only else tokenizers().items():
         enc = tiktoken.Encoding(name, pat_str=pattern, mergeable_ranks=ranks, special_tokens={})
         rip = riptoken.CoreBPE(ranks, {}, pattern)
         ours.encode("warm up the kernels")
@@ -141,29 +189,9 @@ def main() -> None:
                 f"{name + ' x ' + kind:28}{ours_rate:9.1f}{tt_rate:10.1f}{rip_rate:10.1f}"
                 f"{ours_rate / tt_rate:8.2f}x{ours_rate / rip_rate:8.2f}x  {'yes' if same else 'NO'}"
             )
-    ours = tokenizers()["gpt2"][0]
-    text = corpus["English docs"]
-    docs = [text[i : i + 65536] for i in range(0, len(text), 65536)]
-    for method in ("encode_batch", "encode_batch_arrays"):
-        if not hasattr(ours, method):  # an older checkout, measured for comparison
-            continue
-        rates = [
-            rate(
-                lambda _: getattr(ours.with_splitter("auto"), method)(  # noqa: B023
-                    docs,
-                    num_threads=threads,  # noqa: B023
-                    allowed_special="none",
-                ),
-                text,
-                args.runs,
-                clock=time.perf_counter,
-            )[0]
-            for threads in (1, 2)
-        ]
-        print(
-            f"{method} gpt2 x English docs in 64 KB documents (wall): 1 thread {rates[0]:.1f}"
-            f" MB/s, 2 threads {rates[1]:.1f} MB/s ({rates[1] / rates[0]:.2f}x)"
-        )
+    built = tokenizers() if args.batch_ranks else {}
+    for name in args.batch_ranks:
+        batch_lines(built[name][0], name, corpus, args.runs)
     with open("/proc/loadavg") as f:
         print(f"load average after: {f.read().split()[0]}")
 

