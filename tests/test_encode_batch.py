@@ -91,6 +91,30 @@ def test_batch_of_real_text_and_tiny_texts_is_encode_of_each(gpt2, corpora):
         ]
 
 
+def test_batch_with_specials_inside_and_across_texts(gpt2):
+    """Allowed specials are split out of each text; one cut in two by the end of a text is two
+    texts of ordinary text, never a special (the texts of a run are encoded in one call)."""
+    texts = _texts(400, seed=7)
+    for i in range(0, 400, 9):
+        texts[i] = texts[i][:50] + EOT + texts[i][50:] + EOT
+        texts[i + 1] += EOT[:5]
+        texts[i + 2] = EOT[5:] + texts[i + 2]
+        texts[i + 3] = EOT
+    one = gpt2.with_splitter("regex")
+    for allowed in ("all", "none"):
+        expected = [one.encode(t, allowed_special=allowed) for t in texts]
+        for splitter in ("auto", "regex"):
+            tok = gpt2.with_splitter(splitter)
+            with tok:
+                assert tok.encode_batch(texts, num_threads=2, allowed_special=allowed) == expected
+                arrays = tok.encode_batch_arrays(texts, num_threads=2, allowed_special=allowed)
+                assert [a.tolist() for a in arrays] == expected
+    assert EOT not in texts[1] and EOT not in texts[2]
+    assert gpt2.encode_batch(texts[1:3], disallowed_special="all") == [
+        one.encode(t) for t in texts[1:3]
+    ]
+
+
 def test_helper_threads_end_when_closed_or_collected(gpt2):
     texts = _texts(300, seed=6)
     gpt2.close()  # the module's tokenizer, used by the tests before

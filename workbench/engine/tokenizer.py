@@ -27,13 +27,14 @@ from __future__ import annotations
 import functools
 import os
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, NamedTuple, TypeVar
+from typing import Literal, NamedTuple
 
 import numpy as np
+import regex
 
 from workbench.engine import _encode_kernels as kernels
 from workbench.engine import scanner
@@ -52,7 +53,6 @@ DisallowedSpecial = Literal["all"] | AbstractSet[str] | Sequence[str]
 # "auto": the scanner for preset patterns, else regex; "scanner" insists (error on a custom
 # pattern); "regex" forces the regex engine; a callable is a custom pre-tokenizer.
 SplitterChoice = Literal["auto", "scanner", "regex"] | Splitter
-_T = TypeVar("_T")
 
 
 class TokenSpan(NamedTuple):
@@ -91,6 +91,11 @@ class _Core:
         byte_pairs = kernels.byte_pair_table(lefts, rights, made, tok_bytes, tok_off, self.tok_rank)
         chars = kernels.build_char_tables(tok_bytes, tok_off, self.tok_rank)
         return (tok_bytes, tok_off, self.tok_rank, byte_id, whole, pairs, byte_pairs, chars)
+
+    @functools.cached_property
+    def lengths(self) -> np.ndarray:
+        """Each ordinary id's length in bytes (0 for an id that is not a token)."""
+        return np.diff(self.arrays[1])
 
     @functools.cached_property
     def id_objects(self) -> np.ndarray:
@@ -466,11 +471,7 @@ class Tokenizer:
     ) -> list[list[int]]:
         """`encode` of each text, in threads (the kernels release the GIL); keyword arguments
         as tiktoken's `encode_batch`. Raises what `encode` raises for the first failing text."""
-
-        def one(text: str) -> list[int]:
-            return self.encode(text, allowed_special, disallowed_special)
-
-        return self._in_threads(one, list(texts), num_threads)
+        return self._batch(list(texts), num_threads, allowed_special, disallowed_special, True)
 
     def encode_batch_arrays(
         self,
@@ -481,12 +482,9 @@ class Tokenizer:
         disallowed_special: DisallowedSpecial = "all",
     ) -> list[np.ndarray]:
         """`encode_batch` as int32 arrays: no Python int per token, so the threads hardly ever
-        wait for one another (building lists needs the GIL: ~15% of the time on English)."""
-
-        def one(text: str) -> np.ndarray:
-            return self.encode_array(text, allowed_special, disallowed_special)
-
-        return self._in_threads(one, list(texts), num_threads)
+        wait for one another (building lists needs the GIL: ~15% of the time on English). The
+        arrays of one run of texts may be views of one array."""
+        return self._batch(list(texts), num_threads, allowed_special, disallowed_special, False)
 
     def close(self) -> None:
         """Stop `encode_batch`'s helper threads now rather than when the tokenizer is collected
@@ -520,10 +518,16 @@ class Tokenizer:
 
     # ----- internals --------------------------------------------------------------------------
 
-    def _in_threads(
-        self, work: Callable[[str], _T], texts: list[str], num_threads: int | None
-    ) -> list[_T]:
-        """`[work(t) for t in texts]` on `num_threads` threads (default: every core), in order.
+    def _batch(
+        self,
+        texts: list[str],
+        num_threads: int | None,
+        allowed_special: AllowedSpecial,
+        disallowed_special: DisallowedSpecial,
+        lists: bool,
+    ) -> list:
+        """Each text's ids (lists or int32 arrays) on `num_threads` threads (default: every
+        core), in order.
 
         Texts go out in contiguous runs of at least 64K characters (about `_RUNS_PER_THREAD` runs
         a thread when there is more), so a batch of many short texts does not pay the pool's cost
@@ -531,18 +535,50 @@ class Tokenizer:
         text's. Each thread's piece cache is sized for the whole batch, not for one short text:
         one sized for a 64 KB document fills up and restarts several times over a batch of them.
         """
+        allowed, refused = self._special_rules(allowed_special, disallowed_special)
         threads = num_threads or os.cpu_count() or 1
         total = sum(map(len, texts))
 
-        def run_of(run: list[str]) -> list[_T]:
+        def run_of(run: list[str]) -> list:
+            for text in run:  # the first refused text of the run raises, before any work
+                _refuse(refused, text)
             if self._scan_code is not None:
                 self._piece_cache(total)
-            return [work(t) for t in run]
+                return self._encode_run(run, allowed, lists)
+            found = [self._encode(text, allowed, want_starts=False)[0] for text in run]
+            return [self._id_list(ids) if lists else ids.copy() for ids in found]
 
-        target = max(total // (_RUNS_PER_THREAD * max(threads, 1)), 1 << 16)
+        target = max(total // (_RUNS_PER_THREAD * threads), 1 << 16)
         runs = runs_of(texts, len, target) if texts else []
         # Under 64K characters a single run: a thread would cost more than it saves.
         return [result for done in self._pool.map(run_of, runs, threads) for result in done]
+
+    def _encode_run(self, run: list[str], allowed: tuple[str, ...], lists: bool) -> list:
+        """The scanner's ids of each text of `run` from one kernel call over all their bytes,
+        each text its own segment(s): a text's pieces never cross its ends, so the ids are
+        `encode`'s, and a thousand short texts cost one call's overhead, not a thousand."""
+        parts = [_utf8(text)[1] for text in run]
+        data = b"".join(parts)
+        sizes = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
+        ends = np.cumsum(sizes)
+        if allowed:  # specials split out of each text, as `_segments` does for one
+            rows = [self._segments(part, allowed) for part in parts]
+            shift = np.repeat(ends - sizes, [len(r[0]) for r in rows])
+            seg_starts = np.concatenate([r[0] for r in rows]) + shift
+            seg_ends = np.concatenate([r[1] for r in rows]) + shift
+            seg_ids = np.concatenate([r[2] for r in rows])
+        else:
+            seg_ends = ends[sizes > 0]
+            seg_starts = seg_ends - sizes[sizes > 0]
+            seg_ids = np.full(len(seg_ends), -1, dtype=np.int64)
+        ids = self._scan_segments(data, seg_starts, seg_ends, seg_ids)
+        # Tokens tile the bytes, so the tokens of text j end at or before ends[j].
+        token_ends = np.cumsum(self._token_lengths(ids) if allowed else self._core.lengths[ids])
+        cuts = np.searchsorted(token_ends, ends, side="right").tolist()
+        if lists:
+            whole = self._id_list(ids)
+            return [whole[a:b] for a, b in zip([0, *cuts], cuts, strict=False)]
+        return np.split(ids.copy(), cuts[:-1])
 
     def _decode_table(self) -> dict[int, bytes]:
         if self._decoder is None:
@@ -584,19 +620,22 @@ class Tokenizer:
         self, text: str, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
     ) -> tuple[str, ...]:
         """The specials to split out of `text`; raises if it holds a disallowed one."""
+        allowed, refused = self._special_rules(allowed_special, disallowed_special)
+        _refuse(refused, text)
+        return allowed
+
+    def _special_rules(
+        self, allowed_special: AllowedSpecial, disallowed_special: DisallowedSpecial
+    ) -> tuple[tuple[str, ...], regex.Pattern | None]:
+        """(the specials to split out, a matcher of the refused ones or None)."""
         allowed = self._names(allowed_special, "allowed_special")
         if allowed_special == "none":  # the older spelling of encode_ordinary
-            return ()
+            return (), None
         if disallowed_special == "all":
             disallowed = tuple(t for t in self.special_tokens if t not in set(allowed))
         else:
             disallowed = self._names(disallowed_special, "disallowed_special")
-        if disallowed:
-            matcher = specials_regex(tuple(sorted(disallowed)))
-            found = matcher.search(text) if matcher is not None else None
-            if found is not None:
-                raise DisallowedSpecialError(found.group(), found.start())
-        return allowed
+        return allowed, specials_regex(tuple(sorted(disallowed))) if disallowed else None
 
     def _encode(
         self, text: str, allowed: tuple[str, ...], want_starts: bool
@@ -627,7 +666,13 @@ class Tokenizer:
 
     def _encode_scanned(self, data: bytes, specials: tuple[str, ...]) -> np.ndarray:
         """The fast path: segments around the special tokens, then one kernel call."""
-        seg_starts, seg_ends, seg_ids = self._segments(data, specials)
+        return self._scan_segments(data, *self._segments(data, specials))
+
+    def _scan_segments(
+        self, data: bytes, seg_starts: np.ndarray, seg_ends: np.ndarray, seg_ids: np.ndarray
+    ) -> np.ndarray:
+        """The ids of `data`'s segments (a special's id, or ordinary text when -1): a view into
+        this thread's output buffer (see `_out_buffer`)."""
         flags, fold_cps, fold_letters = scanner.kernel_tables()
         out_ids = self._out_buffer(len(data) + 1)
         count = kernels.ENCODE_SCANNED[self._scan_code](
@@ -743,6 +788,13 @@ class DisallowedSpecialError(TokenizerError, ValueError):
             f" allowed_special={{{token!r}}} (or 'all') to encode it as that special token, or"
             " disallowed_special=() to encode it as ordinary text"
         )
+
+
+def _refuse(refused: regex.Pattern | None, text: str) -> None:
+    """Raise `DisallowedSpecialError` for the first refused special in `text`, if any."""
+    found = refused.search(text) if refused is not None else None
+    if found is not None:
+        raise DisallowedSpecialError(found.group(), found.start())
 
 
 def check_specials(specials: dict[str, int]) -> None:
