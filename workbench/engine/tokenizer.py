@@ -93,11 +93,6 @@ class _Core:
         return (tok_bytes, tok_off, self.tok_rank, byte_id, whole, pairs, byte_pairs, chars)
 
     @functools.cached_property
-    def lengths(self) -> np.ndarray:
-        """Each ordinary id's length in bytes (0 for an id that is not a token)."""
-        return np.diff(self.arrays[1])
-
-    @functools.cached_property
     def id_objects(self) -> np.ndarray:
         """Python ints 0..size-1 in an object array, for `_id_list`: taking ready-made ints is
         ~20% faster than making one per token (`tolist`), and the list frees 5x faster, all of
@@ -554,31 +549,45 @@ class Tokenizer:
         return [result for done in self._pool.map(run_of, runs, threads) for result in done]
 
     def _encode_run(self, run: list[str], allowed: tuple[str, ...], lists: bool) -> list:
-        """The scanner's ids of each text of `run` from one kernel call over all their bytes,
-        each text its own segment(s): a text's pieces never cross its ends, so the ids are
-        `encode`'s, and a thousand short texts cost one call's overhead, not a thousand."""
+        """The scanner's ids of each text of `run` from one kernel call over all their bytes:
+        a thousand short texts cost one call's overhead, not a thousand.
+
+        Each text is its own segment(s), so its pieces never cross its ends and the ids are
+        `encode`'s; an empty segment after each text emits `_end_mark`, which no token has,
+        so finding the marks cuts the ids into texts in one vectorised pass.
+        """
         parts = [_utf8(text)[1] for text in run]
-        data = b"".join(parts)
         sizes = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
         ends = np.cumsum(sizes)
+        mark = self._end_mark
         if allowed:  # specials split out of each text, as `_segments` does for one
             rows = [self._segments(part, allowed) for part in parts]
-            shift = np.repeat(ends - sizes, [len(r[0]) for r in rows])
-            seg_starts = np.concatenate([r[0] for r in rows]) + shift
-            seg_ends = np.concatenate([r[1] for r in rows]) + shift
-            seg_ids = np.concatenate([r[2] for r in rows])
-        else:
-            seg_ends = ends[sizes > 0]
-            seg_starts = seg_ends - sizes[sizes > 0]
-            seg_ids = np.full(len(seg_ends), -1, dtype=np.int64)
-        ids = self._scan_segments(data, seg_starts, seg_ends, seg_ids)
-        # Tokens tile the bytes, so the tokens of text j end at or before ends[j].
-        token_ends = np.cumsum(self._token_lengths(ids) if allowed else self._core.lengths[ids])
-        cuts = np.searchsorted(token_ends, ends, side="right").tolist()
+            counts = np.array([len(r[0]) + 1 for r in rows])
+            shift = np.repeat(ends - sizes, counts)
+            seg_starts = np.concatenate([x for r in rows for x in (r[0], [0])]) + shift
+            seg_ends = np.concatenate([x for r in rows for x in (r[1], [0])]) + shift
+            seg_ids = np.concatenate([x for r in rows for x in (r[2], [mark])])
+            at = np.cumsum(counts) - 1  # the marks: empty, at each text's end
+            seg_starts[at] = seg_ends[at] = ends
+        else:  # text j is segment 2j, its mark 2j + 1
+            seg_starts = np.repeat(ends - sizes, 2)
+            seg_starts[1::2] = ends
+            seg_ends = np.repeat(ends, 2)
+            seg_ids = np.tile(np.array([-1, mark], dtype=np.int64), len(parts))
+        ids = self._scan_segments(b"".join(parts), seg_starts, seg_ends, seg_ids)
+        cuts = np.flatnonzero(ids == mark).tolist()
+        spans = zip([-1, *cuts], cuts, strict=False)
         if lists:
-            whole = self._id_list(ids)
-            return [whole[a:b] for a, b in zip([0, *cuts], cuts, strict=False)]
-        return np.split(ids.copy(), cuts[:-1])
+            return [self._id_list(ids[a + 1 : b]) for a, b in spans]
+        kept = ids.copy()  # out of the reused buffer, once for the run
+        return [kept[a + 1 : b] for a, b in spans]
+
+    @functools.cached_property
+    def _end_mark(self) -> int:
+        """An id that is neither an ordinary token's nor a special's (`_encode_run`)."""
+        taken = set(self.special_tokens.values())
+        size = len(self._core.arrays[1]) - 1  # ordinary ids are below it
+        return next(tid for tid in range(size, size + len(taken) + 1) if tid not in taken)
 
     def _decode_table(self) -> dict[int, bytes]:
         if self._decoder is None:
@@ -674,7 +683,7 @@ class Tokenizer:
         """The ids of `data`'s segments (a special's id, or ordinary text when -1): a view into
         this thread's output buffer (see `_out_buffer`)."""
         flags, fold_cps, fold_letters = scanner.kernel_tables()
-        out_ids = self._out_buffer(len(data) + 1)
+        out_ids = self._out_buffer(len(data) + len(seg_ids) + 1)  # a segment may be empty
         count = kernels.ENCODE_SCANNED[self._scan_code](
             np.frombuffer(data, dtype=np.uint8),
             seg_starts,
