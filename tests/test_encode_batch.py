@@ -6,6 +6,7 @@ threads a batch keeps between calls end when the tokenizer is closed or collecte
 from __future__ import annotations
 
 import gc
+import multiprocessing
 import random
 import threading
 
@@ -134,6 +135,31 @@ def test_helper_threads_end_when_closed_or_collected(gpt2):
     for thread in left:
         thread.join(timeout=30)
     assert _helpers() == []
+
+
+@pytest.mark.skipif(
+    "fork" not in multiprocessing.get_all_start_methods(), reason="no fork on this system"
+)
+@pytest.mark.filterwarnings("ignore:.*fork.*:DeprecationWarning")  # 3.12: fork with threads
+def test_batch_in_a_forked_child_after_the_parent_started_helpers(gpt2):
+    """A forked child inherits the pool but not its threads: it must start its own, not wait
+    for ever on helpers that do not exist."""
+    texts = _texts(300, seed=8)
+    expected = gpt2.encode_batch(texts, num_threads=2)
+    assert _helpers()
+    context = multiprocessing.get_context("fork")
+    answers = context.SimpleQueue()
+
+    def child() -> None:
+        answers.put(gpt2.encode_batch(texts, num_threads=2) == expected)
+
+    process = context.Process(target=child, daemon=True)
+    process.start()
+    process.join(timeout=60)
+    alive = process.is_alive()
+    if alive:
+        process.kill()
+    assert not alive and process.exitcode == 0 and answers.get() is True
 
 
 def test_run_pool_keeps_order_and_raises_the_first_failure():

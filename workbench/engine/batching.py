@@ -10,6 +10,7 @@ worth most when it is warm: fresh threads per call would merge every piece anew 
 from __future__ import annotations
 
 import itertools
+import os
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Sequence
@@ -50,6 +51,7 @@ class RunPool:
         self._executor: ThreadPoolExecutor | None = None
         self._helpers = 0
         self._stop: weakref.finalize | None = None
+        self._pid = os.getpid()
 
     def map(self, work: Callable[[T], R], runs: Sequence[T], threads: int) -> list[R]:
         """`[work(run) for run in runs]` on up to `threads` threads, in order; raises the
@@ -97,6 +99,9 @@ class RunPool:
 
     def _executor_for(self, helpers: int) -> ThreadPoolExecutor:
         with self._lock:
+            # A forked child has the executor but not its threads: a task would wait for ever.
+            if self._pid != os.getpid():
+                self._executor, self._stop, self._pid = None, None, os.getpid()
             if self._executor is None or self._helpers < helpers:
                 old, old_stop = self._executor, self._stop
                 self._executor = ThreadPoolExecutor(helpers, thread_name_prefix=self._name)
