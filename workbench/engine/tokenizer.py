@@ -145,6 +145,9 @@ def _utf8(text: str) -> tuple[str, bytes]:
 # Runs a thread gets: the last run to finish leaves the other threads idle for up to its length,
 # so more, shorter runs balance better; a run of 64K characters still costs the pool little.
 _RUNS_PER_THREAD = 16
+# A run is one kernel call: above 256K characters its ids would outgrow the thread's reused
+# output buffer (`_REUSED_OUT`), and a fresh one a call costs page faults and unmapping.
+_LONGEST_RUN = 1 << 18
 
 
 _REUSED_OUT = 1 << 20  # ids: a thread keeps at most a 4 MB output buffer between calls
@@ -524,8 +527,8 @@ class Tokenizer:
         """Each text's ids (lists or int32 arrays) on `num_threads` threads (default: every
         core), in order.
 
-        Texts go out in contiguous runs of at least 64K characters (about `_RUNS_PER_THREAD` runs
-        a thread when there is more), so a batch of many short texts does not pay the pool's cost
+        Texts go out in contiguous runs of 64K-256K characters (a longer text alone; about
+        `_RUNS_PER_THREAD` runs a thread when there is more), so a batch of many short texts does not pay the pool's cost
         per text while the runs still balance between threads; an exception is the first failing
         text's. Each thread's piece cache is sized for the whole batch, not for one short text:
         one sized for a 64 KB document fills up and restarts several times over a batch of them.
@@ -543,7 +546,7 @@ class Tokenizer:
             found = [self._encode(text, allowed, want_starts=False)[0] for text in run]
             return [self._id_list(ids) if lists else ids.copy() for ids in found]
 
-        target = max(total // (_RUNS_PER_THREAD * threads), 1 << 16)
+        target = min(max(total // (_RUNS_PER_THREAD * threads), 1 << 16), _LONGEST_RUN)
         runs = runs_of(texts, len, target) if texts else []
         # Under 64K characters a single run: a thread would cost more than it saves.
         return [result for done in self._pool.map(run_of, runs, threads) for result in done]
