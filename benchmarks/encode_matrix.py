@@ -5,7 +5,9 @@ cut into 64 KB documents: a fresh tokenizer's first call, and later calls (warm 
 
 Single-thread cells are CPU seconds of the calling thread (`time.thread_time`: all three encode
 on it), so other work on a shared machine inflates them less than wall time; the batch lines are
-wall time, the only measure of threads. Every run of ours uses a fresh tokenizer sharing the
+wall time, the only measure of threads, with the process's CPU time beside it. Two threads can
+only be timed on an idle machine: Linux's autogroup scheduling gives a busy machine's process
+one share of the CPUs however many threads it runs. Every run of ours uses a fresh tokenizer sharing the
 tables: the piece cache a tokenizer keeps between calls would otherwise remember the text.
 
 Run `python benchmarks/encode_matrix.py [--data /work/bench-data] [--mb 8] [--runs 3]`; add
