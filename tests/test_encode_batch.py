@@ -12,6 +12,9 @@ import threading
 
 import numpy as np
 import pytest
+from _bpe_helpers import examples
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from workbench.cli import main
 from workbench.engine import formats
@@ -181,6 +184,22 @@ def test_run_pool_keeps_order_and_raises_the_first_failure():
     finally:
         pool.close()
     assert not [t for t in threading.enumerate() if t.name.startswith("bpe-encode-test")]
+
+
+_PARTS = st.sampled_from([*WORDS, EOT, EOT[:4], EOT[4:], " ", "\r\n", "\ud800", "x" * 300, ""])
+
+
+@settings(max_examples=examples(0.5))
+@given(st.lists(st.lists(_PARTS, max_size=12).map("".join), max_size=30), st.booleans())
+def test_batch_of_random_texts_is_encode_of_each(gpt2, texts, allow):
+    """Empty texts, lone surrogates, specials whole and cut across texts: one run, one kernel
+    call, cut back into texts at the end marks."""
+    allowed = "all" if allow else "none"
+    reference = gpt2.with_splitter("regex")
+    expected = [reference.encode(t, allowed_special=allowed) for t in texts]
+    assert gpt2.encode_batch(texts, num_threads=2, allowed_special=allowed) == expected
+    arrays = gpt2.encode_batch_arrays(texts, allowed_special=allowed)
+    assert [a.tolist() for a in arrays] == expected
 
 
 def test_batch_raises_for_a_refused_special(gpt2):
