@@ -7,7 +7,8 @@ Single-thread cells are CPU seconds of the calling thread (`time.thread_time`: a
 on it), so other work on a shared machine inflates them less than wall time; the batch lines are
 wall time, the only measure of threads, with the process's CPU time beside it. Two threads can
 only be timed on an idle machine: Linux's autogroup scheduling gives a busy machine's process
-one share of the CPUs however many threads it runs. Every run of ours uses a fresh tokenizer sharing the
+one share of the CPUs however many threads it runs; each line ends with the cores other
+processes used meanwhile (0.0 for a fair figure). Every run of ours uses a fresh tokenizer sharing the
 tables: the piece cache a tokenizer keeps between calls would otherwise remember the text.
 
 Run `python benchmarks/encode_matrix.py [--data /work/bench-data] [--mb 8] [--runs 3]`; add
@@ -120,6 +121,14 @@ def _cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def _machine_busy() -> float:
+    """CPU seconds every process has used since boot (/proc/stat), to tell how much of a
+    measurement's time other processes took: they make two threads look no faster than one."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")  # minus idle, iowait
+
+
 def batch_lines(ours: Tokenizer, name: str, corpus: dict[str, str], runs: int) -> None:
     """`encode_batch` and `encode_batch_arrays` of each text cut into 64 KB documents, on one
     thread and on two: the first call of a fresh tokenizer (every thread's piece cache empty),
@@ -133,6 +142,7 @@ def batch_lines(ours: Tokenizer, name: str, corpus: dict[str, str], runs: int) -
             if not hasattr(ours, method):  # an older checkout, measured for comparison
                 continue
             pair = [ours.with_splitter("auto") for _ in (1, 2)]
+            start_wall, start_ours, start_all = time.perf_counter(), _cpu(), _machine_busy()
             times: list[list[tuple[float, float]]] = [[], []]
             for _ in range(runs + 1):
                 for threads, tok in enumerate(pair, start=1):
@@ -153,6 +163,8 @@ def batch_lines(ours: Tokenizer, name: str, corpus: dict[str, str], runs: int) -
                     f"{label} {size / w1:5.1f} -> {size / w2:5.1f} MB/s {w1 / w2:4.2f}x"
                     f" (CPU {c1:.2f} -> {c2:.2f} s)"
                 )
+            others = (_machine_busy() - start_all) - (_cpu() - start_ours)
+            cells.append(f"others {others / (time.perf_counter() - start_wall):.1f} cores")
             print(f"{method:20}{name + ' x ' + kind:24} 1 -> 2 threads: " + "; ".join(cells))
 
 
