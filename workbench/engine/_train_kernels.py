@@ -126,6 +126,9 @@ RUNNING = 0
 VOCAB_REACHED = 1
 NO_PAIRS = 2
 BELOW_MIN_FREQUENCY = 3
+# Not a stop: tables grew in the last merge, and the caller hands the memory their old copies
+# held back to the system (see `native_memory`) before it calls again.
+TABLES_GREW = 4
 
 HASH_BASE = 1099511628211  # FNV prime: rolling hash of token bytes
 MIX = -7046029254386353131  # 0x9E3779B97F4A7C15 as int64: spreads keys over the tables
@@ -769,12 +772,15 @@ def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, ti
     tokens, no pair is left, or the best count is below `min_frequency`; merge i is row i of
     `events`.
 
-    Returns (status, merges made, the state with every array that grew)."""
+    Returns (status, merges made, the state with every array that grew). Status TABLES_GREW:
+    it returned after a merge that grew the pair tables, so their old copies can be freed.
+    """
     wsym, wrec, tok_off, tok_len, tok_hash, tok_key, arena, tt = state[:8]
     pr, tie_stamp, ph, lst, blk, hp, touched, tie_stack, scal, hf_order = state[8:]
     ev_left, ev_right, ev_new, ev_count, ev_isnew, ev_ties, ev_tokens = events
     status = RUNNING
     done = 0
+    rows = pr.shape[0] + ph.shape[0] + lst.shape[0] + blk.shape[0] + hp.shape[0]  # only grow
     while done < max_merges:
         if scal[S_NTOK] >= target_tokens:
             status = VOCAB_REACHED
@@ -865,6 +871,9 @@ def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, ti
         ev_ties[done] = ties
         ev_tokens[done] = scal[S_TOKENS]
         done += 1
+        if pr.shape[0] + ph.shape[0] + lst.shape[0] + blk.shape[0] + hp.shape[0] != rows:
+            status = TABLES_GREW
+            break
 
     return status, done, TrainState(
         wsym, wrec, tok_off, tok_len, tok_hash, tok_key, arena, tt, pr, tie_stamp, ph, lst, blk,

@@ -20,7 +20,9 @@ import numpy as np
 from workbench.engine import _train_kernels as k
 from workbench.engine.byte_mapping import hf_byte_order
 from workbench.engine.config import TrainConfig
+from workbench.engine.errors import WorkbenchError
 from workbench.engine.events import MergeBatch
+from workbench.engine.native_memory import give_back_freed_memory
 from workbench.engine.words import WordTable
 
 STOP_REASONS = {
@@ -92,11 +94,21 @@ class BpeTrainer:
             scal=scal,
             hf_order=np.array(hf_byte_order(), dtype=np.int64),
         )
-        self.state: k.TrainState = k.init_pairs(state, self.mode)
+        self.state: k.TrainState | None = k.init_pairs(state, self.mode)
+        give_back_freed_memory()  # what the index's growing tables left behind
+        self._scal = self.state.scal
 
     def state_bytes(self) -> dict[str, int]:
         """Bytes held by each state array (capacity, not use): for memory reports."""
+        if self.state is None:
+            return {}
         return {name: array.nbytes for name, array in self.state._asdict().items()}
+
+    def release(self) -> None:
+        """Free the merge loop's arrays (most of the trainer's memory) when no more merges will
+        be made, before writing files: the merges, the vocabulary and the figures stay, and
+        `step` refuses from then on."""
+        self.state = None  # `_scal` keeps the figures
 
     # -- what it has made ----------------------------------------------------------------------
 
@@ -107,7 +119,7 @@ class BpeTrainer:
     @property
     def n_tokens(self) -> int:
         """Distinct tokens: 256 bytes + merged tokens (no specials)."""
-        return int(self.state.scal[k.S_NTOK])
+        return int(self._scal[k.S_NTOK])
 
     @property
     def vocab_size(self) -> int:
@@ -117,7 +129,7 @@ class BpeTrainer:
     @property
     def corpus_tokens(self) -> int:
         """Tokens the training corpus takes with the merges so far (specials not counted)."""
-        return int(self.state.scal[k.S_TOKENS])
+        return int(self._scal[k.S_TOKENS])
 
     @property
     def special_ids(self) -> dict[str, int]:
@@ -145,6 +157,8 @@ class BpeTrainer:
 
     def step(self, n: int, target_vocab_size: int | None = None) -> MergeBatch:
         """Make up to n more merges (fewer if training ends) and return them as one batch."""
+        if self.state is None:
+            raise WorkbenchError("this trainer was released: it makes no more merges")
         target = self.config.vocab_size if target_vocab_size is None else target_vocab_size
         target_tokens = target - len(self.config.special_tokens)
         n = max(int(n), 0)
@@ -158,14 +172,22 @@ class BpeTrainer:
             tokens=np.empty(n, dtype=np.int64),
         )
         start = time.perf_counter()
-        status, done, self.state = k.run_merges(
-            self.state, events, n, target_tokens, self.config.min_frequency, self.mode,
-            self.tie_limit,
-        )  # fmt: skip
+        done = 0
+        while True:
+            rows = events if done == 0 else k.MergeEvents(*(a[done:] for a in events))
+            status, made, self.state = k.run_merges(
+                self.state, rows, n - done, target_tokens, self.config.min_frequency, self.mode,
+                self.tie_limit,
+            )  # fmt: skip
+            done += int(made)
+            if status != k.TABLES_GREW:
+                break
+            # The tables' old copies are free now; glibc keeps most of them resident (a 1 GB
+            # run's peak held 40 MB of them) unless asked.
+            give_back_freed_memory()
         seconds = time.perf_counter() - start
         self.kernel_seconds += seconds
         self.stop_reason = STOP_REASONS.get(int(status))
-        done = int(done)
 
         start_rank = len(self.merges)
         # Whole batches through tolist(): per-merge numpy scalars cost a tenth of the loop.
