@@ -35,15 +35,25 @@ STOP_REASONS = {
 # them all costs as much as the merge itself late in training, when thousands of pairs tie.
 TIE_LIMIT = 100
 
-# Starting capacities (rows); everything doubles on demand, so these only save early regrowth.
-_START_PAIRS = 1 << 14
-_START_HEAP = 1 << 14
+# Starting capacity (rows) of the pair tables and the heap; everything doubles on demand, so
+# this only saves early regrowth.
+START_ROWS = 1 << 14
 
 
 class BpeTrainer:
     """Byte-level BPE over a word table, in the tie-break mode of `config`."""
 
-    def __init__(self, words: WordTable, config: TrainConfig, tie_limit: int = TIE_LIMIT) -> None:
+    def __init__(
+        self,
+        words: WordTable,
+        config: TrainConfig,
+        tie_limit: int = TIE_LIMIT,
+        start_rows: int = START_ROWS,
+    ) -> None:
+        """`start_rows`: first capacity of the pair tables and the heap (rounded up to a power
+        of two); the same merges whatever it is (small ones make tests regrow them)."""
+        if start_rows < 1:
+            raise ValueError(f"start_rows must be at least 1, not {start_rows}")
         self.config = config
         self.mode = k.HF if config.tie_break == "hf" else k.LEX
         self.tie_limit = tie_limit
@@ -53,11 +63,11 @@ class BpeTrainer:
         self.stop_reason: str | None = None
         self.kernel_seconds = 0.0
         self._batch_size = 1
-        self._init_state(words)
+        self._init_state(words, 1 << (start_rows - 1).bit_length())
 
     # -- state ---------------------------------------------------------------------------------
 
-    def _init_state(self, words: WordTable) -> None:
+    def _init_state(self, words: WordTable, pairs: int) -> None:
         lengths = np.diff(words.offsets)
         wrec = np.zeros((lengths.size, 4), dtype=np.int64)  # (offset, length, count, -)
         wrec[:, k.W_OFF] = words.offsets[:-1]
@@ -72,7 +82,6 @@ class BpeTrainer:
         scal[k.S_TOKENS] = int((lengths * words.counts).sum())
         arena = np.zeros(64 * 1024, dtype=np.uint8)
         arena[:256] = np.arange(256, dtype=np.uint8)
-        pairs = _START_PAIRS
         state = k.TrainState(
             wsym=words.data.astype(np.int32),  # each byte is its own token id
             wrec=wrec,
@@ -88,7 +97,7 @@ class BpeTrainer:
             lst=np.empty((pairs, 4), dtype=np.int32),
             # Every word-pair occurrence may need a block slot; a sixth of the symbols is a start.
             blk=np.empty((max(symbols // k.BLOCK, pairs), 2 + k.BLOCK), dtype=np.int32),
-            hp=np.empty((_START_HEAP, 4), dtype=np.int64),
+            hp=np.empty((pairs, 4), dtype=np.int64),
             touched=np.zeros(pairs + 1, dtype=np.int32),
             tie_stack=np.empty(k.TIE_STACK, dtype=np.int64),
             scal=scal,
