@@ -93,7 +93,7 @@ class BpeTrainer:
             tt=np.full(4096, -1, dtype=np.int32),
             pr=np.empty((pairs, 4), dtype=np.int64),
             tie_stamp=np.full(pairs, -1, dtype=np.int32),
-            ph=np.full((2 * pairs, 2), -1, dtype=np.int64),
+            ph=np.full((2 * pairs, 2), -1, dtype=np.int32),
             lst=np.empty((pairs, 4), dtype=np.int32),
             # Every word-pair occurrence may need a block slot; a sixth of the symbols is a start.
             blk=np.empty((max(symbols // k.BLOCK, pairs), 2 + k.BLOCK), dtype=np.int32),
