@@ -295,8 +295,9 @@ def _lex_key(t, tok_off, tok_len, arena):
 
 @njit(inline="always")
 def _tag(key):
-    """32 bits of the pair key, other bits than `_slot` reads: a slot of `ph` holds the tag,
-    not the key, and the key is read from the pair's row only when the tag matches."""
+    """32 bits of a second hash of the pair key (independent of the bits `_slot` takes): a slot
+    of `ph` holds the tag, not the key, and the key is read from the pair's row only when the
+    tag matches. Pair ids are int32 already (`touched`, heap references), so 8 bytes a slot."""
     return np.int32((key * TAG_MIX) >> 32)
 
 
