@@ -5,7 +5,7 @@ trainer released before its files are written."""
 from __future__ import annotations
 
 import pytest
-from _bpe_helpers import examples
+from _bpe_helpers import examples, trained
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference_bpe import train_reference
@@ -90,3 +90,18 @@ def test_released_trainer_keeps_its_results_and_refuses_more():
     assert (trainer.n_tokens, trainer.vocab_size, trainer.corpus_tokens) == figures
     with pytest.raises(WorkbenchError, match="released"):
         trainer.step(1)
+
+
+def test_files_written_after_release_are_the_same(tmp_path):
+    # The command line releases the trainer before it writes the files.
+    config = TrainConfig(vocab_size=256 + 80)
+    docs = ["the cat sat on the mat; the hat sat on the cat. " * 5, "mat hat cat 123 456"]
+    kept, released = trained(docs, config), trained(docs, config)
+    released.release_trainer()
+    for name, session in (("kept", kept), ("released", released)):
+        session.export(["gpt2"], tmp_path / name)
+    for file in ("vocab.json", "merges.txt"):
+        assert (tmp_path / "released" / file).read_bytes() == (
+            tmp_path / "kept" / file
+        ).read_bytes()
+    assert released.trainer.vocab_size == kept.trainer.vocab_size > 256
