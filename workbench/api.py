@@ -92,6 +92,7 @@ def train(
                 raise KeyboardInterrupt
     finally:
         first_start.close(quick)
+    session.release_trainer()  # the run has ended: the tokenizer is built without its arrays
     return TrainResult(
         tokenizer=session.tokenizer(),
         merges=session.merges(),

@@ -199,6 +199,7 @@ def _train(
         bar.end()
         if reason is StopReason.INTERRUPTED:
             raise KeyboardInterrupt
+        session.release_trainer()  # writing the files then takes memory the merges gave back
         written = session.export(["gpt2", *formats], out)
     return session, written
 

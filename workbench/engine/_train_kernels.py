@@ -9,9 +9,11 @@ loop is bound by memory latency, not arithmetic.
   open-addressing table `tt` so a merge whose bytes already exist reuses that token's id, and
   `tok_key`, a 64-bit key per token that orders tokens like their bytes (see `_lex_key`).
 - pairs: dense pair ids; row p of `pr` is (packed key `left << 32 | right`, live count, word
-  list, step stamp). `ph` is an open-addressing table of (key, pair id) rows, so a probe reads
-  the key where it finds the id. Pair ids never move, so heap entries may hold them across a
-  resize.
+  list, step stamp). `ph` is an open-addressing table of (tag, pair id) rows, 8 bytes each: the
+  tag (32 other bits of the key's hash) settles a probe without reading the pair's row but
+  once in 4 billion; the row is read on a match, where the caller reads it anyway. (Keys in
+  the table took 16-byte rows: 17 MB of a 1 GB run's peak.) Pair ids never move, so heap
+  entries may hold them across a resize.
 - word lists: which words hold a pair, as chained blocks: row b of `blk` is (next block, fill,
   up to `BLOCK` words); row l of `lst` is (head block, tail block, last word appended). Stale
   entries are fine: merging a word that no longer holds the pair changes nothing.
@@ -69,7 +71,7 @@ class TrainState(NamedTuple):
     tt: np.ndarray  # int32: open-addressing table of tokens by hash
     pr: np.ndarray  # int64 rows (key, count, list, stamp)
     tie_stamp: np.ndarray  # int32: per pair, last tie count that saw it
-    ph: np.ndarray  # int64 rows (key, pair id)
+    ph: np.ndarray  # int32 rows (key tag, pair id)
     lst: np.ndarray  # int32 rows (head, tail, last word)
     blk: np.ndarray  # int32 rows (next, fill, words...)
     hp: np.ndarray  # int64 rows (count, tie key 1, tie key 2, pair << 32 | list)
@@ -126,9 +128,13 @@ RUNNING = 0
 VOCAB_REACHED = 1
 NO_PAIRS = 2
 BELOW_MIN_FREQUENCY = 3
+# Not a stop: tables grew in the last merge, and the caller hands the memory their old copies
+# held back to the system (see `native_memory`) before it calls again.
+TABLES_GREW = 4
 
 HASH_BASE = 1099511628211  # FNV prime: rolling hash of token bytes
 MIX = -7046029254386353131  # 0x9E3779B97F4A7C15 as int64: spreads keys over the tables
+TAG_MIX = -4658895280553007687  # 0xBF58476D1CE4E5B9 as int64: the key tags in `ph` (`_tag`)
 SIGN = -9223372036854775808  # flips the top bit: unsigned order as signed int64 order
 
 
@@ -288,15 +294,25 @@ def _lex_key(t, tok_off, tok_len, arena):
 
 
 @njit(inline="always")
-def _pair_find(key, ph):
+def _tag(key):
+    """32 bits of a second hash of the pair key (independent of the bits `_slot` takes): a slot
+    of `ph` holds the tag, not the key, and the key is read from the pair's row only when the
+    tag matches. Pair ids are int32 already (`touched`, heap references), so 8 bytes a slot."""
+    return np.int32((key * TAG_MIX) >> 32)
+
+
+@njit(inline="always")
+def _pair_find(key, ph, pr):
     mask = ph.shape[0] - 1
     i = _slot(key, mask)
+    tag = _tag(key)
     while True:
-        k = ph[i, 0]
-        if k == key:
-            return ph[i, 1]
-        if k == -1:
+        p = ph[i, 1]
+        if p == -1:
             return -1
+        # The caller reads this pair's row next anyway: checking its key costs no cache miss.
+        if ph[i, 0] == tag and pr[p, P_KEY] == key:
+            return p
         i = (i + 1) & mask
 
 
@@ -305,35 +321,36 @@ def _pair_insert(key, ph, pr, scal):
     """Id of the pair `key`, adding it (count 0, no list) if new. Capacity is the caller's job."""
     mask = ph.shape[0] - 1
     i = _slot(key, mask)
+    tag = _tag(key)
     while True:
-        k = ph[i, 0]
-        if k == key:
-            return ph[i, 1]
-        if k == -1:
+        p = ph[i, 1]
+        if p == -1:
             p = scal[S_NPAIRS]
             scal[S_NPAIRS] += 1
-            ph[i, 0] = key
+            ph[i, 0] = tag
             ph[i, 1] = p
             pr[p, P_KEY] = key
             pr[p, P_CNT] = 0
             pr[p, P_LIST] = -1
             pr[p, P_STAMP] = -1
             return p
+        if ph[i, 0] == tag and pr[p, P_KEY] == key:
+            return p
         i = (i + 1) & mask
 
 
 @njit
 def _rehash_pairs(npairs, pr, size):
-    ph = np.empty((size, 2), dtype=np.int64)
+    ph = np.empty((size, 2), dtype=np.int32)
     for i in range(size):
-        ph[i, 0] = -1
+        ph[i, 1] = -1
     mask = size - 1
     for p in range(npairs):
         key = pr[p, P_KEY]
         i = _slot(key, mask)
-        while ph[i, 0] != -1:
+        while ph[i, 1] != -1:
             i = (i + 1) & mask
-        ph[i, 0] = key
+        ph[i, 0] = _tag(key)
         ph[i, 1] = p
     return ph
 
@@ -436,7 +453,7 @@ def _list_append(lid, w, lst, blk, scal):
 @njit(inline="always")
 def _drop_pair(a, b, c, ph, pr):
     """Take c from the count of the pair (a, b), which exists."""
-    pr[_pair_find((np.int64(a) << 32) | np.int64(b), ph), P_CNT] -= c
+    pr[_pair_find((np.int64(a) << 32) | np.int64(b), ph, pr), P_CNT] -= c
 
 
 @njit(inline="always")
@@ -769,12 +786,15 @@ def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, ti
     tokens, no pair is left, or the best count is below `min_frequency`; merge i is row i of
     `events`.
 
-    Returns (status, merges made, the state with every array that grew)."""
+    Returns (status, merges made, the state with every array that grew). Status TABLES_GREW:
+    it returned after a merge that grew the pair tables, so their old copies can be freed.
+    """
     wsym, wrec, tok_off, tok_len, tok_hash, tok_key, arena, tt = state[:8]
     pr, tie_stamp, ph, lst, blk, hp, touched, tie_stack, scal, hf_order = state[8:]
     ev_left, ev_right, ev_new, ev_count, ev_isnew, ev_ties, ev_tokens = events
     status = RUNNING
     done = 0
+    rows = pr.shape[0] + ph.shape[0] + lst.shape[0] + blk.shape[0] + hp.shape[0]  # only grow
     while done < max_merges:
         if scal[S_NTOK] >= target_tokens:
             status = VOCAB_REACHED
@@ -865,6 +885,9 @@ def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, ti
         ev_ties[done] = ties
         ev_tokens[done] = scal[S_TOKENS]
         done += 1
+        if pr.shape[0] + ph.shape[0] + lst.shape[0] + blk.shape[0] + hp.shape[0] != rows:
+            status = TABLES_GREW
+            break
 
     return status, done, TrainState(
         wsym, wrec, tok_off, tok_len, tok_hash, tok_key, arena, tt, pr, tie_stamp, ph, lst, blk,

@@ -11,11 +11,8 @@ that turns out bad halfway can be dropped whole when the user chose to skip bad 
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import multiprocessing
 import os
-import sys
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -36,6 +33,7 @@ from workbench.engine.corpus import (
     read_small_text,
 )
 from workbench.engine.errors import CancelledError, CorpusError
+from workbench.engine.native_memory import give_back_freed_memory
 from workbench.engine.patterns import preset_name
 from workbench.engine.readers import meter, streams_only
 from workbench.engine.scan_count import count_with_scanner
@@ -162,18 +160,6 @@ def _count_scanning(
     if len(words) == 0:
         raise _nothing_to_read(paths, stats)
     return _finish(words, stats, PathList(listing.names), start)
-
-
-def give_back_freed_memory() -> None:
-    """Hand memory freed by counting back to the system before training allocates its own.
-
-    glibc keeps freed blocks of the counting threads' heaps for reuse (a gigabyte's count
-    leaves ~300 MB of them), which the trainer's allocations then pile on top of: the whole
-    process's peak. `malloc_trim` returns them; elsewhere this does nothing."""
-    if not sys.platform.startswith("linux"):
-        return
-    with contextlib.suppress(OSError, AttributeError):  # not glibc: musl has no malloc_trim
-        ctypes.CDLL(None).malloc_trim(0)
 
 
 def _nothing_to_read(

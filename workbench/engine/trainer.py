@@ -20,7 +20,9 @@ import numpy as np
 from workbench.engine import _train_kernels as k
 from workbench.engine.byte_mapping import hf_byte_order
 from workbench.engine.config import TrainConfig
+from workbench.engine.errors import WorkbenchError
 from workbench.engine.events import MergeBatch
+from workbench.engine.native_memory import give_back_freed_memory
 from workbench.engine.words import WordTable
 
 STOP_REASONS = {
@@ -33,15 +35,25 @@ STOP_REASONS = {
 # them all costs as much as the merge itself late in training, when thousands of pairs tie.
 TIE_LIMIT = 100
 
-# Starting capacities (rows); everything doubles on demand, so these only save early regrowth.
-_START_PAIRS = 1 << 14
-_START_HEAP = 1 << 14
+# Starting capacity (rows) of the pair tables and the heap; everything doubles on demand, so
+# this only saves early regrowth.
+START_ROWS = 1 << 14
 
 
 class BpeTrainer:
     """Byte-level BPE over a word table, in the tie-break mode of `config`."""
 
-    def __init__(self, words: WordTable, config: TrainConfig, tie_limit: int = TIE_LIMIT) -> None:
+    def __init__(
+        self,
+        words: WordTable,
+        config: TrainConfig,
+        tie_limit: int = TIE_LIMIT,
+        start_rows: int = START_ROWS,
+    ) -> None:
+        """`start_rows`: first capacity of the pair tables and the heap (rounded up to a power
+        of two); the same merges whatever it is (small ones make tests regrow them)."""
+        if start_rows < 1:
+            raise ValueError(f"start_rows must be at least 1, not {start_rows}")
         self.config = config
         self.mode = k.HF if config.tie_break == "hf" else k.LEX
         self.tie_limit = tie_limit
@@ -51,11 +63,11 @@ class BpeTrainer:
         self.stop_reason: str | None = None
         self.kernel_seconds = 0.0
         self._batch_size = 1
-        self._init_state(words)
+        self._init_state(words, 1 << (start_rows - 1).bit_length())
 
     # -- state ---------------------------------------------------------------------------------
 
-    def _init_state(self, words: WordTable) -> None:
+    def _init_state(self, words: WordTable, pairs: int) -> None:
         lengths = np.diff(words.offsets)
         wrec = np.zeros((lengths.size, 4), dtype=np.int64)  # (offset, length, count, -)
         wrec[:, k.W_OFF] = words.offsets[:-1]
@@ -70,7 +82,6 @@ class BpeTrainer:
         scal[k.S_TOKENS] = int((lengths * words.counts).sum())
         arena = np.zeros(64 * 1024, dtype=np.uint8)
         arena[:256] = np.arange(256, dtype=np.uint8)
-        pairs = _START_PAIRS
         state = k.TrainState(
             wsym=words.data.astype(np.int32),  # each byte is its own token id
             wrec=wrec,
@@ -82,21 +93,31 @@ class BpeTrainer:
             tt=np.full(4096, -1, dtype=np.int32),
             pr=np.empty((pairs, 4), dtype=np.int64),
             tie_stamp=np.full(pairs, -1, dtype=np.int32),
-            ph=np.full((2 * pairs, 2), -1, dtype=np.int64),
+            ph=np.full((2 * pairs, 2), -1, dtype=np.int32),
             lst=np.empty((pairs, 4), dtype=np.int32),
             # Every word-pair occurrence may need a block slot; a sixth of the symbols is a start.
             blk=np.empty((max(symbols // k.BLOCK, pairs), 2 + k.BLOCK), dtype=np.int32),
-            hp=np.empty((_START_HEAP, 4), dtype=np.int64),
+            hp=np.empty((pairs, 4), dtype=np.int64),
             touched=np.zeros(pairs + 1, dtype=np.int32),
             tie_stack=np.empty(k.TIE_STACK, dtype=np.int64),
             scal=scal,
             hf_order=np.array(hf_byte_order(), dtype=np.int64),
         )
-        self.state: k.TrainState = k.init_pairs(state, self.mode)
+        self.state: k.TrainState | None = k.init_pairs(state, self.mode)
+        give_back_freed_memory()  # what the index's growing tables left behind
+        self._scal = self.state.scal
 
     def state_bytes(self) -> dict[str, int]:
         """Bytes held by each state array (capacity, not use): for memory reports."""
+        if self.state is None:
+            return {}
         return {name: array.nbytes for name, array in self.state._asdict().items()}
+
+    def release(self) -> None:
+        """Free the merge loop's arrays (most of the trainer's memory) when no more merges will
+        be made, before writing files: the merges, the vocabulary and the figures stay, and
+        `step` refuses from then on."""
+        self.state = None  # `_scal` keeps the figures
 
     # -- what it has made ----------------------------------------------------------------------
 
@@ -107,7 +128,7 @@ class BpeTrainer:
     @property
     def n_tokens(self) -> int:
         """Distinct tokens: 256 bytes + merged tokens (no specials)."""
-        return int(self.state.scal[k.S_NTOK])
+        return int(self._scal[k.S_NTOK])
 
     @property
     def vocab_size(self) -> int:
@@ -117,7 +138,7 @@ class BpeTrainer:
     @property
     def corpus_tokens(self) -> int:
         """Tokens the training corpus takes with the merges so far (specials not counted)."""
-        return int(self.state.scal[k.S_TOKENS])
+        return int(self._scal[k.S_TOKENS])
 
     @property
     def special_ids(self) -> dict[str, int]:
@@ -145,6 +166,8 @@ class BpeTrainer:
 
     def step(self, n: int, target_vocab_size: int | None = None) -> MergeBatch:
         """Make up to n more merges (fewer if training ends) and return them as one batch."""
+        if self.state is None:
+            raise WorkbenchError("this trainer was released: it makes no more merges")
         target = self.config.vocab_size if target_vocab_size is None else target_vocab_size
         target_tokens = target - len(self.config.special_tokens)
         n = max(int(n), 0)
@@ -158,14 +181,22 @@ class BpeTrainer:
             tokens=np.empty(n, dtype=np.int64),
         )
         start = time.perf_counter()
-        status, done, self.state = k.run_merges(
-            self.state, events, n, target_tokens, self.config.min_frequency, self.mode,
-            self.tie_limit,
-        )  # fmt: skip
+        done = 0
+        while True:
+            rows = events if done == 0 else k.MergeEvents(*(a[done:] for a in events))
+            status, made, self.state = k.run_merges(
+                self.state, rows, n - done, target_tokens, self.config.min_frequency, self.mode,
+                self.tie_limit,
+            )  # fmt: skip
+            done += int(made)
+            if status != k.TABLES_GREW:
+                break
+            # The tables' old copies are free now; glibc keeps most of them resident (a 1 GB
+            # run's peak held 40 MB of them) unless asked.
+            give_back_freed_memory()
         seconds = time.perf_counter() - start
         self.kernel_seconds += seconds
         self.stop_reason = STOP_REASONS.get(int(status))
-        done = int(done)
 
         start_rank = len(self.merges)
         # Whole batches through tolist(): per-merge numpy scalars cost a tenth of the loop.

@@ -336,6 +336,14 @@ class RunSession:
             list(self.config.special_tokens),
         )
 
+    def release_trainer(self) -> None:
+        """Free the merge loop's memory when this process will make no more merges for the run
+        (the command line, before it writes the files): the merges stay, `advance` then fails.
+        The Python trainer of a first start holds little and keeps it."""
+        release = getattr(self.trainer, "release", None)
+        if release is not None:
+            release()
+
     def export(self, formats: Sequence[str], out: str | Path) -> list[Path]:
         """Write the tokenizer in each format into folder `out`; records the time taken."""
         from workbench.engine.outputs import write_formats_atomically
