@@ -280,17 +280,16 @@ def _whitespace(cls, i, n, newline_rule):
 
     Example: "a   b" at 1 -> 3 (two spaces; the third goes with "b"); "  \n x" at 0 -> 3.
     """
-    last = i
-    after_newline = -1
-    j = i
-    while j < n and (cls[j] & _S) != 0:
-        nxt = _next_char(cls, j, n)
-        if (cls[j] & _NL) != 0:
-            after_newline = nxt
-        last = j
-        j = nxt
-    if newline_rule and after_newline >= 0:
-        return after_newline
+    j = _skip(cls, i, n, _S)  # the run, eight class bytes at a time
+    if newline_rule:  # back to its last \r or \n (single bytes: the piece ends right after it)
+        k = j - 1
+        while k >= i and (cls[k] & _NL) == 0:
+            k -= 1
+        if k >= i:
+            return k + 1
+    last = j - 1  # the start of the run's last character
+    while cls[last] == _CONT:
+        last -= 1
     if j < n and last > i:  # a non-space follows: give the last whitespace character back
         return last
     return j
@@ -404,19 +403,16 @@ def _upper_then_lower(data, cls, s, n, fold_cps, fold_letters):
     the one just after the run if it is lower-class, else the last lower-class character inside
     the run (Lm, Lo and M are in both classes). Example: "ABc" -> 3, "ǅ" (Lt only) -> -1.
     """
-    j = s
-    last_lower_end = -1
-    while j < n and (cls[j] & _UP) != 0:
-        nxt = _next_char(cls, j, n)
-        if (cls[j] & _LO) != 0:
-            last_lower_end = nxt
-        j = nxt
+    j = _skip(cls, s, n, _UP)
     if j < n and (cls[j] & _LO) != 0:
         end = _skip(cls, j + 1, n, _LO)
-    elif last_lower_end >= 0:
-        end = last_lower_end  # what follows it is upper-only or not a letter: the run ends here
-    else:
-        return -1
+    else:  # back to the run's last lower-class character (continuation bytes are not)
+        k = j - 1
+        while k >= s and (cls[k] & _LO) == 0:
+            k -= 1
+        if k < s:
+            return -1
+        end = _next_char(cls, k, n)  # what follows it is upper-only or not a letter
     return _optional_contraction(data, end, n, fold_cps, fold_letters)
 
 
@@ -445,7 +441,7 @@ def _piece_o200k(data, cls, i, n, fold_cps, fold_letters):
         return _optional_contraction(data, _skip(cls, j + 1, n, _LO), n, fold_cps, fold_letters)
     if (c & (_UP | _LO)) == _LO:  # Ll is a letter, so no prefix was possible
         return _optional_contraction(data, _skip(cls, i + 1, n, _LO), n, fold_cps, fold_letters)
-    for attempt in range(4):
+    for attempt in range(4 if prefix_ok or here_ok else 0):  # none for punctuation, spaces
         first_alternative = attempt < 2
         start = j if attempt % 2 == 0 else i
         if not (prefix_ok if attempt % 2 == 0 else here_ok):
