@@ -193,55 +193,86 @@ def classify(data, flags, cls):
 # --- runs over classified bytes ----------------------------------------------------------------
 
 
-@intrinsic
-def _first_byte_index(typingctx, bits):
-    """Index (0-7) of the lowest byte of `bits` with its high bit set; `bits` must not be 0.
-    One instruction (count trailing zeros) instead of a loop whose exit mispredicts."""
-    if bits != types.uint64:
-        raise errors.TypingError("_first_byte_index takes a uint64")
-
-    def codegen(context, builder, signature, args):
-        zeros = builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
-        return builder.zext(builder.lshr(zeros, ir.Constant(ir.IntType(64), 3)), ir.IntType(64))
-
-    return types.int64(types.uint64), codegen
+_ONES = 0x0101010101010101
+_SEVENS = 0x7F7F7F7F7F7F7F7F  # + a byte below 0x80 sets its high bit iff it is not 0
+_HIGHS = 0x8080808080808080
 
 
-_ONES = np.uint64(0x0101010101010101)
-_SEVENS = np.uint64(0x7F7F7F7F7F7F7F7F)  # + a byte below 0x80 sets its high bit iff it is not 0
+def _run_end_intrinsic(inside: bool):
+    """An intrinsic f(cls, i, n, bits) -> where the run at `i` of class bytes that have (if
+    `inside`) or lack (if not) a bit of `bits` ends, or the first i' >= i with i' + 8 > n if it
+    goes on that far (the caller finishes with a byte loop).
+
+    Eight class bytes at a time: class bytes are below 0x80, so (x & bits) + 0x7F has its high
+    bit set exactly where x has a bit of `bits`, with no carry into the next byte; the first
+    byte that ends the run is found by counting trailing zeros. Runs are short and of every
+    length, so a byte loop mispredicts its exit once per piece; this one rarely does. Written
+    as LLVM IR, not inlined Numba code: it is used at a dozen places and each Numba inlining
+    costs compile time (typing and lowering again), an intrinsic next to none."""
+
+    @intrinsic
+    def run_end(typingctx, cls, i, n, bits):
+        if not isinstance(cls, types.Array) or cls.dtype != types.uint8:
+            raise errors.TypingError("a run end is found in a uint8 array")
+
+        def codegen(context, builder, signature, args):
+            i64 = ir.IntType(64)
+            array = context.make_array(signature.args[0])(context, builder, value=args[0])
+            start, end = args[1], args[2]
+            start = context.cast(builder, start, signature.args[1], types.int64)
+            end = context.cast(builder, end, signature.args[2], types.int64)
+            bits = context.cast(builder, args[3], signature.args[3], types.int64)
+            spread = builder.mul(bits, i64(_ONES))
+            head = builder.block
+            check = builder.append_basic_block("run.check")
+            body = builder.append_basic_block("run.body")
+            found = builder.append_basic_block("run.found")
+            done = builder.append_basic_block("run.done")
+            builder.branch(check)
+            builder.position_at_end(check)
+            at = builder.phi(i64)
+            at.add_incoming(start, head)
+            builder.cbranch(builder.icmp_signed("<=", builder.add(at, i64(8)), end), body, done)
+            builder.position_at_end(body)
+            pointer = builder.bitcast(builder.gep(array.data, [at]), i64.as_pointer())
+            word = builder.and_(builder.load(pointer, align=1), spread)
+            has = builder.and_(builder.add(word, i64(_SEVENS)), i64(_HIGHS))
+            ends = builder.xor(has, i64(_HIGHS)) if inside else has
+            at.add_incoming(builder.add(at, i64(8)), body)
+            builder.cbranch(builder.icmp_unsigned("!=", ends, i64(0)), found, check)
+            builder.position_at_end(found)
+            zeros = builder.cttz(ends, ir.Constant(ir.IntType(1), 1))
+            hit = builder.add(at, builder.lshr(zeros, i64(3)))
+            builder.branch(done)
+            builder.position_at_end(done)
+            result = builder.phi(i64)
+            result.add_incoming(at, check)
+            result.add_incoming(hit, found)
+            return result
+
+        return types.int64(cls, i, n, bits), codegen
+
+    return run_end
+
+
+_run_end_in = _run_end_intrinsic(inside=True)
+_run_end_out = _run_end_intrinsic(inside=False)
 
 
 @njit(inline="always")
 def _skip(cls, i, n, mask):
-    """End of the run of characters with a bit of `mask` (their continuation bytes ride along).
-
-    Eight class bytes at a time: class bytes are below 0x80, so (x & m) + 0x7F has its high bit
-    set exactly where x has a bit of m, with no carry into the next byte. Runs are short and of
-    every length, so a byte loop mispredicts its exit once per piece; this one rarely does."""
-    m = np.uint64(mask | _CONT) * _ONES
-    while i + 8 <= n:
-        ends = ~((_load_u64(cls, i) & m) + _SEVENS) & _HIGH_BITS
-        if ends != 0:
-            return i + _first_byte_index(ends)
-        i += 8
-    m8 = mask | _CONT
-    while i < n and (cls[i] & m8) != 0:
+    """End of the run of characters with a bit of `mask` (their continuation bytes ride along)."""
+    m = mask | _CONT
+    i = _run_end_in(cls, i, n, m)
+    while i < n and (cls[i] & m) != 0:
         i += 1
     return i
 
 
-_LNS_BYTES = np.uint64(_LNS) * _ONES
-
-
 @njit(inline="always")
 def _skip_other(cls, i, n):
-    r"""End of the run of `[^\s\p{L}\p{N}]` characters (continuation bytes have no such bit);
-    eight class bytes at a time, as `_skip`."""
-    while i + 8 <= n:
-        ends = ((_load_u64(cls, i) & _LNS_BYTES) + _SEVENS) & _HIGH_BITS
-        if ends != 0:
-            return i + _first_byte_index(ends)
-        i += 8
+    r"""End of the run of `[^\s\p{L}\p{N}]` characters (continuation bytes have no such bit)."""
+    i = _run_end_out(cls, i, n, _LNS)
     while i < n and (cls[i] & _LNS) == 0:
         i += 1
     return i
