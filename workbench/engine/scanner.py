@@ -96,8 +96,8 @@ def _kept(typingctx, array):
 
 
 # Design: one pass classifies every byte (`cls[i]` = class bits of the character starting at byte
-# i, or _CONT inside a character); the scan then works on bytes, and a run of a class is a plain
-# byte loop over `cls[i] & (mask | _CONT)`. Numba optimises each function before linking, so a call
+# i, or _CONT inside a character); the scan then works on bytes, and a run of a class is a search
+# over `cls[i] & (mask | _CONT)`, eight bytes at a time (`_run_end_intrinsic`). Numba optimises each function before linking, so a call
 # is never inlined by LLVM and a call with array arguments also pays reference counting: the small
 # helpers are inlined at the Numba level (inline="always"), each at few call sites to keep the
 # compile time short. Rare paths (contractions) stay calls.
@@ -193,10 +193,77 @@ def classify(data, flags, cls):
 # --- runs over classified bytes ----------------------------------------------------------------
 
 
+_ONES = 0x0101010101010101
+_SEVENS = 0x7F7F7F7F7F7F7F7F  # + a byte below 0x80 sets its high bit iff it is not 0
+_HIGHS = 0x8080808080808080
+
+
+def _run_end_intrinsic(inside: bool):
+    """An intrinsic f(cls, i, n, bits) -> where the run at `i` of class bytes that have (if
+    `inside`) or lack (if not) a bit of `bits` ends, or the first i' >= i with i' + 8 > n if it
+    goes on that far (the caller finishes with a byte loop).
+
+    Eight class bytes at a time: class bytes are below 0x80, so (x & bits) + 0x7F has its high
+    bit set exactly where x has a bit of `bits`, with no carry into the next byte; the first
+    byte that ends the run is found by counting trailing zeros. Runs are short and of every
+    length, so a byte loop mispredicts its exit once per piece; this one rarely does. Written
+    as LLVM IR, not inlined Numba code: it is used at a dozen places and each Numba inlining
+    costs compile time (typing and lowering again), an intrinsic next to none."""
+
+    @intrinsic
+    def run_end(typingctx, cls, i, n, bits):
+        if not isinstance(cls, types.Array) or cls.dtype != types.uint8:
+            raise errors.TypingError("a run end is found in a uint8 array")
+
+        def codegen(context, builder, signature, args):
+            i64 = ir.IntType(64)
+            array = context.make_array(signature.args[0])(context, builder, value=args[0])
+            start, end = args[1], args[2]
+            start = context.cast(builder, start, signature.args[1], types.int64)
+            end = context.cast(builder, end, signature.args[2], types.int64)
+            bits = context.cast(builder, args[3], signature.args[3], types.int64)
+            spread = builder.mul(bits, i64(_ONES))
+            head = builder.block
+            check = builder.append_basic_block("run.check")
+            body = builder.append_basic_block("run.body")
+            found = builder.append_basic_block("run.found")
+            done = builder.append_basic_block("run.done")
+            builder.branch(check)
+            builder.position_at_end(check)
+            at = builder.phi(i64)
+            at.add_incoming(start, head)
+            builder.cbranch(builder.icmp_signed("<=", builder.add(at, i64(8)), end), body, done)
+            builder.position_at_end(body)
+            pointer = builder.bitcast(builder.gep(array.data, [at]), i64.as_pointer())
+            word = builder.and_(builder.load(pointer, align=1), spread)
+            has = builder.and_(builder.add(word, i64(_SEVENS)), i64(_HIGHS))
+            ends = builder.xor(has, i64(_HIGHS)) if inside else has
+            at.add_incoming(builder.add(at, i64(8)), body)
+            builder.cbranch(builder.icmp_unsigned("!=", ends, i64(0)), found, check)
+            builder.position_at_end(found)
+            zeros = builder.cttz(ends, ir.Constant(ir.IntType(1), 1))
+            hit = builder.add(at, builder.lshr(zeros, i64(3)))
+            builder.branch(done)
+            builder.position_at_end(done)
+            result = builder.phi(i64)
+            result.add_incoming(at, check)
+            result.add_incoming(hit, found)
+            return result
+
+        return types.int64(cls, i, n, bits), codegen
+
+    return run_end
+
+
+_run_end_in = _run_end_intrinsic(inside=True)
+_run_end_out = _run_end_intrinsic(inside=False)
+
+
 @njit(inline="always")
 def _skip(cls, i, n, mask):
     """End of the run of characters with a bit of `mask` (their continuation bytes ride along)."""
     m = mask | _CONT
+    i = _run_end_in(cls, i, n, m)
     while i < n and (cls[i] & m) != 0:
         i += 1
     return i
@@ -205,6 +272,7 @@ def _skip(cls, i, n, mask):
 @njit(inline="always")
 def _skip_other(cls, i, n):
     r"""End of the run of `[^\s\p{L}\p{N}]` characters (continuation bytes have no such bit)."""
+    i = _run_end_out(cls, i, n, _LNS)
     while i < n and (cls[i] & _LNS) == 0:
         i += 1
     return i
@@ -243,17 +311,16 @@ def _whitespace(cls, i, n, newline_rule):
 
     Example: "a   b" at 1 -> 3 (two spaces; the third goes with "b"); "  \n x" at 0 -> 3.
     """
-    last = i
-    after_newline = -1
-    j = i
-    while j < n and (cls[j] & _S) != 0:
-        nxt = _next_char(cls, j, n)
-        if (cls[j] & _NL) != 0:
-            after_newline = nxt
-        last = j
-        j = nxt
-    if newline_rule and after_newline >= 0:
-        return after_newline
+    j = _skip(cls, i, n, _S)  # the run, eight class bytes at a time
+    if newline_rule:  # back to its last \r or \n (single bytes: the piece ends right after it)
+        k = j - 1
+        while k >= i and (cls[k] & _NL) == 0:
+            k -= 1
+        if k >= i:
+            return k + 1
+    last = j - 1  # the start of the run's last character
+    while cls[last] == _CONT:
+        last -= 1
     if j < n and last > i:  # a non-space follows: give the last whitespace character back
         return last
     return j
@@ -367,19 +434,16 @@ def _upper_then_lower(data, cls, s, n, fold_cps, fold_letters):
     the one just after the run if it is lower-class, else the last lower-class character inside
     the run (Lm, Lo and M are in both classes). Example: "ABc" -> 3, "ǅ" (Lt only) -> -1.
     """
-    j = s
-    last_lower_end = -1
-    while j < n and (cls[j] & _UP) != 0:
-        nxt = _next_char(cls, j, n)
-        if (cls[j] & _LO) != 0:
-            last_lower_end = nxt
-        j = nxt
+    j = _skip(cls, s, n, _UP)
     if j < n and (cls[j] & _LO) != 0:
         end = _skip(cls, j + 1, n, _LO)
-    elif last_lower_end >= 0:
-        end = last_lower_end  # what follows it is upper-only or not a letter: the run ends here
-    else:
-        return -1
+    else:  # back to the run's last lower-class character (continuation bytes are not)
+        k = j - 1
+        while k >= s and (cls[k] & _LO) == 0:
+            k -= 1
+        if k < s:
+            return -1
+        end = _next_char(cls, k, n)  # what follows it is upper-only or not a letter
     return _optional_contraction(data, end, n, fold_cps, fold_letters)
 
 
@@ -408,7 +472,7 @@ def _piece_o200k(data, cls, i, n, fold_cps, fold_letters):
         return _optional_contraction(data, _skip(cls, j + 1, n, _LO), n, fold_cps, fold_letters)
     if (c & (_UP | _LO)) == _LO:  # Ll is a letter, so no prefix was possible
         return _optional_contraction(data, _skip(cls, i + 1, n, _LO), n, fold_cps, fold_letters)
-    for attempt in range(4):
+    for attempt in range(4 if prefix_ok or here_ok else 0):  # none for punctuation, spaces
         first_alternative = attempt < 2
         start = j if attempt % 2 == 0 else i
         if not (prefix_ok if attempt % 2 == 0 else here_ok):
