@@ -2,8 +2,8 @@
 
 Run as `python tests/_fuzz_worker.py`; reads one JSON request per line on stdin
 (`{"path": ..., "text": ...}`) and answers one JSON line on stdout:
-`{"kind": "ok"}` (loaded, and `decode(encode(text)) == text`), `{"kind": "refused", "message"}`
-(a WorkbenchError) or `{"kind": "bug", "message"}` (anything else: a traceback, a wrong round
+`{"kind": "ok"}` (loaded, and `decode(encode(text)) == text`), `{"kind": "refused", "message",
+"stage"}` (a WorkbenchError while loading, or while encoding with what loaded) or `{"kind": "bug", "message"}` (anything else: a traceback, a wrong round
 trip, a MemoryError). After the imports its address space is capped at what it already has plus
 `BPE_WORKBENCH_FUZZ_MEMORY` bytes (default 1 GiB), so a file that makes it allocate more fails
 the test with a MemoryError instead of swapping the machine.
@@ -32,6 +32,11 @@ def handle(request: dict) -> dict:
 
     try:
         tok = formats.load(request["path"])
+    except WorkbenchError as exc:
+        return {"kind": "refused", "message": str(exc), "stage": "load"}
+    except BaseException:  # noqa: BLE001 -- every other exception is what the fuzzer hunts
+        return {"kind": "bug", "message": traceback.format_exc(limit=8)}
+    try:
         text = request["text"]
         ids = tok.encode(text, allowed_special="all")
         if tok.decode_bytes(ids) != text.encode("utf-8"):
@@ -40,8 +45,8 @@ def handle(request: dict) -> dict:
         if tok.decode_bytes(ordinary) != text.encode("utf-8"):
             return {"kind": "bug", "message": "decode(encode_ordinary(text)) != text"}
         return {"kind": "ok"}
-    except WorkbenchError as exc:
-        return {"kind": "refused", "message": str(exc)}
+    except WorkbenchError as exc:  # the file loaded, but its tokenizer cannot encode the text
+        return {"kind": "refused", "message": str(exc), "stage": "encode"}
     except BaseException:  # noqa: BLE001 -- every other exception is what the fuzzer hunts
         return {"kind": "bug", "message": traceback.format_exc(limit=8)}
 

@@ -333,6 +333,25 @@ def test_a_pattern_that_drops_characters_is_refused_everywhere(tmp_path, capsys)
     one_line_error(capsys, ["encode", "--tokenizer", str(path), str(text)], str(path), "'!'")
 
 
+def test_a_pattern_that_drops_text_only_in_context_refuses_the_text(tmp_path, capsys):
+    # Covers every probe character (alone and in the probe), yet skips a space before a digit:
+    # what a damaged minbpe file's pattern did. Encoding must refuse, not drop the space.
+    pattern = r"\S+|\s+(?![0-9])"
+    compile_pattern(pattern)
+    tok = Tokenizer.from_merges([(b"a", b"b")], pattern)
+    assert tok.decode(tok.encode("ab cd")) == "ab cd"
+    with pytest.raises(TokenizerError, match=r"no piece at character 2 of the text \(' 12'\)"):
+        tok.encode("ab 12")
+    with pytest.raises(TokenizerError, match="no piece at character 2"):
+        tok.encode_batch(["x y", "ab 12"])  # the second text
+    lines = ["minbpe v1", pattern, "0", "97 98", ""]
+    model = tmp_path / "tokenizer.model"
+    model.write_text("\n".join(lines), "utf-8")
+    text = tmp_path / "in.txt"
+    text.write_text("Hello wörld 123", "utf-8")
+    one_line_error(capsys, ["encode", "--tokenizer", str(model), str(text)], "pattern", "' 123'")
+
+
 def test_a_catastrophic_pattern_does_not_hang_encode(tmp_path, capsys, monkeypatch):
     from workbench.engine import pieces
 

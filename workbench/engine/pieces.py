@@ -5,8 +5,10 @@ result is two int64 arrays of byte offsets into `data`. `RegexSplitter` runs `re
 pieces tiktoken sees): the tokenizer uses it for custom patterns or when asked
 (`Tokenizer.with_splitter("regex")`); preset patterns default to the fused Numba scanner, which
 does not go through a `Splitter` at all. Any callable can be passed to `with_splitter`.
-Text the pattern does not match is dropped, as tiktoken does (`patterns.check_coverage` refuses
-patterns that would drop any). A pattern that backtracks catastrophically (`(a|aa)+$|\\S|\\s`
+Text the pattern does not match is not dropped, as tiktoken would drop it: `patterns.check_coverage`
+refuses patterns that drop any of a probe's characters, but no probe settles every text (a
+pattern from a damaged file can cover each character alone and still skip a space between two
+words), so a text whose pieces leave a gap is a TokenizerError that shows what would be lost. A pattern that backtracks catastrophically (`(a|aa)+$|\\S|\\s`
 on forty `a`s) would never return: the regex runs under a timeout that grows with the text
 (`regex_timeout`), and running out is a TokenizerError naming the pattern and the text.
 """
@@ -71,7 +73,22 @@ class RegexSplitter:
             spans = list(self._compiled.finditer(text, timeout=timeout))
             table = np.array(spans, dtype=np.int64).reshape(-1, 2)
             starts, ends = table[:, 0].copy(), table[:, 1].copy()
+            self._refuse_gap(text, starts, ends)
         if len(data) != len(text):
             offsets = char_to_byte(text)
             starts, ends = offsets[starts], offsets[ends]
         return starts, ends
+
+    def _refuse_gap(self, text: str, starts: np.ndarray, ends: np.ndarray) -> None:
+        """Raise if the pieces (sorted, not overlapping) leave characters of `text` out."""
+        edges = np.concatenate(([0], ends))
+        gaps = np.flatnonzero(np.concatenate((starts, [len(text)])) != edges)
+        if len(gaps) == 0:
+            return
+        at = int(edges[gaps[0]])
+        lost = text[at : at + 20]
+        raise TokenizerError(
+            f"the pattern {self.pattern[:60]!r} matches no piece at character {at} of the text"
+            f" ({lost!r}): encoding would lose that text; use a pattern that covers every"
+            r" character (for instance with an alternative |\s+|\S)"
+        )
