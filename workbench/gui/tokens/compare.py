@@ -229,27 +229,37 @@ class CompareView(QWidget):
         self._encode()
 
     def _encode(self) -> None:
-        rows, text, tables = list(self.rows), self._text, self._tables
+        rows, text = list(self.rows), self._text
         if not rows:
             return
         self.status.setText("encoding…")
         alive = {id(r.tokenizer) for r in rows}
-        for key in [k for k in tables if k not in alive]:
-            del tables[key]
+        for key in [k for k in self._tables if k not in alive]:
+            del self._tables[key]
+        # The job gets its own dict: the UI thread owns `_tables` (a job still running from an
+        # earlier edit must not add to it while this thread reads it) and adds the job's new
+        # tables when its result arrives.
+        known = dict(self._tables)
 
-        def job() -> tuple[list[CompareRow], list[tuple[Encoded, np.ndarray]]]:
+        def job() -> tuple[
+            list[CompareRow], list[tuple[Encoded, np.ndarray]], dict[int, TokenTable]
+        ]:
             named = []
             for r in rows:
-                table = tables.get(id(r.tokenizer))
+                table = known.get(id(r.tokenizer))
                 if table is None:
-                    table = tables[id(r.tokenizer)] = TokenTable(r.tokenizer)
+                    table = known[id(r.tokenizer)] = TokenTable(r.tokenizer)
                 named.append((r.label, table))
-            return rows, compare_texts(named, text)
+            return rows, compare_texts(named, text), known
 
         self._lane.submit(job)
 
     def _on_encoded(self, result) -> None:
-        rows, pairs = result
+        rows, pairs, known = result
+        alive = {id(r.tokenizer) for r in self.rows}
+        for key, table in known.items():
+            if key in alive:
+                self._tables.setdefault(key, table)
         if rows != self.rows:
             return
         for i, (row, (enc, differs)) in enumerate(zip(rows, pairs, strict=True)):
