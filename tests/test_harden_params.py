@@ -161,6 +161,28 @@ def test_catastrophic_pattern_through_the_api(quick_timeout):
     assert words == {b"a": 1, b" ": 2, b"b": 1, b"c": 1}
 
 
+GAPPY = r"\S+|\s+(?![0-9])"  # covers every probe character, yet skips a space before a digit
+
+
+def test_a_pattern_that_skips_text_in_context_stops_training(tmp_path, capsys):
+    corpus = tmp_path / "gap.txt"
+    corpus.write_text("ab cd\nab 12\n", encoding="utf-8")
+    code, _, err = run_cli(capsys, "train", str(corpus), "--vocab-size", "260", "--out",
+                           str(tmp_path / "out"), "--no-db", "--pattern", GAPPY)  # fmt: skip
+    assert_one_line_error(code, err, "gap.txt", "matches no piece", "' 12")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_pattern_that_skips_text_in_context_through_the_api():
+    from workbench.engine.errors import PatternError
+    from workbench.engine.pretokenize import count_texts
+
+    with pytest.raises(PatternError, match="matches no piece at ' 12'"):
+        count_texts(["ab cd", "ab 12"], TrainConfig(pattern=GAPPY))
+    words = count_texts(["ab cd"], TrainConfig(pattern=GAPPY)).to_dict()  # no gap: counted
+    assert words == {b"ab": 1, b" ": 1, b"cd": 1}
+
+
 def test_a_pattern_with_groups_counts_whole_matches(tmp_path, capsys):
     """`findall` would hand back the groups (tuples, or one group's text)."""
     from workbench.engine.pretokenize import count_texts

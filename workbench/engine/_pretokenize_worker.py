@@ -35,14 +35,34 @@ def count_segments(
     for i, segment in enumerate(segments):
         limit = TIMEOUT_SECONDS + TIMEOUT_SECONDS_PER_CHAR * len(segment)
         try:
-            counts.update(compiled.findall(segment, timeout=limit))  # whole matches, always
+            pieces = compiled.findall(segment, timeout=limit)  # whole matches, always
         except TimeoutError:
             where = f" in {sources[i]}" if sources else ""
             raise PatternError(
                 f"the pattern {pattern!r} took over {limit:.3g} s on {len(segment):,} characters"
                 f"{where} (starting {segment[:30]!r}): it backtracks too much; simplify it"
             ) from None
+        if sum(map(len, pieces)) != len(segment):
+            _refuse_gap(pattern, compiled, segment, sources[i] if sources else None)
+        counts.update(pieces)
     return counts
+
+
+def _refuse_gap(pattern: str, compiled: PinnedPattern, segment: str, source: str | None) -> None:
+    """Raise for a pattern that skips text of `segment` in context (it covered every character
+    of `patterns.check_coverage`'s probe): counting would leave that text out of training, and
+    the tokenizer could not encode it (`pieces.RegexSplitter` refuses such text)."""
+    at = 0
+    for start, end in compiled.finditer(segment):
+        if start != at:
+            break
+        at = end
+    where = f" in {source}" if source else ""
+    raise PatternError(
+        f"the pattern {pattern[:60]!r} matches no piece{where} at {segment[at : at + 20]!r}"
+        r": that text would be left out; use a pattern that covers every character (for"
+        r" instance with an alternative |\s+|\S)"
+    )
 
 
 def run_task(task: tuple) -> tuple:
