@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 
 from workbench.engine.errors import PatternError
-from workbench.engine.patterns import PinnedPattern, compile_pattern
+from workbench.engine.patterns import GAP_ADVICE, PinnedPattern, compile_pattern, first_gap
 
 # A pattern gets this long on a stretch of text before it is judged too slow (catastrophic
 # backtracking, as `(a|aa)+$` on a run of a's): a floor, plus an allowance per character so a
@@ -52,16 +52,11 @@ def _refuse_gap(pattern: str, compiled: PinnedPattern, segment: str, source: str
     """Raise for a pattern that skips text of `segment` in context (it covered every character
     of `patterns.check_coverage`'s probe): counting would leave that text out of training, and
     the tokenizer could not encode it (`pieces.RegexSplitter` refuses such text)."""
-    at = 0
-    for start, end in compiled.finditer(segment):
-        if start != at:
-            break
-        at = end
+    at = first_gap(compiled.finditer(segment), len(segment)) or 0  # the pieces fell short
     where = f" in {source}" if source else ""
     raise PatternError(
         f"the pattern {pattern[:60]!r} matches no piece{where} at {segment[at : at + 20]!r}"
-        r": that text would be left out; use a pattern that covers every character (for"
-        r" instance with an alternative |\s+|\S)"
+        f": that text would be left out; {GAP_ADVICE}"
     )
 
 

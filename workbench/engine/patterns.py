@@ -18,7 +18,7 @@ Oniguruma, where the possessive form mis-splits digit runs; the pieces are the s
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import regex
@@ -109,6 +109,26 @@ def check_coverage(pattern: str, compiled: PinnedPattern) -> None:
             f" matches would be lost ({len(lost)} of the probe characters, e.g. {shown});"
             r" add an alternative such as |\s+|\S to keep them"
         )
+
+
+# The end of every message about text a pattern leaves between its matches in context.
+GAP_ADVICE = (
+    "use a pattern that covers every character"
+    r" (for instance with an alternative |\s+|\S)"
+)
+
+
+def first_gap(spans: Iterable[tuple[int, int]], length: int) -> int | None:
+    """Where the first character no span covers starts, for a pattern's matches (in order, not
+    overlapping) over a text of `length` characters; None when they tile it. The coverage probe
+    cannot settle every text (`\\S+|\\s+(?![0-9])` covers each character, yet skips a space
+    before a digit), so the splitter and the counter check the texts themselves."""
+    at = 0
+    for start, end in spans:
+        if start != at:
+            return at
+        at = end
+    return at if at < length else None
 
 
 def _short(pattern: str, limit: int = 60) -> str:

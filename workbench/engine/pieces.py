@@ -5,12 +5,14 @@ result is two int64 arrays of byte offsets into `data`. `RegexSplitter` runs `re
 pieces tiktoken sees): the tokenizer uses it for custom patterns or when asked
 (`Tokenizer.with_splitter("regex")`); preset patterns default to the fused Numba scanner, which
 does not go through a `Splitter` at all. Any callable can be passed to `with_splitter`.
-Text the pattern does not match is not dropped, as tiktoken would drop it: `patterns.check_coverage`
-refuses patterns that drop any of a probe's characters, but no probe settles every text (a
-pattern from a damaged file can cover each character alone and still skip a space between two
-words), so a text whose pieces leave a gap is a TokenizerError that shows what would be lost. A pattern that backtracks catastrophically (`(a|aa)+$|\\S|\\s`
-on forty `a`s) would never return: the regex runs under a timeout that grows with the text
-(`regex_timeout`), and running out is a TokenizerError naming the pattern and the text.
+Text the pattern does not match is not dropped, as tiktoken would drop it:
+`patterns.check_coverage` refuses patterns that drop any of a probe's characters, but no probe
+settles every text (a pattern from a damaged file can cover each character alone and still skip
+a space between two words), so a text whose pieces leave a gap is a TokenizerError that shows
+what would be lost (`patterns.first_gap`). A pattern that backtracks catastrophically
+(`(a|aa)+$|\\S|\\s` on forty `a`s) would never return: the regex runs under a timeout that
+grows with the text (`regex_timeout`), and running out is a TokenizerError naming the pattern
+and the text.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collections.abc import Callable
 import numpy as np
 
 from workbench.engine.errors import TokenizerError
-from workbench.engine.patterns import compile_pattern
+from workbench.engine.patterns import GAP_ADVICE, compile_pattern, first_gap
 
 # Seconds allowed: a base plus a time per character far beyond any sane pattern's (the slowest
 # preset spelled out at Unicode 16.0 needs about 7 microseconds per character).
@@ -71,24 +73,20 @@ class RegexSplitter:
             starts = ends - lengths
         else:
             spans = list(self._compiled.finditer(text, timeout=timeout))
+            self._refuse_gap(text, spans)
             table = np.array(spans, dtype=np.int64).reshape(-1, 2)
             starts, ends = table[:, 0].copy(), table[:, 1].copy()
-            self._refuse_gap(text, starts, ends)
         if len(data) != len(text):
             offsets = char_to_byte(text)
             starts, ends = offsets[starts], offsets[ends]
         return starts, ends
 
-    def _refuse_gap(self, text: str, starts: np.ndarray, ends: np.ndarray) -> None:
-        """Raise if the pieces (sorted, not overlapping) leave characters of `text` out."""
-        edges = np.concatenate(([0], ends))
-        gaps = np.flatnonzero(np.concatenate((starts, [len(text)])) != edges)
-        if len(gaps) == 0:
+    def _refuse_gap(self, text: str, spans: list[tuple[int, int]]) -> None:
+        """Raise if the pieces leave characters of `text` out."""
+        at = first_gap(spans, len(text))
+        if at is None:
             return
-        at = int(edges[gaps[0]])
-        lost = text[at : at + 20]
         raise TokenizerError(
             f"the pattern {self.pattern[:60]!r} matches no piece at character {at} of the text"
-            f" ({lost!r}): encoding would lose that text; use a pattern that covers every"
-            r" character (for instance with an alternative |\s+|\S)"
+            f" ({text[at : at + 20]!r}): encoding would lose that text; {GAP_ADVICE}"
         )
