@@ -591,26 +591,23 @@ def read_text_pack(names: Sequence[str], start: int, end: int, limit: int) -> Te
             n = -1
         if 0 < n < room:  # the common case: the whole file in one read
             close(fd)
-            at += n
-            ends.append(at)
-            good.append(k)
-            k += 1
-            continue
-        if n == room:
+        elif n == room:
             close(fd)
             big = True
             break
-        try:
-            data = _read_carefully(fd, name)
-        except CorpusError as exc:
-            bad.append((k, exc))
-            k += 1
-            continue
-        if len(data) >= room:
-            big = True
-            break
-        view[at : at + len(data)] = data
-        at += len(data)
+        else:
+            try:
+                data = _read_carefully(fd, name)
+            except CorpusError as exc:
+                bad.append((k, exc))
+                k += 1
+                continue
+            n = len(data)
+            if n >= room:
+                big = True
+                break
+            view[at : at + n] = data
+        at += n
         ends.append(at)
         good.append(k)
         k += 1

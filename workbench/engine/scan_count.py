@@ -301,10 +301,11 @@ def _suffix_kind(name: str) -> tuple[str, bool]:
     tail = name[name.rfind(os.sep) + 1 :]
     dot = tail.rfind(".")
     suffix = tail[dot:] if dot >= 0 else ""
-    kind = _WHOLE_BY_SUFFIX.get(suffix.lower())
+    key = suffix.lower()
+    kind = _WHOLE_BY_SUFFIX.get(key)
     if kind is None:
-        probe = Path("x" + suffix.lower())
-        kind = _WHOLE_BY_SUFFIX[suffix.lower()] = not streams_only(probe) and not is_jsonl(probe)
+        probe = Path("x" + key)
+        kind = _WHOLE_BY_SUFFIX[key] = not streams_only(probe) and not is_jsonl(probe)
     return suffix, kind
 
 
