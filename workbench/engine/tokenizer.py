@@ -77,6 +77,12 @@ class _Core:
     arrays: tuple  # (tok_bytes, tok_off, byte_id): what the encoder's tables are built from
     trainer_ids: bool  # ids follow the trainer's convention (from_merges)
 
+    @property
+    def id_bound(self) -> int:
+        """Ordinary ids are below it (the arena holds a token per id up to it); specials may
+        not be."""
+        return len(self.arrays[1]) - 1
+
     @functools.cached_property
     def tables(self) -> tuple:
         """The encoder's tables, built on first use: a tokenizer that is only exported (as after
@@ -97,7 +103,7 @@ class _Core:
         """Python ints 0..size-1 in an object array, for `_id_list`: taking ready-made ints is
         ~20% faster than making one per token (`tolist`), and the list frees 5x faster, all of
         it under the GIL, which `encode_batch`'s threads take turns to hold. 40 bytes an id."""
-        return np.array(range(len(self.arrays[1]) - 1), dtype=object)
+        return np.array(range(self.id_bound), dtype=object)
 
 
 def _capacity(count: int) -> int:
@@ -528,9 +534,9 @@ class Tokenizer:
         core), in order.
 
         Texts go out in contiguous runs of 64K-256K characters (a longer text alone; about
-        `_RUNS_PER_THREAD` runs a thread when there is more), so a batch of many short texts does not pay the pool's cost
-        per text while the runs still balance between threads; an exception is the first failing
-        text's. Each thread's piece cache is sized for the whole batch, not for one short text:
+        `_RUNS_PER_THREAD` runs a thread when there is more), so a batch of many short texts does
+        not pay the pool's cost per text while the runs still balance between threads; an
+        exception is the first failing text's. Each thread's piece cache is sized for the whole batch, not for one short text:
         one sized for a 64 KB document fills up and restarts several times over a batch of them.
         """
         allowed, refused = self._special_rules(allowed_special, disallowed_special)
@@ -589,7 +595,7 @@ class Tokenizer:
     def _end_mark(self) -> int:
         """An id that is neither an ordinary token's nor a special's (`_encode_run`)."""
         taken = set(self.special_tokens.values())
-        size = len(self._core.arrays[1]) - 1  # ordinary ids are below it
+        size = self._core.id_bound
         return next(tid for tid in range(size, size + len(taken) + 1) if tid not in taken)
 
     def _decode_table(self) -> dict[int, bytes]:
@@ -608,8 +614,7 @@ class Tokenizer:
 
     def _token_lengths(self, ids: np.ndarray) -> np.ndarray:
         tok_off = self._core.arrays[1]
-        size = len(tok_off) - 1
-        inside = ids < size
+        inside = ids < self._core.id_bound
         safe = np.where(inside, ids, 0)
         lengths = np.where(inside, tok_off[safe + 1] - tok_off[safe], 0)
         for name, tid in self.special_tokens.items():
