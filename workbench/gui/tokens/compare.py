@@ -233,7 +233,7 @@ class CompareView(QWidget):
         if not rows:
             return
         self.status.setText("encoding…")
-        alive = {id(r.tokenizer) for r in rows}
+        alive = self._table_keys()
         for key in [k for k in self._tables if k not in alive]:
             del self._tables[key]
         # The job gets its own dict: the UI thread owns `_tables` (a job still running from an
@@ -254,9 +254,13 @@ class CompareView(QWidget):
 
         self._lane.submit(job)
 
+    def _table_keys(self) -> set[int]:
+        """The keys of `_tables` the rows shown now use (by tokenizer identity)."""
+        return {id(r.tokenizer) for r in self.rows}
+
     def _on_encoded(self, result) -> None:
         rows, pairs, known = result
-        alive = {id(r.tokenizer) for r in self.rows}
+        alive = self._table_keys()
         for key, table in known.items():
             if key in alive:
                 self._tables.setdefault(key, table)
