@@ -341,14 +341,15 @@ def build_char_tables(tok_bytes, tok_off, tok_rank) -> tuple:
     rank_of_pair[(b0[pair] << 8) | b1[pair]] = rank[pair]
     chars = np.full(CHAR_ROWS, -1, dtype=np.int64)
     double = pair & (b0 >= 0xC0) & (b0 < 0xE0) & cont(b1)
-    rows = (1 << 16) + (((b0[double] & 31) << 6) | (b1[double] & 63))
+    # Rows as the kernel finds them: `_char_row`'s Python body works on whole arrays too.
+    rows = _char_row.py_func(b0[double], b1[double], 0, 2)
     chars[rows] = (rank[double] << 32) | ids[double]
     triple = (length == 3) & (b0 >= 0xE0) & (b0 < 0xF0) & cont(b1) & cont(b2)
     x3, y3, z3 = b0[triple], b1[triple], b2[triple]
     first_merge = np.minimum(rank_of_pair[(x3 << 8) | y3], rank_of_pair[(y3 << 8) | z3])
     making = np.maximum(rank[triple], first_merge)
     made = first_merge != never  # else BPE cannot build it from its bytes
-    rows = ((x3 & 15) << 12) | ((y3 & 63) << 6) | (z3 & 63)
+    rows = _char_row.py_func(x3, y3, z3, 3)
     chars[rows[made]] = (making[made] << 32) | ids[triple][made]
     return chars, np.concatenate([s1, s2, e1, e2])  # two arrays: fewer to count per call
 
