@@ -97,10 +97,11 @@ def _kept(typingctx, array):
 
 # Design: one pass classifies every byte (`cls[i]` = class bits of the character starting at byte
 # i, or _CONT inside a character); the scan then works on bytes, and a run of a class is a search
-# over `cls[i] & (mask | _CONT)`, eight bytes at a time (`_run_end_intrinsic`). Numba optimises each function before linking, so a call
-# is never inlined by LLVM and a call with array arguments also pays reference counting: the small
-# helpers are inlined at the Numba level (inline="always"), each at few call sites to keep the
-# compile time short. Rare paths (contractions) stay calls.
+# over `cls[i] & (mask | _CONT)`, eight bytes at a time (`_run_end_intrinsic`). Numba optimises
+# each function before linking, so a call is never inlined by LLVM and a call with array
+# arguments also pays reference counting: the small helpers are inlined at the Numba level
+# (inline="always"), each at few call sites to keep the compile time short. Rare paths
+# (contractions) stay calls.
 
 # --- classifying bytes -------------------------------------------------------------------------
 

@@ -536,8 +536,9 @@ class Tokenizer:
         Texts go out in contiguous runs of 64K-256K characters (a longer text alone; about
         `_RUNS_PER_THREAD` runs a thread when there is more), so a batch of many short texts does
         not pay the pool's cost per text while the runs still balance between threads; an
-        exception is the first failing text's. Each thread's piece cache is sized for the whole batch, not for one short text:
-        one sized for a 64 KB document fills up and restarts several times over a batch of them.
+        exception is the first failing text's. Each thread's piece cache is sized for the whole
+        batch, not for one short text: one sized for a 64 KB document fills up and restarts
+        several times over a batch of them.
         """
         allowed, refused = self._special_rules(allowed_special, disallowed_special)
         threads = num_threads or os.cpu_count() or 1
