@@ -560,28 +560,53 @@ class TextPack:
     disk_bytes: int  # bytes read from disk, BOMs and bad files included (for progress)
 
 
-def read_text_pack(names: Sequence[str], start: int, end: int, limit: int) -> TextPack:
+def read_text_pack(
+    names: Sequence[str], start: int, end: int, limit: int, kernel: bool | None = None
+) -> TextPack:
     """Read the plain files `names[start:end]` until their bytes reach `limit`, and check them
     as text. Per file only open, one read straight into the pack's buffer and close (a read
-    shorter than the room left is the file's end); an empty file, a read error or a file
-    larger than the room takes the careful way (fstat: a FIFO, device or folder put in a
-    file's place is refused as `_open_fd` does). The NUL, BOM and UTF-8 checks run over the
-    whole pack; only a pack that fails one is checked file by file to name the bad file."""
+    shorter than the room left is the file's end), done for a run of files by one Numba kernel
+    calling libc (`_libc_read`: no Python and no GIL per file) or, where it cannot work or
+    `kernel` is False, in Python. An empty file, a read error or a file larger than the room
+    takes the careful way (fstat: a FIFO, device or folder put in a file's place is refused as
+    `_open_fd` does). The NUL, BOM and UTF-8 checks run over the whole pack; only a pack that
+    fails one is checked file by file to name the bad file."""
     room_end = 2 * limit + 2  # a file that fills the room from any start < limit is > limit
-    view = _pack_buffer(room_end)
+    buffer = _pack_buffer(room_end)
+    view = memoryview(buffer)
     ends = [0]
     good: list[int] = []  # index of each good file
     bad: list[tuple[int, CorpusError]] = []
     at = 0
     big = False
     k = start
+    quick = _quick_names(names, start, end, kernel)
+    if quick is not None:
+        from workbench.engine._libc_read import read_files  # noqa: PLC0415 -- imports Numba
     open_, readv, close = os.open, os.readv, os.close
     while k < end and at < limit:
+        if quick is not None:  # the kernel reads on until a file it leaves to the careful way
+            encoded, name_starts, quick_ends = quick
+            stop = start + read_files(
+                encoded, name_starts, k - start, _PACK_FLAGS, buffer, at, limit, quick_ends
+            )
+            if stop > k:
+                read_ends = quick_ends[k - start : stop - start]
+                ends += read_ends.tolist()
+                good += range(k, stop)
+                at = int(read_ends[-1])
+                k = stop
+                if k == end or at >= limit:
+                    break
         name = names[k]
         try:
             fd = open_(name, _PACK_FLAGS)
         except OSError as exc:
             bad.append((k, CorpusError(name, _os_problem(Path(name), exc, "read"))))
+            k += 1
+            continue
+        except ValueError:  # a NUL byte in the name
+            bad.append((k, CorpusError(repr(name), "not a valid file name")))
             k += 1
             continue
         room = room_end - at
@@ -619,15 +644,33 @@ def read_text_pack(names: Sequence[str], start: int, end: int, limit: int) -> Te
     return pack
 
 
+def _quick_names(
+    names: Sequence[str], start: int, end: int, kernel: bool | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """What the kernel reads `names[start:end]` from (the names encoded, where each starts, an
+    array for the ends of the files it reads), or None: the Python way (asked, a name holding
+    a NUL, or no kernel here)."""
+    if kernel is False or end <= start:
+        return None
+    from workbench.engine import _libc_read  # noqa: PLC0415 -- Numba: not for a mere listing
+
+    if not (kernel or _libc_read.available()):
+        return None
+    encoded = _libc_read.encode_names(names[start:end])
+    if encoded is None:
+        return None
+    return encoded[0], encoded[1], np.empty(end - start, np.int64)
+
+
 _BUFFERS = threading.local()
 
 
-def _pack_buffer(size: int) -> memoryview:
+def _pack_buffer(size: int) -> np.ndarray:
     """The reading thread's own buffer of `size` bytes, kept for its next pack: a new one would
     be zero-filled and its pages faulted in for every pack."""
     buffer = getattr(_BUFFERS, "buffer", None)
     if buffer is None or len(buffer) != size:
-        buffer = _BUFFERS.buffer = memoryview(np.empty(size, np.uint8))
+        buffer = _BUFFERS.buffer = np.empty(size, np.uint8)
     return buffer
 
 

@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from workbench.engine import _encode_kernels, _train_kernels, count_fold, scanner
+from workbench.engine import _encode_kernels, _libc_read, _train_kernels, count_fold, scanner
 from workbench.engine.config import TrainConfig
 from workbench.engine.errors import CancelledError
 from workbench.engine.patterns import resolve
@@ -42,6 +42,7 @@ def _pretokenizer(preset: str) -> None:
     folded = count_fold.CountTable()
     folded.add(table)
     folded.add(table)
+    _libc_read.compile_reader()
 
 
 def _index(preset: str) -> None:
@@ -83,7 +84,7 @@ _STAGES: dict[str, tuple[str, Callable[[str], None], Callable[[str], Sequence]]]
     "pretokenizer": (
         "pre-tokenizer",
         _pretokenizer,
-        lambda p: [*scanner.counting_kernels(p), count_fold.fold_kernel],
+        lambda p: [*scanner.counting_kernels(p), count_fold.fold_kernel, *_libc_read.kernels()],
     ),
     "index": ("trainer: pair index", _index, lambda p: [_train_kernels.init_pairs]),
     "merges": ("trainer: merge loop", _merges, lambda p: [_train_kernels.run_merges]),
