@@ -54,6 +54,15 @@ def _files(tmp_path) -> list[str]:
         add(f"k{k:02d}.txt", f"more {k}\n".encode())
     add("l-empty.txt", b"")
     add("m-last.txt", b"last one\n")
+    # folders changing from file to file (the kernel opens files from their folder), one of
+    # them a file, and names relative to the working folder
+    (tmp_path / "other").mkdir()
+    for k in range(3):
+        (tmp_path / "other" / f"n{k}.txt").write_bytes(f"other {k}\n".encode())
+        names.append(str(tmp_path / "other" / f"n{k}.txt"))
+        names.append(os.path.join(folder, f"a{k:02d}.txt"))
+    names.append(os.path.join(folder, "a00.txt", "inside.txt"))
+    names += ["docs/a01.txt", "./other/n1.txt", "docs//a02.txt", "docs/"]
     return names
 
 
@@ -77,7 +86,8 @@ def _packs(names: list[str], kernel: bool) -> list[tuple]:
     return out
 
 
-def test_kernel_and_python_read_the_same_packs_and_errors(tmp_path):
+def test_kernel_and_python_read_the_same_packs_and_errors(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     names = _files(tmp_path)
     quick = _packs(names, kernel=True)
     assert quick == _packs(names, kernel=False)
@@ -92,6 +102,9 @@ def test_kernel_and_python_read_the_same_packs_and_errors(tmp_path):
     assert b"starts with a BOM" in texts and b"\xef\xbb\xbf" not in texts
     assert b"latin-1 name\n" in texts and b"last one\n" in texts
     assert any(pack[4] for pack in quick)  # the 1,000-byte file: left to the caller
+    assert any("inside.txt" in e for e in errors) and errors[-1].startswith("docs/:")
+    tail = "doc 1: naïve café word \nother 1\ndoc 2: naïve café word word \n"
+    assert texts.endswith(tail.encode())
 
 
 @pytest.mark.parametrize("kernel", [True, False])

@@ -586,13 +586,21 @@ def read_text_pack(
     k = start
     quick = _quick_names(names, start, end, kernel)
     if quick is not None:
-        from workbench.engine._libc_read import read_files  # noqa: PLC0415 -- imports Numba
+        from workbench.engine._libc_read import FOLDER_FLAGS, read_files  # noqa: PLC0415
     open_, readv, close = os.open, os.readv, os.close
     while k < end and at < limit:
         if quick is not None:  # the kernel reads on until a file it leaves to the careful way
             encoded, name_starts, quick_ends = quick
             stop = start + read_files(
-                encoded, name_starts, k - start, _PACK_FLAGS, buffer, at, limit, quick_ends
+                encoded,
+                name_starts,
+                k - start,
+                _PACK_FLAGS,
+                FOLDER_FLAGS,
+                buffer,
+                at,
+                limit,
+                quick_ends,
             )
             if stop > k:
                 read_ends = quick_ends[k - start : stop - start]
