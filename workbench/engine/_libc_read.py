@@ -131,9 +131,6 @@ def _close(typingctx, fd):
     return types.int32(fd), codegen
 
 
-FOLDER_ROOM = 4096  # bytes of a folder's name at most (PATH_MAX): longer, files open by name
-
-
 @njit
 def read_files(names, starts, first, flags, folder_flags, buffer, at, limit, ends):
     """Read files `first`, `first + 1`, ... (file k's name at `names[starts[k]:]`, NUL-ended)
@@ -146,7 +143,6 @@ def read_files(names, starts, first, flags, folder_flags, buffer, at, limit, end
     here); a folder that does not open (`folder_flags`) leaves its files opened by full name.
     Never writes past `buffer`: each read asks for the room left and no more."""
     room_end = buffer.shape[0]
-    folder_name = np.empty(FOLDER_ROOM, np.uint8)
     folder = -1  # the folder open now, or -1; its name is names[folder_at:folder_at + folder_len]
     folder_at = 0
     folder_len = -1
@@ -158,14 +154,21 @@ def read_files(names, starts, first, flags, folder_flags, buffer, at, limit, end
             slash -= 1
         if slash > s:
             length = slash - s
-            if length != folder_len or not _same_bytes(names, s, folder_at, length):
+            same = 0  # how far this file's folder name is the open folder's
+            if length == folder_len:
+                while same < length and names[s + same] == names[folder_at + same]:
+                    same += 1
+            if same < length or length != folder_len:
                 if folder >= 0:
                     _close(folder)
-                folder, folder_at, folder_len = -1, s, length
-                if length < FOLDER_ROOM:
-                    folder_name[:length] = names[s:slash]
-                    folder_name[length] = 0
-                    folder = _open(folder_name, 0, folder_flags)
+                folder = -1
+                folder_at = s
+                folder_len = length
+                if length < room_end - at:  # its name, NUL-ended, where the next file goes
+                    for i in range(length):
+                        buffer[at + i] = names[s + i]
+                    buffer[at + length] = 0
+                    folder = _open(buffer, at, folder_flags)
         if slash > s and folder >= 0:
             fd = _openat(folder, names, slash + 1, flags)
         else:
@@ -183,15 +186,6 @@ def read_files(names, starts, first, flags, folder_flags, buffer, at, limit, end
     if folder >= 0:
         _close(folder)
     return k
-
-
-@njit
-def _same_bytes(data, a, b, length):
-    """Whether data[a:a + length] == data[b:b + length]."""
-    i = 0
-    while i < length and data[a + i] == data[b + i]:
-        i += 1
-    return i == length
 
 
 def encode_names(names: Sequence[str]) -> tuple[np.ndarray, np.ndarray] | None:
