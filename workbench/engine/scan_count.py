@@ -18,6 +18,7 @@ import operator
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent import futures
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -174,10 +175,14 @@ def count_with_scanner(
             while True:
                 cancelled()
                 most = meter_.pack_files()
-                if not ended and len(names) < i + most and not reading:
-                    # nothing to take meanwhile: wait for a full pack's files, or the end
-                    ended = not more(i + most - 1)  # type: ignore[misc]
-                whole = ended or len(names) >= i + most  # packs are full while the walk goes on
+                # While the walk goes on, packs are full, but for a reader left idle: it takes
+                # what is listed once that is a first pack's worth (the walk sets the pace).
+                least = min(most, FIRST_PACK_FILES)
+                if not ended and len(names) < i + least and not reading:
+                    # nothing to take meanwhile: wait for files to read, or the end
+                    ended = not more(i + least - 1)  # type: ignore[misc]
+                idle = _busy(reading) < READERS and len(names) >= i + least
+                whole = ended or len(names) >= i + most or idle
                 if i < len(names) and whole and len(reading) <= workers:  # one ahead per reader
                     end = _pack_end(names, sizes, i, most)
                     if end > i:
@@ -189,6 +194,8 @@ def count_with_scanner(
                     stream(i)
                     i += 1
                 elif reading:
+                    if (i < len(names) or not ended) and not _oldest_read(reading):
+                        continue  # a reader is free for the next files
                     take_pack()
                 elif ended and i == len(names):
                     break
@@ -198,9 +205,26 @@ def count_with_scanner(
         return tables.finish()
 
 
+def _oldest_read(reading: deque[tuple[Future, int, int]]) -> bool:
+    """Whether the first pack asked for is read, else waiting until some pack is (a reader is
+    then free), or LOOK_AGAIN seconds while one is free already (the walk may list more)."""
+    waiting = [future for future, _, _ in reading if not future.done()]
+    if reading[0][0] not in waiting:
+        return True
+    timeout = LOOK_AGAIN if len(waiting) < READERS else None
+    futures.wait(waiting, timeout, futures.FIRST_COMPLETED)
+    return reading[0][0].done()
+
+
+def _busy(reading: deque[tuple[Future, int, int]]) -> int:
+    """How many of the packs asked for are still being read."""
+    return sum(not future.done() for future, _, _ in reading)
+
+
 PACK_FILES = 16384  # files per pack at most (fewer when they are large: UNIT_BYTES a pack)
 FIRST_PACK_FILES = 1024  # before any file is read: small, so counting starts early
 READERS = 2  # threads reading packs of small files (their system calls release the GIL)
+LOOK_AGAIN = 0.002  # seconds between looks at the listing while a reader is idle
 
 
 class _Progress:
