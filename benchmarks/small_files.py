@@ -1,7 +1,7 @@
 """Counting many small files against the same text in one file: throughput of each and the ratio.
 
     python benchmarks/small_files.py [--text /work/bench-data/en-2.txt] [--files 50000]
-        [--bytes 220] [--dir /tmp/small-files] [--runs 3] [--workers 2] [--profile]
+        [--bytes 220] [--dir /tmp/small-files] [--runs 3] [--workers 2] [--profile] [--threads]
 
 The text is cut at line ends into `--files` pieces of about `--bytes` bytes (repeated when it is
 shorter), written once under `--dir` (kept for the next run; made again when the options differ)
@@ -9,16 +9,21 @@ together with `whole.txt`, the same pieces end to end. Each count goes through t
 `count_corpus` (walk, read, check, count) with the GPT-2 preset; the figure is the median of
 `--runs` runs, as MB/s of wall time and of process CPU time (steadier on a shared machine). The
 first run of each warms the page cache and the kernels and is not counted. `--profile` prints the
-top functions of one small-files count under cProfile. Not a test: timings depend on the machine.
+top functions of one small-files count under cProfile (the main thread's), `--threads` the CPU
+time of each stage's threads over `--runs` small-files counts (the reader threads' system calls,
+the walk, the counting). Not a test: timings depend on the machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import cProfile
 import pstats
 import statistics
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from workbench.engine.config import TrainConfig
@@ -72,6 +77,45 @@ def timed(path: Path, config: TrainConfig, workers: int, runs: int) -> tuple[flo
     return statistics.median(wall), statistics.median(cpu), result.stats.bytes
 
 
+def thread_cpu(small: Path, config: TrainConfig, workers: int, runs: int, files: int) -> None:
+    """Print the thread CPU time spent in each stage of counting `small`, per run and per file,
+    by wrapping the stages' functions (a benchmark may reach into the engine; a test may not)."""
+    from workbench.engine import _libc_read, corpus, count_fold, scan_count  # noqa: PLC0415
+
+    spent: dict[str, float] = collections.defaultdict(float)
+    lock = threading.Lock()
+
+    def timed_call(owner: object, name: str, label: str) -> None:
+        inner: Callable = getattr(owner, name)
+
+        def wrapper(*args, **kwargs):
+            start = time.thread_time()
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                with lock:
+                    spent[label] += time.thread_time() - start
+
+        setattr(owner, name, wrapper)
+
+    timed_call(scan_count, "read_text_pack", "readers: the packs, in all")
+    timed_call(_libc_read, "read_files", "readers: in the libc kernel")
+    timed_call(scan_count, "_count_unit", "counters: scanning")
+    timed_call(corpus.CorpusWalk, "run", "walk thread")
+    timed_call(count_fold, "fold_table", "main: folding the tables")
+    count_corpus([small], config, workers=workers)  # warm-up
+    spent.clear()
+    start, main = time.process_time(), time.thread_time()
+    for _ in range(runs):
+        count_corpus([small], config, workers=workers)
+    spent["main thread, in all"] = time.thread_time() - main
+    spent["process"] = time.process_time() - start
+    for label, seconds in sorted(spent.items()):
+        print(
+            f"{label:>30}: {seconds / runs * 1e3:7.1f} ms  {seconds / runs / files * 1e6:5.2f} us/file"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--text", type=Path, default=Path("/work/bench-data/en-2.txt"))
@@ -81,6 +125,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--threads", action="store_true")
     args = parser.parse_args()
     small, whole = make_corpus(args.text, args.dir, args.files, args.bytes)
     config = TrainConfig(vocab_size=1000, pattern="gpt2")
@@ -89,6 +134,8 @@ def main() -> None:
         profile = cProfile.Profile()
         profile.runcall(count_corpus, [small], config, workers=args.workers)
         pstats.Stats(profile).sort_stats("tottime").print_stats(25)
+    if args.threads:
+        thread_cpu(small, config, args.workers, args.runs, args.files)
     rows = {}
     for name, path in (("one file", whole), (f"{args.files} files", small)):
         wall, cpu, size = timed(path, config, args.workers, args.runs)
