@@ -135,6 +135,10 @@ class ReadyInts:
             raise ValueError(
                 "ReadyInts.lists takes an int32 array of ids and equal starts and ends"
             )
+        # One layout and type for the kernel: any other would compile it again (seconds).
+        ids = np.ascontiguousarray(ids)
+        starts = np.ascontiguousarray(starts, dtype=np.int64)
+        ends = np.ascontiguousarray(ends, dtype=np.int64)
         if starts.size and (starts.min() < 0 or ends.max() > ids.shape[0] or np.any(ends < starts)):
             raise ValueError("ReadyInts.lists: a list's bounds lie outside the ids")
         if not fast_lists():
