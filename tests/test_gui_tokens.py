@@ -176,12 +176,13 @@ def test_hover_finds_the_token_under_the_mouse(view, qtbot):
 
 def test_long_text_renders_off_the_ui_thread(view, qtbot, small_tok):
     text = ("The quick brown fox 😀 jumps over the lazy dog; 中文 naïve café.\n" * 1600)[:100_000]
-    with qtbot.waitSignal(view.sigEncoded, timeout=10_000) as blocker:
+    # Generous waits: a loaded machine (or a cold kernel cache) is slow, never wrong.
+    with qtbot.waitSignal(view.sigEncoded, timeout=60_000) as blocker:
         view.set_text(text)
     enc = blocker.args[0]
     assert enc.text == text and len(enc) == len(small_tok.encode(text))
     # The time it took is measured by benchmarks/tokens_view.py, not asserted here.
-    qtbot.waitUntil(lambda: not view.highlighter.pending(), timeout=5000)
+    qtbot.waitUntil(lambda: not view.highlighter.pending(), timeout=30_000)
 
 
 def test_typing_fast_shows_only_the_latest_text(view, qtbot):

@@ -17,6 +17,9 @@ OPTIONS = {"cache": True, "nogil": True}
 
 njit = functools.partial(numba.njit, **OPTIONS)
 
+# For the rare kernel that calls CPython's C API (reference counts, lists): it must hold the GIL.
+njit_holding_gil = functools.partial(numba.njit, cache=True, nogil=False)
+
 # For hot loops that allocate nothing and only read and write the arrays they are given: compiled
 # without Numba's reference counting. A loop that calls helpers (even inlined ones) or may rebind
 # an array otherwise pays an atomic incref/decref per array per iteration: a third of the merge

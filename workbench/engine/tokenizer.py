@@ -40,6 +40,7 @@ from workbench.engine import _encode_kernels as kernels
 from workbench.engine import scanner
 from workbench.engine.batching import RunPool, runs_of
 from workbench.engine.errors import TokenizerError
+from workbench.engine.id_lists import ReadyInts
 from workbench.engine.ids import check_dense, check_id
 from workbench.engine.patterns import compile_pattern, resolve
 from workbench.engine.pieces import RegexSplitter, Splitter, char_to_byte
@@ -99,11 +100,10 @@ class _Core:
         return (tok_bytes, tok_off, self.tok_rank, byte_id, whole, pairs, byte_pairs, chars)
 
     @functools.cached_property
-    def id_objects(self) -> np.ndarray:
-        """Python ints 0..size-1 in an object array, for `_id_list`: taking ready-made ints is
-        ~20% faster than making one per token (`tolist`), and the list frees 5x faster, all of
-        it under the GIL, which `encode_batch`'s threads take turns to hold. 40 bytes an id."""
-        return np.array(range(self.id_bound), dtype=object)
+    def ready_ints(self) -> ReadyInts:
+        """The ordinary ids as ready-made Python ints, for the lists `encode` and `encode_batch`
+        return (see `id_lists`): 40 bytes an id."""
+        return ReadyInts(self.id_bound)
 
 
 def _capacity(count: int) -> int:
@@ -392,7 +392,7 @@ class Tokenizer:
         """
         allowed = self._specials_for(text, allowed_special, disallowed_special)
         ids, _, _ = self._encode(text, allowed, want_starts=False)
-        return self._id_list(ids)  # straight from the view: no intermediate copy
+        return self._core.ready_ints.one_list(ids)  # straight from the view: no copy
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Token ids of `text` with every special token encoded as ordinary text."""
@@ -551,7 +551,7 @@ class Tokenizer:
                 self._piece_cache(total)
                 return self._encode_run(run, allowed, lists)
             found = [self._encode(text, allowed, want_starts=False)[0] for text in run]
-            return [self._id_list(ids) if lists else ids.copy() for ids in found]
+            return [self._core.ready_ints.one_list(ids) if lists else ids.copy() for ids in found]
 
         target = min(max(total // (_RUNS_PER_THREAD * threads), 1 << 16), _LONGEST_RUN)
         runs = runs_of(texts, len, target) if texts else []
@@ -585,12 +585,13 @@ class Tokenizer:
             seg_ends = np.repeat(ends, 2)
             seg_ids = np.tile(np.array([-1, mark], dtype=np.int64), len(parts))
         ids = self._scan_segments(b"".join(parts), seg_starts, seg_ends, seg_ids)
-        cuts = np.flatnonzero(ids == mark).tolist()
-        spans = zip([-1, *cuts], cuts, strict=False)
-        if lists:
-            return [self._id_list(ids[a + 1 : b]) for a, b in spans]
+        ends = np.flatnonzero(ids == mark)
+        if lists:  # every list in one pass, straight from the reused buffer
+            starts = np.concatenate((np.zeros(1, np.int64), ends[:-1] + 1))
+            return self._core.ready_ints.lists(ids, starts, ends)
+        cuts = ends.tolist()
         kept = ids.copy()  # out of the reused buffer, once for the run
-        return [kept[a + 1 : b] for a, b in spans]
+        return [kept[a + 1 : b] for a, b in zip([-1, *cuts], cuts, strict=False)]
 
     @functools.cached_property
     def _end_mark(self) -> int:
@@ -605,13 +606,6 @@ class Tokenizer:
             table.update((tid, name.encode()) for name, tid in self.special_tokens.items())
             self._decoder = table
         return self._decoder
-
-    def _id_list(self, ids: np.ndarray) -> list[int]:
-        """`ids.tolist()`, with the ints taken from `_Core.id_objects` rather than made anew."""
-        try:
-            return self._core.id_objects.take(ids).tolist()
-        except IndexError:  # a special's id past the ordinary ids: make the ints after all
-            return ids.tolist()
 
     def _token_lengths(self, ids: np.ndarray) -> np.ndarray:
         tok_off = self._core.arrays[1]

@@ -22,7 +22,14 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from workbench.engine import _encode_kernels, _libc_read, _train_kernels, count_fold, scanner
+from workbench.engine import (
+    _encode_kernels,
+    _libc_read,
+    _train_kernels,
+    count_fold,
+    id_lists,
+    scanner,
+)
 from workbench.engine.config import TrainConfig
 from workbench.engine.errors import CancelledError
 from workbench.engine.patterns import resolve
@@ -66,6 +73,7 @@ def _encoder(preset: str) -> None:
 
     tokenizer = Tokenizer.from_merges([(b"l", b"l"), (b"ll", b"o")], resolve(preset))
     tokenizer.encode(_SAMPLE.decode())
+    id_lists.fast_lists()  # the lists' kernel: the sample is too short to need it
 
 
 def _encoder_kernels(pattern: str) -> list:
@@ -73,6 +81,7 @@ def _encoder_kernels(pattern: str) -> list:
         _encode_kernels.build_whole_table,
         _encode_kernels.collect_splits,
         _encode_kernels.build_pair_table,
+        id_lists._fill,
     ]
     if scanner.can_scan(resolve(pattern)):
         return [_encode_kernels.ENCODE_SCANNED[scanner.preset_code(pattern)], *tables]

@@ -1,0 +1,94 @@
+"""Lists of ids made by the kernel that fills them through CPython's C API (`id_lists`): the same
+lists as numpy's way, the ready-made ints themselves, reference counts exactly right."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+from workbench.engine import id_lists
+from workbench.engine.id_lists import ReadyInts
+from workbench.engine.tokenizer import Tokenizer
+
+
+@pytest.fixture(params=[True, False], ids=["kernel", "numpy"])
+def way(request, monkeypatch):
+    """Both ways of making lists; the kernel's must really be in use on this CPython."""
+    if request.param:
+        assert id_lists.fast_lists()
+    monkeypatch.setattr(id_lists, "fast_lists", lambda: request.param)
+    return request.param
+
+
+def _bounds(rng, size: int, count: int) -> tuple[np.ndarray, np.ndarray]:
+    cuts = np.sort(rng.integers(0, size + 1, size=2 * count))
+    return cuts[0::2].astype(np.int64), cuts[1::2].astype(np.int64)
+
+
+def test_lists_equal_tolist_and_hold_the_ready_ints(way):
+    rng = np.random.default_rng(7)
+    ready = ReadyInts(5000)
+    ids = rng.integers(0, 5000, size=20_000).astype(np.int32)
+    starts, ends = _bounds(rng, ids.size, 40)  # empty lists and overlapping ones included
+    lists = ready.lists(ids, starts, ends)
+    assert lists == [ids[a:b].tolist() for a, b in zip(starts, ends, strict=True)]
+    assert all(x is ready.objects[x] for lst in lists for x in lst)
+    assert ready.one_list(ids) == ids.tolist()
+
+
+def test_an_id_without_a_ready_int_gives_its_list_by_tolist(way):
+    """A special's id above the ordinary ids: its list is still right, and so are the others."""
+    ready = ReadyInts(300)
+    ids = np.arange(600, dtype=np.int32) % 300
+    ids[150] = 100_257
+    ids[450] = 300  # just past the ready ints
+    starts = np.array([0, 100, 200, 400, 500], dtype=np.int64)
+    ends = np.array([100, 200, 400, 500, 600], dtype=np.int64)
+    lists = ready.lists(ids, starts, ends)
+    assert lists == [ids[a:b].tolist() for a, b in zip(starts, ends, strict=True)]
+    assert lists[1][50] == 100_257 and lists[3][50] == 300
+
+
+def test_reference_counts_rise_by_each_use_and_fall_back(way):
+    ready = ReadyInts(1000)
+    probe = ready.objects[777]
+    before = sys.getrefcount(probe)
+    ids = np.full(5000, 777, dtype=np.int32)
+    ids[::7] = 3
+    lists = ready.lists(ids, np.array([0, 2500], np.int64), np.array([2500, 5000], np.int64))
+    assert sys.getrefcount(probe) == before + int(np.count_nonzero(ids == 777))
+    del lists
+    assert sys.getrefcount(probe) == before
+    one = ready.one_list(ids)
+    assert sys.getrefcount(probe) == before + int(np.count_nonzero(ids == 777))
+    del one
+    assert sys.getrefcount(probe) == before
+
+
+@pytest.mark.parametrize(
+    ("starts", "ends"),
+    [([-1], [3]), ([0], [11]), ([5], [4]), ([0, 2], [3])],
+    ids=["before", "past", "reversed", "unequal"],
+)
+def test_bounds_outside_the_ids_are_refused_before_the_kernel(starts, ends):
+    ready = ReadyInts(10)
+    ids = np.arange(10, dtype=np.int32)
+    with pytest.raises(ValueError, match="ReadyInts.lists"):
+        ready.lists(ids, np.array(starts, np.int64), np.array(ends, np.int64))
+
+
+def test_encode_and_encode_batch_lists_are_the_same_either_way(way):
+    """Through the public API, with an allowed special (an id past the ordinary ones)."""
+    tok = Tokenizer.from_merges(
+        [(b"t", b"h"), (b"th", b"e"), (b" ", b"the")], "gpt2", special_tokens=["<|end|>"]
+    )
+    end = tok.special_tokens["<|end|>"]
+    texts = [("the cat and the dog " * 40 + "<|end|>") * (k % 3 + 1) for k in range(30)]
+    arrays = tok.encode_batch_arrays(texts, num_threads=2, allowed_special="all")
+    lists = tok.encode_batch(texts, num_threads=2, allowed_special="all")
+    assert lists == [a.tolist() for a in arrays]
+    assert tok.encode(texts[4], allowed_special="all") == arrays[4].tolist()
+    assert end in lists[0] and end >= len(tok.vocab)  # no ready-made int: the numpy way
+    tok.close()
