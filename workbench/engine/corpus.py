@@ -565,13 +565,13 @@ class TextPack:
 
 
 def read_text_pack(
-    names: Sequence[str], start: int, end: int, limit: int, kernel: bool | None = None
+    names: Sequence[str], start: int, end: int, limit: int, kernel: bool = True
 ) -> TextPack:
     """Read the plain files `names[start:end]` until their bytes reach `limit`, and check them
     as text. Per file only open, one read straight into the pack's buffer and close (a read
     shorter than the room left is the file's end), done for a run of files by one Numba kernel
     calling libc (`_libc_read`: no Python and no GIL per file) or, where it cannot work or
-    `kernel` is False, in Python. An empty file, a read error or a file larger than the room
+    `kernel` is False, in Python (the same packs and errors). An empty file, a read error or a file larger than the room
     takes the careful way (fstat: a FIFO, device or folder put in a file's place is refused as
     `_open_fd` does). The NUL, BOM and UTF-8 checks run over the whole pack; only a pack that
     fails one is checked file by file to name the bad file."""
@@ -657,16 +657,16 @@ def read_text_pack(
 
 
 def _quick_names(
-    names: Sequence[str], start: int, end: int, kernel: bool | None
+    names: Sequence[str], start: int, end: int, kernel: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """What the kernel reads `names[start:end]` from (the names encoded, where each starts, an
     array for the ends of the files it reads), or None: the Python way (asked, a name holding
     a NUL, or no kernel here)."""
-    if kernel is False or end <= start:
+    if not kernel or end <= start:
         return None
     from workbench.engine import _libc_read  # noqa: PLC0415 -- Numba: not for a mere listing
 
-    if not (kernel or _libc_read.available()):
+    if not _libc_read.available():
         return None
     encoded = _libc_read.encode_names(names[start:end])
     if encoded is None:
