@@ -307,14 +307,18 @@ def _folder_entries(
 
 
 # Whether an entry is a regular file, not a link: known from the folder listing, no system call.
-_PLAIN_FILE = operator.methodcaller("is_file", follow_symlinks=False)
 _PATH = operator.attrgetter("path")
 _NAME = operator.attrgetter("name")
 
 
 def _all_plain(entries: list[os.DirEntry]) -> bool:
+    """Whether every entry is a regular file, not a link. Asked as "no link, and all files":
+    with no link, `is_file()` is `is_file(follow_symlinks=False)`, and the calls without a
+    keyword cost a third as much (the largest part of the walk's Python per file)."""
     try:
-        return all(map(_PLAIN_FILE, entries))
+        return not any(map(os.DirEntry.is_symlink, entries)) and all(
+            map(os.DirEntry.is_file, entries)
+        )
     except OSError:  # the listing did not say (some file systems): the entry-by-entry way
         return False
 
