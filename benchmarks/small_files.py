@@ -2,6 +2,7 @@
 
     python benchmarks/small_files.py [--text /work/bench-data/en-2.txt] [--files 50000]
         [--bytes 220] [--dir /tmp/small-files] [--runs 3] [--workers 2] [--profile] [--threads]
+        [--reading]
 
 The text is cut at line ends into `--files` pieces of about `--bytes` bytes (repeated when it is
 shorter), written once under `--dir` (kept for the next run; made again when the options differ)
@@ -11,7 +12,8 @@ together with `whole.txt`, the same pieces end to end. Each count goes through t
 first run of each warms the page cache and the kernels and is not counted. `--profile` prints the
 top functions of one small-files count under cProfile (the main thread's), `--threads` the CPU
 time of each stage's threads over `--runs` small-files counts (the reader threads' system calls,
-the walk, the counting). Not a test: timings depend on the machine.
+the walk, the counting), `--reading` the packs' reading alone, by the libc kernel and by the
+Python fallback, on one and on two threads. Not a test: timings depend on the machine.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import statistics
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from workbench.engine.config import TrainConfig
@@ -116,6 +119,40 @@ def thread_cpu(small: Path, config: TrainConfig, workers: int, runs: int, files:
         )
 
 
+def reading_alone(small: Path, runs: int) -> None:
+    """Print the CPU per file and the wall time of reading every file of `small` in packs (as
+    the counting's reader threads do), kernel and Python alternating, on 1 and 2 threads."""
+    from workbench.engine.corpus import list_corpus, read_text_pack  # noqa: PLC0415
+
+    names = list_corpus([small], sized=False).names
+
+    def read_part(kernel: bool, start: int, end: int) -> None:
+        while start < end:
+            pack = read_text_pack(names, start, min(end, start + 6000), 2 << 20, kernel=kernel)
+            start += pack.read + pack.big
+
+    def run(kernel: bool, threads: int) -> tuple[float, float]:
+        cuts = [k * len(names) // threads for k in range(threads + 1)]
+        start, start_cpu = time.perf_counter(), time.process_time()
+        with ThreadPoolExecutor(threads) as pool:
+            list(pool.map(read_part, [kernel] * threads, cuts[:-1], cuts[1:]))
+        return time.perf_counter() - start, time.process_time() - start_cpu
+
+    run(True, 1), run(False, 1)  # warm-up: the kernel, the page cache
+    for threads in (1, 2):
+        times: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
+        for _ in range(runs):
+            for kernel in (True, False):
+                times[kernel].append(run(kernel, threads))
+        for kernel, label in ((True, "libc kernel"), (False, "Python")):
+            wall = statistics.median(t[0] for t in times[kernel])
+            cpu = statistics.median(t[1] for t in times[kernel])
+            print(
+                f"reading alone, {threads} thread(s), {label:>11}: {wall:6.3f} s wall"
+                f"  {cpu:6.3f} s CPU  {cpu / len(names) * 1e6:5.2f} us CPU/file"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--text", type=Path, default=Path("/work/bench-data/en-2.txt"))
@@ -126,6 +163,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--threads", action="store_true")
+    parser.add_argument("--reading", action="store_true")
     args = parser.parse_args()
     small, whole = make_corpus(args.text, args.dir, args.files, args.bytes)
     config = TrainConfig(vocab_size=1000, pattern="gpt2")
@@ -136,6 +174,8 @@ def main() -> None:
         pstats.Stats(profile).sort_stats("tottime").print_stats(25)
     if args.threads:
         thread_cpu(small, config, args.workers, args.runs, args.files)
+    if args.reading:
+        reading_alone(small, args.runs)
     rows = {}
     for name, path in (("one file", whole), (f"{args.files} files", small)):
         wall, cpu, size = timed(path, config, args.workers, args.runs)
