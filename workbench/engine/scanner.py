@@ -122,6 +122,17 @@ def _load_u64(typingctx, array, index):
     return types.uint64(array, types.intp), codegen
 
 
+@intrinsic
+def _trailing_zero_bytes(typingctx, word):
+    """The number of zero bytes below the lowest set bit of a nonzero uint64 (one instruction)."""
+
+    def codegen(context, builder, signature, args):
+        zeros = builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
+        return builder.lshr(zeros, ir.Constant(ir.IntType(64), 3))
+
+    return types.int64(types.uint64), codegen
+
+
 _HIGH_BITS = np.uint64(0x8080808080808080)  # a non-ASCII byte among eight has its bit set
 _LOW_BYTE = np.uint64(0xFF)
 
@@ -163,6 +174,43 @@ def _decode_at(data, i, n):
     return _decode(b0, b1, b2, b3, avail)
 
 
+@intrinsic
+def _store_u64(typingctx, array, index, value):
+    """array[index:index+8] = the 8 bytes of `value` (byte k from bits 8k..8k+7), one unaligned
+    store. Kernels only: the caller checks index + 8 <= len(array)."""
+    if not isinstance(array, types.Array) or array.dtype != types.uint8:
+        raise errors.TypingError("_store_u64 writes a uint8 array")
+
+    def codegen(context, builder, signature, args):
+        target = context.make_array(signature.args[0])(context, builder, value=args[0])
+        pointer = builder.bitcast(builder.gep(target.data, [args[1]]), ir.IntType(64).as_pointer())
+        value = context.cast(builder, args[2], signature.args[2], types.uint64)
+        builder.store(value, pointer, align=1)
+        return context.get_dummy_value()
+
+    return types.none(array, index, value), codegen
+
+
+@njit(inline="always")
+def _ascii_classes(flags, word):
+    """The class bytes of eight bytes packed in `word`, packed the same way (byte k's class in
+    bits 8k..8k+7). A non-ASCII byte gets flags[byte], a wrong class the caller overwrites."""
+    out = np.uint64(0)
+    for k in range(8):
+        out |= np.uint64(flags[(word >> np.uint64(8 * k)) & _LOW_BYTE]) << np.uint64(8 * k)
+    return out
+
+
+@njit(inline="always")
+def _classify_char(data, flags, cls, i, n):
+    """Classify the character at `i` (ASCII or not); returns the next offset."""
+    cp, length = _decode_at(data, i, n)
+    cls[i] = flags[cp]
+    for k in range(i + 1, i + length):
+        cls[k] = _CONT
+    return i + length
+
+
 @njit
 def classify(data, flags, cls):
     """Fill `cls` for `data`: class bits at each character's first byte, _CONT at the others.
@@ -171,24 +219,21 @@ def classify(data, flags, cls):
     """
     n = data.shape[0]
     i = 0
-    while i < n:
-        if i + 8 <= n:  # eight ASCII bytes at once: one load, one test, no branch per byte
-            word = _load_u64(data, i)
-            if (word & _HIGH_BITS) == 0:
-                for k in range(8):
-                    cls[i + k] = flags[(word >> np.uint64(8 * k)) & _LOW_BYTE]
-                i += 8
-                continue
-        b0 = data[i]
-        if b0 < 0x80:
-            cls[i] = flags[b0]
-            i += 1
+    while i + 8 <= n:
+        # Eight bytes at once: one load, eight table lookups, one store. Bytes after the first
+        # non-ASCII one get wrong classes here and are written again (everything from the
+        # resume point on is), so mixed text pays no byte-by-byte loop for its ASCII.
+        word = _load_u64(data, i)
+        _store_u64(cls, i, _ascii_classes(flags, word))
+        high = word & _HIGH_BITS
+        if high == 0:
+            i += 8
             continue
-        cp, length = _decode_at(data, i, n)
-        cls[i] = flags[cp]
-        for k in range(i + 1, i + length):
-            cls[k] = _CONT
-        i += length
+        i += _trailing_zero_bytes(high)
+        while i < n and data[i] >= 0x80:  # the run of non-ASCII characters
+            i = _classify_char(data, flags, cls, i, n)
+    while i < n:
+        i = _classify_char(data, flags, cls, i, n)
 
 
 # --- runs over classified bytes ----------------------------------------------------------------
