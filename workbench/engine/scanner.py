@@ -235,21 +235,22 @@ def classify(data, flags, cls):
     """
     n = data.shape[0]
     i = 0
-    while i + 8 <= n:
-        # Eight bytes at once: one load, eight table lookups, one store. Bytes after the first
-        # non-ASCII one get wrong classes here and are written again (everything from the
-        # resume point on is), so mixed text pays no byte-by-byte loop for its ASCII.
-        word = _load_u64(data, i)
-        _store_u64(cls, i, _ascii_classes(flags, word))
-        high = word & _HIGH_BITS
-        if high == 0:
-            i += 8
-            continue
-        i += _trailing_zero_bytes(high)
-        while i < n and data[i] >= 0x80:  # the run of non-ASCII characters
-            i = _classify_char(data, flags, cls, i, n)
     while i < n:
-        i = _classify_char(data, flags, cls, i, n)
+        if i + 8 <= n:
+            # Eight bytes at once: one load, eight table lookups, one store. Bytes after the
+            # first non-ASCII one get wrong classes here and are written again (everything from
+            # the resume point on is), so mixed text pays no byte loop for its ASCII.
+            word = _load_u64(data, i)
+            _store_u64(cls, i, _ascii_classes(flags, word))
+            high = word & _HIGH_BITS
+            if high == 0:
+                i += 8
+                continue
+            i += _trailing_zero_bytes(high)
+        while True:  # a run of non-ASCII characters, or the last bytes (one call site: compiling)
+            i = _classify_char(data, flags, cls, i, n)
+            if i >= n or (i + 8 <= n and data[i] < 0x80):
+                break
 
 
 # --- runs over classified bytes ----------------------------------------------------------------
