@@ -7,6 +7,10 @@ megabytes; each step reports the median of `--runs` runs, as MB/s of wall time a
 thread's CPU time (the second is steadier on a shared machine), per preset x text, and a last
 table of counting MB/s (CPU) per preset x text. Not a test: timings depend on the machine.
 
+`--stages` splits counting into its stages, per preset x text, best of `--runs` (thread CPU):
+classify alone, the scan alone (`piece_bounds` minus classify) and the count table alone
+(scan + table over classes made beforehand, minus the scan), as MB/s and ns per piece.
+
 `--against OTHER.py` also times another version of the scanner module (for example
 `git show main:workbench/engine/scanner.py > /tmp/main_scanner.py`) against this one, in this
 process, runs alternating, and prints the best of `--runs` for each with their ratio: on a
@@ -27,6 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
 import regex
 from _paths import corpora  # noqa: E402
 
@@ -74,6 +79,45 @@ def bench(data: bytes, preset: str, runs: int, with_regex: bool) -> dict[str, tu
     return rates
 
 
+def best_seconds(step: Callable[[], object], runs: int) -> float:
+    """The least thread CPU seconds of `runs` calls (others' load only ever adds time)."""
+    best = float("inf")
+    for _ in range(runs):
+        start = time.thread_time()
+        step()
+        best = min(best, time.thread_time() - start)
+    return best
+
+
+def stages(data: bytes, preset: str, runs: int) -> str:
+    """One line: MB/s and ns per piece of classify, the scan and the count table, each alone."""
+    array = np.frombuffer(data, dtype=np.uint8)
+    flags, fold_cps, fold_letters = scanner.kernel_tables()
+    count_table, classify, _ = scanner.counting_kernels(preset)
+    cls = np.empty(array.shape[0], dtype=np.uint8)
+    starts, ends = np.zeros(1, dtype=np.int64), np.full(1, array.shape[0], dtype=np.int64)
+    scanner.count_pieces_arrays(data[:10_000], preset)  # load the compiled kernels first
+    classify(array, flags, cls)
+    pieces = scanner.piece_bounds(array, preset).shape[0] - 1
+    seconds = {
+        "classify": best_seconds(lambda: classify(array, flags, cls), runs),
+        "bounds": best_seconds(lambda: scanner.piece_bounds(array, preset), runs),
+        "counted": best_seconds(
+            lambda: count_table(array, cls, starts, ends, fold_cps, fold_letters), runs
+        ),
+    }
+    parts = {
+        "classify": seconds["classify"],
+        "scan": seconds["bounds"] - seconds["classify"],
+        "table": seconds["counted"] - (seconds["bounds"] - seconds["classify"]),
+    }
+    megabytes = len(data) / 1e6
+    cells = "  ".join(
+        f"{name} {megabytes / t:6.0f} MB/s {t / pieces * 1e9:5.1f} ns" for name, t in parts.items()
+    )
+    return f"{preset:7s} {cells}  ({len(data) / pieces:.2f} bytes/piece)"
+
+
 def load_peer(path: Path) -> ModuleType:
     """Another version of scanner.py as a module of its own, from a copy in a fresh folder
     (Numba's disk cache keys kernels by file and module name: a cache of that file under
@@ -110,6 +154,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--presets", default=",".join(scanner.PRESETS_SCANNABLE))
     parser.add_argument("--no-regex", action="store_true", help="skip the slow regex baseline")
+    parser.add_argument("--stages", action="store_true", help="time classify, scan, table apart")
     parser.add_argument("--against", type=Path, help="another scanner.py to compare counting with")
     args = parser.parse_args()
     presets = args.presets.split(",")
@@ -124,6 +169,8 @@ def main() -> None:
             for name, (wall, cpu) in rates.items():
                 print(f"{preset:7s} {name:26s} {wall:8.1f} MB/s wall {cpu:8.1f} MB/s CPU")
             counting[preset, corpus.name] = rates["count_pieces_arrays"][1]
+            if args.stages:
+                print(stages(data, preset, args.runs))
             if peer is not None:
                 compared[preset, corpus.name] = against(data, preset, peer, args.runs)
     print("\ncounting (count_pieces_arrays), MB/s of CPU time, one thread")

@@ -122,6 +122,33 @@ def _load_u64(typingctx, array, index):
     return types.uint64(array, types.intp), codegen
 
 
+@intrinsic
+def _trailing_zero_bytes(typingctx, word):
+    """The number of zero bytes below the lowest set bit of a nonzero uint64 (one instruction)."""
+
+    def codegen(context, builder, signature, args):
+        zeros = builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
+        return builder.lshr(zeros, ir.Constant(ir.IntType(64), 3))
+
+    return types.int64(types.uint64), codegen
+
+
+@intrinsic
+def _get(typingctx, array, index):
+    """array[index] without Numba's negative-index wraparound (kernels only: 0 <= index <
+    len(array), which the scan's `i < n` tests already ensure). The scan reads a class or text
+    byte several times per piece; the wraparound was three more instructions for each."""
+    if not isinstance(array, types.Array):
+        raise errors.TypingError("_get reads an array")
+
+    def codegen(context, builder, signature, args):
+        source = context.make_array(signature.args[0])(context, builder, value=args[0])
+        index = context.cast(builder, args[1], signature.args[1], types.intp)
+        return builder.load(builder.gep(source.data, [index]))
+
+    return array.dtype(array, index), codegen
+
+
 _HIGH_BITS = np.uint64(0x8080808080808080)  # a non-ASCII byte among eight has its bit set
 _LOW_BYTE = np.uint64(0xFF)
 
@@ -163,6 +190,43 @@ def _decode_at(data, i, n):
     return _decode(b0, b1, b2, b3, avail)
 
 
+@intrinsic
+def _store_u64(typingctx, array, index, value):
+    """array[index:index+8] = the 8 bytes of `value` (byte k from bits 8k..8k+7), one unaligned
+    store. Kernels only: the caller checks index + 8 <= len(array)."""
+    if not isinstance(array, types.Array) or array.dtype != types.uint8:
+        raise errors.TypingError("_store_u64 writes a uint8 array")
+
+    def codegen(context, builder, signature, args):
+        target = context.make_array(signature.args[0])(context, builder, value=args[0])
+        pointer = builder.bitcast(builder.gep(target.data, [args[1]]), ir.IntType(64).as_pointer())
+        value = context.cast(builder, args[2], signature.args[2], types.uint64)
+        builder.store(value, pointer, align=1)
+        return context.get_dummy_value()
+
+    return types.none(array, index, value), codegen
+
+
+@njit(inline="always")
+def _ascii_classes(flags, word):
+    """The class bytes of eight bytes packed in `word`, packed the same way (byte k's class in
+    bits 8k..8k+7). A non-ASCII byte gets flags[byte], a wrong class the caller overwrites."""
+    out = np.uint64(0)
+    for k in range(8):
+        out |= np.uint64(flags[(word >> np.uint64(8 * k)) & _LOW_BYTE]) << np.uint64(8 * k)
+    return out
+
+
+@njit(inline="always")
+def _classify_char(data, flags, cls, i, n):
+    """Classify the character at `i` (ASCII or not); returns the next offset."""
+    cp, length = _decode_at(data, i, n)
+    cls[i] = flags[cp]
+    for k in range(i + 1, i + length):
+        cls[k] = _CONT
+    return i + length
+
+
 @njit
 def classify(data, flags, cls):
     """Fill `cls` for `data`: class bits at each character's first byte, _CONT at the others.
@@ -172,23 +236,21 @@ def classify(data, flags, cls):
     n = data.shape[0]
     i = 0
     while i < n:
-        if i + 8 <= n:  # eight ASCII bytes at once: one load, one test, no branch per byte
+        if i + 8 <= n:
+            # Eight bytes at once: one load, eight table lookups, one store. Bytes after the
+            # first non-ASCII one get wrong classes here and are written again (everything from
+            # the resume point on is), so mixed text pays no byte loop for its ASCII.
             word = _load_u64(data, i)
-            if (word & _HIGH_BITS) == 0:
-                for k in range(8):
-                    cls[i + k] = flags[(word >> np.uint64(8 * k)) & _LOW_BYTE]
+            _store_u64(cls, i, _ascii_classes(flags, word))
+            high = word & _HIGH_BITS
+            if high == 0:
                 i += 8
                 continue
-        b0 = data[i]
-        if b0 < 0x80:
-            cls[i] = flags[b0]
-            i += 1
-            continue
-        cp, length = _decode_at(data, i, n)
-        cls[i] = flags[cp]
-        for k in range(i + 1, i + length):
-            cls[k] = _CONT
-        i += length
+            i += _trailing_zero_bytes(high)
+        while True:  # a run of non-ASCII characters, or the last bytes (one call site: compiling)
+            i = _classify_char(data, flags, cls, i, n)
+            if i >= n or (i + 8 <= n and data[i] < 0x80):
+                break
 
 
 # --- runs over classified bytes ----------------------------------------------------------------
@@ -265,7 +327,7 @@ def _skip(cls, i, n, mask):
     """End of the run of characters with a bit of `mask` (their continuation bytes ride along)."""
     m = mask | _CONT
     i = _run_end_in(cls, i, n, m)
-    while i < n and (cls[i] & m) != 0:
+    while i < n and (_get(cls, i) & m) != 0:
         i += 1
     return i
 
@@ -274,7 +336,7 @@ def _skip(cls, i, n, mask):
 def _skip_other(cls, i, n):
     r"""End of the run of `[^\s\p{L}\p{N}]` characters (continuation bytes have no such bit)."""
     i = _run_end_out(cls, i, n, _LNS)
-    while i < n and (cls[i] & _LNS) == 0:
+    while i < n and (_get(cls, i) & _LNS) == 0:
         i += 1
     return i
 
@@ -283,7 +345,7 @@ def _skip_other(cls, i, n):
 def _next_char(cls, i, n):
     """Byte offset of the character after the one starting at `i`."""
     i += 1
-    while i < n and cls[i] == _CONT:
+    while i < n and _get(cls, i) == _CONT:
         i += 1
     return i
 
@@ -292,7 +354,7 @@ def _next_char(cls, i, n):
 def _digits(cls, i, n):
     r"""`\p{N}{1,3}` after its first digit, which ends at `i`: at most two more digits."""
     for _ in range(2):
-        if i >= n or (cls[i] & _N) == 0:
+        if i >= n or (_get(cls, i) & _N) == 0:
             break
         i = _next_char(cls, i, n)
     return i
@@ -301,7 +363,9 @@ def _digits(cls, i, n):
 @njit(inline="always")
 def _newlines(data, i, n, slash):
     r"""End of `[\r\n]*` (or `[\r\n/]*` when `slash`); ASCII, so bytes can be compared."""
-    while i < n and (data[i] == _LF or data[i] == _CR or (slash and data[i] == _SLASH)):
+    while i < n and (
+        _get(data, i) == _LF or _get(data, i) == _CR or (slash and _get(data, i) == _SLASH)
+    ):
         i += 1
     return i
 
@@ -315,12 +379,12 @@ def _whitespace(cls, i, n, newline_rule):
     j = _skip(cls, i, n, _S)  # the run, eight class bytes at a time
     if newline_rule:  # back to its last \r or \n (single bytes: the piece ends right after it)
         k = j - 1
-        while k >= i and (cls[k] & _NL) == 0:
+        while k >= i and (_get(cls, k) & _NL) == 0:
             k -= 1
         if k >= i:
             return k + 1
     last = j - 1  # the start of the run's last character
-    while cls[last] == _CONT:
+    while _get(cls, last) == _CONT:
         last -= 1
     if j < n and last > i:  # a non-space follows: give the last whitespace character back
         return last
@@ -336,7 +400,7 @@ def _contraction(data, i, n, fold_cps, fold_letters, ignore_case):
 
     Example: "'ll" -> 3; "'LL" -> 3 only when `ignore_case`; "'x" -> -1.
     """
-    if i >= n or data[i] != _APOSTROPHE:
+    if i >= n or _get(data, i) != _APOSTROPHE:
         return -1
     c1, j = _letter(data, i + 1, n, fold_cps, fold_letters, ignore_case)
     if c1 == 115 or c1 == 116 or c1 == 109 or c1 == 100:  # s t m d
@@ -365,7 +429,7 @@ def _letter(data, i, n, fold_cps, fold_letters, ignore_case):
 @njit(inline="always")
 def _optional_contraction(data, i, n, fold_cps, fold_letters):
     """`(?i:'s|'t|'re|'ve|'m|'ll|'d)?` at `i`: its end if present, else `i`."""
-    if i >= n or data[i] != _APOSTROPHE:  # the common case, without a call
+    if i >= n or _get(data, i) != _APOSTROPHE:  # the common case, without a call
         return i
     end = _contraction(data, i, n, fold_cps, fold_letters, True)
     return end if end > 0 else i
@@ -377,13 +441,13 @@ def _optional_contraction(data, i, n, fold_cps, fold_letters):
 @njit(inline="always")
 def _piece_gpt2(data, cls, i, n, fold_cps, fold_letters):
     """End of the gpt2 piece at `i`: contraction, ` ?` + letters/digits/other, whitespace."""
-    c = cls[i]
-    if data[i] == _APOSTROPHE:
+    c = _get(cls, i)
+    if _get(data, i) == _APOSTROPHE:
         end = _contraction(data, i, n, fold_cps, fold_letters, False)
         if end > 0:
             return end
-    if data[i] == _SPACE and i + 1 < n:  # ` ?` then a letter, digit or "other" run
-        c2 = cls[i + 1]
+    if _get(data, i) == _SPACE and i + 1 < n:  # ` ?` then a letter, digit or "other" run
+        c2 = _get(cls, i + 1)
         if (c2 & _L) != 0:
             return _skip(cls, i + 2, n, _L)
         if (c2 & _N) != 0:
@@ -402,9 +466,9 @@ def _piece_gpt2(data, cls, i, n, fold_cps, fold_letters):
 @njit(inline="always")
 def _punct_or_space(data, cls, i, n, slash):
     r"""cl100k/o200k tail: ` ?[^\s\p{L}\p{N}]+[\r\n]*` (`/` too in o200k), then whitespace."""
-    if data[i] == _SPACE and i + 1 < n and (cls[i + 1] & _LNS) == 0:
+    if _get(data, i) == _SPACE and i + 1 < n and (_get(cls, i + 1) & _LNS) == 0:
         return _newlines(data, _skip_other(cls, i + 2, n), n, slash)
-    if (cls[i] & _LNS) == 0:
+    if (_get(cls, i) & _LNS) == 0:
         return _newlines(data, _skip_other(cls, i + 1, n), n, slash)
     return _whitespace(cls, i, n, True)
 
@@ -412,15 +476,17 @@ def _punct_or_space(data, cls, i, n, slash):
 @njit(inline="always")
 def _piece_cl100k(data, cls, i, n, fold_cps, fold_letters):
     """End of the cl100k piece at `i` (see `patterns.CL100K` for the alternatives, in order)."""
-    c = cls[i]
-    if data[i] == _APOSTROPHE:
+    c = _get(cls, i)
+    if _get(data, i) == _APOSTROPHE:
         end = _contraction(data, i, n, fold_cps, fold_letters, True)
         if end > 0:
             return end
     if (c & _L) != 0:
         return _skip(cls, i + 1, n, _L)
     j = _next_char(cls, i, n)
-    if (c & (_L | _N | _NL)) == 0 and j < n and (cls[j] & _L) != 0:  # `[^\r\n\p{L}\p{N}]?\p{L}+`
+    if (
+        (c & (_L | _N | _NL)) == 0 and j < n and (_get(cls, j) & _L) != 0
+    ):  # `[^\r\n\p{L}\p{N}]?\p{L}+`
         return _skip(cls, j + 1, n, _L)
     if (c & _N) != 0:
         return _digits(cls, j, n)
@@ -436,11 +502,11 @@ def _upper_then_lower(data, cls, s, n, fold_cps, fold_letters):
     the run (Lm, Lo and M are in both classes). Example: "ABc" -> 3, "ǅ" (Lt only) -> -1.
     """
     j = _skip(cls, s, n, _UP)
-    if j < n and (cls[j] & _LO) != 0:
+    if j < n and (_get(cls, j) & _LO) != 0:
         end = _skip(cls, j + 1, n, _LO)
     else:  # back to the run's last lower-class character (continuation bytes are not)
         k = j - 1
-        while k >= s and (cls[k] & _LO) == 0:
+        while k >= s and (_get(cls, k) & _LO) == 0:
             k -= 1
         if k < s:
             return -1
@@ -451,7 +517,7 @@ def _upper_then_lower(data, cls, s, n, fold_cps, fold_letters):
 @njit(inline="always")
 def _upper_only(data, cls, s, n, fold_cps, fold_letters):
     """`[Up]+[Lo]*(?i:contraction)?` at `s`, or -1. Example: "ABC" -> 3, "ABC's" -> 5."""
-    j = _skip(cls, s, n, _UP) if s < n and (cls[s] & _UP) != 0 else s
+    j = _skip(cls, s, n, _UP) if s < n and (_get(cls, s) & _UP) != 0 else s
     if j == s:
         return -1
     end = _skip(cls, j, n, _LO)
@@ -461,15 +527,15 @@ def _upper_only(data, cls, s, n, fold_cps, fold_letters):
 @njit(inline="always")
 def _piece_o200k(data, cls, i, n, fold_cps, fold_letters):
     """End of the o200k piece at `i`: each case alternative is tried with, then without, prefix."""
-    c = cls[i]
+    c = _get(cls, i)
     j = _next_char(cls, i, n)
     prefix = (c & (_L | _N | _NL)) == 0  # `[^\r\n\p{L}\p{N}]?` may take the character at i
     # `regex` tries all of the first alternative (with, then without, the prefix) before the second.
     # A start that is not a cased letter or mark fails at once, which keeps punctuation cheap.
-    prefix_ok = prefix and j < n and (cls[j] & (_UP | _LO)) != 0
+    prefix_ok = prefix and j < n and (_get(cls, j) & (_UP | _LO)) != 0
     here_ok = (c & (_UP | _LO)) != 0
     # Fast path, same result: a lowercase-only (Ll) start makes `[Up]*` empty and `[Lo]+` greedy.
-    if prefix_ok and (cls[j] & (_UP | _LO)) == _LO:
+    if prefix_ok and (_get(cls, j) & (_UP | _LO)) == _LO:
         return _optional_contraction(data, _skip(cls, j + 1, n, _LO), n, fold_cps, fold_letters)
     if (c & (_UP | _LO)) == _LO:  # Ll is a letter, so no prefix was possible
         return _optional_contraction(data, _skip(cls, i + 1, n, _LO), n, fold_cps, fold_letters)
