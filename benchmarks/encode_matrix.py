@@ -12,7 +12,8 @@ processes used meanwhile (0.0 for a fair figure). Every run of ours uses a fresh
 tables: the piece cache a tokenizer keeps between calls would otherwise remember the text.
 
 Run `python benchmarks/encode_matrix.py [--data /work/bench-data] [--mb 8] [--runs 3]`; add
-`--batch-only` for the threads lines alone, `--batch-ranks gpt2 cl100k o200k` for more ranks.
+`--batch-only` for the threads lines alone, `--batch-ranks gpt2 cl100k o200k` for more ranks,
+`--gil` for the share of a one-thread call spent outside the kernel (holding the GIL).
 Texts are assembled on first use into `--data` (outside the repository, never committed) from
 what a Debian machine has: English from /usr/share/doc, multilingual from the ja/ko/zh/it/ru
 manual pages in /usr/share/man, C from the headers in /usr/include. GPT-2's ranks come from
@@ -168,6 +169,47 @@ def batch_lines(ours: Tokenizer, name: str, corpus: dict[str, str], runs: int) -
             print(f"{method:20}{name + ' x ' + kind:24} 1 -> 2 threads: " + "; ".join(cells))
 
 
+def gil_lines(ours: Tokenizer, name: str, corpus: dict[str, str], runs: int) -> None:
+    """The share of a one-thread `encode_batch` / `encode_batch_arrays` call spent outside the
+    kernel (`_scan_segments`, which releases the GIL): what two threads cannot share. Thread CPU,
+    median of `runs` warm calls, each text in 64 KB documents."""
+    kernel_time = [0.0]
+    scan = Tokenizer._scan_segments
+
+    def timed(self, *args):
+        start = time.thread_time()
+        try:
+            return scan(self, *args)
+        finally:
+            kernel_time[0] += time.thread_time() - start
+
+    Tokenizer._scan_segments = timed  # type: ignore[method-assign]
+    try:
+        for kind, text in corpus.items():
+            docs = [text[i : i + 65536] for i in range(0, len(text), 65536)]
+            tok = ours.with_splitter("auto")
+            cells = []
+            for method in ("encode_batch", "encode_batch_arrays"):
+                call = getattr(tok, method)
+                call(docs, num_threads=1, allowed_special="none")  # caches warm
+                totals, kernels_ = [], []
+                for _ in range(runs):
+                    result = None  # freed outside the timing
+                    kernel_time[0] = 0.0
+                    start = time.thread_time()
+                    result = call(docs, num_threads=1, allowed_special="none")
+                    totals.append(time.thread_time() - start)
+                    kernels_.append(kernel_time[0])
+                del result
+                total, kernel = statistics.median(totals), statistics.median(kernels_)
+                label = "lists" if method == "encode_batch" else "arrays"
+                cells.append(f"{label} {total * 1e3:5.1f} ms, {1 - kernel / total:4.2f} outside")
+            tok.close()
+            print(f"GIL share, one thread   {name + ' x ' + kind:24} " + "; ".join(cells))
+    finally:
+        Tokenizer._scan_segments = scan  # type: ignore[method-assign]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--data", type=Path, default=Path("/work/bench-data"))
@@ -177,6 +219,9 @@ def main() -> None:
         "--batch-ranks", nargs="*", default=["gpt2"], help="ranks for the threads lines"
     )
     parser.add_argument("--batch-only", action="store_true", help="skip the one-thread matrix")
+    parser.add_argument(
+        "--gil", action="store_true", help="also the share of encode_batch outside the kernel"
+    )
     args = parser.parse_args()
     import riptoken  # noqa: PLC0415
     import tiktoken  # noqa: PLC0415
@@ -206,6 +251,8 @@ def main() -> None:
     built = tokenizers() if args.batch_ranks else {}
     for name in args.batch_ranks:
         batch_lines(built[name][0], name, corpus, args.runs)
+        if args.gil:
+            gil_lines(built[name][0], name, corpus, max(args.runs, 5))
     with open("/proc/loadavg") as f:
         print(f"load average after: {f.read().split()[0]}")
 
