@@ -13,7 +13,9 @@ first run of each warms the page cache and the kernels and is not counted. `--pr
 top functions of one small-files count under cProfile (the main thread's), `--threads` the CPU
 time of each stage's threads over `--runs` small-files counts (the reader threads' system calls,
 the walk, the counting), `--reading` the packs' reading alone, by the libc kernel and by the
-Python fallback, on one and on two threads. Not a test: timings depend on the machine.
+Python fallback, on one and on two threads. The last line is the ceiling this machine sets: the
+files' reading alone (libc kernel, `--workers` threads) plus the one file's CPU time spread over
+`--workers` cores, against the one file's wall time. Not a test: timings depend on the machine.
 """
 
 from __future__ import annotations
@@ -119,31 +121,40 @@ def thread_cpu(small: Path, config: TrainConfig, workers: int, runs: int, files:
         )
 
 
+def _names(small: Path) -> list[str]:
+    from workbench.engine.corpus import list_corpus  # noqa: PLC0415
+
+    return list_corpus([small], sized=False).names
+
+
+def _read_part(names: list[str], kernel: bool, start: int, end: int) -> None:
+    """Read files start..end in packs, as the counting's reader threads do."""
+    from workbench.engine.corpus import read_text_pack  # noqa: PLC0415
+
+    while start < end:
+        pack = read_text_pack(names, start, min(end, start + 6000), 2 << 20, kernel=kernel)
+        start += pack.read + pack.big
+
+
+def _read_all(names: list[str], kernel: bool, threads: int) -> tuple[float, float]:
+    """(wall, process CPU) seconds of reading every file on `threads` threads, split evenly."""
+    cuts = [k * len(names) // threads for k in range(threads + 1)]
+    start, start_cpu = time.perf_counter(), time.process_time()
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(_read_part, [names] * threads, [kernel] * threads, cuts[:-1], cuts[1:]))
+    return time.perf_counter() - start, time.process_time() - start_cpu
+
+
 def reading_alone(small: Path, runs: int) -> None:
     """Print the CPU per file and the wall time of reading every file of `small` in packs (as
     the counting's reader threads do), kernel and Python alternating, on 1 and 2 threads."""
-    from workbench.engine.corpus import list_corpus, read_text_pack  # noqa: PLC0415
-
-    names = list_corpus([small], sized=False).names
-
-    def read_part(kernel: bool, start: int, end: int) -> None:
-        while start < end:
-            pack = read_text_pack(names, start, min(end, start + 6000), 2 << 20, kernel=kernel)
-            start += pack.read + pack.big
-
-    def run(kernel: bool, threads: int) -> tuple[float, float]:
-        cuts = [k * len(names) // threads for k in range(threads + 1)]
-        start, start_cpu = time.perf_counter(), time.process_time()
-        with ThreadPoolExecutor(threads) as pool:
-            list(pool.map(read_part, [kernel] * threads, cuts[:-1], cuts[1:]))
-        return time.perf_counter() - start, time.process_time() - start_cpu
-
-    run(True, 1), run(False, 1)  # warm-up: the kernel, the page cache
+    names = _names(small)
+    _read_all(names, True, 1), _read_all(names, False, 1)  # warm-up: the kernel, the page cache
     for threads in (1, 2):
         times: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
         for _ in range(runs):
             for kernel in (True, False):
-                times[kernel].append(run(kernel, threads))
+                times[kernel].append(_read_all(names, kernel, threads))
         for kernel, label in ((True, "libc kernel"), (False, "Python")):
             wall = statistics.median(t[0] for t in times[kernel])
             cpu = statistics.median(t[1] for t in times[kernel])
@@ -151,6 +162,24 @@ def reading_alone(small: Path, runs: int) -> None:
                 f"reading alone, {threads} thread(s), {label:>11}: {wall:6.3f} s wall"
                 f"  {cpu:6.3f} s CPU  {cpu / len(names) * 1e6:5.2f} us CPU/file"
             )
+
+
+def ceiling(small: Path, workers: int, runs: int, one_wall: float, one_cpu: float) -> None:
+    """Print the best ratio this machine allows: counting the small files must at least read
+    each one (timed here alone, no counting, on `workers` threads) and count the same bytes (the
+    one file's whole CPU time), so its wall time is at least the larger of the reading's wall
+    time and both CPU times shared perfectly by `workers` cores."""
+    names = _names(small)
+    _read_all(names, True, workers)  # warm-up
+    times = [_read_all(names, True, workers) for _ in range(runs)]
+    wall = statistics.median(t[0] for t in times)
+    cpu = statistics.median(t[1] for t in times)
+    floor = max(wall, (cpu + one_cpu) / workers)
+    print(
+        f"reading alone ({workers} threads, no counting): {wall:6.3f} s wall  {cpu:6.3f} s CPU;"
+        f" + one file's CPU over {workers} cores: at least {floor:6.3f} s wall,"
+        f" so a ratio of at most {one_wall / floor:.2f}"
+    )
 
 
 def main() -> None:
@@ -176,10 +205,10 @@ def main() -> None:
         thread_cpu(small, config, args.workers, args.runs, args.files)
     if args.reading:
         reading_alone(small, args.runs)
-    rows = {}
+    rows, times = {}, {}
     for name, path in (("one file", whole), (f"{args.files} files", small)):
         wall, cpu, size = timed(path, config, args.workers, args.runs)
-        rows[name] = size / wall / 1e6
+        rows[name], times[name] = size / wall / 1e6, (wall, cpu)
         per_file = f"  {cpu / args.files * 1e6:6.1f} us CPU/file" if path == small else ""
         print(
             f"{name:>12}: {size / 1e6:6.1f} MB  {wall:6.3f} s wall ({size / wall / 1e6:6.1f} MB/s)"
@@ -187,6 +216,7 @@ def main() -> None:
         )
     one, many = rows.values()
     print(f"small files / one file throughput (wall): {many / one:.2f}")
+    ceiling(small, args.workers, args.runs, *times["one file"])
 
 
 if __name__ == "__main__":

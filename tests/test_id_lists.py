@@ -51,7 +51,13 @@ def test_an_id_without_a_ready_int_gives_its_list_by_tolist(way):
     assert lists[1][50] == 100_257 and lists[3][50] == 300
 
 
-def test_reference_counts_rise_by_each_use_and_fall_back(way):
+@pytest.mark.parametrize("inline", [True, False], ids=["inline", "Py_IncRef"])
+def test_reference_counts_rise_by_each_use_and_fall_back(way, inline, monkeypatch):
+    """Both ways the kernel takes a new reference: its own increment (where CPython's layout is
+    known) and `Py_IncRef`."""
+    if inline and not id_lists._inline_counts():
+        pytest.skip("this Python's reference counts are only changed through Py_IncRef")
+    monkeypatch.setattr(id_lists, "_INLINE", inline)
     ready = ReadyInts(1000)
     probe = ready.objects[777]
     before = sys.getrefcount(probe)
@@ -65,6 +71,17 @@ def test_reference_counts_rise_by_each_use_and_fall_back(way):
     assert sys.getrefcount(probe) == before + int(np.count_nonzero(ids == 777))
     del one
     assert sys.getrefcount(probe) == before
+
+
+def test_immortal_ints_get_no_inline_increment():
+    """On Python 3.12+ the small ints are immortal: `Py_INCREF` leaves their counts alone, and
+    so does the kernel; every other ready int, and every int on 3.11, gets one per use."""
+    ready = ReadyInts(300)
+    assert ready.adds[257:].all()  # made by `range`: ordinary objects
+    if sys.version_info >= (3, 12):
+        assert not ready.adds[:257].any()
+    else:
+        assert ready.adds.all()
 
 
 @pytest.mark.parametrize(
