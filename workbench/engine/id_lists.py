@@ -277,6 +277,8 @@ def fast_lists() -> bool:
     (checked once, on ints made for the check)."""
     if platform.python_implementation() != "CPython":  # `id()` is an address only in CPython
         return False
+    if _ITEMS_AT != 3 * struct.calcsize("P"):  # not the list layout the kernel writes into
+        return False
     try:
         ready = ReadyInts(3)
         # Ints made at run time, not shared with any other code: their counts are exactly ours.
