@@ -577,6 +577,176 @@ def _piece_at_for_preset(data, cls, i, n, preset, fold_cps, fold_letters):
     return impl
 
 
+# --- gpt2 over ASCII: piece starts eight bytes at a time ----------------------------------------
+# For gpt2 on ASCII text whether a piece starts at byte q depends only on bytes q-1, q, q+1 (their
+# kinds: letter, digit, other, whitespace; and whether q-1 is the space " "), except after an
+# apostrophe that starts a piece (a contraction ends where it ends). Given a piece start before q:
+# - a non-whitespace byte starts a piece iff its kind differs from byte q-1's and q-1 is not " "
+#   (a single space joins the letters, digits or others that follow);
+# - a whitespace byte starts one iff byte q-1 is not whitespace, or q is the last of a run that a
+#   non-whitespace byte follows (`\s+(?!\S)` leaves it: " " then joins what follows, any other
+#   whitespace is a piece of one byte and the byte after it starts the next by the first rule).
+# So the starts of eight bytes are word arithmetic on their class bytes, without the branch on
+# each piece's kind that the piece-by-piece scan mispredicts. Windows holding a non-ASCII byte go
+# back to that scan at the last start found (pieces depend only on where they start); an
+# apostrophe at a start goes to it for one piece (contractions).
+
+
+@intrinsic
+def _gpt2_ascii_starts(typingctx, data, cls, b):
+    """Piece starts among bytes b+1..b+8 (a piece starts at or before b; b + 10 <= len(data)):
+    bit 8j+7 set if byte b+1+j starts one, bit 8j+6 if that start is an apostrophe, bit 0 if a
+    byte of data[b:b+10] is not ASCII (then the rest is meaningless). Kernels only (no checks)."""
+    for array in (data, cls):
+        if not isinstance(array, types.Array) or array.dtype != types.uint8:
+            raise errors.TypingError("_gpt2_ascii_starts reads uint8 arrays")
+
+    def codegen(context, builder, signature, args):
+        i64 = ir.IntType(64)
+        text = context.make_array(signature.args[0])(context, builder, value=args[0])
+        classes = context.make_array(signature.args[1])(context, builder, value=args[1])
+        at = context.cast(builder, args[2], signature.args[2], types.int64)
+
+        def load(array, offset):
+            pointer = builder.gep(array.data, [builder.add(at, i64(offset))])
+            return builder.load(builder.bitcast(pointer, i64.as_pointer()), align=1)
+
+        def is_byte(word, value):  # high bit of each byte equal to `value` (ASCII bytes only)
+            differs = builder.and_(
+                builder.add(builder.xor(word, i64(value * _ONES)), i64(_SEVENS)), i64(_HIGHS)
+            )
+            return builder.xor(differs, i64(_HIGHS))
+
+        def whitespace(word):  # the _S bit (4) moved to the high bit of each byte
+            return builder.and_(builder.shl(word, i64(5)), i64(_HIGHS))
+
+        before, here, after = (load(text, 0), load(text, 1), load(text, 2))
+        kinds = [builder.and_(load(classes, k), i64(_LNS * _ONES)) for k in range(3)]
+        space_before = is_byte(before, _SPACE)
+        changed = builder.and_(
+            builder.add(builder.xor(kinds[0], kinds[1]), i64(_SEVENS)), i64(_HIGHS)
+        )
+        white = [whitespace(kind) for kind in kinds]
+        not_white = builder.xor(white[1], i64(_HIGHS))
+        word_start = builder.and_(
+            builder.and_(changed, not_white), builder.xor(space_before, i64(_HIGHS))
+        )
+        run_inside = builder.and_(white[0], white[2])
+        white_start = builder.and_(white[1], builder.xor(run_inside, i64(_HIGHS)))
+        starts = builder.or_(word_start, white_start)
+        quote = builder.lshr(builder.and_(is_byte(here, _APOSTROPHE), starts), i64(1))
+        wide = builder.icmp_unsigned(
+            "!=", builder.and_(builder.or_(before, after), i64(_HIGHS)), i64(0)
+        )
+        return builder.or_(builder.or_(starts, quote), builder.zext(wide, i64))
+
+    return types.uint64(data, cls, b), codegen
+
+
+@intrinsic
+def _bits_set(typingctx, word):
+    """The number of set bits of a uint64 (one instruction)."""
+
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+
+    return types.int64(types.uint64), codegen
+
+
+@intrinsic
+def _byte_of_lowest_bit(typingctx, word):
+    """The byte index (0-7) of the lowest set bit of a uint64, 8 for 0 (defined: no branch)."""
+
+    def codegen(context, builder, signature, args):
+        zeros = builder.cttz(args[0], ir.Constant(ir.IntType(1), 0))
+        return builder.lshr(zeros, ir.Constant(ir.IntType(64), 3))
+
+    return types.int64(types.uint64), codegen
+
+
+_STARTS = np.uint64(_HIGHS)
+_QUOTES = np.uint64(_HIGHS >> 1)
+_WIDE = np.uint64(1)
+
+
+@njit(inline="always")
+def _write_starts(out, k, base, starts):
+    """out[k:] = base + the byte index of each start bit of `starts`, in order; returns the new k.
+    Four are written whatever their number (most windows have fewer: no branch on it); the caller
+    leaves room for eight."""
+    count = _bits_set(starts)
+    for r in range(4):
+        out[k + r] = base + _byte_of_lowest_bit(starts)
+        starts &= starts - np.uint64(1)
+    for r in range(4, count):  # rare: five or more pieces start in eight bytes
+        out[k + r] = base + _byte_of_lowest_bit(starts)
+        starts &= starts - np.uint64(1)
+    return k + count
+
+
+@njit(inline="always")
+def _scan_gpt2_ascii(text, cls, i, n, out, k, cap):
+    """From the piece start `i` (written at out[k]), write starts window after window while the
+    bytes are ASCII. Returns (k, i): pieces written, and a piece start (not yet written) where the
+    piece-by-piece scan takes over."""
+    out[k] = i
+    k += 1
+    b = i
+    while b + 10 <= n and k + 8 <= cap:
+        found = _gpt2_ascii_starts(text, cls, b)
+        if (found & _WIDE) != 0:
+            break
+        starts = found & _STARTS
+        quotes = found & _QUOTES
+        if quotes != 0:  # up to the apostrophe, which the piece-by-piece scan takes
+            k = _write_starts(
+                out, k, b + 1, starts & ((quotes & (~quotes + np.uint64(1))) - np.uint64(1))
+            )
+            return k, b + 1 + _byte_of_lowest_bit(quotes)
+        k = _write_starts(out, k, b + 1, starts)
+        b += 8
+    k -= 1  # hand over at the last start written
+    return k, out[k]
+
+
+def _scan(text, cls, i, n, preset, fold_cps, fold_letters, out):
+    """(pieces written, where to resume) of `scan_starts` (kernels only)."""
+    raise NotImplementedError("a Numba kernel helper: call it from jitted code")
+
+
+@overload(_scan, prefer_literal=True, inline="always", jit_options=OPTIONS)
+def _scan_for_preset(text, cls, i, n, preset, fold_cps, fold_letters, out):
+    """gpt2 takes ASCII eight bytes at a time; the others go piece by piece."""
+    if not isinstance(preset, types.IntegerLiteral):
+        raise errors.TypingError("the scanner's preset must be a compile-time constant")
+
+    if preset.literal_value == 0:
+
+        def impl(text, cls, i, n, preset, fold_cps, fold_letters, out):
+            k = 0
+            cap = out.shape[0]
+            while i < n and k < cap:
+                if i + 10 <= n and k + 9 <= cap and _get(text, i) != _APOSTROPHE:
+                    k, i = _scan_gpt2_ascii(text, cls, i, n, out, k, cap)
+                out[k] = i
+                i = _piece_gpt2(text, cls, i, n, fold_cps, fold_letters)
+                k += 1
+            return k, i
+
+        return impl
+
+    def impl(text, cls, i, n, preset, fold_cps, fold_letters, out):
+        k = 0
+        cap = out.shape[0]
+        while i < n and k < cap:
+            out[k] = i
+            i = _piece_at(text, cls, i, n, preset, fold_cps, fold_letters)
+            k += 1
+        return k, i
+
+    return impl
+
+
 @njit
 def scan_starts(data, cls, start, preset, fold_cps, fold_letters, out):
     """Write piece starts from byte `start` into `out` until it is full or the data ends.
@@ -588,15 +758,7 @@ def scan_starts(data, cls, start, preset, fold_cps, fold_letters, out):
     literally(preset)
     text, classes = _borrowed(data), _borrowed(cls)
     fold_from, fold_to = _borrowed(fold_cps), _borrowed(fold_letters)
-    n = data.shape[0]
-    i = start
-    k = 0
-    cap = out.shape[0]
-    while i < n and k < cap:
-        out[k] = i
-        i = _piece_at(text, classes, i, n, preset, fold_from, fold_to)
-        k += 1
-    return k, i
+    return _scan(text, classes, start, data.shape[0], preset, fold_from, fold_to, out)
 
 
 # --- counting: an open-addressing table of byte slices ------------------------------------------
