@@ -149,6 +149,23 @@ def _get(typingctx, array, index):
     return array.dtype(array, index), codegen
 
 
+@intrinsic
+def _put(typingctx, array, index, value):
+    """array[index] = value without the negative-index wraparound (kernels only: 0 <= index <
+    len(array)); see `_get`."""
+    if not isinstance(array, types.Array):
+        raise errors.TypingError("_put writes an array")
+
+    def codegen(context, builder, signature, args):
+        target = context.make_array(signature.args[0])(context, builder, value=args[0])
+        index = context.cast(builder, args[1], signature.args[1], types.intp)
+        value = context.cast(builder, args[2], signature.args[2], signature.args[0].dtype)
+        builder.store(value, builder.gep(target.data, [index]))
+        return context.get_dummy_value()
+
+    return types.none(array, index, value), codegen
+
+
 _HIGH_BITS = np.uint64(0x8080808080808080)  # a non-ASCII byte among eight has its bit set
 _LOW_BYTE = np.uint64(0xFF)
 
@@ -592,53 +609,57 @@ def _piece_at_for_preset(data, cls, i, n, preset, fold_cps, fold_letters):
 # apostrophe at a start goes to it for one piece (contractions).
 
 
+_WINDOW = 16  # bytes whose starts are found at once (one SSE2 register; any target has some)
+
+
 @intrinsic
 def _gpt2_ascii_starts(typingctx, data, cls, b):
-    """Piece starts among bytes b+1..b+8 (a piece starts at or before b; b + 10 <= len(data)):
-    bit 8j+7 set if byte b+1+j starts one, bit 8j+6 if that start is an apostrophe, bit 0 if a
-    byte of data[b:b+10] is not ASCII (then the rest is meaningless). Kernels only (no checks)."""
+    """Piece starts among bytes b+1..b+16 (a piece starts at or before b; b + 18 <= len(data)):
+    bit j set if byte b+1+j starts one, bit 16+j if that start is an apostrophe, bit 32 if a byte
+    of data[b:b+18] is not ASCII (then the rest is meaningless). Kernels only (no checks).
+
+    Sixteen bytes a step as LLVM vectors: each rule is a byte-wise compare, and a vector of
+    compare results cast to an integer is one bit per byte (`pmovmskb` on x86)."""
     for array in (data, cls):
         if not isinstance(array, types.Array) or array.dtype != types.uint8:
             raise errors.TypingError("_gpt2_ascii_starts reads uint8 arrays")
 
     def codegen(context, builder, signature, args):
-        i64 = ir.IntType(64)
+        i64, lanes = ir.IntType(64), ir.VectorType(ir.IntType(8), _WINDOW)
         text = context.make_array(signature.args[0])(context, builder, value=args[0])
         classes = context.make_array(signature.args[1])(context, builder, value=args[1])
         at = context.cast(builder, args[2], signature.args[2], types.int64)
 
         def load(array, offset):
             pointer = builder.gep(array.data, [builder.add(at, i64(offset))])
-            return builder.load(builder.bitcast(pointer, i64.as_pointer()), align=1)
+            return builder.load(builder.bitcast(pointer, lanes.as_pointer()), align=1)
 
-        def is_byte(word, value):  # high bit of each byte equal to `value` (ASCII bytes only)
-            differs = builder.and_(
-                builder.add(builder.xor(word, i64(value * _ONES)), i64(_SEVENS)), i64(_HIGHS)
-            )
-            return builder.xor(differs, i64(_HIGHS))
+        def each(value):
+            return ir.Constant(lanes, [value] * _WINDOW)
 
-        def whitespace(word):  # the _S bit (4) moved to the high bit of each byte
-            return builder.and_(builder.shl(word, i64(5)), i64(_HIGHS))
+        def is_white(kind):
+            return builder.icmp_unsigned("!=", builder.and_(kind, each(_S)), each(0))
 
-        before, here, after = (load(text, 0), load(text, 1), load(text, 2))
-        kinds = [builder.and_(load(classes, k), i64(_LNS * _ONES)) for k in range(3)]
-        space_before = is_byte(before, _SPACE)
-        changed = builder.and_(
-            builder.add(builder.xor(kinds[0], kinds[1]), i64(_SEVENS)), i64(_HIGHS)
-        )
-        white = [whitespace(kind) for kind in kinds]
-        not_white = builder.xor(white[1], i64(_HIGHS))
-        word_start = builder.and_(
-            builder.and_(changed, not_white), builder.xor(space_before, i64(_HIGHS))
-        )
-        run_inside = builder.and_(white[0], white[2])
-        white_start = builder.and_(white[1], builder.xor(run_inside, i64(_HIGHS)))
+        before, here, after = load(text, 0), load(text, 1), load(text, 2)
+        kinds = [builder.and_(load(classes, k), each(_LNS)) for k in range(3)]
+        white = [is_white(kind) for kind in kinds]
+        changed = builder.icmp_unsigned("!=", kinds[0], kinds[1])
+        after_space = builder.icmp_unsigned("==", before, each(_SPACE))
+        word_start = builder.and_(changed, builder.not_(builder.or_(white[1], after_space)))
+        white_start = builder.and_(white[1], builder.not_(builder.and_(white[0], white[2])))
         starts = builder.or_(word_start, white_start)
-        quote = builder.lshr(builder.and_(is_byte(here, _APOSTROPHE), starts), i64(1))
-        wide = builder.icmp_unsigned(
-            "!=", builder.and_(builder.or_(before, after), i64(_HIGHS)), i64(0)
+        quotes = builder.and_(starts, builder.icmp_unsigned("==", here, each(_APOSTROPHE)))
+        wide = builder.icmp_signed("<", builder.or_(before, after), each(0))
+        bits = ir.IntType(_WINDOW)
+
+        def as_int(mask, shift):
+            return builder.shl(builder.zext(builder.bitcast(mask, bits), i64), i64(shift))
+
+        any_wide = builder.zext(
+            builder.icmp_unsigned("!=", builder.bitcast(wide, bits), bits(0)), i64
         )
-        return builder.or_(builder.or_(starts, quote), builder.zext(wide, i64))
+        found = builder.or_(as_int(starts, 0), as_int(quotes, _WINDOW))
+        return builder.or_(found, builder.shl(any_wide, i64(2 * _WINDOW)))
 
     return types.uint64(data, cls, b), codegen
 
@@ -654,32 +675,31 @@ def _bits_set(typingctx, word):
 
 
 @intrinsic
-def _byte_of_lowest_bit(typingctx, word):
-    """The byte index (0-7) of the lowest set bit of a uint64, 8 for 0 (defined: no branch)."""
+def _lowest_bit(typingctx, word):
+    """The index of the lowest set bit of a uint64, 64 for 0 (defined: no branch)."""
 
     def codegen(context, builder, signature, args):
-        zeros = builder.cttz(args[0], ir.Constant(ir.IntType(1), 0))
-        return builder.lshr(zeros, ir.Constant(ir.IntType(64), 3))
+        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 0))
 
     return types.int64(types.uint64), codegen
 
 
-_STARTS = np.uint64(_HIGHS)
-_QUOTES = np.uint64(_HIGHS >> 1)
-_WIDE = np.uint64(1)
+_STARTS = np.uint64((1 << _WINDOW) - 1)
+_WIDE = np.uint64(1 << (2 * _WINDOW))
+_U_WINDOW = np.uint64(_WINDOW)
 
 
 @njit(inline="always")
 def _write_starts(out, k, base, starts):
-    """out[k:] = base + the byte index of each start bit of `starts`, in order; returns the new k.
-    Four are written whatever their number (most windows have fewer: no branch on it); the caller
-    leaves room for eight."""
+    """out[k:] = base + the index of each set bit of `starts`, in order; returns the new k.
+    Eight are written whatever their number (most windows have fewer: no branch on it); the
+    caller leaves room for sixteen."""
     count = _bits_set(starts)
-    for r in range(4):
-        out[k + r] = base + _byte_of_lowest_bit(starts)
+    for r in range(8):
+        _put(out, k + r, base + _lowest_bit(starts))
         starts &= starts - np.uint64(1)
-    for r in range(4, count):  # rare: five or more pieces start in eight bytes
-        out[k + r] = base + _byte_of_lowest_bit(starts)
+    for r in range(8, count):  # rare: nine or more pieces start in sixteen bytes
+        _put(out, k + r, base + _lowest_bit(starts))
         starts &= starts - np.uint64(1)
     return k + count
 
@@ -692,19 +712,20 @@ def _scan_gpt2_ascii(text, cls, i, n, out, k, cap):
     out[k] = i
     k += 1
     b = i
-    while b + 10 <= n and k + 8 <= cap:
+    while b + _WINDOW + 2 <= n and k + _WINDOW <= cap:
         found = _gpt2_ascii_starts(text, cls, b)
         if (found & _WIDE) != 0:
             break
         starts = found & _STARTS
-        quotes = found & _QUOTES
+        quotes = (found >> _U_WINDOW) & _STARTS
         if quotes != 0:  # up to the apostrophe, which the piece-by-piece scan takes
+            first = _lowest_bit(quotes)
             k = _write_starts(
-                out, k, b + 1, starts & ((quotes & (~quotes + np.uint64(1))) - np.uint64(1))
+                out, k, b + 1, starts & ((np.uint64(1) << np.uint64(first)) - np.uint64(1))
             )
-            return k, b + 1 + _byte_of_lowest_bit(quotes)
+            return k, b + 1 + first
         k = _write_starts(out, k, b + 1, starts)
-        b += 8
+        b += _WINDOW
     k -= 1  # hand over at the last start written
     return k, out[k]
 
@@ -726,7 +747,8 @@ def _scan_for_preset(text, cls, i, n, preset, fold_cps, fold_letters, out):
             k = 0
             cap = out.shape[0]
             while i < n and k < cap:
-                if i + 10 <= n and k + 9 <= cap and _get(text, i) != _APOSTROPHE:
+                room = i + _WINDOW + 2 <= n and k + _WINDOW < cap
+                if room and _get(text, i) != _APOSTROPHE:
                     k, i = _scan_gpt2_ascii(text, cls, i, n, out, k, cap)
                 out[k] = i
                 i = _piece_gpt2(text, cls, i, n, fold_cps, fold_letters)
@@ -758,7 +780,8 @@ def scan_starts(data, cls, start, preset, fold_cps, fold_letters, out):
     literally(preset)
     text, classes = _borrowed(data), _borrowed(cls)
     fold_from, fold_to = _borrowed(fold_cps), _borrowed(fold_letters)
-    return _scan(text, classes, start, data.shape[0], preset, fold_from, fold_to, out)
+    starts = _borrowed(out)  # written by inlined helpers: see `_borrowed`
+    return _scan(text, classes, start, data.shape[0], preset, fold_from, fold_to, starts)
 
 
 # --- counting: an open-addressing table of byte slices ------------------------------------------
