@@ -730,40 +730,24 @@ def _scan_gpt2_ascii(text, cls, i, n, out, k, cap):
     return k, out[k]
 
 
-def _scan(text, cls, i, n, preset, fold_cps, fold_letters, out):
-    """(pieces written, where to resume) of `scan_starts` (kernels only)."""
+def _fast_starts(text, cls, i, n, preset, out, k, cap):
+    """(k, i) after the starts a preset finds without going piece by piece (kernels only)."""
     raise NotImplementedError("a Numba kernel helper: call it from jitted code")
 
 
-@overload(_scan, prefer_literal=True, inline="always", jit_options=OPTIONS)
-def _scan_for_preset(text, cls, i, n, preset, fold_cps, fold_letters, out):
-    """gpt2 takes ASCII eight bytes at a time; the others go piece by piece."""
+@overload(_fast_starts, prefer_literal=True, inline="always", jit_options=OPTIONS)
+def _fast_starts_for_preset(text, cls, i, n, preset, out, k, cap):
+    """gpt2 takes ASCII text sixteen bytes at a time from the piece start `i` (see
+    `_scan_gpt2_ascii`); the other presets have nothing here, and their kernels hold no code
+    of it."""
     if not isinstance(preset, types.IntegerLiteral):
         raise errors.TypingError("the scanner's preset must be a compile-time constant")
+    if preset.literal_value != 0:
+        return lambda text, cls, i, n, preset, out, k, cap: (k, i)
 
-    if preset.literal_value == 0:
-
-        def impl(text, cls, i, n, preset, fold_cps, fold_letters, out):
-            k = 0
-            cap = out.shape[0]
-            while i < n and k < cap:
-                room = i + _WINDOW + 2 <= n and k + _WINDOW < cap
-                if room and _get(text, i) != _APOSTROPHE:
-                    k, i = _scan_gpt2_ascii(text, cls, i, n, out, k, cap)
-                out[k] = i
-                i = _piece_gpt2(text, cls, i, n, fold_cps, fold_letters)
-                k += 1
-            return k, i
-
-        return impl
-
-    def impl(text, cls, i, n, preset, fold_cps, fold_letters, out):
-        k = 0
-        cap = out.shape[0]
-        while i < n and k < cap:
-            out[k] = i
-            i = _piece_at(text, cls, i, n, preset, fold_cps, fold_letters)
-            k += 1
+    def impl(text, cls, i, n, preset, out, k, cap):
+        if i + _WINDOW + 2 <= n and k + _WINDOW < cap and _get(text, i) != _APOSTROPHE:
+            return _scan_gpt2_ascii(text, cls, i, n, out, k, cap)
         return k, i
 
     return impl
@@ -781,7 +765,16 @@ def scan_starts(data, cls, start, preset, fold_cps, fold_letters, out):
     text, classes = _borrowed(data), _borrowed(cls)
     fold_from, fold_to = _borrowed(fold_cps), _borrowed(fold_letters)
     starts = _borrowed(out)  # written by inlined helpers: see `_borrowed`
-    return _scan(text, classes, start, data.shape[0], preset, fold_from, fold_to, starts)
+    n = data.shape[0]
+    i = start
+    k = 0
+    cap = out.shape[0]
+    while i < n and k < cap:
+        k, i = _fast_starts(text, classes, i, n, preset, starts, k, cap)
+        starts[k] = i
+        i = _piece_at(text, classes, i, n, preset, fold_from, fold_to)
+        k += 1
+    return k, i
 
 
 # --- counting: an open-addressing table of byte slices ------------------------------------------
