@@ -594,35 +594,40 @@ def _piece_at_for_preset(data, cls, i, n, preset, fold_cps, fold_letters):
     return impl
 
 
-# --- gpt2 over ASCII: piece starts eight bytes at a time ----------------------------------------
-# For gpt2 on ASCII text whether a piece starts at byte q depends only on bytes q-1, q, q+1 (their
-# kinds: letter, digit, other, whitespace; and whether q-1 is the space " "), except after an
-# apostrophe that starts a piece (a contraction ends where it ends). Given a piece start before q:
-# - a non-whitespace byte starts a piece iff its kind differs from byte q-1's and q-1 is not " "
-#   (a single space joins the letters, digits or others that follow);
-# - a whitespace byte starts one iff byte q-1 is not whitespace, or q is the last of a run that a
-#   non-whitespace byte follows (`\s+(?!\S)` leaves it: " " then joins what follows, any other
-#   whitespace is a piece of one byte and the byte after it starts the next by the first rule).
-# So the starts of eight bytes are word arithmetic on their class bytes, without the branch on
-# each piece's kind that the piece-by-piece scan mispredicts. Windows holding a non-ASCII byte go
-# back to that scan at the last start found (pieces depend only on where they start); an
-# apostrophe at a start goes to it for one piece (contractions).
+# --- gpt2: piece starts sixteen bytes at a time --------------------------------------------------
+# For gpt2 whether a piece starts at character q depends only on the characters before, at and
+# after it (their kinds: letter, digit, other, whitespace; and whether the one before is the space
+# " "), except after an apostrophe that starts a piece (a contraction ends where it ends). Given a
+# piece start before q:
+# - a non-whitespace character starts a piece iff its kind differs from the one before and that
+#   one is not " " (a single space joins the letters, digits or others that follow);
+# - a whitespace character starts one iff the one before is not whitespace, or q is the last of a
+#   run that a non-whitespace character follows (`\s+(?!\S)` leaves it: " " then joins what
+#   follows, any other whitespace is a piece of its own and the next starts by the first rule).
+# So the starts of sixteen bytes are vector compares of their class bytes, without the branch on
+# each piece's kind that the piece-by-piece scan mispredicts; an apostrophe at a start goes to
+# that scan for one piece (contractions), which then hands back (pieces depend only on where they
+# start). tests/test_scanner_ascii.py checks the rules against `regex.findall`.
 
 
 _WINDOW = 16  # bytes whose starts are found at once (one SSE2 register; any target has some)
 
 
 @intrinsic
-def _gpt2_ascii_starts(typingctx, data, cls, b):
-    """Piece starts among bytes b+1..b+16 (a piece starts at or before b; b + 18 <= len(data)):
-    bit j set if byte b+1+j starts one, bit 16+j if that start is an apostrophe, bit 32 if a byte
-    of data[b:b+18] is not ASCII (then the rest is meaningless). Kernels only (no checks).
+def _gpt2_starts(typingctx, data, cls, b):
+    """The piece starts among bytes b+1..b+16, given a piece start at or before b (3 <= b and
+    b + 20 <= len(data)): bit j set if byte b+1+j starts one, bit 16+j if that start is an
+    apostrophe. Kernels only (no checks).
 
-    Sixteen bytes a step as LLVM vectors: each rule is a byte-wise compare, and a vector of
-    compare results cast to an integer is one bit per byte (`pmovmskb` on x86)."""
+    The rules apply to characters: the kind before a lead byte is that of the character holding
+    the byte before it (its lead is up to three bytes back; continuation bytes are _CONT), the
+    kind after a whitespace character that of the byte after its last (up to three bytes on: no
+    whitespace character is longer), and continuation bytes start nothing. Sixteen bytes a step
+    as LLVM vectors: each rule is a byte-wise compare or select, and a vector of compare results
+    cast to an integer is one bit per byte (`pmovmskb` on x86)."""
     for array in (data, cls):
         if not isinstance(array, types.Array) or array.dtype != types.uint8:
-            raise errors.TypingError("_gpt2_ascii_starts reads uint8 arrays")
+            raise errors.TypingError("piece starts are found in uint8 arrays")
 
     def codegen(context, builder, signature, args):
         i64, lanes = ir.IntType(64), ir.VectorType(ir.IntType(8), _WINDOW)
@@ -630,7 +635,7 @@ def _gpt2_ascii_starts(typingctx, data, cls, b):
         classes = context.make_array(signature.args[1])(context, builder, value=args[1])
         at = context.cast(builder, args[2], signature.args[2], types.int64)
 
-        def load(array, offset):
+        def load(array, offset):  # lane j holds byte b + offset + j
             pointer = builder.gep(array.data, [builder.add(at, i64(offset))])
             return builder.load(builder.bitcast(pointer, lanes.as_pointer()), align=1)
 
@@ -640,26 +645,29 @@ def _gpt2_ascii_starts(typingctx, data, cls, b):
         def is_white(kind):
             return builder.icmp_unsigned("!=", builder.and_(kind, each(_S)), each(0))
 
-        before, here, after = load(text, 0), load(text, 1), load(text, 2)
-        kinds = [builder.and_(load(classes, k), each(_LNS)) for k in range(3)]
-        white = [is_white(kind) for kind in kinds]
-        changed = builder.icmp_unsigned("!=", kinds[0], kinds[1])
-        after_space = builder.icmp_unsigned("==", before, each(_SPACE))
-        word_start = builder.and_(changed, builder.not_(builder.or_(white[1], after_space)))
-        white_start = builder.and_(white[1], builder.not_(builder.and_(white[0], white[2])))
-        starts = builder.or_(word_start, white_start)
-        quotes = builder.and_(starts, builder.icmp_unsigned("==", here, each(_APOSTROPHE)))
-        wide = builder.icmp_signed("<", builder.or_(before, after), each(0))
+        cls_at = {o: load(classes, o) for o in range(-3, 5)}
+        kinds = {o: builder.and_(c, each(_LNS)) for o, c in cls_at.items()}  # 0 is "other"
+        cont = {o: builder.icmp_unsigned("==", cls_at[o], each(_CONT)) for o in range(-2, 4)}
+        prev = builder.select(cont[-2], kinds[-3], kinds[-2])
+        prev = builder.select(cont[-1], prev, kinds[-1])
+        prev = builder.select(cont[0], prev, kinds[0])
+        follow = builder.select(cont[3], kinds[4], kinds[3])
+        follow = builder.select(cont[2], follow, kinds[2])
+        after_space = builder.icmp_unsigned("==", load(text, 0), each(_SPACE))
+        white_here = is_white(kinds[1])
+        changed = builder.icmp_unsigned("!=", prev, kinds[1])
+        word_start = builder.and_(changed, builder.not_(builder.or_(white_here, after_space)))
+        inside_run = builder.and_(is_white(prev), is_white(follow))
+        white_start = builder.and_(white_here, builder.not_(inside_run))
+        starts = builder.and_(builder.not_(cont[1]), builder.or_(word_start, white_start))
+        quote = builder.icmp_unsigned("==", load(text, 1), each(_APOSTROPHE))
+        quotes = builder.and_(starts, quote)
         bits = ir.IntType(_WINDOW)
 
         def as_int(mask, shift):
             return builder.shl(builder.zext(builder.bitcast(mask, bits), i64), i64(shift))
 
-        any_wide = builder.zext(
-            builder.icmp_unsigned("!=", builder.bitcast(wide, bits), bits(0)), i64
-        )
-        found = builder.or_(as_int(starts, 0), as_int(quotes, _WINDOW))
-        return builder.or_(found, builder.shl(any_wide, i64(2 * _WINDOW)))
+        return builder.or_(as_int(starts, 0), as_int(quotes, _WINDOW))
 
     return types.uint64(data, cls, b), codegen
 
@@ -685,7 +693,6 @@ def _lowest_bit(typingctx, word):
 
 
 _STARTS = np.uint64((1 << _WINDOW) - 1)
-_WIDE = np.uint64(1 << (2 * _WINDOW))
 _U_WINDOW = np.uint64(_WINDOW)
 
 
@@ -705,17 +712,15 @@ def _write_starts(out, k, base, starts):
 
 
 @njit(inline="always")
-def _scan_gpt2_ascii(text, cls, i, n, out, k, cap):
-    """From the piece start `i` (written at out[k]), write starts window after window while the
-    bytes are ASCII. Returns (k, i): pieces written, and a piece start (not yet written) where the
-    piece-by-piece scan takes over."""
+def _scan_gpt2_windows(text, cls, i, n, out, k, cap):
+    """From the piece start `i` (written at out[k]), write starts sixteen bytes at a time until an
+    apostrophe starts a piece, the data's end is near or `out` is full. Returns (k, i): pieces
+    written, and a piece start (not yet written) where the piece-by-piece scan takes over."""
     out[k] = i
     k += 1
     b = i
-    while b + _WINDOW + 2 <= n and k + _WINDOW <= cap:
-        found = _gpt2_ascii_starts(text, cls, b)
-        if (found & _WIDE) != 0:
-            break
+    while b + _WINDOW + 4 <= n and k + _WINDOW <= cap:
+        found = _gpt2_starts(text, cls, b)
         starts = found & _STARTS
         quotes = (found >> _U_WINDOW) & _STARTS
         if quotes != 0:  # up to the apostrophe, which the piece-by-piece scan takes
@@ -738,7 +743,7 @@ def _fast_starts(text, cls, i, n, preset, out, k, cap):
 @overload(_fast_starts, prefer_literal=True, inline="always", jit_options=OPTIONS)
 def _fast_starts_for_preset(text, cls, i, n, preset, out, k, cap):
     """gpt2 takes ASCII text sixteen bytes at a time from the piece start `i` (see
-    `_scan_gpt2_ascii`); the other presets have nothing here, and their kernels hold no code
+    `_scan_gpt2_windows`); the other presets have nothing here, and their kernels hold no code
     of it."""
     if not isinstance(preset, types.IntegerLiteral):
         raise errors.TypingError("the scanner's preset must be a compile-time constant")
@@ -746,8 +751,9 @@ def _fast_starts_for_preset(text, cls, i, n, preset, out, k, cap):
         return lambda text, cls, i, n, preset, out, k, cap: (k, i)
 
     def impl(text, cls, i, n, preset, out, k, cap):
-        if i + _WINDOW + 2 <= n and k + _WINDOW < cap and _get(text, i) != _APOSTROPHE:
-            return _scan_gpt2_ascii(text, cls, i, n, out, k, cap)
+        room = i >= 3 and i + _WINDOW + 4 <= n and k + _WINDOW < cap
+        if room and _get(text, i) != _APOSTROPHE:
+            return _scan_gpt2_windows(text, cls, i, n, out, k, cap)
         return k, i
 
     return impl

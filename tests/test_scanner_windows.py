@@ -1,9 +1,9 @@
-"""gpt2's scan of ASCII text eight bytes at a time (piece starts from the classes of the bytes
-before, at and after each byte) against `regex.findall`: random ASCII over the alphabet of the
-rules' cases (spaces, other whitespace, apostrophes and contraction letters, letters, digits,
-punctuation), ASCII mixed with non-ASCII characters (where the scan hands over to the piece by
-piece scanner and back), pieces ending at every offset from the data's end and from an eight-byte
-step, and counting with short output blocks and segments cut anywhere."""
+"""gpt2's scan sixteen bytes at a time (piece starts from the kinds of the characters before, at
+and after each byte) against `regex.findall`: random ASCII over the alphabet of the rules' cases
+(spaces, other whitespace, apostrophes and contraction letters, letters, digits, punctuation),
+ASCII mixed with characters of two to four bytes (whitespace, letters, digits, marks, others) and
+invalid UTF-8, pieces ending at every offset from the data's end and from a sixteen-byte step,
+and counting with short output blocks and segments cut anywhere."""
 
 from __future__ import annotations
 
@@ -21,8 +21,9 @@ from workbench.engine import scanner
 from workbench.engine.patterns import PRESETS, compile_pattern
 
 ASCII_UNITS = [" ", "\n", "\t", "'", "s", "t", "l", "v", "e", "A", "1", ".", "ab"]
-# Non-ASCII after and before ASCII: a letter, a CJK letter, NBSP (\s, not " "), U+3000, a digit.
-OTHER_UNITS = ["é", "中", "\u00a0", "\u3000", "½", "\u0301"]
+# Characters of 2-4 bytes: letters (é, 中, 𝐀), whitespace (NBSP and NEL: \s but not " ";
+# U+3000, U+2028), a digit (½), a combining mark and an emoji ("other").
+OTHER_UNITS = ["é", "中", "𝐀", "\u00a0", "\x85", "\u3000", "\u2028", "½", "\u0301", "😀"]
 HYPOTHESIS = settings(
     max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
@@ -113,3 +114,16 @@ def test_counts_in_short_blocks_and_segments(preset: str) -> None:
     for cuts in (0, 3, 200):
         edges = [0, *sorted(rng.sample(starts_of_chars[1:], cuts)), len(data)]
         assert counted(data, preset, edges) == counter(data, preset, edges), cuts
+
+
+def test_invalid_utf8_mixed_in() -> None:
+    """Bytes that start no well-formed character are one "other" character each (as the
+    "surrogateescape" decoding has them), wherever they fall in a step."""
+    rng = random.Random(9)
+    units = [u.encode("utf-8") for u in ASCII_UNITS + OTHER_UNITS] + [b"\x80", b"\xff", b"\xc3"]
+    pattern = compile_pattern(PRESETS["gpt2"])
+    for _ in range(300):
+        data = b"".join(rng.choice(units) for _ in range(rng.randint(0, 120)))
+        text = data.decode("utf-8", "surrogateescape")
+        want = [p.encode("utf-8", "surrogateescape") for p in pattern.findall(text)]
+        assert scanner.pieces(data, "gpt2") == want, data
