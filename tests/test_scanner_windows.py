@@ -1,8 +1,8 @@
-"""gpt2's scan sixteen bytes at a time (piece starts from the kinds of the characters before, at
+"""gpt2's scan 32 bytes at a time (piece starts from the kinds of the characters before, at
 and after each byte) against `regex.findall`: random ASCII over the alphabet of the rules' cases
 (spaces, other whitespace, apostrophes and contraction letters, letters, digits, punctuation),
 ASCII mixed with characters of two to four bytes (whitespace, letters, digits, marks, others) and
-invalid UTF-8, pieces ending at every offset from the data's end and from a sixteen-byte step,
+invalid UTF-8, pieces ending at every offset from the data's end and from a 32-byte step,
 and counting with short output blocks and segments cut anywhere."""
 
 from __future__ import annotations
@@ -66,13 +66,13 @@ def test_random_ascii_with_non_ascii_matches_regex(text: str) -> None:
 
 
 def test_every_offset_from_the_start_and_the_end() -> None:
-    """The same text after 0-17 bytes of each kind and cut 0-17 bytes short: every piece end
-    falls at every offset of an eight-byte step and of the data's last bytes."""
+    """The same text after 0-39 bytes of each kind and cut 0-39 bytes short: every piece end
+    falls at every offset of a 32-byte step and of the data's last bytes."""
     rng = random.Random(7)
     for _ in range(40):
         body = "".join(rng.choice(ASCII_UNITS) for _ in range(rng.randint(10, 40)))
         for lead in ["x", " ", "\n", ".", "1", "é"]:
-            for k in range(18):
+            for k in range(40):
                 text = lead * k + body
                 assert scanned(text) == expected(text), text
                 cut = body[: max(0, len(body) - k)]

@@ -594,7 +594,7 @@ def _piece_at_for_preset(data, cls, i, n, preset, fold_cps, fold_letters):
     return impl
 
 
-# --- gpt2: piece starts sixteen bytes at a time --------------------------------------------------
+# --- gpt2: piece starts 32 bytes at a time --------------------------------------------------------
 # For gpt2 whether a piece starts at character q depends only on the characters before, at and
 # after it (their kinds: letter, digit, other, whitespace; and whether the one before is the space
 # " "), except after an apostrophe that starts a piece (a contraction ends where it ends). Given a
@@ -604,27 +604,27 @@ def _piece_at_for_preset(data, cls, i, n, preset, fold_cps, fold_letters):
 # - a whitespace character starts one iff the one before is not whitespace, or q is the last of a
 #   run that a non-whitespace character follows (`\s+(?!\S)` leaves it: " " then joins what
 #   follows, any other whitespace is a piece of its own and the next starts by the first rule).
-# So the starts of sixteen bytes are vector compares of their class bytes, without the branch on
+# So the starts of 32 bytes are vector compares of their class bytes, without the branch on
 # each piece's kind that the piece-by-piece scan mispredicts; an apostrophe at a start goes to
 # that scan for one piece (contractions), which then hands back (pieces depend only on where they
 # start). tests/test_scanner_ascii.py checks the rules against `regex.findall`.
 
 
-_WINDOW = 16  # bytes whose starts are found at once (one SSE2 register; any target has some)
+_WINDOW = 32  # bytes whose starts are found at once (one AVX2 register; two SSE2 ones elsewhere)
 
 
 @intrinsic
 def _gpt2_starts(typingctx, data, cls, b):
-    """The piece starts among bytes b+1..b+16, given a piece start at or before b (3 <= b and
-    b + 20 <= len(data)): bit j set if byte b+1+j starts one, bit 16+j if that start is an
+    """The piece starts among bytes b+1..b+32, given a piece start at or before b (3 <= b and
+    b + 36 <= len(data)): bit j set if byte b+1+j starts one, bit 32+j if that start is an
     apostrophe. Kernels only (no checks).
 
     The rules apply to characters: the kind before a lead byte is that of the character holding
     the byte before it (its lead is up to three bytes back; continuation bytes are _CONT), the
     kind after a whitespace character that of the byte after its last (up to three bytes on: no
-    whitespace character is longer), and continuation bytes start nothing. Sixteen bytes a step
+    whitespace character is longer), and continuation bytes start nothing. 32 bytes a step
     as LLVM vectors: each rule is a byte-wise compare or select, and a vector of compare results
-    cast to an integer is one bit per byte (`pmovmskb` on x86)."""
+    cast to an integer is one bit per byte (`vpmovmskb` on x86)."""
     for array in (data, cls):
         if not isinstance(array, types.Array) or array.dtype != types.uint8:
             raise errors.TypingError("piece starts are found in uint8 arrays")
@@ -699,13 +699,13 @@ _U_WINDOW = np.uint64(_WINDOW)
 @njit(inline="always")
 def _write_starts(out, k, base, starts):
     """out[k:] = base + the index of each set bit of `starts`, in order; returns the new k.
-    Eight are written whatever their number (most windows have fewer: no branch on it); the
-    caller leaves room for sixteen."""
+    Sixteen are written whatever their number (most windows of 32 bytes have fewer: no branch on
+    it); the caller leaves room for 32."""
     count = _bits_set(starts)
-    for r in range(8):
+    for r in range(_WINDOW // 2):
         _put(out, k + r, base + _lowest_bit(starts))
         starts &= starts - np.uint64(1)
-    for r in range(8, count):  # rare: nine or more pieces start in sixteen bytes
+    for r in range(_WINDOW // 2, count):  # rare: 17 or more pieces start in 32 bytes
         _put(out, k + r, base + _lowest_bit(starts))
         starts &= starts - np.uint64(1)
     return k + count
@@ -713,7 +713,7 @@ def _write_starts(out, k, base, starts):
 
 @njit(inline="always")
 def _scan_gpt2_windows(text, cls, i, n, out, k, cap):
-    """From the piece start `i` (written at out[k]), write starts sixteen bytes at a time until an
+    """From the piece start `i` (written at out[k]), write starts 32 bytes at a time until an
     apostrophe starts a piece, the data's end is near or `out` is full. Returns (k, i): pieces
     written, and a piece start (not yet written) where the piece-by-piece scan takes over."""
     out[k] = i
@@ -742,7 +742,7 @@ def _fast_starts(text, cls, i, n, preset, out, k, cap):
 
 @overload(_fast_starts, prefer_literal=True, inline="always", jit_options=OPTIONS)
 def _fast_starts_for_preset(text, cls, i, n, preset, out, k, cap):
-    """gpt2 takes ASCII text sixteen bytes at a time from the piece start `i` (see
+    """gpt2 takes text 32 bytes at a time from the piece start `i` (see
     `_scan_gpt2_windows`); the other presets have nothing here, and their kernels hold no code
     of it."""
     if not isinstance(preset, types.IntegerLiteral):
