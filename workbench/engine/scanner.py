@@ -714,8 +714,10 @@ def _write_starts(out, k, base, starts):
 @njit(inline="always")
 def _scan_gpt2_windows(text, cls, i, n, out, k, cap):
     """From the piece start `i` (written at out[k]), write starts 32 bytes at a time until an
-    apostrophe starts a piece, the data's end is near or `out` is full. Returns (k, i): pieces
-    written, and a piece start (not yet written) where the piece-by-piece scan takes over."""
+    apostrophe starts a piece, the data's end is near or `out` is nearly full. Returns (k, i,
+    full): pieces written, a piece start (not yet written) where the piece-by-piece scan takes
+    over, and whether `out` has no room for another window (the caller then returns, rather
+    than fill the last slots piece by piece: it resumes at `i` with an empty block)."""
     out[k] = i
     k += 1
     b = i
@@ -728,15 +730,15 @@ def _scan_gpt2_windows(text, cls, i, n, out, k, cap):
             k = _write_starts(
                 out, k, b + 1, starts & ((np.uint64(1) << np.uint64(first)) - np.uint64(1))
             )
-            return k, b + 1 + first
+            return k, b + 1 + first, False
         k = _write_starts(out, k, b + 1, starts)
         b += _WINDOW
     k -= 1  # hand over at the last start written
-    return k, out[k]
+    return k, out[k], k + 1 + _WINDOW > cap
 
 
 def _fast_starts(text, cls, i, n, preset, out, k, cap):
-    """(k, i) after the starts a preset finds without going piece by piece (kernels only)."""
+    """(k, i, full) after the starts a preset finds without going piece by piece (kernels only)."""
     raise NotImplementedError("a Numba kernel helper: call it from jitted code")
 
 
@@ -748,20 +750,20 @@ def _fast_starts_for_preset(text, cls, i, n, preset, out, k, cap):
     if not isinstance(preset, types.IntegerLiteral):
         raise errors.TypingError("the scanner's preset must be a compile-time constant")
     if preset.literal_value != 0:
-        return lambda text, cls, i, n, preset, out, k, cap: (k, i)
+        return lambda text, cls, i, n, preset, out, k, cap: (k, i, False)
 
     def impl(text, cls, i, n, preset, out, k, cap):
         room = i >= 3 and i + _WINDOW + 4 <= n and k + _WINDOW < cap
         if room and _get(text, i) != _APOSTROPHE:
             return _scan_gpt2_windows(text, cls, i, n, out, k, cap)
-        return k, i
+        return k, i, False
 
     return impl
 
 
 @njit
 def scan_starts(data, cls, start, preset, fold_cps, fold_letters, out):
-    """Write piece starts from byte `start` into `out` until it is full or the data ends.
+    """Write piece starts from byte `start` into `out` until it is (nearly) full or the data ends.
 
     Returns (pieces written, where to resume). Pieces depend only on where they start, so a
     resumed scan continues exactly where `regex.findall` would. Preset 0 gpt2, 1 cl100k, 2 o200k,
@@ -776,7 +778,9 @@ def scan_starts(data, cls, start, preset, fold_cps, fold_letters, out):
     k = 0
     cap = out.shape[0]
     while i < n and k < cap:
-        k, i = _fast_starts(text, classes, i, n, preset, starts, k, cap)
+        k, i, full = _fast_starts(text, classes, i, n, preset, starts, k, cap)
+        if full:
+            break
         starts[k] = i
         i = _piece_at(text, classes, i, n, preset, fold_from, fold_to)
         k += 1
