@@ -607,7 +607,7 @@ def _piece_at_for_preset(data, cls, i, n, preset, fold_cps, fold_letters):
 # So the starts of 32 bytes are vector compares of their class bytes, without the branch on
 # each piece's kind that the piece-by-piece scan mispredicts; an apostrophe at a start goes to
 # that scan for one piece (contractions), which then hands back (pieces depend only on where they
-# start). tests/test_scanner_ascii.py checks the rules against `regex.findall`.
+# start). tests/test_scanner_windows.py checks the rules against `regex.findall`.
 
 
 _WINDOW = 32  # bytes whose starts are found at once (one AVX2 register; two SSE2 ones elsewhere)
