@@ -149,6 +149,23 @@ def _get(typingctx, array, index):
     return array.dtype(array, index), codegen
 
 
+@intrinsic
+def _put(typingctx, array, index, value):
+    """array[index] = value without the negative-index wraparound (kernels only: 0 <= index <
+    len(array)); see `_get`."""
+    if not isinstance(array, types.Array):
+        raise errors.TypingError("_put writes an array")
+
+    def codegen(context, builder, signature, args):
+        target = context.make_array(signature.args[0])(context, builder, value=args[0])
+        index = context.cast(builder, args[1], signature.args[1], types.intp)
+        value = context.cast(builder, args[2], signature.args[2], signature.args[0].dtype)
+        builder.store(value, builder.gep(target.data, [index]))
+        return context.get_dummy_value()
+
+    return types.none(array, index, value), codegen
+
+
 _HIGH_BITS = np.uint64(0x8080808080808080)  # a non-ASCII byte among eight has its bit set
 _LOW_BYTE = np.uint64(0xFF)
 
@@ -577,9 +594,176 @@ def _piece_at_for_preset(data, cls, i, n, preset, fold_cps, fold_letters):
     return impl
 
 
+# --- gpt2: piece starts 32 bytes at a time --------------------------------------------------------
+# For gpt2 whether a piece starts at character q depends only on the characters before, at and
+# after it (their kinds: letter, digit, other, whitespace; and whether the one before is the space
+# " "), except after an apostrophe that starts a piece (a contraction ends where it ends). Given a
+# piece start before q:
+# - a non-whitespace character starts a piece iff its kind differs from the one before and that
+#   one is not " " (a single space joins the letters, digits or others that follow);
+# - a whitespace character starts one iff the one before is not whitespace, or q is the last of a
+#   run that a non-whitespace character follows (`\s+(?!\S)` leaves it: " " then joins what
+#   follows, any other whitespace is a piece of its own and the next starts by the first rule).
+# So the starts of 32 bytes are vector compares of their class bytes, without the branch on
+# each piece's kind that the piece-by-piece scan mispredicts; an apostrophe at a start goes to
+# that scan for one piece (contractions), which then hands back (pieces depend only on where they
+# start). tests/test_scanner_windows.py checks the rules against `regex.findall`.
+
+
+_WINDOW = 32  # bytes whose starts are found at once (one AVX2 register; two SSE2 ones elsewhere)
+
+
+@intrinsic
+def _gpt2_starts(typingctx, data, cls, b):
+    """The piece starts among bytes b+1..b+32, given a piece start at or before b (3 <= b and
+    b + 36 <= len(data)): bit j set if byte b+1+j starts one, bit 32+j if that start is an
+    apostrophe. Kernels only (no checks).
+
+    The rules apply to characters: the kind before a lead byte is that of the character holding
+    the byte before it (its lead is up to three bytes back; continuation bytes are _CONT), the
+    kind after a whitespace character that of the byte after its last (up to three bytes on: no
+    whitespace character is longer), and continuation bytes start nothing. 32 bytes a step
+    as LLVM vectors: each rule is a byte-wise compare or select, and a vector of compare results
+    cast to an integer is one bit per byte (`vpmovmskb` on x86)."""
+    for array in (data, cls):
+        if not isinstance(array, types.Array) or array.dtype != types.uint8:
+            raise errors.TypingError("piece starts are found in uint8 arrays")
+
+    def codegen(context, builder, signature, args):
+        i64, lanes = ir.IntType(64), ir.VectorType(ir.IntType(8), _WINDOW)
+        text = context.make_array(signature.args[0])(context, builder, value=args[0])
+        classes = context.make_array(signature.args[1])(context, builder, value=args[1])
+        at = context.cast(builder, args[2], signature.args[2], types.int64)
+
+        def load(array, offset):  # lane j holds byte b + offset + j
+            pointer = builder.gep(array.data, [builder.add(at, i64(offset))])
+            return builder.load(builder.bitcast(pointer, lanes.as_pointer()), align=1)
+
+        def each(value):
+            return ir.Constant(lanes, [value] * _WINDOW)
+
+        def is_white(kind):
+            return builder.icmp_unsigned("!=", builder.and_(kind, each(_S)), each(0))
+
+        cls_at = {o: load(classes, o) for o in range(-3, 5)}
+        kinds = {o: builder.and_(c, each(_LNS)) for o, c in cls_at.items()}  # 0 is "other"
+        cont = {o: builder.icmp_unsigned("==", cls_at[o], each(_CONT)) for o in range(-2, 4)}
+        prev = builder.select(cont[-2], kinds[-3], kinds[-2])
+        prev = builder.select(cont[-1], prev, kinds[-1])
+        prev = builder.select(cont[0], prev, kinds[0])
+        follow = builder.select(cont[3], kinds[4], kinds[3])
+        follow = builder.select(cont[2], follow, kinds[2])
+        after_space = builder.icmp_unsigned("==", load(text, 0), each(_SPACE))
+        white_here = is_white(kinds[1])
+        changed = builder.icmp_unsigned("!=", prev, kinds[1])
+        word_start = builder.and_(changed, builder.not_(builder.or_(white_here, after_space)))
+        inside_run = builder.and_(is_white(prev), is_white(follow))
+        white_start = builder.and_(white_here, builder.not_(inside_run))
+        starts = builder.and_(builder.not_(cont[1]), builder.or_(word_start, white_start))
+        quote = builder.icmp_unsigned("==", load(text, 1), each(_APOSTROPHE))
+        quotes = builder.and_(starts, quote)
+        bits = ir.IntType(_WINDOW)
+
+        def as_int(mask, shift):
+            return builder.shl(builder.zext(builder.bitcast(mask, bits), i64), i64(shift))
+
+        return builder.or_(as_int(starts, 0), as_int(quotes, _WINDOW))
+
+    return types.uint64(data, cls, b), codegen
+
+
+@intrinsic
+def _bits_set(typingctx, word):
+    """The number of set bits of a uint64 (one instruction)."""
+
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+
+    return types.int64(types.uint64), codegen
+
+
+@intrinsic
+def _lowest_bit(typingctx, word):
+    """The index of the lowest set bit of a uint64, 64 for 0 (defined: no branch)."""
+
+    def codegen(context, builder, signature, args):
+        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 0))
+
+    return types.int64(types.uint64), codegen
+
+
+_STARTS = np.uint64((1 << _WINDOW) - 1)
+_U_WINDOW = np.uint64(_WINDOW)
+
+
+@njit(inline="always")
+def _write_starts(out, k, base, starts):
+    """out[k:] = base + the index of each set bit of `starts`, in order; returns the new k.
+    Sixteen are written whatever their number (most windows of 32 bytes have fewer: no branch on
+    it); the caller leaves room for 32."""
+    count = _bits_set(starts)
+    for r in range(_WINDOW // 2):
+        _put(out, k + r, base + _lowest_bit(starts))
+        starts &= starts - np.uint64(1)
+    for r in range(_WINDOW // 2, count):  # rare: 17 or more pieces start in 32 bytes
+        _put(out, k + r, base + _lowest_bit(starts))
+        starts &= starts - np.uint64(1)
+    return k + count
+
+
+@njit(inline="always")
+def _scan_gpt2_windows(text, cls, i, n, out, k, cap):
+    """From the piece start `i` (written at out[k]), write starts 32 bytes at a time until an
+    apostrophe starts a piece, the data's end is near or `out` is nearly full. Returns (k, i,
+    full): pieces written, a piece start (not yet written) where the piece-by-piece scan takes
+    over, and whether `out` has no room for another window (the caller then returns, rather
+    than fill the last slots piece by piece: it resumes at `i` with an empty block)."""
+    out[k] = i
+    k += 1
+    b = i
+    while b + _WINDOW + 4 <= n and k + _WINDOW <= cap:
+        found = _gpt2_starts(text, cls, b)
+        starts = found & _STARTS
+        quotes = (found >> _U_WINDOW) & _STARTS
+        if quotes != 0:  # up to the apostrophe, which the piece-by-piece scan takes
+            first = _lowest_bit(quotes)
+            k = _write_starts(
+                out, k, b + 1, starts & ((np.uint64(1) << np.uint64(first)) - np.uint64(1))
+            )
+            return k, b + 1 + first, False
+        k = _write_starts(out, k, b + 1, starts)
+        b += _WINDOW
+    k -= 1  # hand over at the last start written
+    return k, out[k], k + 1 + _WINDOW > cap
+
+
+def _fast_starts(text, cls, i, n, preset, out, k, cap):
+    """(k, i, full) after the starts a preset finds without going piece by piece (kernels only)."""
+    raise NotImplementedError("a Numba kernel helper: call it from jitted code")
+
+
+@overload(_fast_starts, prefer_literal=True, inline="always", jit_options=OPTIONS)
+def _fast_starts_for_preset(text, cls, i, n, preset, out, k, cap):
+    """gpt2 takes text 32 bytes at a time from the piece start `i` (see
+    `_scan_gpt2_windows`); the other presets have nothing here, and their kernels hold no code
+    of it."""
+    if not isinstance(preset, types.IntegerLiteral):
+        raise errors.TypingError("the scanner's preset must be a compile-time constant")
+    if preset.literal_value != 0:
+        return lambda text, cls, i, n, preset, out, k, cap: (k, i, False)
+
+    def impl(text, cls, i, n, preset, out, k, cap):
+        room = i >= 3 and i + _WINDOW + 4 <= n and k + _WINDOW < cap
+        if room and _get(text, i) != _APOSTROPHE:
+            return _scan_gpt2_windows(text, cls, i, n, out, k, cap)
+        return k, i, False
+
+    return impl
+
+
 @njit
 def scan_starts(data, cls, start, preset, fold_cps, fold_letters, out):
-    """Write piece starts from byte `start` into `out` until it is full or the data ends.
+    """Write piece starts from byte `start` into `out` until it is (nearly) full or the data ends.
 
     Returns (pieces written, where to resume). Pieces depend only on where they start, so a
     resumed scan continues exactly where `regex.findall` would. Preset 0 gpt2, 1 cl100k, 2 o200k,
@@ -588,12 +772,16 @@ def scan_starts(data, cls, start, preset, fold_cps, fold_letters, out):
     literally(preset)
     text, classes = _borrowed(data), _borrowed(cls)
     fold_from, fold_to = _borrowed(fold_cps), _borrowed(fold_letters)
+    starts = _borrowed(out)  # written by inlined helpers: see `_borrowed`
     n = data.shape[0]
     i = start
     k = 0
     cap = out.shape[0]
     while i < n and k < cap:
-        out[k] = i
+        k, i, full = _fast_starts(text, classes, i, n, preset, starts, k, cap)
+        if full:
+            break
+        starts[k] = i
         i = _piece_at(text, classes, i, n, preset, fold_from, fold_to)
         k += 1
     return k, i
