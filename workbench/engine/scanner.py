@@ -747,6 +747,36 @@ def _add_piece(data, s, length, weight, shift, table, used):
         at = (at + _U2) & mask
 
 
+@njit(inline="always")
+def _count_block(text, bounds, k, shift, table, used, deferred):
+    """Count the k pieces text[bounds[p]:bounds[p+1]] of a block; returns the new `used`.
+
+    Two passes. The first counts a short piece found in its home slot, without a branch: every
+    piece makes a key (a long one from its first 7 bytes, never counted here), one slot is read
+    and 1 or 0 added to its count, and the piece's index is written to `deferred`, which only
+    advances when the piece was not counted. So no branch mispredicts on the pieces' lengths or
+    on a hit, and the loads of many pieces' slots overlap. The second pass counts the deferred
+    pieces (long ones, new ones, ones off their home slot) in order, so new pieces are still
+    filed in order of first occurrence.
+    """
+    slots = table[0]
+    waiting = 0
+    for p in range(k):
+        s = bounds[p]
+        length = bounds[p + 1] - s
+        key = _short_key(text, s, min(length, _SHORT))
+        at = _home(key, shift)
+        hit = np.uint64(slots[at] == key) & np.uint64(length <= _SHORT)
+        slots[at + _U1] += hit
+        deferred[waiting] = p
+        waiting += np.int64(_U1 - hit)
+    for q in range(waiting):
+        p = deferred[q]
+        s = bounds[p]
+        used = _add_piece(text, s, bounds[p + 1] - s, 1, shift, table, used)[1]
+    return used
+
+
 @njit
 def _rehashed(slots, entries, capacity, shift):
     """(slots, entries) of a table of `capacity` = 2**(64 - shift) slots holding the same keys,
@@ -831,6 +861,7 @@ def _count_table(data, cls, seg_starts, seg_ends, preset, fold_cps, fold_letters
     literally(preset)
     bounds = np.empty(1 << 10, dtype=np.int64)
     starts = bounds[:-1]  # room for the end of the block's last piece after its starts
+    deferred = np.empty(1 << 10, dtype=np.int64)
     slots, entries, shift, arena, offsets, counts = _empty_table()
     used = np.int64(0)  # never a literal: see `_empty_table`
     for j in range(seg_starts.shape[0]):
@@ -848,10 +879,7 @@ def _count_table(data, cls, seg_starts, seg_ends, preset, fold_cps, fold_letters
             # the table's arrays are replaced only between blocks: borrow them for the block (the
             # owners stay alive: the last three are returned, `slots` and `entries` are `_kept`)
             table = _borrowed(slots), _borrowed(entries), _borrowed(arena), _borrowed(offsets)
-            text = _borrowed(seg)
-            for p in range(k):
-                s = bounds[p]
-                used = _add_piece(text, s, bounds[p + 1] - s, 1, shift, table, used)[1]
+            used = _count_block(_borrowed(seg), bounds, k, shift, table, used, deferred)
             i = resume
     counts = _gathered(slots, entries, counts)
     return arena, offsets, counts, used
