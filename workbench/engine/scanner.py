@@ -603,22 +603,29 @@ def scan_starts(data, cls, start, preset, fold_cps, fold_letters, out):
 
 
 # A slot is two uint64 of a flat array (slot j at 2j, 2j + 1), 16 bytes, so the table of a corpus's
-# unique pieces mostly stays in L2: the piece's `key` and its count (kept in the slot, so counting a
-# piece seen before touches this one cache line). Most pieces have at most 7 bytes: their key is
-# the piece itself, its bytes packed (byte k << 8k) | (length + 1) << 56, so a hit is one compare
-# with no second array read. Longer pieces have the key 0xFF << 56 | 56 bits of their hash and
-# are compared in the arena of unique pieces on a key hit. Key 0 is an empty slot. The entry
-# number of slot j (order of first occurrence) is `entries[j]`, read only for long pieces and
-# when the counts are gathered into `counts[entry]` (`_gathered`). The slot's index is the top
-# bits of key * golden ratio (Fibonacci hashing), so a regrown table is refiled from the slots
-# alone. Slots are flat, not rows of a 2-D array, and indexed by uint64: a row's stride is then
-# a constant and Numba adds no negative-index wraparound.
+# unique pieces mostly stays in L2: the piece's key and its count, so that counting a piece seen
+# before touches this one cache line (and the arena's, for a long piece). Key 0 is an empty slot.
+# - A piece of up to 7 bytes (nine in ten): the key is the piece itself, its bytes packed (byte k
+#   << 8k) | (length + 1) << 56 (top byte 1..8), so a hit is one compare. Home slot: the top bits
+#   of key * golden ratio (Fibonacci hashing).
+# - A longer piece: 0xFF << 56 | length (capped at 255) << 48 | 8 check bits of its hash << 40 |
+#   its place in the arena of unique pieces (40 bits), where its bytes are compared on a match of
+#   the top 24 bits. Home slot: the top bits of its 64-bit hash (`_long_hash`).
+# The entry number of slot j (order of first occurrence) is `entries[j]`, read only when the
+# counts are gathered into `counts[entry]` and for pieces of 255 bytes or more. Slots are flat,
+# not rows of a 2-D array, and indexed by uint64: a row's stride is then a constant and Numba adds
+# no negative-index wraparound.
 _U1 = np.uint64(1)
 _U2 = np.uint64(2)
-_U8 = np.uint64(8)
+_U32 = np.uint64(32)
+_U40 = np.uint64(40)
+_U48 = np.uint64(48)
 _U56 = np.uint64(56)
 _SHORT = 7  # the longest piece whose key is the piece itself
 _LONG_TAG = np.uint64(0xFF) << _U56  # a long piece's key: never a short one's (top byte 1..8)
+_PLACE = (_U1 << _U40) - _U1  # a long piece's place in the arena: the key's low 40 bits
+_ABOVE_PLACE = ~_PLACE
+_CHECK_BITS = np.uint64(0xFF)
 
 
 _ALL_BITS = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -670,15 +677,31 @@ def _short_key(data, s, length):
 
 
 @njit(inline="always")
-def _long_key(data, s, length):
-    """The key of data[s:s+length], length >= 8: 56 bits of its hash, tagged as long."""
-    return (piece_hash(data, s, s + length)[1] >> _U8) | _LONG_TAG
+def _home(key, shift):
+    """The index of the word of the slot where probing for a short piece's key starts."""
+    return ((key * _GOLDEN) >> np.uint64(shift)) << _U1
 
 
 @njit(inline="always")
-def _home(key, shift):
-    """The index of the word of the slot where probing for `key` starts."""
-    return ((key * _GOLDEN) >> np.uint64(shift)) << _U1
+def _words_hash(first, last, length):
+    """The hash of a piece of 8 to 16 bytes whose first and last 8 bytes (overlapping below 16
+    bytes) are `first` and `last`."""
+    return (((first ^ (np.uint64(length) << _U56)) * _GOLDEN) ^ last) * _GOLDEN
+
+
+@njit(inline="always")
+def _long_hash(data, s, length):
+    """The 64-bit hash of data[s:s+length], length >= 8."""
+    if length <= 16:
+        return _words_hash(_load_u64(data, s), _load_u64(data, s + length - 8), length)
+    return piece_hash(data, s, s + length)[1]
+
+
+@njit(inline="always")
+def _long_top(h, length):
+    """The top 24 bits of a long piece's key (all but its place in the arena)."""
+    check = ((h >> _U32) & _CHECK_BITS) << _U40
+    return _LONG_TAG | (np.uint64(min(length, 255)) << _U48) | check
 
 
 @njit(inline="always")
@@ -717,7 +740,7 @@ def _add_piece(data, s, length, weight, shift, table, used):
     `table` = (slots, entries, arena, offsets), `_borrowed` in the count loop (see there), with
     room made for the piece by `_reserved`: no array is replaced here, so the caller's loop keeps
     borrowed views. Short and long pieces probe in loops of their own: the short one compares a
-    word and adds to the slot, with no test of the length inside.
+    word, with no test of the length inside.
     """
     slots, entries, arena, offsets = table
     mask = np.uint64(slots.shape[0] - 1)
@@ -732,53 +755,25 @@ def _add_piece(data, s, length, weight, shift, table, used):
             if found == 0:
                 return at, _filed(data, s, length, weight, table, used, at, key)
             at = (at + _U2) & mask
-    key = _long_key(data, s, length)
-    at = _home(key, shift)
+    h = _long_hash(data, s, length)
+    top = _long_top(h, length)
+    at = (h >> np.uint64(shift)) << _U1
     while True:
         found = slots[at]
-        if found == key:
-            entry = entries[at >> _U1]
-            a = offsets[entry]
-            if offsets[entry + 1] - a == length and _same_bytes(arena, a, data, s, length):
+        if (found & _ABOVE_PLACE) == top:  # same length (if under 255) and check bits
+            a = np.int64(found & _PLACE)
+            same_length = length < 255 or offsets[entries[at >> _U1] + 1] - a == length
+            if same_length and _same_bytes(arena, a, data, s, length):
                 slots[at + _U1] += np.uint64(weight)
                 return at, used
         elif found == 0:
+            key = top | np.uint64(offsets[used])
             return at, _filed(data, s, length, weight, table, used, at, key)
         at = (at + _U2) & mask
 
 
-@njit(inline="always")
-def _count_block(text, bounds, k, shift, table, used, deferred):
-    """Count the k pieces text[bounds[p]:bounds[p+1]] of a block; returns the new `used`.
-
-    Two passes. The first counts a short piece found in its home slot, without a branch: every
-    piece makes a key (a long one from its first 7 bytes, never counted here), one slot is read
-    and 1 or 0 added to its count, and the piece's index is written to `deferred`, which only
-    advances when the piece was not counted. So no branch mispredicts on the pieces' lengths or
-    on a hit, and the loads of many pieces' slots overlap. The second pass counts the deferred
-    pieces (long ones, new ones, ones off their home slot) in order, so new pieces are still
-    filed in order of first occurrence.
-    """
-    slots = table[0]
-    waiting = 0
-    for p in range(k):
-        s = bounds[p]
-        length = bounds[p + 1] - s
-        key = _short_key(text, s, min(length, _SHORT))
-        at = _home(key, shift)
-        hit = np.uint64(slots[at] == key) & np.uint64(length <= _SHORT)
-        slots[at + _U1] += hit
-        deferred[waiting] = p
-        waiting += np.int64(_U1 - hit)
-    for q in range(waiting):
-        p = deferred[q]
-        s = bounds[p]
-        used = _add_piece(text, s, bounds[p + 1] - s, 1, shift, table, used)[1]
-    return used
-
-
 @njit
-def _rehashed(slots, entries, capacity, shift):
+def _rehashed(slots, entries, arena, offsets, capacity, shift):
     """(slots, entries) of a table of `capacity` = 2**(64 - shift) slots holding the same keys,
     counts and entry numbers as the given ones."""
     new = np.zeros(2 * capacity, dtype=np.uint64)
@@ -788,7 +783,12 @@ def _rehashed(slots, entries, capacity, shift):
         key = slots[2 * j]
         if key == 0:
             continue
-        at = _home(key, shift)
+        if key < _LONG_TAG:
+            at = _home(key, shift)
+        else:
+            entry = entries[j]
+            a = offsets[entry]
+            at = (_long_hash(arena, a, offsets[entry + 1] - a) >> np.uint64(shift)) << _U1
         while new[at] != 0:
             at = (at + _U2) & mask
         new[at] = key
@@ -828,7 +828,7 @@ def _reserved(slots, entries, shift, arena, offsets, counts, used, pieces, size)
             _grown(offsets, used + 1, capacity // 2 + 1),
             _grown(counts, used, capacity // 2),
         )
-        slots, entries = _rehashed(slots, entries, capacity, shift)
+        slots, entries = _rehashed(slots, entries, arena, offsets, capacity, shift)
     top = offsets[used]
     if top + size > arena.shape[0]:
         arena = _grown(arena, top, 2 * (top + size))
@@ -861,7 +861,6 @@ def _count_table(data, cls, seg_starts, seg_ends, preset, fold_cps, fold_letters
     literally(preset)
     bounds = np.empty(1 << 10, dtype=np.int64)
     starts = bounds[:-1]  # room for the end of the block's last piece after its starts
-    deferred = np.empty(1 << 10, dtype=np.int64)
     slots, entries, shift, arena, offsets, counts = _empty_table()
     used = np.int64(0)  # never a literal: see `_empty_table`
     for j in range(seg_starts.shape[0]):
@@ -877,9 +876,12 @@ def _count_table(data, cls, seg_starts, seg_ends, preset, fold_cps, fold_letters
                 slots, entries, shift, arena, offsets, counts, used, k, resume - i
             )
             # the table's arrays are replaced only between blocks: borrow them for the block (the
-            # owners stay alive: the last three are returned, `slots` and `entries` are `_kept`)
+            # owners stay alive: they are used after the loop)
             table = _borrowed(slots), _borrowed(entries), _borrowed(arena), _borrowed(offsets)
-            used = _count_block(_borrowed(seg), bounds, k, shift, table, used, deferred)
+            text = _borrowed(seg)
+            for p in range(k):
+                s = bounds[p]
+                used = _add_piece(text, s, bounds[p + 1] - s, 1, shift, table, used)[1]
             i = resume
     counts = _gathered(slots, entries, counts)
     return arena, offsets, counts, used
