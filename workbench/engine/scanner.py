@@ -874,6 +874,14 @@ def _count_table(data, cls, seg_starts, seg_ends, preset, fold_cps, fold_letters
     starts = bounds[:-1]  # room for the end of the block's last piece after its starts
     slots, entries, shift, arena, offsets, counts = _empty_table()
     used = np.int64(0)  # never a literal: see `_empty_table`
+    size = np.int64(0)
+    for j in range(seg_starts.shape[0]):
+        size += seg_ends[j] - seg_starts[j]
+    # Room at once for a guess of the unique pieces (one per 200 bytes, at most 2**16), so the
+    # table seldom regrows (refiling hashes every long piece's bytes again)
+    slots, entries, shift, arena, offsets, counts = _reserved(
+        slots, entries, shift, arena, offsets, counts, used, min(size // 200, 1 << 16), size // 64
+    )
     for j in range(seg_starts.shape[0]):
         a = seg_starts[j]
         seg = data[a : seg_ends[j]]
