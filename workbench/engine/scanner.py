@@ -764,23 +764,26 @@ def _add_piece(data, s, length, weight, shift, table, used):
                 slots[at + _U1] += np.uint64(weight)
                 return at, used
             if found == 0:
-                return at, _filed(data, s, length, weight, table, used, at, key)
+                break
             at = (at + _U2) & mask
-    h = _long_hash(data, s, length)
-    top = _long_top(h, length)
-    at = (h >> np.uint64(shift)) << _U1
-    while True:
-        found = slots[at]
-        if (found & _ABOVE_PLACE) == top:  # same length (if under 255) and check bits
-            a = np.int64(found & _PLACE)
-            same_length = length < 255 or offsets[entries[at >> _U1] + 1] - a == length
-            if same_length and _same_long(arena, a, data, s, length):
-                slots[at + _U1] += np.uint64(weight)
-                return at, used
-        elif found == 0:
-            key = top | np.uint64(offsets[used])
-            return at, _filed(data, s, length, weight, table, used, at, key)
-        at = (at + _U2) & mask
+    else:
+        h = _long_hash(data, s, length)
+        top = _long_top(h, length)
+        at = (h >> np.uint64(shift)) << _U1
+        while True:
+            found = slots[at]
+            if (found & _ABOVE_PLACE) == top:  # same length (if under 255) and check bits
+                a = np.int64(found & _PLACE)
+                same_length = length < 255 or offsets[entries[at >> _U1] + 1] - a == length
+                if same_length and _same_long(arena, a, data, s, length):
+                    slots[at + _U1] += np.uint64(weight)
+                    return at, used
+            elif found == 0:
+                key = top | np.uint64(offsets[used])
+                break
+            at = (at + _U2) & mask
+    # one place files new pieces (inlined once: shorter to compile)
+    return at, _filed(data, s, length, weight, table, used, at, key)
 
 
 @njit
@@ -899,8 +902,9 @@ def _count_table(data, cls, seg_starts, seg_ends, preset, fold_cps, fold_letters
             table = _borrowed(slots), _borrowed(entries), _borrowed(arena), _borrowed(offsets)
             text = _borrowed(seg)
             for p in range(k):
-                s = bounds[p]
-                used = _add_piece(text, s, bounds[p + 1] - s, 1, shift, table, used)[1]
+                at = np.uint64(p)  # unsigned: no negative-index wraparound, seven instructions
+                s = bounds[at]
+                used = _add_piece(text, s, bounds[at + _U1] - s, 1, shift, table, used)[1]
             i = resume
     counts = _gathered(slots, entries, counts)
     return arena, offsets, counts, used
