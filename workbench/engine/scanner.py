@@ -625,6 +625,7 @@ _SHORT = 7  # the longest piece whose key is the piece itself
 _LONG_TAG = np.uint64(0xFF) << _U56  # a long piece's key: never a short one's (top byte 1..8)
 _PLACE = (_U1 << _U40) - _U1  # a long piece's place in the arena: the key's low 40 bits
 _ABOVE_PLACE = ~_PLACE
+_ARENA_LIMIT = 1 << 40  # bytes of unique pieces: a place fits in the key's 40 bits
 _CHECK_BITS = np.uint64(0xFF)
 
 
@@ -844,6 +845,8 @@ def _reserved(slots, entries, shift, arena, offsets, counts, used, pieces, size)
         )
         slots, entries = _rehashed(slots, entries, arena, offsets, capacity, shift)
     top = offsets[used]
+    if top + size > _ARENA_LIMIT:  # a long piece's key holds its place in the arena in 40 bits
+        raise ValueError("the count table holds at most 2**40 bytes of unique pieces")
     if top + size > arena.shape[0]:
         arena = _grown(arena, top, 2 * (top + size))
     return slots, entries, shift, arena, offsets, counts
