@@ -719,17 +719,6 @@ def _same_bytes(arena, a, data, b, length):
 
 
 @njit(inline="always")
-def _same_long(arena, a, data, s, length):
-    """arena[a:a+length] == data[s:s+length] for length >= 8; up to 16 bytes without a branch:
-    the first 8 and the last 8 (overlapping) bytes."""
-    if length <= 16:
-        last = length - 8
-        first_diff = _load_u64(arena, a) ^ _load_u64(data, s)
-        return (first_diff | (_load_u64(arena, a + last) ^ _load_u64(data, s + last))) == 0
-    return _same_bytes(arena, a, data, s, length)
-
-
-@njit(inline="always")
 def _filed(data, s, length, weight, table, used, at, key):
     """File the new piece data[s:s+length] with count `weight` in the empty slot `at` as entry
     `used`; returns the new `used`."""
@@ -776,7 +765,7 @@ def _add_piece(data, s, length, weight, shift, table, used):
             if (found & _ABOVE_PLACE) == top:  # same length (if under 255) and check bits
                 a = np.int64(found & _PLACE)
                 same_length = length < 255 or offsets[entries[at >> _U1] + 1] - a == length
-                if same_length and _same_long(arena, a, data, s, length):
+                if same_length and _same_bytes(arena, a, data, s, length):
                     slots[at + _U1] += np.uint64(weight)
                     return at, used
             elif found == 0:
