@@ -350,7 +350,7 @@ def test_count_arrays_many_unique_pieces() -> None:
 
 def test_count_arrays_long_pieces_told_apart_by_their_bytes() -> None:
     """Pieces over 8 bytes with the same first 8 bytes and length, and pieces longer than the
-    table's 16-bit length field, each keep their own count."""
+    table's 8-bit length field, each keep their own count."""
     words = [f"prefixed{k:04d}" for k in range(3000)]
     text = " ".join(words * 2) + " " + "z" * 70_000 + " " + "z" * 70_001 + " " + "z" * 70_000
     for preset in SCANNABLE:

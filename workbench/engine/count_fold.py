@@ -24,7 +24,7 @@ class CountTable:
     added (the same order `scanner.merge_count_tables` gives for the same tables)."""
 
     def __init__(self) -> None:
-        self._parts: tuple | None = None  # (slots, shift, arena, offsets, counts)
+        self._parts: tuple | None = None  # (slots, entries, shift, arena, offsets, counts)
         self._used = 0
 
     def __len__(self) -> int:
@@ -53,6 +53,6 @@ class CountTable:
         """(buf, offsets, counts), compact copies (the hash slots are let go with this object)."""
         if self._parts is None:
             return np.empty(0, np.uint8), np.zeros(1, np.int64), np.empty(0, np.int64)
-        _, _, arena, offsets, counts = self._parts
+        *_, arena, offsets, counts = self._parts
         used = self._used
         return arena[: offsets[used]].copy(), offsets[: used + 1].copy(), counts[:used].copy()
