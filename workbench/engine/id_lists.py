@@ -215,7 +215,11 @@ def _adds(objects: np.ndarray) -> np.ndarray:
 _IMMORTAL = 1 << 30
 _INLINE = _inline_counts()
 # `ob_item`, the item array's address, is the second-last field of a list (`allocated` is last).
-_ITEMS_AT = list.__basicsize__ - 2 * struct.calcsize("P")
+_WORD = struct.calcsize("P")
+_ITEMS_AT = list.__basicsize__ - 2 * _WORD
+# ...right after the three-word header of a variable-size object (reference count, type, size):
+# any other layout (a debug build's longer header) gets numpy's way.
+_KNOWN_LAYOUT = list.__basicsize__ == 5 * _WORD
 
 
 class ReadyInts:
@@ -277,7 +281,7 @@ def fast_lists() -> bool:
     (checked once, on ints made for the check)."""
     if platform.python_implementation() != "CPython":  # `id()` is an address only in CPython
         return False
-    if _ITEMS_AT != 3 * struct.calcsize("P"):  # not the list layout the kernel writes into
+    if not _KNOWN_LAYOUT:
         return False
     try:
         ready = ReadyInts(3)
