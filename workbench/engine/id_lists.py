@@ -226,10 +226,15 @@ class ReadyInts:
     """The ints 0..count-1, made once, and lists of them for arrays of ids."""
 
     def __init__(self, count: int) -> None:
-        self.objects = np.array(range(count), dtype=object)
-        # The kernel's way in: each int's address. `objects` keeps the ints alive as long as this.
-        self.addresses = np.fromiter(map(id, self.objects), dtype=np.int64, count=count)
-        self.adds = _adds(self.objects)
+        self._hold(np.array(range(count), dtype=object))
+
+    def _hold(self, objects: np.ndarray) -> None:
+        """Keep `objects` (ints, an object array) and what the kernel needs of them: each one's
+        address (its way in; `objects` keeps the ints alive as long as this) and what a new
+        reference adds to its count."""
+        self.objects = objects
+        self.addresses = np.fromiter(map(id, objects), dtype=np.int64, count=objects.shape[0])
+        self.adds = _adds(objects)
 
     def lists(self, ids: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> list[list[int]]:
         """`[ids[a:b].tolist() for a, b in zip(starts, ends)]`, the ints taken ready-made.
@@ -284,11 +289,11 @@ def fast_lists() -> bool:
     if not _KNOWN_LAYOUT:
         return False
     try:
-        ready = ReadyInts(3)
-        # Ints made at run time, not shared with any other code: their counts are exactly ours.
-        ready.objects[:] = [int(x) + 10**9 for x in "012"]
-        ready.addresses = np.fromiter(map(id, ready.objects), dtype=np.int64, count=3)
-        ints = list(ready.objects)
+        ready = ReadyInts(0)
+        # Ints made at run time, not shared with any other code: their counts are exactly ours
+        # (and never immortal, so `adds` is 1 for each on every version).
+        ints = [int(x) + 10**9 for x in "012"]
+        ready._hold(np.array(ints, dtype=object))
         before = [sys.getrefcount(x) for x in ints]
         out = [None]
         ids = np.array([2, 0, 2], dtype=np.int32)
