@@ -3,6 +3,7 @@ lists as numpy's way, the ready-made ints themselves, reference counts exactly r
 
 from __future__ import annotations
 
+import gc
 import sys
 
 import numpy as np
@@ -109,3 +110,25 @@ def test_encode_and_encode_batch_lists_are_the_same_either_way(way):
     assert tok.encode(texts[4], allowed_special="all") == arrays[4].tolist()
     assert end in lists[0] and end >= len(tok.vocab)  # no ready-made int: the numpy way
     tok.close()
+
+
+def test_the_first_use_check_passes_where_small_ints_are_immortal(monkeypatch):
+    """As on Python 3.12+, where the small ints take no inline increment: the check runs on
+    ints made for it, which are ordinary objects, so the fast way stays in use."""
+    immortal_small = lambda objects: np.array([x > 256 for x in objects], dtype=np.uint8)  # noqa: E731
+    monkeypatch.setattr(id_lists, "_adds", immortal_small)
+    assert id_lists.fast_lists.__wrapped__()
+
+
+def test_wrong_counts_turn_the_fast_way_off_and_free_nothing(monkeypatch):
+    """A kernel that took no references (as if `adds` were wrong) fails the first-use check;
+    its list is kept, not released, so no int is freed while still in use."""
+    if not id_lists._inline_counts():
+        pytest.skip("this Python's reference counts are only changed through Py_IncRef")
+    nothing = lambda objects: np.zeros(len(objects), dtype=np.uint8)  # noqa: E731
+    monkeypatch.setattr(id_lists, "_adds", nothing)
+    kept = len(id_lists._NEVER_RELEASED)  # not replaced for the test: what it keeps stays kept
+    assert not id_lists.fast_lists.__wrapped__()
+    ((out, _),) = id_lists._NEVER_RELEASED[kept:]
+    gc.collect()
+    assert out[0] == [10**9 + 2, 10**9, 10**9 + 2]
