@@ -737,6 +737,209 @@ def _scan_gpt2_windows(text, cls, i, n, out, k, cap):
     return k, out[k], k + 1 + _WINDOW > cap
 
 
+# --- cl100k: piece starts 32 bytes at a time ------------------------------------------------------
+# Kinds: L letter, N digit, P other ([^\s\p{L}\p{N}]), W whitespace but \r \n, R \r or \n; p is the
+# character before q, p2 the one before p, "next" the one after q. A piece starts at q iff
+# - q in L: p in N or R, or p in P and p starts no piece (p2 in P or p2 == " "): a P that starts a
+#   piece takes the letters after it (`[^\r\n\p{L}\p{N}]?\p{L}+`), and so does a W (always a start);
+# - q in P: p not in P and p != " " (a single space joins `[^\s\p{L}\p{N}]+`); an apostrophe that
+#   starts a piece may be a contraction (case-insensitive): the piece-by-piece scan takes it;
+# - q in N: p not in N; the second and third digits of a run start none; from the fourth on,
+#   `\p{N}{1,3}` counts from the run's start: the piece-by-piece scan decides;
+# - q in R: p neither whitespace nor P (`[\r\n]*` after P, `\s*[\r\n]+` in a whitespace run);
+# - q in W: p not whitespace; or p in W and next is not whitespace (`\s+(?!\S)` gives the run's
+#   last character back); or p in R and either no R comes later in q's whitespace run (the piece
+#   before ended at p) or the R run ending at p directly follows a P (`[\r\n]*` ended it there;
+#   otherwise `\s*[\r\n]+` goes on to the run's last R).
+# Each kind is a bit mask over 64 bytes (16 before the window, its 32, 16 after); "the character
+# before" is a mask carried over continuation bytes and shifted, "an R later in the run" a
+# segmented suffix-OR (Kogge-Stone: six shift/and/or steps), "the R run follows a P" one add
+# (the carry runs through the run). What the masks cannot settle (a whitespace run past the
+# lookahead, an R run past the lookback, a fourth digit) hands over to the piece-by-piece scan
+# at the last start found before it. tests/test_scanner_windows.py checks this against `regex`.
+
+_BEHIND = 16  # bytes of lookback in the masks: bit t is byte b - 15 + t, the window bits 16..47
+
+
+def _cl100k_rules(cont, letter, digit, white, newline, other, space, apostrophe):
+    """(starts, hand-overs) over the 64 bits of the masks (bit t: byte b - 15 + t), written with
+    operators only, so that the kernel builds it as LLVM IR and a test can run it on ints.
+
+    cont: continuation bytes; letter, digit, white (\\s, \\r \\n too), newline, other: first bytes
+    of characters of that kind; space, apostrophe: the bytes " " and "'"."""
+    lead = ~cont
+    blank = white & ~newline  # W
+
+    def spread(x):  # from each character's first byte onto its continuation bytes
+        x = x | ((x << 1) & cont)
+        x = x | ((x << 1) & cont)
+        return x | ((x << 1) & cont)
+
+    s_digit, s_white, s_other = spread(digit), spread(white), spread(other)
+    p_digit, p_white, p_other = s_digit << 1, s_white << 1, s_other << 1
+    p_newline, p_blank, p_space = newline << 1, spread(blank) << 1, space << 1
+
+    def before_p(x):  # at q: the character before p has x (p's first byte, shifted once more)
+        return spread((spread(x) << 1) & lead) << 1
+
+    p_starts_none = p_other & (before_p(other) | before_p(space))
+    # next not whitespace: the first byte after q's continuation bytes is not white
+    solid = lead & ~white
+    v = solid | ((solid >> 1) & cont)
+    v = solid | ((v >> 1) & cont)
+    v = solid | ((v >> 1) & cont)
+    next_solid = v >> 1
+    # an R at or after each byte in its whitespace run (later), or the run reaching bit 63 (open)
+    later, run = newline, s_white
+    open_end = (s_white >> 63) << 63
+    for step in (1, 2, 4, 8, 16, 32):
+        later = later | (run & (later >> step))
+        open_end = open_end | (run & (open_end >> step))
+        run = run & (run >> step)
+    later_or_open = (later | open_end) >> 1  # at q: from the byte after q
+    # R runs that directly follow a P (the carry of the add runs through the run), and those
+    # reaching bit 0 (what precedes them is unknown)
+    after_other = newline & (s_other << 1)
+    tail = ((newline + after_other) ^ newline) & newline
+    at_zero = newline & 1
+    unknown = ((newline + at_zero) ^ newline) & newline
+    p_tail, p_unknown = tail << 1, unknown << 1
+
+    starts = (
+        (letter & (p_digit | p_newline | p_starts_none))
+        | (digit & ~p_digit)
+        | (other & ~p_other & ~p_space)
+        | (newline & ~p_white & ~p_other)
+        | (blank & (~p_white | (p_blank & next_solid) | (p_newline & (~later_or_open | p_tail))))
+    )
+    hand = (
+        (apostrophe & other & ~p_other & ~p_space)
+        | (digit & p_digit & ((cont << 1) | ((s_digit << 2) & ((cont << 2) | (s_digit << 3)))))
+        | (
+            blank
+            & p_newline
+            & ((later_or_open & ~(later >> 1) & ~p_tail) | (later_or_open & p_unknown))
+        )
+    )
+    return starts, hand
+
+
+class _IRWord:
+    """An LLVM i64 value with Python's bit operators, so `_cl100k_rules` builds IR."""
+
+    def __init__(self, builder: ir.IRBuilder, value: ir.Value) -> None:
+        self.builder, self.value = builder, value
+
+    def _of(self, other: _IRWord | int) -> ir.Value:
+        return other.value if isinstance(other, _IRWord) else ir.Constant(ir.IntType(64), other)
+
+    def _new(self, value: ir.Value) -> _IRWord:
+        return _IRWord(self.builder, value)
+
+    def __and__(self, other: _IRWord | int) -> _IRWord:
+        return self._new(self.builder.and_(self.value, self._of(other)))
+
+    def __or__(self, other: _IRWord | int) -> _IRWord:
+        return self._new(self.builder.or_(self.value, self._of(other)))
+
+    def __xor__(self, other: _IRWord | int) -> _IRWord:
+        return self._new(self.builder.xor(self.value, self._of(other)))
+
+    def __add__(self, other: _IRWord | int) -> _IRWord:
+        return self._new(self.builder.add(self.value, self._of(other)))
+
+    def __invert__(self) -> _IRWord:
+        return self._new(self.builder.not_(self.value))
+
+    def __lshift__(self, shift: int) -> _IRWord:
+        return self._new(self.builder.shl(self.value, self._of(shift)))
+
+    def __rshift__(self, shift: int) -> _IRWord:
+        return self._new(self.builder.lshr(self.value, self._of(shift)))
+
+
+_MASK_LANES = 64
+_REACH = _MASK_LANES - _BEHIND + 1  # b + _REACH <= n: the masks' last byte is in the data
+
+
+@intrinsic
+def _cl100k_starts(typingctx, data, cls, b):
+    """The piece starts among bytes b+1..b+32 (15 <= b, b + 49 <= len(data)): bit j set if byte
+    b+1+j starts one, bit 32+j if the piece-by-piece scan must decide from byte b+1+j on (see
+    `_cl100k_rules`). Kernels only (no checks). The kind masks are byte-wise compares of 64 class
+    and text bytes, each cast to one bit a byte (`vpmovmskb` on x86); the rules are scalar."""
+    for array in (data, cls):
+        if not isinstance(array, types.Array) or array.dtype != types.uint8:
+            raise errors.TypingError("piece starts are found in uint8 arrays")
+
+    def codegen(context, builder, signature, args):
+        i64, lanes = ir.IntType(64), ir.VectorType(ir.IntType(8), _MASK_LANES)
+        text = context.make_array(signature.args[0])(context, builder, value=args[0])
+        classes = context.make_array(signature.args[1])(context, builder, value=args[1])
+        at = context.cast(builder, args[2], signature.args[2], types.int64)
+        first = builder.sub(at, i64(_BEHIND - 1))
+
+        def load(array):  # lane t holds byte b - 15 + t
+            pointer = builder.gep(array.data, [first])
+            return builder.load(builder.bitcast(pointer, lanes.as_pointer()), align=1)
+
+        def each(value):
+            return ir.Constant(lanes, [value] * _MASK_LANES)
+
+        def word(compare):
+            return _IRWord(builder, builder.bitcast(compare, i64))
+
+        def equal(vector, value):
+            return word(builder.icmp_unsigned("==", vector, each(value)))
+
+        def has(vector, bits):
+            return word(builder.icmp_unsigned("!=", builder.and_(vector, each(bits)), each(0)))
+
+        c, t = load(classes), load(text)
+        starts, hand = _cl100k_rules(
+            cont=equal(c, _CONT),
+            letter=has(c, _L),
+            digit=has(c, _N),
+            white=has(c, _S),
+            newline=has(c, _NL),
+            other=equal(builder.and_(c, each(_LNS | _CONT)), 0),
+            space=equal(t, _SPACE),
+            apostrophe=equal(t, _APOSTROPHE),
+        )
+        window = (1 << _WINDOW) - 1
+        found = (starts >> _BEHIND) & window | (((hand >> _BEHIND) & window) << _WINDOW)
+        return found.value
+
+    return types.uint64(data, cls, b), codegen
+
+
+@njit(inline="always")
+def _scan_cl100k_windows(text, cls, i, n, out, k, cap):
+    """`_scan_gpt2_windows` for cl100k: from the piece start `i` (written at out[k]), starts 32
+    bytes at a time; at a byte the masks cannot settle, it hands over at an apostrophe that starts
+    a piece, or else at the last start written (the piece-by-piece scan finds the rest)."""
+    out[k] = i
+    k += 1
+    b = i
+    while b + _REACH <= n and k + _WINDOW <= cap:
+        found = _cl100k_starts(text, cls, b)
+        starts = found & _STARTS
+        hand = (found >> _U_WINDOW) & _STARTS
+        if hand != 0:
+            first = _lowest_bit(hand)
+            k = _write_starts(
+                out, k, b + 1, starts & ((np.uint64(1) << np.uint64(first)) - np.uint64(1))
+            )
+            if _get(text, b + 1 + first) == _APOSTROPHE:  # it starts a piece
+                return k, b + 1 + first, False
+            k -= 1
+            return k, out[k], False
+        k = _write_starts(out, k, b + 1, starts)
+        b += _WINDOW
+    k -= 1  # hand over at the last start written
+    return k, out[k], k + 1 + _WINDOW > cap
+
+
 def _fast_starts(text, cls, i, n, preset, out, k, cap):
     """(k, i, full) after the starts a preset finds without going piece by piece (kernels only)."""
     raise NotImplementedError("a Numba kernel helper: call it from jitted code")
@@ -749,6 +952,8 @@ def _fast_starts_for_preset(text, cls, i, n, preset, out, k, cap):
     of it."""
     if not isinstance(preset, types.IntegerLiteral):
         raise errors.TypingError("the scanner's preset must be a compile-time constant")
+    if preset.literal_value == 1:
+        return _cl100k_fast_starts
     if preset.literal_value != 0:
         return lambda text, cls, i, n, preset, out, k, cap: (k, i, False)
 
@@ -759,6 +964,13 @@ def _fast_starts_for_preset(text, cls, i, n, preset, out, k, cap):
         return k, i, False
 
     return impl
+
+
+def _cl100k_fast_starts(text, cls, i, n, preset, out, k, cap):
+    room = i >= _BEHIND - 1 and i + _REACH <= n and k + _WINDOW < cap
+    if room and _get(text, i) != _APOSTROPHE:
+        return _scan_cl100k_windows(text, cls, i, n, out, k, cap)
+    return k, i, False
 
 
 @njit
