@@ -873,27 +873,49 @@ def _cl100k_starts(typingctx, data, cls, b):
             raise errors.TypingError("piece starts are found in uint8 arrays")
 
     def codegen(context, builder, signature, args):
-        i64, lanes = ir.IntType(64), ir.VectorType(ir.IntType(8), _MASK_LANES)
+        i64, lanes = ir.IntType(64), ir.VectorType(ir.IntType(8), _WINDOW)
         text = context.make_array(signature.args[0])(context, builder, value=args[0])
         classes = context.make_array(signature.args[1])(context, builder, value=args[1])
         at = context.cast(builder, args[2], signature.args[2], types.int64)
         first = builder.sub(at, i64(_BEHIND - 1))
 
-        def load(array):  # lane t holds byte b - 15 + t
-            pointer = builder.gep(array.data, [first])
-            return builder.load(builder.bitcast(pointer, lanes.as_pointer()), align=1)
+        # Two halves of 32 lanes: a compare of 64 lanes cast to i64 is not one instruction
+        # a half on AVX2 but a byte-by-byte extraction (hundreds of instructions).
+        def load(array):  # half h, lane t holds byte b - 15 + 32h + t
+            return [
+                builder.load(
+                    builder.bitcast(
+                        builder.gep(array.data, [builder.add(first, i64(_WINDOW * h))]),
+                        lanes.as_pointer(),
+                    ),
+                    align=1,
+                )
+                for h in (0, 1)
+            ]
 
         def each(value):
-            return ir.Constant(lanes, [value] * _MASK_LANES)
+            return ir.Constant(lanes, [value] * _WINDOW)
 
-        def word(compare):
-            return _IRWord(builder, builder.bitcast(compare, i64))
+        def word(compare):  # the halves' compare results, bit t of the i64 for byte b - 15 + t
+            low, high = (
+                builder.zext(builder.bitcast(half, ir.IntType(_WINDOW)), i64) for half in compare
+            )
+            bits = builder.or_(low, builder.shl(high, i64(_WINDOW)))
+            # An empty asm statement hides that the word came from compares; otherwise LLVM folds
+            # the rules' shifts and ands back into 64-lane vector code (one lane at a time).
+            barrier = ir.FunctionType(i64, [i64])
+            return _IRWord(builder, builder.asm(barrier, "", "=r,0", [bits], False))
 
         def equal(vector, value):
-            return word(builder.icmp_unsigned("==", vector, each(value)))
+            return word([builder.icmp_unsigned("==", half, each(value)) for half in vector])
+
+        def masked(vector, bits):
+            return [builder.and_(half, each(bits)) for half in vector]
 
         def has(vector, bits):
-            return word(builder.icmp_unsigned("!=", builder.and_(vector, each(bits)), each(0)))
+            return word(
+                [builder.icmp_unsigned("!=", half, each(0)) for half in masked(vector, bits)]
+            )
 
         c, t = load(classes), load(text)
         starts, hand = _cl100k_rules(
@@ -902,7 +924,7 @@ def _cl100k_starts(typingctx, data, cls, b):
             digit=has(c, _N),
             white=has(c, _S),
             newline=has(c, _NL),
-            other=equal(builder.and_(c, each(_LNS | _CONT)), 0),
+            other=equal(masked(c, _LNS | _CONT), 0),
             space=equal(t, _SPACE),
             apostrophe=equal(t, _APOSTROPHE),
         )
