@@ -761,13 +761,17 @@ def _scan_gpt2_windows(text, cls, i, n, out, k, cap):
 _BEHIND = 16  # bytes of lookback in the masks: bit t is byte b - 15 + t, the window bits 16..47
 
 
-def _cl100k_rules(cont, letter, digit, white, newline, other, space, apostrophe):
-    """(starts, hand-overs) over the 64 bits of the masks (bit t: byte b - 15 + t), written with
-    operators only, so that the kernel builds it as LLVM IR and a test can run it on ints.
+def _cl100k_rules(cont, letter, digit, white, newline, space, apostrophe):
+    """(starts, hand-overs, pending, after_newline) over the 64 bits of the masks (bit t: byte
+    b - 15 + t), written with operators only, so that the kernel builds it as LLVM IR and a test
+    can run it on ints. `pending` are the W right after an R, which `starts` and `hand-overs` leave
+    out: `after_newline()` gives their (starts, hand-overs) (the kernel computes it only when
+    the window has one).
 
-    cont: continuation bytes; letter, digit, white (\\s, \\r \\n too), newline, other: first bytes
-    of characters of that kind; space, apostrophe: the bytes " " and "'"."""
+    cont: continuation bytes; letter, digit, white (\\s, \\r \\n too), newline: first bytes of
+    characters of that kind; space, apostrophe: the bytes " " and "'"."""
     lead = ~cont
+    other = ~(letter | digit | white | cont)
     blank = white & ~newline  # W
 
     def spread(x):  # from each character's first byte onto its continuation bytes
@@ -789,39 +793,37 @@ def _cl100k_rules(cont, letter, digit, white, newline, other, space, apostrophe)
     v = solid | ((v >> 1) & cont)
     v = solid | ((v >> 1) & cont)
     next_solid = v >> 1
-    # an R at or after each byte in its whitespace run (later), or the run reaching bit 63 (open)
-    later, run = newline, s_white
-    open_end = (s_white >> 63) << 63
-    for step in (1, 2, 4, 8, 16, 32):
-        later = later | (run & (later >> step))
-        open_end = open_end | (run & (open_end >> step))
-        run = run & (run >> step)
-    later_or_open = (later | open_end) >> 1  # at q: from the byte after q
-    # R runs that directly follow a P (the carry of the add runs through the run), and those
-    # reaching bit 0 (what precedes them is unknown)
-    after_other = newline & (s_other << 1)
-    tail = ((newline + after_other) ^ newline) & newline
-    at_zero = newline & 1
-    unknown = ((newline + at_zero) ^ newline) & newline
-    p_tail, p_unknown = tail << 1, unknown << 1
+    pending = blank & p_newline
 
     starts = (
         (letter & (p_digit | p_newline | p_starts_none))
         | (digit & ~p_digit)
         | (other & ~p_other & ~p_space)
         | (newline & ~p_white & ~p_other)
-        | (blank & (~p_white | (p_blank & next_solid) | (p_newline & (~later_or_open | p_tail))))
+        | (blank & (~p_white | (p_blank & next_solid)))
     )
-    hand = (
-        (apostrophe & other & ~p_other & ~p_space)
-        | (digit & p_digit & ((cont << 1) | ((s_digit << 2) & ((cont << 2) | (s_digit << 3)))))
-        | (
-            blank
-            & p_newline
-            & ((later_or_open & ~(later >> 1) & ~p_tail) | (later_or_open & p_unknown))
-        )
+    hand = (apostrophe & other & ~p_other & ~p_space) | (
+        digit & p_digit & ((cont << 1) | ((s_digit << 2) & ((cont << 2) | (s_digit << 3))))
     )
-    return starts, hand
+
+    def after_newline():
+        # an R in the 16 bytes after each byte, reached through whitespace (later), and whether
+        # those 16 bytes are all whitespace (run: the run may go on past them)
+        later, run = newline, s_white
+        for step in (1, 2, 4, 8):
+            later = later | (run & (later >> step))
+            run = run & (run >> step)
+        later, run = later >> 1, run >> 1  # at q: from the byte after q
+        # R runs that directly follow a P (the carry of the add runs through the run), and those
+        # reaching bit 0 (what precedes them is unknown)
+        after_other = newline & (s_other << 1)
+        p_tail = (((newline + after_other) ^ newline) & newline) << 1
+        p_unknown = (((newline + (newline & 1)) ^ newline) & newline) << 1
+        starts = pending & (p_tail | (~later & ~run))
+        hand = pending & ((~p_tail & ~later & run) | (p_unknown & (later | run)))
+        return starts, hand
+
+    return starts, hand, pending, after_newline
 
 
 class _IRWord:
@@ -918,19 +920,46 @@ def _cl100k_starts(typingctx, data, cls, b):
             )
 
         c, t = load(classes), load(text)
-        starts, hand = _cl100k_rules(
-            cont=equal(c, _CONT),
+        kinds = dict(
             letter=has(c, _L),
             digit=has(c, _N),
             white=has(c, _S),
             newline=has(c, _NL),
-            other=equal(masked(c, _LNS | _CONT), 0),
             space=equal(t, _SPACE),
             apostrophe=equal(t, _APOSTROPHE),
         )
-        window = (1 << _WINDOW) - 1
-        found = (starts >> _BEHIND) & window | (((hand >> _BEHIND) & window) << _WINDOW)
-        return found.value
+        cont = equal(c, _CONT)
+        window = ((1 << _WINDOW) - 1) << _BEHIND
+
+        def branch(condition, taken, other):  # the value of taken() or other(), as a phi
+            with builder.if_else(condition, likely=True) as (then, otherwise):
+                with then:
+                    first, first_block = taken(), builder.block
+                with otherwise:
+                    second, second_block = other(), builder.block
+            result = builder.phi(first.type)
+            result.add_incoming(first, first_block)
+            result.add_incoming(second, second_block)
+            return result
+
+        def found(cont):
+            starts, hand, pending, after_newline = _cl100k_rules(cont=cont, **kinds)
+
+            def packed(starts, hand):
+                starts, hand = (starts & window) >> _BEHIND, (hand & window) >> _BEHIND
+                return (starts | (hand << _WINDOW)).value
+
+            def with_pending():
+                more_starts, more_hand = after_newline()
+                return packed(starts | more_starts, hand | more_hand)
+
+            none_pending = builder.icmp_unsigned("==", (pending & window).value, i64(0))
+            return branch(none_pending, lambda: packed(starts, hand), with_pending)
+
+        # 64 bytes of ASCII (most windows of English and code): with no continuation bytes the
+        # rules lose their carrying over them (LLVM folds the constant 0), a third of their work
+        ascii_bytes = builder.icmp_unsigned("==", cont.value, i64(0))
+        return branch(ascii_bytes, lambda: found(_IRWord(builder, i64(0))), lambda: found(cont))
 
     return types.uint64(data, cls, b), codegen
 
