@@ -762,11 +762,12 @@ _BEHIND = 16  # bytes of lookback in the masks: bit t is byte b - 15 + t, the wi
 
 
 def _cl100k_rules(cont, letter, digit, white, newline, space, apostrophe):
-    """(starts, hand-overs, pending, after_newline) over the 64 bits of the masks (bit t: byte
-    b - 15 + t), written with operators only, so that the kernel builds it as LLVM IR and a test
-    can run it on ints. `pending` are the W right after an R, which `starts` and `hand-overs` leave
-    out: `after_newline()` gives their (starts, hand-overs) (the kernel computes it only when
-    the window has one).
+    """(starts, hand-overs, (pending, after_newline), (long_digits, digit_groups)) over the 64
+    bits of the masks (bit t: byte b - 15 + t), written with operators only, so that the kernel
+    builds it as LLVM IR and a test can run it on ints. `pending` are the W right after an R,
+    `long_digits` the digits after three digits (or a digit of several bytes), which `starts` and
+    `hand-overs` leave out: `after_newline()` and `digit_groups()` give their (starts,
+    hand-overs); the kernel computes them only when the window has such bytes.
 
     cont: continuation bytes; letter, digit, white (\\s, \\r \\n too), newline: first bytes of
     characters of that kind; space, apostrophe: the bytes " " and "'"."""
@@ -802,9 +803,24 @@ def _cl100k_rules(cont, letter, digit, white, newline, space, apostrophe):
         | (newline & ~p_white & ~p_other)
         | (blank & (~p_white | (p_blank & next_solid)))
     )
-    hand = (apostrophe & other & ~p_other & ~p_space) | (
+    hand = apostrophe & other & ~p_other & ~p_space
+    # digits with three before them in their run, or after a digit of several bytes
+    long_digits = (
         digit & p_digit & ((cont << 1) | ((s_digit << 2) & ((cont << 2) | (s_digit << 3))))
     )
+
+    def digit_groups():
+        # `\p{N}{1,3}` from the run's start: in a run of one-byte digits that starts after bit 0,
+        # every third one starts a piece (doubling: 3, 6, 12, 24, 48 digits on); the others
+        # hand over
+        single = digit & ~(cont >> 1)
+        first = single & ~(s_digit << 1) & ~1
+        settled = (((single + first) ^ single) & single) << 1  # at q: p and all before, single
+        groups, chain = first, digit & (digit << 1) & (digit << 2) & (digit << 3)
+        for step in (3, 6, 12, 24, 48):
+            groups = groups | ((groups << step) & chain)
+            chain = chain & (chain << step)
+        return long_digits & settled & groups, long_digits & ~settled
 
     def after_newline():
         # an R in the 16 bytes after each byte, reached through whitespace (later), and whether
@@ -823,7 +839,7 @@ def _cl100k_rules(cont, letter, digit, white, newline, space, apostrophe):
         hand = pending & ((~p_tail & ~later & run) | (p_unknown & (later | run)))
         return starts, hand
 
-    return starts, hand, pending, after_newline
+    return starts, hand, (pending, after_newline), (long_digits, digit_groups)
 
 
 class _IRWord:
@@ -943,18 +959,19 @@ def _cl100k_starts(typingctx, data, cls, b):
             return result
 
         def found(cont):
-            starts, hand, pending, after_newline = _cl100k_rules(cont=cont, **kinds)
+            starts, hand, *rare = _cl100k_rules(cont=cont, **kinds)
 
             def packed(starts, hand):
                 starts, hand = (starts & window) >> _BEHIND, (hand & window) >> _BEHIND
                 return (starts | (hand << _WINDOW)).value
 
-            def with_pending():
-                more_starts, more_hand = after_newline()
-                return packed(starts | more_starts, hand | more_hand)
-
-            none_pending = builder.icmp_unsigned("==", (pending & window).value, i64(0))
-            return branch(none_pending, lambda: packed(starts, hand), with_pending)
+            result = packed(starts, hand)
+            for where, rule in rare:  # OR in each rare rule's result if the window needs it
+                none = builder.icmp_unsigned("==", (where & window).value, i64(0))
+                result = builder.or_(
+                    result, branch(none, lambda: i64(0), lambda rule=rule: packed(*rule()))
+                )
+            return result
 
         # 64 bytes of ASCII (most windows of English and code): with no continuation bytes the
         # rules lose their carrying over them (LLVM folds the constant 0), a third of their work
