@@ -775,10 +775,9 @@ def _cl100k_rules(cont, letter, digit, white, newline, space, apostrophe):
     other = ~(letter | digit | white | cont)
     blank = white & ~newline  # W
 
-    def spread(x):  # from each character's first byte onto its continuation bytes
-        x = x | ((x << 1) & cont)
-        x = x | ((x << 1) & cont)
-        return x | ((x << 1) & cont)
+    def spread(x):  # from each character's first byte onto its continuation bytes: the carry
+        # of an add runs from the first continuation byte through the others (as many as follow)
+        return x | (((cont + ((x << 1) & cont)) ^ cont) & cont)
 
     s_digit, s_white, s_other = spread(digit), spread(white), spread(other)
     p_digit, p_white, p_other = s_digit << 1, s_white << 1, s_other << 1
