@@ -127,3 +127,91 @@ def test_invalid_utf8_mixed_in() -> None:
         text = data.decode("utf-8", "surrogateescape")
         want = [p.encode("utf-8", "surrogateescape") for p in pattern.findall(text)]
         assert scanner.pieces(data, "gpt2") == want, data
+
+
+# cl100k's scan 32 bytes at a time: its rules look at the kinds of the two characters before, the
+# one after, digit runs (`\p{N}{1,3}` from the run's start), whitespace runs (`\s*[\r\n]+` to the
+# run's last \r or \n) and case-insensitive contractions; the units cover each case.
+CL100K_UNITS = [
+    " ", "\t", "\n", "\r", "'", "s", "a", "A", "1", ".", ";", "é", "中", "٣", "\u00a0",
+    "'s", "'S", "'ll", "'LL", "'Re", "'ſ", "\r\n", "\n    ", "  ", "1234567", "٣٣1",
+]  # fmt: skip
+BAD_BYTES = [b"\x80", b"\xff", b"\xc3", b"\xe4\xb8"]
+
+
+def cl100k_expected(data: bytes) -> list[bytes]:
+    text = data.decode("utf-8", "surrogateescape")
+    return [
+        p.encode("utf-8", "surrogateescape")
+        for p in compile_pattern(PRESETS["cl100k"]).findall(text)
+    ]
+
+
+cl100k_units = st.one_of(st.sampled_from(CL100K_UNITS).map(str.encode), st.sampled_from(BAD_BYTES))
+
+
+@HYPOTHESIS
+@given(st.lists(cl100k_units, max_size=160).map(b"".join))
+def test_cl100k_random_units_match_regex(data: bytes) -> None:
+    assert scanner.pieces(data, "cl100k") == cl100k_expected(data)
+
+
+@HYPOTHESIS
+@given(st.lists(st.sampled_from(["\n", " ", "\r", "\t", ".", "a", "1", "\u00a0"]), max_size=160))
+def test_cl100k_whitespace_runs_match_regex(units: list[str]) -> None:
+    """Long runs of whitespace with \\r and \\n anywhere in them, after punctuation or not."""
+    data = "".join(units).encode("utf-8")
+    assert scanner.pieces(data, "cl100k") == cl100k_expected(data)
+
+
+def test_cl100k_every_offset_from_the_start_and_the_end() -> None:
+    """Each rule's case at every offset of a 32-byte step and of the data's last bytes."""
+    rng = random.Random(12)
+    for _ in range(30):
+        body = "".join(rng.choice(CL100K_UNITS) for _ in range(rng.randint(10, 40))).encode()
+        for lead in [b"x", b" ", b"\n", b".", b"1", "é".encode(), b"\n \n", b"\xff"]:
+            for k in range(0, 72, 1 if lead in (b" ", b"1") else 5):
+                data = lead * k + body
+                assert scanner.pieces(data, "cl100k") == cl100k_expected(data), data
+                cut = body[: max(0, len(body) - k)]
+                assert scanner.pieces(cut, "cl100k") == cl100k_expected(cut), cut
+
+
+def test_cl100k_long_runs_cross_windows() -> None:
+    """Digit, whitespace and punctuation runs longer than a window and its lookahead, at every
+    offset: their pieces depend on where the run started, bytes or windows earlier."""
+    runs = [
+        "1" * 70,
+        "٣" * 30,
+        " " * 50,
+        "\n" * 40,
+        "\n \n" * 20,
+        ".\n" + " " * 40 + "\n",
+        "." * 60,
+    ]
+    for run in runs:
+        for lead in range(0, 40, 3):
+            for tail in ["a", " a", "\n", "'s", "1"]:
+                data = ("x" * lead + "." + run + tail + " end of the text, far enough").encode()
+                assert scanner.pieces(data, "cl100k") == cl100k_expected(data), data
+
+
+def test_cl100k_counts_in_short_blocks_and_segments() -> None:
+    """Counting over segments cut anywhere and output blocks filled to the last window."""
+    rng = random.Random(13)
+    data = b"".join(rng.choice(CL100K_UNITS).encode() for _ in range(8000))
+    starts_of_chars = [i for i, b in enumerate(data) if b & 0xC0 != 0x80]
+    for cuts in (0, 5, 300):
+        edges = [0, *sorted(rng.sample(starts_of_chars[1:], cuts)), len(data)]
+        assert counted(data, "cl100k", edges) == counter(data, "cl100k", edges), cuts
+
+
+def test_cl100k_real_text_with_non_ascii_and_bad_bytes(corpora: Path) -> None:
+    """English with characters of 2-4 bytes and invalid bytes sprinkled in."""
+    rng = random.Random(14)
+    text = (corpora / "tinyshakespeare.txt").read_bytes()[:40_000]
+    chunks = [text[a : a + 37] for a in range(0, len(text), 37)]
+    extra = [u.encode() for u in OTHER_UNITS] + BAD_BYTES + [b"'S", b"2024", b"\n   \n"]
+    mixed = b"".join(c + rng.choice(extra) for c in chunks)
+    for sample in (text, mixed):
+        assert scanner.pieces(sample, "cl100k") == cl100k_expected(sample)
