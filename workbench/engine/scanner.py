@@ -761,16 +761,18 @@ def _scan_gpt2_windows(text, cls, i, n, out, k, cap):
 _BEHIND = 16  # bytes of lookback in the masks: bit t is byte b - 15 + t, the window bits 16..47
 
 
-def _cl100k_rules(cont, letter, digit, white, newline, space, apostrophe):
-    """(starts, hand-overs, (pending, after_newline), (long_digits, digit_groups)) over the 64
-    bits of the masks (bit t: byte b - 15 + t), written with operators only, so that the kernel
-    builds it as LLVM IR and a test can run it on ints. `pending` are the W right after an R,
-    `long_digits` the digits after three digits (or a digit of several bytes), which `starts` and
-    `hand-overs` leave out: `after_newline()` and `digit_groups()` give their (starts,
-    hand-overs); the kernel computes them only when the window has such bytes.
+def _cl100k_rules(cont, letter, digit, white, newline, space, apostrophe, contraction_letters):
+    """(starts, hand-overs, (quotes, contractions), (pending, after_newline), (long_digits,
+    digit_groups)) over the 64 bits of the masks (bit t: byte b - 15 + t), written with operators
+    only, so that the kernel builds it as LLVM IR and a test can run it on ints. `pending` are the W right after an R,
+    `long_digits` the digits after three digits (or a digit of several bytes), `quotes` the
+    apostrophes that start pieces, which `starts` and `hand-overs` leave out: `after_newline()`,
+    `digit_groups()` and `contractions()` give their (starts, hand-overs); the kernel computes
+    them only when the window has such bytes.
 
     cont: continuation bytes; letter, digit, white (\\s, \\r \\n too), newline: first bytes of
-    characters of that kind; space, apostrophe: the bytes " " and "'"."""
+    characters of that kind; space, apostrophe: the bytes " " and "'"; contraction_letters(): the
+    mask `_contraction_letters` describes (called only when needed)."""
     lead = ~cont
     other = ~(letter | digit | white | cont)
     blank = white & ~newline  # W
@@ -802,7 +804,14 @@ def _cl100k_rules(cont, letter, digit, white, newline, space, apostrophe):
         | (newline & ~p_white & ~p_other)
         | (blank & (~p_white | (p_blank & next_solid)))
     )
-    hand = apostrophe & other & ~p_other & ~p_space
+    hand = 0
+    quotes = apostrophe & other & ~p_other & ~p_space  # apostrophes that start pieces
+
+    def contractions():
+        # a contraction may follow (s t m d r v l in either case, or a non-ASCII letter that
+        # folds to one): hand over; otherwise the apostrophe joins what follows as any P does
+        return 0, quotes & (contraction_letters() >> 1)
+
     # digits with three before them in their run, or after a digit of several bytes
     long_digits = (
         digit & p_digit & ((cont << 1) | ((s_digit << 2) & ((cont << 2) | (s_digit << 3))))
@@ -838,7 +847,8 @@ def _cl100k_rules(cont, letter, digit, white, newline, space, apostrophe):
         hand = pending & ((~p_tail & ~later & run) | (p_unknown & (later | run)))
         return starts, hand
 
-    return starts, hand, (pending, after_newline), (long_digits, digit_groups)
+    rare = (quotes, contractions), (pending, after_newline), (long_digits, digit_groups)
+    return (starts, hand, *rare)
 
 
 class _IRWord:
@@ -859,6 +869,8 @@ class _IRWord:
     def __or__(self, other: _IRWord | int) -> _IRWord:
         return self._new(self.builder.or_(self.value, self._of(other)))
 
+    __rand__, __ror__ = __and__, __or__
+
     def __xor__(self, other: _IRWord | int) -> _IRWord:
         return self._new(self.builder.xor(self.value, self._of(other)))
 
@@ -877,6 +889,21 @@ class _IRWord:
 
 _MASK_LANES = 64
 _REACH = _MASK_LANES - _BEHIND + 1  # b + _REACH <= n: the masks' last byte is in the data
+
+
+def _contraction_letters(builder: ir.IRBuilder, text: list, word) -> _IRWord:
+    """The mask of bytes that may begin a contraction's letters: s t m d r v l in either case,
+    or a byte of a non-ASCII character (it may fold to one)."""
+    lanes = text[0].type
+    low = [builder.or_(half, ir.Constant(lanes, [0x20] * _WINDOW)) for half in text]
+    found = [builder.icmp_signed("<", half, ir.Constant(lanes, [0] * _WINDOW)) for half in text]
+    for letter in b"stmdrvl":
+        letters = ir.Constant(lanes, [letter] * _WINDOW)
+        found = [
+            builder.or_(was, builder.icmp_unsigned("==", half, letters))
+            for was, half in zip(found, low, strict=True)
+        ]
+    return word(found)
 
 
 @intrinsic
@@ -942,6 +969,7 @@ def _cl100k_starts(typingctx, data, cls, b):
             newline=has(c, _NL),
             space=equal(t, _SPACE),
             apostrophe=equal(t, _APOSTROPHE),
+            contraction_letters=lambda: _contraction_letters(builder, t, word),
         )
         cont = equal(c, _CONT)
         window = ((1 << _WINDOW) - 1) << _BEHIND
