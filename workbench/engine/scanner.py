@@ -1018,16 +1018,18 @@ def _scan_cl100k_windows(text, cls, i, n, out, k, cap):
     b = i
     while b + _REACH <= n and k + _WINDOW <= cap:
         found = _cl100k_starts(text, cls, b)
+        starts = found & _STARTS
         hand = (found >> _U_WINDOW) & _STARTS
-        below_hand = (hand & (~hand + _U1)) - _U1  # all bits if there is no hand-over
-        # one call site of the inlined writer (each costs compile time)
-        k = _write_starts(out, k, b + 1, found & _STARTS & below_hand)
         if hand != 0:
-            at = b + 1 + _lowest_bit(hand)
-            if _get(text, at) == _APOSTROPHE:  # it starts a piece
-                return k, at, False
+            first = _lowest_bit(hand)
+            k = _write_starts(
+                out, k, b + 1, starts & ((np.uint64(1) << np.uint64(first)) - np.uint64(1))
+            )
+            if _get(text, b + 1 + first) == _APOSTROPHE:  # it starts a piece
+                return k, b + 1 + first, False
             k -= 1
             return k, out[k], False
+        k = _write_starts(out, k, b + 1, starts)
         b += _WINDOW
     k -= 1  # hand over at the last start written
     return k, out[k], k + 1 + _WINDOW > cap
