@@ -761,18 +761,24 @@ def _scan_gpt2_windows(text, cls, i, n, out, k, cap):
 _BEHIND = 16  # bytes of lookback in the masks: bit t is byte b - 15 + t, the window bits 16..47
 
 
-def _cl100k_rules(cont, letter, digit, white, newline, space, apostrophe, contraction_letters):
+def _window_rules(
+    cont, letter, digit, white, newline, space, apostrophe, contraction_letters, case=None
+):
     """(starts, hand-overs, (quotes, contractions), (pending, after_newline), (long_digits,
     digit_groups)) over the 64 bits of the masks (bit t: byte b - 15 + t), written with operators
-    only, so that the kernel builds it as LLVM IR and a test can run it on ints. `pending` are the W right after an R,
-    `long_digits` the digits after three digits (or a digit of several bytes), `quotes` the
-    apostrophes that start pieces, which `starts` and `hand-overs` leave out: `after_newline()`,
-    `digit_groups()` and `contractions()` give their (starts, hand-overs); the kernel computes
-    them only when the window has such bytes.
+    only, so that the kernel builds it as LLVM IR and a test can run it on ints. `pending` are
+    the W right after an R, `long_digits` the digits after three digits (or a digit of several
+    bytes), `quotes` the apostrophes that may begin a contraction, which `starts` and
+    `hand-overs` leave out: `after_newline()`, `digit_groups()` and `contractions()` give their
+    (starts, hand-overs); the kernel computes them only when the window has such bytes.
 
     cont: continuation bytes; letter, digit, white (\\s, \\r \\n too), newline: first bytes of
     characters of that kind; space, apostrophe: the bytes " " and "'"; contraction_letters(): the
-    mask `_contraction_letters` describes (called only when needed)."""
+    mask `_contraction_letters` describes (called only when needed). cl100k's rules, or with
+    `case` = (upper, lower, slash) o200k's over ASCII (cont must be 0): a letter run splits
+    before an upper-case letter that follows a lower-case one, a contraction ends a letter piece
+    (an apostrophe after a letter hands over if a contraction's letter follows), and the tail
+    after a P run is `[\\r\\n/]*`, so a P after a "/" of a tail starts a piece."""
     lead = ~cont
     other = ~(letter | digit | white | cont)
     blank = white & ~newline  # W
@@ -788,7 +794,34 @@ def _cl100k_rules(cont, letter, digit, white, newline, space, apostrophe, contra
     def before_p(x):  # at q: the character before p has x (p's first byte, shifted once more)
         return spread((spread(x) << 1) & lead) << 1
 
-    p_starts_none = p_other & (before_p(other) | before_p(space))
+    def tail_of(tail_bits):
+        # at q: p is in the tail after a P run (`[\r\n]*`, o200k `[\r\n/]*`: the bits of
+        # `tail_bits` from an R right after a P on; the carry of an add runs through them, and
+        # flips back a second such R in the run, hence the | after_other), and p is in a run of
+        # `tail_bits` reaching bit 0 (what precedes it is unknown)
+        after_other = newline & (s_other << 1)
+        tail = (((tail_bits + after_other) ^ tail_bits) & tail_bits) | after_other
+        unknown = ((tail_bits + (tail_bits & 1)) ^ tail_bits) & tail_bits
+        return tail << 1, unknown << 1
+
+    if case is None:  # cl100k
+        p_starts_none = p_other & (before_p(other) | before_p(space))
+        other_starts = other & ~p_other & ~p_space
+        quotes = apostrophe & other_starts  # apostrophes that start pieces
+        hand, tail_bits, word_split = 0, newline, 0
+    else:  # o200k, ASCII only (cont is 0: one byte a character, "before p" is a shift by 2)
+        upper, lower, slash = case
+        tail_bits = newline | slash
+        p_tail, p_unknown = tail_of(tail_bits)
+
+        def other_start(p_tail, p_other, p_space, here_slash):  # a P at q starts a piece
+            return (p_tail & ~here_slash) | (~p_tail & ~p_other & ~p_space)
+
+        other_starts = other & other_start(p_tail, p_other, p_space, slash)
+        p_starts_none = p_other & ~other_start(p_tail << 1, p_other << 1, p_space << 1, slash << 1)
+        word_split = upper & (lower << 1)
+        quotes = apostrophe & (letter << 1)  # a contraction may end the letter piece before
+        hand = lead & (p_unknown | (p_unknown << 1))
     # next not whitespace: the first byte after q's continuation bytes is not white
     solid = lead & ~white
     v = solid | ((solid >> 1) & cont)
@@ -798,18 +831,16 @@ def _cl100k_rules(cont, letter, digit, white, newline, space, apostrophe, contra
     pending = blank & p_newline
 
     starts = (
-        (letter & (p_digit | p_newline | p_starts_none))
+        (letter & (p_digit | p_newline | p_starts_none | word_split))
         | (digit & ~p_digit)
-        | (other & ~p_other & ~p_space)
+        | other_starts
         | (newline & ~p_white & ~p_other)
         | (blank & (~p_white | (p_blank & next_solid)))
     )
-    hand = 0
-    quotes = apostrophe & other & ~p_other & ~p_space  # apostrophes that start pieces
 
     def contractions():
         # a contraction may follow (s t m d r v l in either case, or a non-ASCII letter that
-        # folds to one): hand over; otherwise the apostrophe joins what follows as any P does
+        # folds to one): hand over; otherwise the apostrophe is a P as any other
         return 0, quotes & (contraction_letters() >> 1)
 
     # digits with three before them in their run, or after a digit of several bytes
@@ -838,11 +869,7 @@ def _cl100k_rules(cont, letter, digit, white, newline, space, apostrophe, contra
             later = later | (run & (later >> step))
             run = run & (run >> step)
         later, run = later >> 1, run >> 1  # at q: from the byte after q
-        # R runs that directly follow a P (the carry of the add runs through the run), and those
-        # reaching bit 0 (what precedes them is unknown)
-        after_other = newline & (s_other << 1)
-        p_tail = (((newline + after_other) ^ newline) & newline) << 1
-        p_unknown = (((newline + (newline & 1)) ^ newline) & newline) << 1
+        p_tail, p_unknown = tail_of(tail_bits)
         starts = pending & (p_tail | (~later & ~run))
         hand = pending & ((~p_tail & ~later & run) | (p_unknown & (later | run)))
         return starts, hand
@@ -852,7 +879,7 @@ def _cl100k_rules(cont, letter, digit, white, newline, space, apostrophe, contra
 
 
 class _IRWord:
-    """An LLVM i64 value with Python's bit operators, so `_cl100k_rules` builds IR."""
+    """An LLVM i64 value with Python's bit operators, so `_window_rules` builds IR."""
 
     def __init__(self, builder: ir.IRBuilder, value: ir.Value) -> None:
         self.builder, self.value = builder, value
@@ -906,12 +933,18 @@ def _contraction_letters(builder: ir.IRBuilder, text: list, word) -> _IRWord:
     return word(found)
 
 
-@intrinsic
-def _cl100k_starts(typingctx, data, cls, b):
-    """The piece starts among bytes b+1..b+32 (15 <= b, b + 49 <= len(data)): bit j set if byte
-    b+1+j starts one, bit 32+j if the piece-by-piece scan must decide from byte b+1+j on (see
-    `_cl100k_rules`). Kernels only (no checks). The kind masks are byte-wise compares of 64 class
-    and text bytes, each cast to one bit a byte (`vpmovmskb` on x86); the rules are scalar."""
+def _window_starts_intrinsic(o200k: bool):
+    """An intrinsic f(data, cls, b) -> the piece starts of cl100k (or o200k) among bytes
+    b+1..b+32 (15 <= b, b + 49 <= len(data)): bit j set if byte b+1+j starts one, bit 32+j if
+    the piece-by-piece scan must decide from byte b+1+j on (see `_window_rules`; o200k's windows
+    are ASCII only: any other byte in the 64 hands over at once). Kernels only (no checks). The
+    kind masks are byte-wise compares of 64 class and text bytes, each cast to one bit a byte
+    (`vpmovmskb` on x86); the rules are scalar."""
+    return intrinsic(functools.partial(_window_starts_typing, o200k))
+
+
+def _window_starts_typing(o200k, typingctx, data, cls, b):
+    """The typing and codegen of `_window_starts_intrinsic`."""
     for array in (data, cls):
         if not isinstance(array, types.Array) or array.dtype != types.uint8:
             raise errors.TypingError("piece starts are found in uint8 arrays")
@@ -962,7 +995,11 @@ def _cl100k_starts(typingctx, data, cls, b):
             )
 
         c, t = load(classes), load(text)
+        case = None
+        if o200k:
+            case = has(c, _UP), has(c, _LO), equal(t, _SLASH)
         kinds = dict(
+            case=case,
             letter=has(c, _L),
             digit=has(c, _N),
             white=has(c, _S),
@@ -986,7 +1023,7 @@ def _cl100k_starts(typingctx, data, cls, b):
             return result
 
         def found(cont):
-            starts, hand, *rare = _cl100k_rules(cont=cont, **kinds)
+            starts, hand, *rare = _window_rules(cont=cont, **kinds)
 
             def packed(starts, hand):
                 starts, hand = (starts & window) >> _BEHIND, (hand & window) >> _BEHIND
@@ -1002,37 +1039,55 @@ def _cl100k_starts(typingctx, data, cls, b):
 
         # 64 bytes of ASCII (most windows of English and code): with no continuation bytes the
         # rules lose their carrying over them (LLVM folds the constant 0), a third of their work
+        if o200k:  # any byte of 0x80 or more (also invalid UTF-8) hands over at the window's start
+            ascii_bytes = builder.icmp_unsigned("==", has(t, 0x80).value, i64(0))
+            return branch(
+                ascii_bytes, lambda: found(_IRWord(builder, i64(0))), lambda: i64(1 << 32)
+            )
         ascii_bytes = builder.icmp_unsigned("==", cont.value, i64(0))
         return branch(ascii_bytes, lambda: found(_IRWord(builder, i64(0))), lambda: found(cont))
 
     return types.uint64(data, cls, b), codegen
 
 
-@njit(inline="always")
-def _scan_cl100k_windows(text, cls, i, n, out, k, cap):
-    """`_scan_gpt2_windows` for cl100k: from the piece start `i` (written at out[k]), starts 32
-    bytes at a time; at a byte the masks cannot settle, it hands over at an apostrophe that starts
-    a piece, or else at the last start written (the piece-by-piece scan finds the rest)."""
-    out[k] = i
-    k += 1
-    b = i
-    while b + _REACH <= n and k + _WINDOW <= cap:
-        found = _cl100k_starts(text, cls, b)
-        starts = found & _STARTS
-        hand = (found >> _U_WINDOW) & _STARTS
-        if hand != 0:
-            first = _lowest_bit(hand)
-            k = _write_starts(
-                out, k, b + 1, starts & ((np.uint64(1) << np.uint64(first)) - np.uint64(1))
-            )
-            if _get(text, b + 1 + first) == _APOSTROPHE:  # it starts a piece
-                return k, b + 1 + first, False
-            k -= 1
-            return k, out[k], False
-        k = _write_starts(out, k, b + 1, starts)
-        b += _WINDOW
-    k -= 1  # hand over at the last start written
-    return k, out[k], k + 1 + _WINDOW > cap
+_cl100k_starts = _window_starts_intrinsic(o200k=False)
+_o200k_starts = _window_starts_intrinsic(o200k=True)
+
+
+def _windows_scan(find_starts, quote_starts: bool):
+    """`_scan_gpt2_windows` for cl100k or o200k, with `find_starts` one of the intrinsics above:
+    from the piece start `i` (written at out[k]), starts 32 bytes at a time; at a byte the masks
+    cannot settle, it hands over at an apostrophe that starts a piece (if `quote_starts`: cl100k),
+    or else at the last start written (the piece-by-piece scan finds the rest)."""
+
+    @njit(inline="always")
+    def scan(text, cls, i, n, out, k, cap):
+        out[k] = i
+        k += 1
+        b = i
+        while b + _REACH <= n and k + _WINDOW <= cap:
+            found = find_starts(text, cls, b)
+            starts = found & _STARTS
+            hand = (found >> _U_WINDOW) & _STARTS
+            if hand != 0:
+                first = _lowest_bit(hand)
+                k = _write_starts(
+                    out, k, b + 1, starts & ((np.uint64(1) << np.uint64(first)) - np.uint64(1))
+                )
+                if quote_starts and _get(text, b + 1 + first) == _APOSTROPHE:  # a piece's start
+                    return k, b + 1 + first, False
+                k -= 1
+                return k, out[k], False
+            k = _write_starts(out, k, b + 1, starts)
+            b += _WINDOW
+        k -= 1  # hand over at the last start written
+        return k, out[k], k + 1 + _WINDOW > cap
+
+    return scan
+
+
+_scan_cl100k_windows = _windows_scan(_cl100k_starts, quote_starts=True)
+_scan_o200k_windows = _windows_scan(_o200k_starts, quote_starts=False)
 
 
 def _fast_starts(text, cls, i, n, preset, out, k, cap):
@@ -1049,6 +1104,8 @@ def _fast_starts_for_preset(text, cls, i, n, preset, out, k, cap):
         raise errors.TypingError("the scanner's preset must be a compile-time constant")
     if preset.literal_value == 1:
         return _cl100k_fast_starts
+    if preset.literal_value == 2:
+        return _o200k_fast_starts
     if preset.literal_value != 0:
         return lambda text, cls, i, n, preset, out, k, cap: (k, i, False)
 
@@ -1065,6 +1122,13 @@ def _cl100k_fast_starts(text, cls, i, n, preset, out, k, cap):
     room = i >= _BEHIND - 1 and i + _REACH <= n and k + _WINDOW < cap
     if room and _get(text, i) != _APOSTROPHE:
         return _scan_cl100k_windows(text, cls, i, n, out, k, cap)
+    return k, i, False
+
+
+def _o200k_fast_starts(text, cls, i, n, preset, out, k, cap):
+    # at any piece start: a contraction is never a piece of its own in o200k
+    if i >= _BEHIND - 1 and i + _REACH <= n and k + _WINDOW < cap:
+        return _scan_o200k_windows(text, cls, i, n, out, k, cap)
     return k, i, False
 
 
