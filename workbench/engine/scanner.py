@@ -1126,9 +1126,15 @@ def _cl100k_fast_starts(text, cls, i, n, preset, out, k, cap):
 
 
 def _o200k_fast_starts(text, cls, i, n, preset, out, k, cap):
-    # at any piece start: a contraction is never a piece of its own in o200k
+    # At any piece start (a contraction is never a piece of its own in o200k), if the first
+    # window's 64 bytes are ASCII: in multilingual text, trying windows that hand over at once
+    # after every piece cost 0.83x.
     if i >= _BEHIND - 1 and i + _REACH <= n and k + _WINDOW < cap:
-        return _scan_o200k_windows(text, cls, i, n, out, k, cap)
+        high = np.uint64(0)
+        for at in range(i - _BEHIND + 1, i + _REACH, 8):
+            high |= _load_u64(text, at)
+        if high & _HIGH_BITS == 0:
+            return _scan_o200k_windows(text, cls, i, n, out, k, cap)
     return k, i, False
 
 
