@@ -136,14 +136,15 @@ CL100K_UNITS = [
     " ", "\t", "\n", "\r", "'", "s", "a", "A", "1", ".", ";", "é", "中", "٣", "\u00a0",
     "'s", "'S", "'ll", "'LL", "'Re", "'ſ", "\r\n", "\n    ", "  ", "1234567", "٣٣1",
 ]  # fmt: skip
+# text after a run, long enough that windows (64 bytes with the lookahead) reach past the run
+FAR_END = " and then the text goes on for long enough, well past every window's lookahead"
 BAD_BYTES = [b"\x80", b"\xff", b"\xc3", b"\xe4\xb8"]
 
 
-def cl100k_expected(data: bytes) -> list[bytes]:
+def cl100k_expected(data: bytes, preset: str = "cl100k") -> list[bytes]:
     text = data.decode("utf-8", "surrogateescape")
     return [
-        p.encode("utf-8", "surrogateescape")
-        for p in compile_pattern(PRESETS["cl100k"]).findall(text)
+        p.encode("utf-8", "surrogateescape") for p in compile_pattern(PRESETS[preset]).findall(text)
     ]
 
 
@@ -188,11 +189,13 @@ def test_cl100k_long_runs_cross_windows() -> None:
         "\n \n" * 20,
         ".\n" + " " * 40 + "\n",
         "." * 60,
+        "\n" * 50 + " \n",  # the R run begins past the lookback: its tail is unknown
+        "\r\n" * 12 + "\t \n",
     ]
     for run in runs:
         for lead in range(0, 40, 3):
             for tail in ["a", " a", "\n", "'s", "1"]:
-                data = ("x" * lead + "." + run + tail + " end of the text, far enough").encode()
+                data = ("x" * lead + "." + run + tail + FAR_END).encode()
                 assert scanner.pieces(data, "cl100k") == cl100k_expected(data), data
 
 
@@ -215,3 +218,55 @@ def test_cl100k_real_text_with_non_ascii_and_bad_bytes(corpora: Path) -> None:
     mixed = b"".join(c + rng.choice(extra) for c in chunks)
     for sample in (text, mixed):
         assert scanner.pieces(sample, "cl100k") == cl100k_expected(sample)
+
+
+# o200k's windows take ASCII only: letter runs split where an upper-case letter follows a
+# lower-case one, a contraction after letters ends the piece, `[\r\n/]*` after a P run.
+O200K_UNITS = [
+    " ", "\t", "\n", "\r", "'", "s", "a", "A", "B", "1", ".", "/", ";", "'s", "'S", "'ll",
+    "'t", "'Re", "Ab", "aB", "ABc", "\n    ", "  ", "1234567", "./\n", "\n/", "/\n/", "\x0b",
+]  # fmt: skip
+o200k_units = st.one_of(
+    st.sampled_from(O200K_UNITS).map(str.encode),
+    st.sampled_from(["é", "中", "ſ", "\u0301", "ǅ", "\u00a0"]).map(str.encode),
+    st.sampled_from(BAD_BYTES),
+)
+
+
+@HYPOTHESIS
+@given(st.lists(st.sampled_from(O200K_UNITS), max_size=160).map("".join))
+def test_o200k_random_ascii_matches_regex(text: str) -> None:
+    data = text.encode()
+    assert scanner.pieces(data, "o200k") == cl100k_expected(data, "o200k")
+
+
+@HYPOTHESIS
+@given(st.lists(o200k_units, max_size=160).map(b"".join))
+def test_o200k_ascii_with_other_bytes_matches_regex(data: bytes) -> None:
+    """Non-ASCII characters and invalid bytes: windows around them hand over."""
+    assert scanner.pieces(data, "o200k") == cl100k_expected(data, "o200k")
+
+
+def test_o200k_every_offset_and_long_runs() -> None:
+    rng = random.Random(15)
+    for _ in range(20):
+        body = "".join(rng.choice(O200K_UNITS) for _ in range(rng.randint(10, 40))).encode()
+        for lead in [b"x", b" ", b"\n", b".", b"/", b"1", b"aB", b"\n/"]:
+            for k in range(0, 72, 1 if lead in (b" ", b"/") else 5):
+                data = lead * k + body
+                assert scanner.pieces(data, "o200k") == cl100k_expected(data, "o200k"), data
+    runs = ["1" * 70, " " * 50, "\n" * 40, "/\n" * 30, ".\n" + " " * 40 + "\n", "aB" * 30]
+    runs += ["\n" * 50 + "/", "\n" * 50 + " \n"]  # the run begins past the lookback
+    for run in runs:
+        for lead in range(0, 40, 3):
+            for tail in ["a", " a", "\n", "'s", "/x", "A"]:
+                data = ("x" * lead + "." + run + tail + FAR_END).encode()
+                assert scanner.pieces(data, "o200k") == cl100k_expected(data, "o200k"), data
+
+
+def test_o200k_counts_in_short_blocks_and_segments() -> None:
+    rng = random.Random(16)
+    data = b"".join(rng.choice(O200K_UNITS).encode() for _ in range(8000))
+    for cuts in (0, 5, 300):
+        edges = [0, *sorted(rng.sample(range(1, len(data)), cuts)), len(data)]
+        assert counted(data, "o200k", edges) == counter(data, "o200k", edges), cuts
