@@ -613,6 +613,20 @@ def _piece_at_for_preset(data, cls, i, n, preset, fold_cps, fold_letters):
 _WINDOW = 32  # bytes whose starts are found at once (one AVX2 register; two SSE2 ones elsewhere)
 
 
+def _check_window_args(data, cls) -> None:
+    """The typing check of a window intrinsic's (data, cls, b)."""
+    for array in (data, cls):
+        if not isinstance(array, types.Array) or array.dtype != types.uint8:
+            raise errors.TypingError("piece starts are found in uint8 arrays")
+
+
+def _window_args(context, builder, signature, args) -> tuple:
+    """A window intrinsic's (text array, class array, b as int64) in its codegen."""
+    text = context.make_array(signature.args[0])(context, builder, value=args[0])
+    classes = context.make_array(signature.args[1])(context, builder, value=args[1])
+    return text, classes, context.cast(builder, args[2], signature.args[2], types.int64)
+
+
 @intrinsic
 def _gpt2_starts(typingctx, data, cls, b):
     """The piece starts among bytes b+1..b+32, given a piece start at or before b (3 <= b and
@@ -625,15 +639,11 @@ def _gpt2_starts(typingctx, data, cls, b):
     whitespace character is longer), and continuation bytes start nothing. 32 bytes a step
     as LLVM vectors: each rule is a byte-wise compare or select, and a vector of compare results
     cast to an integer is one bit per byte (`vpmovmskb` on x86)."""
-    for array in (data, cls):
-        if not isinstance(array, types.Array) or array.dtype != types.uint8:
-            raise errors.TypingError("piece starts are found in uint8 arrays")
+    _check_window_args(data, cls)
 
     def codegen(context, builder, signature, args):
         i64, lanes = ir.IntType(64), ir.VectorType(ir.IntType(8), _WINDOW)
-        text = context.make_array(signature.args[0])(context, builder, value=args[0])
-        classes = context.make_array(signature.args[1])(context, builder, value=args[1])
-        at = context.cast(builder, args[2], signature.args[2], types.int64)
+        text, classes, at = _window_args(context, builder, signature, args)
 
         def load(array, offset):  # lane j holds byte b + offset + j
             pointer = builder.gep(array.data, [builder.add(at, i64(offset))])
@@ -945,15 +955,11 @@ def _window_starts_intrinsic(o200k: bool):
 
 def _window_starts_typing(o200k, typingctx, data, cls, b):
     """The typing and codegen of `_window_starts_intrinsic`."""
-    for array in (data, cls):
-        if not isinstance(array, types.Array) or array.dtype != types.uint8:
-            raise errors.TypingError("piece starts are found in uint8 arrays")
+    _check_window_args(data, cls)
 
     def codegen(context, builder, signature, args):
         i64, lanes = ir.IntType(64), ir.VectorType(ir.IntType(8), _WINDOW)
-        text = context.make_array(signature.args[0])(context, builder, value=args[0])
-        classes = context.make_array(signature.args[1])(context, builder, value=args[1])
-        at = context.cast(builder, args[2], signature.args[2], types.int64)
+        text, classes, at = _window_args(context, builder, signature, args)
         first = builder.sub(at, i64(_BEHIND - 1))
 
         # Two halves of 32 lanes: a compare of 64 lanes cast to i64 is not one instruction
