@@ -166,6 +166,13 @@ def _put(typingctx, array, index, value):
     return types.none(array, index, value), codegen
 
 
+@njit(inline="always")
+def _smaller(a, b):
+    """min(a, b) for two integers, inline: Numba compiles the builtin `min` as a function of its
+    own that every use calls (a call per 8 bytes of a long piece compared, hashed or keyed)."""
+    return a if a < b else b
+
+
 _HIGH_BITS = np.uint64(0x8080808080808080)  # a non-ASCII byte among eight has its bit set
 _LOW_BYTE = np.uint64(0xFF)
 
@@ -200,7 +207,7 @@ def _decode_at(data, i, n):
     b0 = np.int64(data[i])
     if b0 < 0x80:
         return b0, 1
-    avail = min(n - i, 4)
+    avail = _smaller(n - i, 4)
     b1 = np.int64(data[i + 1]) if avail > 1 else 0
     b2 = np.int64(data[i + 2]) if avail > 2 else 0
     b3 = np.int64(data[i + 3]) if avail > 3 else 0
@@ -996,14 +1003,14 @@ def piece_hash(data, s, e):
         word = _load_u64(data, s)
     else:
         word = np.uint64(0)
-        for k in range(min(length, 8)):
+        for k in range(_smaller(length, 8)):
             word |= np.uint64(data[s + k]) << np.uint64(8 * k)
-    word &= _ALL_BITS >> np.uint64(64 - 8 * min(length, 8))
+    word &= _ALL_BITS >> np.uint64(64 - 8 * _smaller(length, 8))
     h = word ^ (np.uint64(length) << _U56)
     if length > 8:
         k = s + 8
         while k < e:
-            h = (h ^ _load_u64(data, min(k, e - 8))) * _GOLDEN
+            h = (h ^ _load_u64(data, _smaller(k, e - 8))) * _GOLDEN
             h ^= h >> _U29
             k += 8
     return word, h * _GOLDEN
@@ -1048,7 +1055,7 @@ def _long_hash(data, s, length):
 def _long_top(h, length):
     """The top 24 bits of a long piece's key (all but its place in the arena)."""
     check = ((h >> _U32) & _CHECK_BITS) << _U40
-    return _LONG_TAG | (np.uint64(min(length, 255)) << _U48) | check
+    return _LONG_TAG | (np.uint64(_smaller(length, 255)) << _U48) | check
 
 
 @njit(inline="always")
@@ -1057,7 +1064,7 @@ def _same_bytes(arena, a, data, b, length):
     at a time, the last 8 overlapping the ones before (both ranges lie inside their arrays)."""
     k = 0
     while k < length:
-        at = min(k, length - 8)
+        at = _smaller(k, length - 8)
         if _load_u64(arena, a + at) != _load_u64(data, b + at):
             return False
         k += 8
