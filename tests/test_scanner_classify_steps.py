@@ -1,4 +1,4 @@
-"""`scanner.classify`'s 32-byte vector step against the plain reference of
+"""`scanner.classify`'s 32-byte vector steps (mixed, and ASCII-only after an all-ASCII one) against the plain reference of
 test_scanner_classify.py: every well-formed and malformed 2-, 3- and 4-byte sequence at every
 offset of a step, before and after its end, in ASCII and in CJK text, and cut off at every length
 (the step needs 2 bytes before and 2 after its 32, so the ends are the byte-by-byte path's)."""
@@ -25,7 +25,11 @@ INVALID = [
     b"\xc3\xa9\x80", b"\xe4\xb8\xad\xbf", b"\xf0\x80\x80\x80", b"\xf4\x90\x80\x80", b"\xf5\x80",
     b"\xf0\x90\x80", b"\xfe", b"\xff",
 ]  # fmt: skip
-BACKGROUNDS = [b"ab cd, 12\r\n\t" * 8, "日本語のテキスト한국어".encode() * 4, "é ñ x".encode() * 16]
+BACKGROUNDS = [
+    b"ab cd, 12\r\n\t" * 12,
+    "日本語のテキスト한국어".encode() * 4,
+    "é ñ x".encode() * 16,
+]
 
 
 def test_ascii_ranges_are_the_tables_classes() -> None:
@@ -35,7 +39,7 @@ def test_ascii_ranges_are_the_tables_classes() -> None:
 @pytest.mark.parametrize("background", BACKGROUNDS)
 @pytest.mark.parametrize("sequence", VALID + INVALID)
 def test_a_sequence_at_every_offset_of_a_step(background: bytes, sequence: bytes) -> None:
-    for k in range(70):
+    for k in range(110):  # after up to three all-ASCII steps, or mixed ones
         data = background[:k] + sequence + background[k:]
         data = data.decode("utf-8", "surrogateescape").encode("utf-8", "surrogateescape")
         assert classified(data).tolist() == reference(data).tolist(), data

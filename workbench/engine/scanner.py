@@ -275,6 +275,60 @@ def ascii_classes_by_ranges() -> np.ndarray:
     return out
 
 
+_LANES = ir.VectorType(ir.IntType(8), _STEP)
+
+
+def _each(value: int, kind: ir.VectorType = _LANES) -> ir.Constant:
+    """A vector constant with `value` in every lane."""
+    return ir.Constant(kind, [value] * _STEP)
+
+
+def _within(builder: ir.IRBuilder, v: ir.Value, first: int, last: int) -> ir.Value:
+    """first <= v <= last, lane by lane (unsigned bytes)."""
+    return builder.icmp_unsigned("<=", builder.sub(v, _each(first)), _each(last - first))
+
+
+def _ascii_kinds(builder: ir.IRBuilder, v: ir.Value) -> ir.Value:
+    """The class bytes of the ASCII bytes of `v` (0 for the others), from `_ASCII_RANGES`."""
+    kinds = [
+        builder.select(_within(builder, v, a, b), _each(k), _each(0)) for a, b, k in _ASCII_RANGES
+    ]
+    return functools.reduce(builder.or_, kinds)
+
+
+def _step_pointer(context, builder, array_type, array, index, offset=0):
+    """A pointer to the 32 bytes of `array` from index + offset, as one vector."""
+    data = context.make_array(array_type)(context, builder, value=array).data
+    at = builder.add(context.cast(builder, index, types.intp, types.int64), ir.IntType(64)(offset))
+    return builder.bitcast(builder.gep(data, [at]), _LANES.as_pointer())
+
+
+@intrinsic
+def _classify_ascii_step(typingctx, data, cls, i):
+    """If bytes i..i+31 are all ASCII, write their classes and return True; else write nothing and
+    return False (kernels only: i + 32 <= len(data)). What `_classify_step` does for ASCII, with
+    none of its checks: for long stretches of ASCII (English, code), where it is about twice as
+    fast."""
+    for array in (data, cls):
+        if not isinstance(array, types.Array) or array.dtype != types.uint8:
+            raise errors.TypingError("classes are written for uint8 arrays")
+
+    def codegen(context, builder, signature, args):
+        index = context.cast(builder, args[2], signature.args[2], types.intp)
+        source = _step_pointer(context, builder, signature.args[0], args[0], index)
+        v = builder.load(source, align=1)
+        high = builder.icmp_signed("<", v, _each(0))  # bytes 0x80-0xFF
+        ascii_ = builder.icmp_unsigned(
+            "==", builder.bitcast(high, ir.IntType(_STEP)), ir.IntType(_STEP)(0)
+        )
+        with builder.if_then(ascii_):
+            target = _step_pointer(context, builder, signature.args[1], args[1], index)
+            builder.store(_ascii_kinds(builder, v), target, align=1)
+        return ascii_
+
+    return types.boolean(data, cls, i), codegen
+
+
 @intrinsic
 def _classify_step(typingctx, data, cls, i, code_points):
     r"""Classify the characters starting at bytes i..i+31 when they are all ASCII or well-formed
@@ -311,8 +365,7 @@ def _classify_step(typingctx, data, cls, i, code_points):
             pointer = builder.gep(text.data, [builder.add(at, i64(offset))])
             return builder.load(builder.bitcast(pointer, lanes.as_pointer()), align=1)
 
-        def within(v, first, last):  # first <= v <= last, bytewise
-            return builder.icmp_unsigned("<=", builder.sub(v, each(first)), each(last - first))
+        within = functools.partial(_within, builder)
 
         def masked(v, mask, value):
             return builder.icmp_unsigned("==", builder.and_(v, each(mask)), each(value))
@@ -360,15 +413,7 @@ def _classify_step(typingctx, data, cls, i, code_points):
         low = builder.and_(builder.select(lead3[0], b[2], b[1]), each(0x3F, wide))
         code = builder.or_(builder.or_(top, builder.shl(middle, each(6, wide))), low)
         builder.store(code, builder.bitcast(points.data, wide.as_pointer()), align=1)
-        zero = each(0)
-        kind = functools.reduce(
-            builder.or_,
-            [
-                builder.select(within(v[0], first, last), each(bits_), zero)
-                for first, last, bits_ in _ASCII_RANGES
-            ],
-        )
-        out = builder.select(cont[0], each(_CONT), kind)
+        out = builder.select(cont[0], each(_CONT), _ascii_kinds(builder, v[0]))
         with builder.if_then(ok):
             target = builder.gep(classes.data, [at])
             builder.store(out, builder.bitcast(target, lanes.as_pointer()), align=1)
@@ -411,11 +456,15 @@ def classify(data, flags, cls):
         if i >= vector_from and i + _STEP + _AFTER <= n:
             leads, carry, ok = _classify_step(data, cls, i, code_points)
             if ok:
-                _classify_leads(flags, cls, i, leads, code_points)
                 # the last character's continuation bytes past the step (rewritten if none)
                 _put(cls, i + _STEP, _CONT)
                 _put(cls, i + _STEP + 1, _CONT)
                 i += _STEP + carry
+                if leads != 0:
+                    _classify_leads(flags, cls, i - _STEP - carry, leads, code_points)
+                else:  # all ASCII: ASCII-only steps for as long as they last
+                    while i + _STEP <= n and _classify_ascii_step(data, cls, i):
+                        i += _STEP
                 continue
             vector_from = i + _STEP  # byte by byte past what made it fail
         if i + 8 <= n:
