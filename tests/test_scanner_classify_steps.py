@@ -71,3 +71,30 @@ def test_a_long_text_is_classified_like_the_reference() -> None:
     array = np.frombuffer(text, dtype=np.uint8)
     assert classified(text).tolist() == reference(text).tolist()
     assert array.shape[0] > 1000
+
+
+def _near_utf8(rng: random.Random, valid: float) -> bytes:
+    """A character's bytes, well-formed with about the probability `valid` (4-byte leads F5-F7,
+    C0 and C1, and the odd byte that is no continuation make the rest)."""
+    kind = rng.randrange(4)
+    if kind == 0:
+        return bytes([rng.randrange(0x80)])
+    if rng.random() > valid:
+        return bytes([rng.randrange(0x80, 0x100)])
+    first = rng.randrange(*((0xC2, 0xE0), (0xE0, 0xF0), (0xF0, 0xF5))[kind - 1])  # kind + 1 bytes
+    if rng.random() > valid:
+        first = rng.choice((0xC0, 0xC1, 0xF5, 0xF7))
+    tail = [rng.randrange(0x80, 0xC0) if rng.random() < valid else rng.randrange(0x100)]
+    tail += [rng.randrange(0x80, 0xC0) if rng.random() < valid else rng.randrange(0x100)]
+    tail += [rng.randrange(0x80, 0xC0) if rng.random() < valid else rng.randrange(0x100)]
+    return bytes([first, *tail[:kind]])
+
+
+@pytest.mark.parametrize("valid", [0.8, 0.99])
+@pytest.mark.parametrize("seed", range(3))
+def test_random_bytes_near_utf8(seed: int, valid: float) -> None:
+    """Bytes that are mostly UTF-8: cut-off, overlong and stray forms wherever they fall."""
+    rng = random.Random(seed)
+    for _ in range(150):
+        data = b"".join(_near_utf8(rng, valid) for _ in range(rng.randint(10, 120)))
+        assert classified(data).tolist() == reference(data).tolist(), data
