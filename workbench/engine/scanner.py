@@ -957,15 +957,15 @@ def _scan_gpt2_windows(text, cls, i, n, out, k, cap):
     return k, out[k], k + 1 + _WINDOW > cap
 
 
-# --- cl100k: piece starts 32 bytes at a time ------------------------------------------------------
+# --- cl100k and o200k: piece starts 32 bytes at a time ------------------------------------------
 # Kinds: L letter, N digit, P other ([^\s\p{L}\p{N}]), W whitespace but \r \n, R \r or \n; p is the
 # character before q, p2 the one before p, "next" the one after q. A piece starts at q iff
 # - q in L: p in N or R, or p in P and p starts no piece (p2 in P or p2 == " "): a P that starts a
 #   piece takes the letters after it (`[^\r\n\p{L}\p{N}]?\p{L}+`), and so does a W (always a start);
 # - q in P: p not in P and p != " " (a single space joins `[^\s\p{L}\p{N}]+`); an apostrophe that
 #   starts a piece may be a contraction (case-insensitive): the piece-by-piece scan takes it;
-# - q in N: p not in N; the second and third digits of a run start none; from the fourth on,
-#   `\p{N}{1,3}` counts from the run's start: the piece-by-piece scan decides;
+# - q in N: p not in N, or (`\p{N}{1,3}` counts from the run's start) q is a multiple of three
+#   digits after the run's first one;
 # - q in R: p neither whitespace nor P (`[\r\n]*` after P, `\s*[\r\n]+` in a whitespace run);
 # - q in W: p not whitespace; or p in W and next is not whitespace (`\s+(?!\S)` gives the run's
 #   last character back); or p in R and either no R comes later in q's whitespace run (the piece
@@ -973,10 +973,11 @@ def _scan_gpt2_windows(text, cls, i, n, out, k, cap):
 #   otherwise `\s*[\r\n]+` goes on to the run's last R).
 # Each kind is a bit mask over 64 bytes (16 before the window, its 32, 16 after); "the character
 # before" is a mask carried over continuation bytes and shifted, "an R later in the run" a
-# segmented suffix-OR (Kogge-Stone: six shift/and/or steps), "the R run follows a P" one add
-# (the carry runs through the run). What the masks cannot settle (a whitespace run past the
-# lookahead, an R run past the lookback, a fourth digit) hands over to the piece-by-piece scan
-# at the last start found before it. tests/test_scanner_windows.py checks this against `regex`.
+# segmented suffix-OR (Kogge-Stone: four shift/and/or steps, 16 bytes), "the R run follows a P"
+# one add (the carry runs through the run). What the masks cannot settle (a whitespace run past
+# the lookahead, an R run past the lookback, digits after one of several bytes) hands over to
+# the piece-by-piece scan at the last start found before it. o200k's differences: see
+# `_window_rules`. tests/test_scanner_windows.py checks this against `regex`.
 
 _BEHIND = 16  # bytes of lookback in the masks: bit t is byte b - 15 + t, the window bits 16..47
 
