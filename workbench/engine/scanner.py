@@ -1003,6 +1003,9 @@ def _window_rules(
     lead = ~cont
     other = ~(letter | digit | white | cont)
     blank = white & ~newline  # W
+    # continuation bytes from bit 0 on whose lead is before the masks: their kind is unknown, so
+    # a digit or \r \n run right after them is treated as reaching back past the lookback
+    orphans = ((cont + (cont & 1)) ^ cont) & cont
 
     def spread(x):  # from each character's first byte onto its continuation bytes: the carry
         # of an add runs from the first continuation byte through the others (as many as follow)
@@ -1022,7 +1025,8 @@ def _window_rules(
         # `tail_bits` reaching bit 0 (what precedes it is unknown)
         after_other = newline & (s_other << 1)
         tail = (((tail_bits + after_other) ^ tail_bits) & tail_bits) | after_other
-        unknown = ((tail_bits + (tail_bits & 1)) ^ tail_bits) & tail_bits
+        reaching_back = (tail_bits & 1) | (tail_bits & (orphans << 1))
+        unknown = ((tail_bits + reaching_back) ^ tail_bits) & tail_bits
         return tail << 1, unknown << 1
 
     if case is None:  # cl100k
@@ -1074,7 +1078,7 @@ def _window_rules(
         # every third one starts a piece (doubling: 3, 6, 12, 24, 48 digits on); the others
         # hand over
         single = digit & ~(cont >> 1)
-        first = single & ~(s_digit << 1) & ~1
+        first = single & ~(s_digit << 1) & ~1 & ~(orphans << 1)
         settled = (((single + first) ^ single) & single) << 1  # at q: p and all before, single
         groups, chain = first, digit & (digit << 1) & (digit << 2) & (digit << 3)
         for step in (3, 6, 12, 24, 48):
