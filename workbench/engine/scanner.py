@@ -1811,7 +1811,9 @@ def piece_bounds(data: BytesLike, preset: str) -> np.ndarray:
     n = array.shape[0]
     # Room for English (~4 bytes per piece) plus the final offset. Pages never written are never
     # committed, so the unused tail costs no memory and the common case returns a view, no copy.
-    out = np.empty(n // 3 + 2, dtype=np.int64)
+    # A short text gets a block of at least 4,096 starts: the scan takes 32 bytes a step only
+    # while its block has room for a window's 32 more (tests of short texts then reach it too).
+    out = np.empty(max(n // 3, 4096) + 2, dtype=np.int64)
     scan_starts = _SCAN_STARTS[code]
     k, i = scan_starts(array, cls, 0, fold_cps, fold_letters, out[:-1])
     if i == n:
