@@ -36,9 +36,14 @@ import numpy as np
 from _paths import corpora  # noqa: E402
 
 from workbench.bench.train import make_corpus
-from workbench.engine import formats
+from workbench.engine import formats, id_lists
 from workbench.engine.patterns import CL100K, GPT2, O200K
 from workbench.engine.tokenizer import Tokenizer
+
+try:
+    from workbench.engine import utf8_text
+except ImportError:  # an older checkout, measured for comparison
+    utf8_text = None
 
 _LANGUAGES = ("ja", "ko", "zh_CN", "zh_TW", "it", "ru")
 
@@ -171,19 +176,31 @@ def batch_lines(ours: Tokenizer, name: str, corpus: dict[str, str], runs: int) -
 
 def gil_lines(ours: Tokenizer, name: str, corpus: dict[str, str], runs: int) -> None:
     """The share of a one-thread `encode_batch` / `encode_batch_arrays` call spent outside the
-    kernel (`_scan_segments`, which releases the GIL): what two threads cannot share. Thread CPU,
-    median of `runs` warm calls, each text in 64 KB documents."""
+    kernels that release the GIL (`_scan_segments`, and where a checkout has them the lists'
+    `_tally` and `_fill_items` and the texts' `_utf8_into`): what two threads cannot share. Thread CPU, median of `runs` warm
+    calls, each text in 64 KB documents."""
     kernel_time = [0.0]
     scan = Tokenizer._scan_segments
+    free_of_gil = [(id_lists, "_tally"), (id_lists, "_fill_items"), (utf8_text, "_utf8_into")]
+    originals = {
+        (module, kernel): getattr(module, kernel)
+        for module, kernel in free_of_gil
+        if module is not None and hasattr(module, kernel)
+    }
 
-    def timed(self, *args):
-        start = time.thread_time()
-        try:
-            return scan(self, *args)
-        finally:
-            kernel_time[0] += time.thread_time() - start
+    def timing(function):
+        def timed(*args):
+            start = time.thread_time()
+            try:
+                return function(*args)
+            finally:
+                kernel_time[0] += time.thread_time() - start
 
-    Tokenizer._scan_segments = timed  # type: ignore[method-assign]
+        return timed
+
+    Tokenizer._scan_segments = timing(scan)  # type: ignore[method-assign]
+    for (module, kernel), function in originals.items():
+        setattr(module, kernel, timing(function))
     try:
         for kind, text in corpus.items():
             docs = [text[i : i + 65536] for i in range(0, len(text), 65536)]
@@ -208,6 +225,8 @@ def gil_lines(ours: Tokenizer, name: str, corpus: dict[str, str], runs: int) -> 
             print(f"GIL share, one thread   {name + ' x ' + kind:24} " + "; ".join(cells))
     finally:
         Tokenizer._scan_segments = scan  # type: ignore[method-assign]
+        for (module, kernel), function in originals.items():
+            setattr(module, kernel, function)
 
 
 def main() -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import gc
 import sys
+import weakref
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -132,3 +134,74 @@ def test_wrong_counts_turn_the_fast_way_off_and_free_nothing(monkeypatch):
     ((out, _),) = id_lists._NEVER_RELEASED[kept:]
     gc.collect()
     assert out[0] == [10**9 + 2, 10**9, 10**9 + 2]
+
+
+def test_threads_making_lists_at_once_get_exact_lists_and_counts():
+    """The items are set without the GIL while another thread raises counts with it: every list
+    is right and every int's count rises by exactly its uses."""
+    ready = ReadyInts(3000)
+    rng = np.random.default_rng(11)
+    batches = [rng.integers(0, 3000, size=30_000).astype(np.int32) for _ in range(8)]
+    probes = [ready.objects[t] for t in (300, 1777, 2999)]
+    before = [sys.getrefcount(p) for p in probes]
+    starts, ends = np.arange(0, 30_000, 3000), np.arange(3000, 30_001, 3000)
+
+    def work(ids: np.ndarray) -> list[list[int]]:
+        return [ready.lists(ids, starts, ends) for _ in range(20)][-1]
+
+    with ThreadPoolExecutor(2) as pool:
+        made = list(pool.map(work, batches))
+    for ids, lists in zip(batches, made, strict=True):
+        assert lists == [ids[a:b].tolist() for a, b in zip(starts, ends, strict=True)]
+    uses = [sum(int(np.count_nonzero(ids == t)) for ids in batches) for t in (300, 1777, 2999)]
+    assert [sys.getrefcount(p) for p in probes] == [
+        b + u for b, u in zip(before, uses, strict=True)
+    ]
+    del made, lists
+    assert [sys.getrefcount(p) for p in probes] == before
+
+
+@pytest.mark.parametrize("failing", ["_new_lists", "_fill_items"])
+def test_a_failure_between_the_kernels_shows_no_half_made_list(failing, monkeypatch):
+    """Out of memory making the lists, or an interrupt before their items are set: no list with
+    unset items is left where code could see it, and the next call's counts are exact again."""
+    assert id_lists.fast_lists()
+    ready = ReadyInts(100)
+    ids = (np.arange(500) % 100).astype(np.int32)
+    starts, ends = np.array([0, 250], np.int64), np.array([250, 500], np.int64)
+    kernel = getattr(id_lists, failing)
+
+    def broken(*args):
+        if failing == "_new_lists":
+            # as when memory runs out: lists made (items unset), no count raised, -1
+            assert kernel(*args[:7], 0, *args[8:]) == 0
+            return -1
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(id_lists, failing, broken)
+    with pytest.raises(MemoryError if failing == "_new_lists" else KeyboardInterrupt) as raised:
+        ready.lists(ids, starts, ends)
+    frames = [entry.frame.f_locals for entry in raised.traceback]
+    # cleared, not half-set (lengths only: a list with unset items must not even be compared)
+    assert [len(scope["out"]) for scope in frames if "out" in scope] == [0, 0]
+    monkeypatch.undo()
+    probe = ready.objects[42]
+    before = sys.getrefcount(probe)
+    lists = ready.lists(ids, starts, ends)
+    assert lists == [ids[:250].tolist(), ids[250:].tolist()]
+    assert sys.getrefcount(probe) == before + 5
+
+
+def test_lists_are_back_in_the_garbage_collectors_sight():
+    """They are made out of its sight (items unset); once returned a cycle through one is freed."""
+    assert id_lists.fast_lists()
+    ready = ReadyInts(500)
+    ids = (np.arange(1000) % 500).astype(np.int32)
+    lists = ready.lists(ids, np.array([0, 500], np.int64), np.array([500, 1000], np.int64))
+    assert all(gc.is_tracked(lst) for lst in lists)
+    watcher = weakref.ref(holder := type("Holder", (), {})())
+    holder.items = lists[0]
+    lists[0].append(holder)  # a cycle: holder -> list -> holder
+    del holder, lists
+    gc.collect()
+    assert watcher() is None

@@ -6,17 +6,23 @@ share. `ids.tolist()` makes a new int object per id. Taking ready-made ints (one
 once per tokenizer) through numpy (`objects.take(ids).tolist()`) avoids that, but touches every
 int's reference count three times (the object array, the list, freeing the object array).
 
-Here a small kernel makes each list itself through CPython's own C API (`PyList_New`, items not
-yet set) and stores the ints straight into its item array: for each id one new reference and
-one store, about four times faster than `take().tolist()`. The new reference is `Py_IncRef`,
-or, where the layout is known (a CPython 3.11-3.14 build with the GIL and without reference
-debugging) and the int is an ordinary object (not immortal: a reference count far below 2**30
-when the ints are made), the same increment of its reference count done inline, which is what
-`Py_INCREF` compiles to there: half the time again. The kernel holds the GIL, as any code that
-changes reference counts must. It gets the objects' addresses (`id()` in CPython) in an array
-kept with the objects, and it checks every id of a list against that array before making the
-list: an id without a ready-made int (a special token's, above the ordinary ids) stops it, and
-that list is made by `tolist()` instead.
+Here small kernels make each list themselves through CPython's own C API (`PyList_New`, items
+not yet set) and store the ints straight into its item array, in three steps so that only the
+middle one holds the GIL, the part of `encode_batch` its threads cannot share:
+- `_tally` (no GIL) checks every id of a list against the ready-made ints (an id without one, a
+  special token's above the ordinary ids, leaves that list to `tolist()`) and counts each id's
+  uses;
+- `_new_lists` (GIL) makes the lists and raises each used int's reference count once by all its
+  uses: a few thousand ints a call rather than an increment per id. Where the layout is known (a
+  CPython 3.11-3.14 build with the GIL and without reference debugging) it adds to the count
+  inline, as `Py_INCREF` compiles there, leaving an immortal int of 3.12+ alone (its count is
+  2**30 and more when the ints are made); elsewhere it calls `Py_IncRef`;
+- `_fill_items` (no GIL) stores the ints' addresses (`id()` in CPython, kept in an array beside
+  the objects) into the items. No other code can see these lists yet (not returned, and kept
+  out of the garbage collector's sight until `_track_lists`), and the references they take are
+  already counted, so it runs while another thread holds the GIL.
+On a call that fails between the steps (out of memory, an interrupt) the half-made lists are
+dropped unseen.
 
 Where this cannot work (not CPython, or the kernel fails to compile or link) the lists come from
 `take().tolist()`, the same lists; `fast_lists()` says which way is in use (tried on first use,
@@ -30,6 +36,7 @@ import platform
 import struct
 import sys
 import sysconfig
+import threading
 
 import numpy as np
 from llvmlite import ir
@@ -37,7 +44,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from workbench.engine.numba_config import njit_holding_gil
+from workbench.engine.numba_config import njit, njit_holding_gil
 
 # Below this many ids a list is made by numpy: the kernel's call costs more than it saves.
 _SHORTEST = 64
@@ -45,18 +52,28 @@ _SHORTEST = 64
 _OBJECT = ir.IntType(8).as_pointer()
 
 
-@intrinsic
-def _py_incref(typingctx, address):
-    """`Py_IncRef((PyObject *) address)`: a new reference to the object at `address`."""
+def _object_call(name: str):
+    """An intrinsic f(address) calling CPython's `void name(PyObject *)` on the object there."""
 
-    def codegen(context, builder, signature, args):
-        function = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(ir.VoidType(), [_OBJECT]), "Py_IncRef"
-        )
-        builder.call(function, [builder.inttoptr(args[0], _OBJECT)])
-        return context.get_dummy_value()
+    def typing(typingctx, address):
+        def codegen(context, builder, signature, args):
+            function = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(ir.VoidType(), [_OBJECT]), name
+            )
+            builder.call(function, [builder.inttoptr(args[0], _OBJECT)])
+            return context.get_dummy_value()
 
-    return types.none(types.int64), codegen
+        return types.none(types.int64), codegen
+
+    typing.__name__ = f"_{name}"
+    return intrinsic(typing)
+
+
+_py_incref = _object_call("Py_IncRef")  # a new reference to the object
+# The garbage collector's list of objects it looks into: a list whose items are not all set yet
+# is kept out of it (`gc.get_objects()` in another thread must never hand it to Python code).
+_gc_untrack = _object_call("PyObject_GC_UnTrack")
+_gc_track = _object_call("PyObject_GC_Track")
 
 
 @intrinsic
@@ -148,44 +165,94 @@ def _store_word(typingctx, address, value):
     return types.none(types.int64, types.int64), codegen
 
 
-_AHEAD = 16  # ids between a prefetch and the increment it prepares
+_AHEAD = 16  # ints between a prefetch and the count it prepares
+
+
+@njit
+def _tally(ids, starts, ends, counts, seen, whole):
+    """Without the GIL: whole[j] = 1 if every id of list j (`ids[starts[j]:ends[j]]`) has a
+    ready-made int (is below `bound`), else 0; for the whole lists, counts[t] += the uses of id
+    t and each id used is listed once in `seen`. Returns how many `seen` holds. `counts` (one
+    per ready int) is all zeros on entry (`_new_lists` zeroes what it used)."""
+    bound = np.uint32(counts.shape[0])
+    listed = 0
+    for j in range(starts.shape[0]):
+        start = starts[j]
+        end = ends[j]
+        outside = False  # no exit in the loop: it compiles to vector compares
+        for k in range(start, end):
+            outside |= np.uint32(ids[k]) >= bound  # a negative id is a huge unsigned one
+        whole[j] = 0 if outside else 1
+        if outside:
+            continue
+        for k in range(start, end):
+            tid = np.uint32(ids[k])  # unsigned: no negative-index wraparound code
+            if counts[tid] == 0:
+                seen[listed] = tid
+                listed += 1
+            counts[tid] += 1
+    return listed
 
 
 @njit_holding_gil
-def _fill(outer, first, starts, ends, ids, object_addresses, adds, inline, items_at):
-    """Make list j of `ids[starts[j]:ends[j]]`'s ints and set it as item j of the list at
-    `outer`, for each j from `first`; returns where it stopped: len(starts), or j if list j
-    holds an id with no ready-made int (item j is left as it was), or -1 if memory ran out.
+def _new_lists(
+    outer, whole, starts, ends, made, items, seen, listed, counts, addresses, adds, inline, at
+):
+    """With the GIL: for each whole list j a new list of its length, items not yet set, as item
+    j of the list at `outer`, out of the garbage collector's sight (`_track_lists` brings it back
+    once filled), its address in made[j] and its item array's in items[j]; then each used int's
+    count
+    raised by its uses (`counts`, zeroed again here), the references the lists will hold once
+    `_fill_items` sets them. Returns 0, or -1 if memory ran out (no count raised then).
 
-    A new reference to int t: `adds[t]` (1, or 0 for an immortal int) added to its count here
-    if `inline` (see `_inline_counts`), else `Py_IncRef`. A new list's item array is the word
-    at `items_at` bytes into it (`ob_item`)."""
-    bound = np.uint32(object_addresses.shape[0])
-    for j in range(first, starts.shape[0]):
-        start = starts[j]
-        end = ends[j]
-        outside = False  # checked first, or a list would be left with unset items
-        for k in range(start, end):  # no exit in the loop: it compiles to vector compares
-            outside |= np.uint32(ids[k]) >= bound  # a negative id is a huge unsigned one
-        if outside:
-            return j
-        lst = _py_list_new(end - start)
+    A new reference to int t: `adds[t]` (1, or 0 for an immortal int) added to its count if
+    `inline` (see `_inline_counts`), else `Py_IncRef`. A new list's item array is the word at
+    `at` bytes into it."""
+    for j in range(starts.shape[0]):
+        if whole[j] == 0:
+            continue
+        lst = _py_list_new(ends[j] - starts[j])
         if lst == 0:
             _py_err_clear()
             return -1
+        _gc_untrack(lst)
         _py_list_setitem(outer, j, lst)
-        items = _load_word(lst + items_at)
-        for k in range(start, end):
-            if k + _AHEAD < end:
-                _prefetch(object_addresses[ids[k + _AHEAD]])
-            tid = ids[k]
-            item = object_addresses[tid]
-            if inline:  # Py_INCREF, as it compiles on these builds: no branch per id
-                _store_word(item, _load_word(item) + adds[tid])
-            else:
+        made[j] = lst
+        items[j] = _load_word(lst + at)  # `ob_item`, the item array's address
+    for s in range(listed):
+        if s + _AHEAD < listed:
+            _prefetch(addresses[seen[s + _AHEAD]])
+        tid = seen[s]
+        uses = counts[tid]
+        counts[tid] = 0
+        item = addresses[tid]
+        if inline:  # Py_INCREF, as it compiles on these builds, once for all uses
+            _store_word(item, _load_word(item) + uses * adds[tid])
+        else:
+            for _ in range(uses):
                 _py_incref(item)
-            _store_word(items + 8 * (k - start), item)
-    return starts.shape[0]
+    return 0
+
+
+@njit
+def _fill_items(whole, starts, ends, items, ids, addresses):
+    """Without the GIL: set the items of each whole list j, made by `_new_lists` and seen by no
+    other code yet, to the ints of its ids (their references are already counted)."""
+    for j in range(starts.shape[0]):
+        if whole[j] == 0:
+            continue
+        start = starts[j]
+        at = items[j]
+        for k in range(start, ends[j]):
+            _store_word(at + 8 * (k - start), addresses[np.uint32(ids[k])])
+
+
+@njit_holding_gil
+def _track_lists(whole, made):
+    """With the GIL: the filled lists back in the garbage collector's sight."""
+    for j in range(whole.shape[0]):
+        if whole[j] != 0:
+            _gc_track(made[j])
 
 
 def _inline_counts() -> bool:
@@ -235,6 +302,7 @@ class ReadyInts:
         self.objects = objects
         self.addresses = np.fromiter(map(id, objects), dtype=np.int64, count=objects.shape[0])
         self.adds = _adds(objects)
+        self._local = threading.local()
 
     def lists(self, ids: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> list[list[int]]:
         """`[ids[a:b].tolist() for a, b in zip(starts, ends)]`, the ints taken ready-made.
@@ -254,17 +322,53 @@ class ReadyInts:
             pairs = zip(starts.tolist(), ends.tolist(), strict=True)
             return [self._taken(ids[a:b]) for a, b in pairs]
         out: list = [None] * starts.shape[0]
-        done = 0
-        while done < len(out):  # a list with a special's id: that one by numpy, then go on
-            done = _fill(
-                id(out), done, starts, ends, ids, self.addresses, self.adds, _INLINE, _ITEMS_AT
-            )
-            if done < 0:
-                raise MemoryError("out of memory making the lists of token ids")
-            if done < len(out):
-                out[done] = self._taken(ids[starts[done] : ends[done]])
-                done += 1
+        whole = self._set_lists(out, ids, starts, ends, _INLINE)
+        for j in np.flatnonzero(whole == 0).tolist():  # a special's id: numpy's way
+            out[j] = self._taken(ids[starts[j] : ends[j]])
         return out
+
+    def _set_lists(
+        self, out: list, ids: np.ndarray, starts: np.ndarray, ends: np.ndarray, inline: bool
+    ) -> np.ndarray:
+        """Set out[j] to list j for each j whose ids all have ready ints (`whole[j]` 1; returned).
+
+        Four kernels, so that the longest ones need no GIL: counting each id's uses; making the
+        lists and raising each used int's count once by all its uses (a few thousand ints, not
+        an increment per id); setting the items; showing the lists to the garbage collector.
+        The third writes only into lists no other code can see yet (not returned, not tracked),
+        and the references they take are already counted, so it runs while another thread
+        holds the GIL."""
+        # This thread's scratch, taken for the call: a nested call (a finalizer that the
+        # allocator's garbage collection runs, encoding) makes its own rather than share it.
+        counts, seen = getattr(self._local, "scratch", None) or self._new_scratch()
+        self._local.scratch = None
+        whole = np.empty(starts.shape[0], dtype=np.uint8)
+        made, items = np.zeros((2, starts.shape[0]), dtype=np.int64)
+        try:
+            listed = _tally(ids, starts, ends, counts, seen, whole)
+            status = _new_lists(
+                id(out), whole, starts, ends, made, items, seen, listed, counts,
+                self.addresses, self.adds, inline, _ITEMS_AT,
+            )  # fmt: skip
+            if status < 0:
+                raise MemoryError("out of memory making the lists of token ids")
+            _fill_items(whole, starts, ends, items, ids, self.addresses)
+            _track_lists(whole, made)
+        except BaseException:
+            # Lists with unset items must never be seen (an interrupt between the kernels
+            # leaves the counts of their ints raised: ints the tokenizer keeps anyway), and
+            # the scratch goes back all zeros.
+            out.clear()
+            counts.fill(0)
+            raise
+        finally:
+            self._local.scratch = counts, seen
+        return whole
+
+    def _new_scratch(self) -> tuple[np.ndarray, np.ndarray]:
+        """A use count per ready int (all zero between calls) and room to list the ids used."""
+        size = self.objects.shape[0]
+        return np.zeros(size, dtype=np.int64), np.empty(size, dtype=np.int32)
 
     def one_list(self, ids: np.ndarray) -> list[int]:
         """`ids.tolist()` (int32, one dimension), the ints taken ready-made."""
@@ -282,7 +386,7 @@ class ReadyInts:
 
 @functools.cache
 def fast_lists() -> bool:
-    """Whether `_fill` compiles, links and gives the right lists and reference counts here
+    """Whether the lists' kernels compile, link and give the right lists and reference counts here
     (checked once, on ints made for the check)."""
     if platform.python_implementation() != "CPython":  # `id()` is an address only in CPython
         return False
@@ -299,9 +403,8 @@ def fast_lists() -> bool:
         ids = np.array([2, 0, 2], dtype=np.int32)
         one = np.zeros(1, np.int64)
         for inline in {_INLINE, False}:
-            made = _fill(
-                id(out), 0, one, one + 3, ids, ready.addresses, ready.adds, inline, _ITEMS_AT
-            )
+            whole = ready._set_lists(out, ids, one, one + 3, inline)
+            made = int(whole.sum())
             counts = [sys.getrefcount(x) for x in ints]
             if made != 1 or out[0] != [ints[2], ints[0], ints[2]]:
                 raise ValueError("wrong list")

@@ -45,6 +45,7 @@ from workbench.engine.ids import check_dense, check_id
 from workbench.engine.patterns import compile_pattern, resolve
 from workbench.engine.pieces import RegexSplitter, Splitter, char_to_byte
 from workbench.engine.specials import specials_bytes_regex, specials_regex
+from workbench.engine.utf8_text import joined_utf8, utf8
 
 # tiktoken's convention: specials in the text are an error unless allowed ("all" or a set);
 # `disallowed_special=()` encodes the ones not allowed as ordinary text. ("none": all of them
@@ -136,16 +137,7 @@ def _build_core(
 
 def _clean_text(text: str) -> str:
     """Lone surrogates cannot be UTF-8: replace them, as tiktoken does."""
-    return _utf8(text)[0]
-
-
-def _utf8(text: str) -> tuple[str, bytes]:
-    """(text with lone surrogates replaced, as tiktoken does; its UTF-8), encoding only once."""
-    try:
-        return text, text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-        return text, text.encode("utf-8")
+    return utf8(text)[0]
 
 
 # Runs a thread gets: the last run to finish leaves the other threads idle for up to its length,
@@ -157,6 +149,7 @@ _LONGEST_RUN = 1 << 18
 
 
 _REUSED_OUT = 1 << 20  # ids: a thread keeps at most a 4 MB output buffer between calls
+_REUSED_TEXT = 1 << 22  # bytes: and at most a 4 MB text buffer (a run's UTF-8 bound: 4 a character)
 
 
 def _cache_bits(size: int) -> int:
@@ -566,11 +559,12 @@ class Tokenizer:
         `encode`'s; an empty segment after each text emits `_end_mark`, which no token has,
         so finding the marks cuts the ids into texts in one vectorised pass.
         """
-        parts = [_utf8(text)[1] for text in run]
-        sizes = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
-        ends = np.cumsum(sizes)
         mark = self._end_mark
         if allowed:  # specials split out of each text, as `_segments` does for one
+            parts = [utf8(text)[1] for text in run]
+            data = b"".join(parts)
+            sizes = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
+            ends = np.cumsum(sizes)
             rows = [self._segments(part, allowed) for part in parts]
             counts = np.array([len(r[0]) + 1 for r in rows])
             shift = np.repeat(ends - sizes, counts)
@@ -579,12 +573,14 @@ class Tokenizer:
             seg_ids = np.concatenate([x for r in rows for x in (r[2], [mark])])
             at = np.cumsum(counts) - 1  # the marks: empty, at each text's end
             seg_starts[at] = seg_ends[at] = ends
-        else:  # text j is segment 2j, its mark 2j + 1
+        else:  # text j is segment 2j, its mark 2j + 1; UTF-8 written without the GIL
+            data, sizes = joined_utf8(run, self._text_buffer)
+            ends = np.cumsum(sizes)
             seg_starts = np.repeat(ends - sizes, 2)
             seg_starts[1::2] = ends
             seg_ends = np.repeat(ends, 2)
-            seg_ids = np.tile(np.array([-1, mark], dtype=np.int64), len(parts))
-        ids = self._scan_segments(b"".join(parts), seg_starts, seg_ends, seg_ids)
+            seg_ids = np.tile(np.array([-1, mark], dtype=np.int64), len(run))
+        ids = self._scan_segments(data, seg_starts, seg_ends, seg_ids)
         ends = np.flatnonzero(ids == mark)
         if lists:  # every list in one pass, straight from the reused buffer
             starts = np.concatenate((np.zeros(1, np.int64), ends[:-1] + 1))
@@ -657,7 +653,7 @@ class Tokenizer:
         `allowed`: the specials split out as their ids. The ids may be a view into a larger
         buffer that this thread's next encode reuses: convert or copy them before returning.
         """
-        text, data = _utf8(text)
+        text, data = utf8(text)
         if self._scan_code is not None:
             return self._encode_scanned(data, allowed), None, len(data)
         data, starts, ends, special_ids = self._pieces(text, allowed, data)
@@ -681,7 +677,11 @@ class Tokenizer:
         return self._scan_segments(data, *self._segments(data, specials))
 
     def _scan_segments(
-        self, data: bytes, seg_starts: np.ndarray, seg_ends: np.ndarray, seg_ids: np.ndarray
+        self,
+        data: bytes | np.ndarray,
+        seg_starts: np.ndarray,
+        seg_ends: np.ndarray,
+        seg_ids: np.ndarray,
     ) -> np.ndarray:
         """The ids of `data`'s segments (a special's id, or ordinary text when -1): a view into
         this thread's output buffer (see `_out_buffer`)."""
@@ -717,6 +717,17 @@ class Tokenizer:
             out = np.empty(max(size, 1 << 16), dtype=np.int32)
             self._local.out = out
         return out
+
+    def _text_buffer(self, size: int) -> np.ndarray:
+        """Room for `size` bytes of text: this thread's buffer, reused as `_out_buffer` is (the
+        bytes are read by one kernel call and never handed out)."""
+        if size > _REUSED_TEXT:
+            return np.empty(size, dtype=np.uint8)
+        buffer = getattr(self._local, "text", None)
+        if buffer is None or buffer.shape[0] < size:
+            buffer = np.empty(max(size, 1 << 18), dtype=np.uint8)
+            self._local.text = buffer
+        return buffer
 
     def _piece_cache(self, size: int) -> tuple:
         """This thread's piece cache, grown (afresh) when a larger text wants more rows."""
@@ -804,7 +815,8 @@ class DisallowedSpecialError(TokenizerError, ValueError):
 
 def _refuse(refused: regex.Pattern | None, text: str) -> None:
     """Raise `DisallowedSpecialError` for the first refused special in `text`, if any."""
-    found = refused.search(text) if refused is not None else None
+    # `concurrent`: the GIL is released while it looks (encode_batch's threads go on meanwhile)
+    found = refused.search(text, concurrent=True) if refused is not None else None
     if found is not None:
         raise DisallowedSpecialError(found.group(), found.start())
 

@@ -29,6 +29,7 @@ from workbench.engine import (
     count_fold,
     id_lists,
     scanner,
+    utf8_text,
 )
 from workbench.engine.config import TrainConfig
 from workbench.engine.errors import CancelledError
@@ -74,6 +75,7 @@ def _encoder(preset: str) -> None:
     tokenizer = Tokenizer.from_merges([(b"l", b"l"), (b"ll", b"o")], resolve(preset))
     tokenizer.encode(_SAMPLE.decode())
     id_lists.fast_lists()  # the lists' kernel: the sample is too short to need it
+    utf8_text.warm_up()  # encode_batch's texts' kernel, likewise
 
 
 def _encoder_kernels(pattern: str) -> list:
@@ -81,7 +83,11 @@ def _encoder_kernels(pattern: str) -> list:
         _encode_kernels.build_whole_table,
         _encode_kernels.collect_splits,
         _encode_kernels.build_pair_table,
-        id_lists._fill,
+        id_lists._tally,
+        id_lists._new_lists,
+        id_lists._fill_items,
+        id_lists._track_lists,
+        utf8_text._utf8_into,
     ]
     if scanner.can_scan(resolve(pattern)):
         return [_encode_kernels.ENCODE_SCANNED[scanner.preset_code(pattern)], *tables]

@@ -1,0 +1,169 @@
+"""The UTF-8 of many Python strs, one after another in one array, written without the GIL.
+
+`encode_batch` encodes runs of texts: each run's bytes joined, then one kernel call. Encoding
+each text (`str.encode`) and joining the bytes hold the GIL, a tenth of a call's time, which two
+threads cannot share. Here a kernel reads a str's own characters (Numba hands a jitted function
+a str without copying it: its data, kind and length) and writes their UTF-8 into the array, with
+the GIL released. Texts shorter than `_KERNEL_FROM` characters are encoded by Python, joined and
+copied in together: a kernel call costs a few microseconds, more than encoding a short text.
+
+A str with a surrogate (a lone one cannot be UTF-8) makes the kernel stop; that text is then
+encoded as `utf8` does, lone surrogates replaced as tiktoken does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from numba import types
+from numba.core import cgutils
+from numba.cpython.unicode import deref_uint8, deref_uint16, deref_uint32
+from numba.extending import intrinsic
+
+from workbench.engine.numba_config import njit
+
+_KERNEL_FROM = 2048  # characters: a text at least this long is written by the kernel
+
+
+def utf8(text: str) -> tuple[str, bytes]:
+    """(text with lone surrogates replaced, as tiktoken does; its UTF-8), encoding only once."""
+    try:
+        return text, text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return text, text.encode("utf-8")
+
+
+def most_bytes(text: str) -> int:
+    """An upper bound of the UTF-8 length of `text` as `utf8` encodes it (4 bytes a character
+    at most; ASCII, known without looking at the characters, 1)."""
+    return len(text) if text.isascii() else 4 * len(text)
+
+
+def joined_utf8(
+    texts: Sequence[str], room: Callable[[int], np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    """(bytes, sizes): each text's UTF-8 as `utf8` gives it, one after another in a uint8 array
+    that `room(n)` returns (at least n bytes: a caller may reuse one), and each one's length."""
+    bound = sum(map(most_bytes, texts))
+    out = room(bound)
+    if out.dtype != np.uint8 or out.ndim != 1 or not out.flags.c_contiguous:
+        raise ValueError("joined_utf8 writes into a contiguous uint8 array")
+    if out.shape[0] < bound:
+        raise ValueError(f"joined_utf8 needs room for {bound} bytes, got {out.shape[0]}")
+    sizes = np.empty(len(texts), dtype=np.int64)
+    at = 0
+    short: list[bytes] = []  # short texts' bytes, copied in at once before the next long text
+
+    def copy_short() -> int:
+        if not short:
+            return at
+        joined = b"".join(short)
+        short.clear()
+        out[at : at + len(joined)] = np.frombuffer(joined, dtype=np.uint8)
+        return at + len(joined)
+
+    for j, text in enumerate(texts):
+        if len(text) < _KERNEL_FROM:
+            encoded = utf8(text)[1]
+            short.append(encoded)
+            sizes[j] = len(encoded)
+            continue
+        at = copy_short()
+        # The room asked for covers most_bytes(text) from here, the most the kernel writes.
+        end = _utf8_into(text, out, at)
+        if end < 0:  # a surrogate: Python's way, lone ones replaced
+            encoded = utf8(text)[1]
+            out[at : at + len(encoded)] = np.frombuffer(encoded, dtype=np.uint8)
+            end = at + len(encoded)
+        sizes[j] = end - at
+        at = end
+    at = copy_short()
+    return out[:at], sizes
+
+
+def warm_up() -> None:
+    """Compile (or load) the kernel: a long text takes it."""
+    joined_utf8(["é" * _KERNEL_FROM], lambda size: np.empty(size, dtype=np.uint8))
+
+
+@intrinsic
+def _copy_bytes(typingctx, out, at, source, count):
+    """memcpy(&out[at], source, count): `source` a str's data (a void pointer). Kernels only."""
+    if not (isinstance(out, types.Array) and out.dtype == types.uint8):
+        return None
+
+    def codegen(context, builder, signature, args):
+        array, offset, pointer, size = args
+        data = context.make_array(signature.args[0])(context, builder, array).data
+        target = builder.gep(data, [offset])
+        cgutils.raw_memcpy(builder, target, pointer, size, 1)
+        return context.get_dummy_value()
+
+    return types.none(out, types.intp, types.voidptr, types.intp), codegen
+
+
+@njit(inline="always")
+def _put(out, at, c):
+    """Write code point `c` (not ASCII) as UTF-8 at out[at]; the next place, or -1 for a
+    surrogate (U+D800..U+DFFF: not encodable)."""
+    if c < 0x800:
+        out[at] = 0xC0 | (c >> 6)
+        out[at + 1] = 0x80 | (c & 0x3F)
+        return at + 2
+    if c < 0x10000:
+        if 0xD800 <= c < 0xE000:
+            return -1
+        out[at] = 0xE0 | (c >> 12)
+        out[at + 1] = 0x80 | ((c >> 6) & 0x3F)
+        out[at + 2] = 0x80 | (c & 0x3F)
+        return at + 3
+    out[at] = 0xF0 | (c >> 18)
+    out[at + 1] = 0x80 | ((c >> 12) & 0x3F)
+    out[at + 2] = 0x80 | ((c >> 6) & 0x3F)
+    out[at + 3] = 0x80 | (c & 0x3F)
+    return at + 4
+
+
+@njit
+def _utf8_into(text, out, at):
+    """Write the UTF-8 of `text` at out[at] (room for `most_bytes(text)` checked by the caller);
+    the end, or -1 if `text` holds a surrogate. One loop for each way CPython stores a str: one
+    byte a character (ASCII: a plain copy), two or four."""
+    n = len(text)
+    data = text._data
+    kind = text._kind
+    if kind == 1:
+        if text._is_ascii:
+            _copy_bytes(out, at, data, n)
+            return at + n
+        for i in range(n):
+            c = deref_uint8(data, i)
+            if c < 0x80:
+                out[at] = c
+                at += 1
+            else:
+                at = _put(out, at, c)
+        return at
+    if kind == 2:
+        for i in range(n):
+            c = deref_uint16(data, i)
+            if c < 0x80:
+                out[at] = c
+                at += 1
+            else:
+                at = _put(out, at, c)
+                if at < 0:
+                    return -1
+        return at
+    for i in range(n):
+        c = deref_uint32(data, i)
+        if c < 0x80:
+            out[at] = c
+            at += 1
+        else:
+            at = _put(out, at, c)
+            if at < 0:
+                return -1
+    return at
