@@ -205,3 +205,31 @@ def test_lists_are_back_in_the_garbage_collectors_sight():
     del holder, lists
     gc.collect()
     assert watcher() is None
+
+
+def test_lists_are_out_of_the_collectors_sight_while_their_items_are_set(monkeypatch):
+    """Code that walks every object the garbage collector knows (`gc.get_objects()`, in another
+    thread while the items are set without the GIL) never meets a list with unset items."""
+    assert id_lists.fast_lists()
+    ready = ReadyInts(100)
+    ids = (np.arange(1000) % 100).astype(np.int32)
+    made_at: list[int] = []
+    visible: list[int] = []
+    new_lists, fill_items = id_lists._new_lists, id_lists._fill_items
+
+    def making(*args):
+        status = new_lists(*args)
+        made_at.extend(args[4].tolist())  # the new lists' addresses
+        return status
+
+    def filling(*args):
+        known = {id(obj) for obj in gc.get_objects()}  # addresses only: items never read
+        visible.extend(at for at in made_at if at in known)
+        return fill_items(*args)
+
+    monkeypatch.setattr(id_lists, "_new_lists", making)
+    monkeypatch.setattr(id_lists, "_fill_items", filling)
+    lists = ready.lists(ids, np.array([0, 400], np.int64), np.array([400, 1000], np.int64))
+    assert len(made_at) == 2 and visible == []
+    assert sorted(map(id, lists)) == sorted(made_at)
+    assert all(gc.is_tracked(lst) for lst in lists)
