@@ -704,29 +704,28 @@ class Tokenizer:
 
     def _out_buffer(self, size: int) -> np.ndarray:
         """Room for `size` ids: this thread's buffer, reused by its next call (callers convert
-        or copy the ids before they return), for texts up to _REUSED_OUT ids.
+        or copy the ids before they return), for texts up to _REUSED_OUT ids."""
+        return self._reused("out", size, np.int32, _REUSED_OUT)
+
+    def _text_buffer(self, size: int) -> np.ndarray:
+        """Room for `size` bytes of text: this thread's buffer, reused likewise (the bytes are
+        read by one kernel call and never handed out)."""
+        return self._reused("text", size, np.uint8, _REUSED_TEXT)
+
+    def _reused(self, name: str, size: int, dtype: type, limit: int) -> np.ndarray:
+        """This thread's buffer `name` of at least `size` items (up to `limit`; a larger one is
+        made for the call alone).
 
         A fresh megabyte buffer a call is mapped and unmapped by the system each time, and
         unmapping stops every thread of the process (TLB shootdown): `encode_batch` would
         serialise on it. Larger texts get their own buffer (pages never written cost nothing).
         """
-        if size > _REUSED_OUT:
-            return np.empty(size, dtype=np.int32)
-        out = getattr(self._local, "out", None)
-        if out is None or out.shape[0] < size:
-            out = np.empty(max(size, 1 << 16), dtype=np.int32)
-            self._local.out = out
-        return out
-
-    def _text_buffer(self, size: int) -> np.ndarray:
-        """Room for `size` bytes of text: this thread's buffer, reused as `_out_buffer` is (the
-        bytes are read by one kernel call and never handed out)."""
-        if size > _REUSED_TEXT:
-            return np.empty(size, dtype=np.uint8)
-        buffer = getattr(self._local, "text", None)
+        if size > limit:
+            return np.empty(size, dtype=dtype)
+        buffer = getattr(self._local, name, None)
         if buffer is None or buffer.shape[0] < size:
-            buffer = np.empty(max(size, 1 << 18), dtype=np.uint8)
-            self._local.text = buffer
+            buffer = np.empty(max(size, 1 << 16), dtype=dtype)
+            setattr(self._local, name, buffer)
         return buffer
 
     def _piece_cache(self, size: int) -> tuple:
