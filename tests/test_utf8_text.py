@@ -85,3 +85,9 @@ def test_encode_batch_of_long_texts_with_surrogates_equals_encode() -> None:
         arrays = tok.encode_batch_arrays(texts, num_threads=2)
     assert batch == [tok.encode(text) for text in texts]
     assert [a.tolist() for a in arrays] == batch
+
+
+@pytest.mark.parametrize("bad", [b"x" * LONG, None, 7])
+def test_a_text_that_is_not_a_str_is_refused_by_name(bad) -> None:
+    with pytest.raises(TypeError, match=r"texts must be str, not (bytes|NoneType|int)$"):
+        joined_utf8(["fine", bad], fresh)

@@ -46,6 +46,9 @@ def joined_utf8(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(bytes, sizes): each text's UTF-8 as `utf8` gives it, one after another in a uint8 array
     that `room(n)` returns (at least n bytes: a caller may reuse one), and each one's length."""
+    for text in texts:  # the kernel is compiled for str alone
+        if not isinstance(text, str):
+            raise TypeError(f"texts must be str, not {type(text).__name__}")
     bound = sum(map(most_bytes, texts))
     out = room(bound)
     if out.dtype != np.uint8 or out.ndim != 1 or not out.flags.c_contiguous:
