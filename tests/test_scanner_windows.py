@@ -322,7 +322,9 @@ def test_o200k_multibyte_units_match_regex(data: bytes) -> None:
 
 @HYPOTHESIS
 @given(
-    st.lists(st.sampled_from(["中", "文", "é", "É", "ǅ", "ʰ", "a", "A", "s", "'", " "]), min_size=80)
+    st.lists(
+        st.sampled_from(["中", "文", "é", "É", "ǅ", "ʰ", "a", "A", "s", "'", " "]), min_size=80
+    )
 )
 def test_o200k_letter_runs_of_every_case_match_regex(units: list[str]) -> None:
     """Letters of every case class side by side, with apostrophes and spaces between words."""

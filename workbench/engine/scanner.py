@@ -977,7 +977,13 @@ def _scan_gpt2_windows(text, cls, i, n, out, k, cap):
 # one add (the carry runs through the run). What the masks cannot settle (a whitespace run past
 # the lookahead, an R run past the lookback, digits after one of several bytes) hands over to
 # the piece-by-piece scan at the last start found before it. o200k's differences: see
-# `_window_rules`. tests/test_scanner_windows.py checks this against `regex`.
+# `_window_rules`. In o200k a letter of both case classes (Lm, Lo: CJK, kana, Hangul) never
+# starts a piece inside a letter run, nor does a lower-only one; an upper-only one does after a
+# lower-only one, and after one of both classes it depends on what follows its upper-only run
+# (`[Up]*` backtracks to the last lower-class letter when no lower-only one follows: "中A " splits
+# before A, "中Ab" does not), so it hands over; marks are letters to the case classes and "other"
+# to the rest, so windows hand over from the first one on (rare outside some scripts).
+# tests/test_scanner_windows.py checks this against `regex`.
 
 _BEHIND = 16  # bytes of lookback in the masks: bit t is byte b - 15 + t, the window bits 16..47
 
@@ -996,10 +1002,12 @@ def _window_rules(
     cont: continuation bytes; letter, digit, white (\\s, \\r \\n too), newline: first bytes of
     characters of that kind; space, apostrophe: the bytes " " and "'"; contraction_letters(): the
     mask `_contraction_letters` describes (called only when needed). cl100k's rules, or with
-    `case` = (upper, lower, slash) o200k's over ASCII (cont must be 0): a letter run splits
-    before an upper-case letter that follows a lower-case one, a contraction ends a letter piece
-    (an apostrophe after a letter hands over if a contraction's letter follows), and the tail
-    after a P run is `[\\r\\n/]*`, so a P after a "/" of a tail starts a piece."""
+    `case` = (upper, lower, slash, multibyte) o200k's (upper, lower: the case class bits; if not
+    `multibyte`, cont must be 0 and no letter has both): a letter run splits before an
+    upper-only letter (Lu, Lt) that follows a lower-only one (Ll), and hands over at one that
+    follows a letter of both classes (Lm, Lo) and from the first mark on; a contraction ends a
+    letter piece (an apostrophe after a letter hands over if a contraction's letter follows);
+    the tail after a P run is `[\\r\\n/]*`, so a P after a "/" of a tail starts a piece."""
     lead = ~cont
     other = ~(letter | digit | white | cont)
     blank = white & ~newline  # W
@@ -1172,8 +1180,8 @@ def _contraction_letters(builder: ir.IRBuilder, text: list, word) -> _IRWord:
 def _window_starts_intrinsic(o200k: bool):
     """An intrinsic f(data, cls, b) -> the piece starts of cl100k (or o200k) among bytes
     b+1..b+32 (15 <= b, b + 49 <= len(data)): bit j set if byte b+1+j starts one, bit 32+j if
-    the piece-by-piece scan must decide from byte b+1+j on (see `_window_rules`; o200k's windows
-    are ASCII only: any other byte in the 64 hands over at once). Kernels only (no checks). The
+    the piece-by-piece scan must decide from byte b+1+j on (see `_window_rules`). Kernels only
+    (no checks). The
     kind masks are byte-wise compares of 64 class and text bytes, each cast to one bit a byte
     (`vpmovmskb` on x86); the rules are scalar."""
     return intrinsic(functools.partial(_window_starts_typing, o200k))
