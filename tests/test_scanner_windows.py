@@ -199,14 +199,19 @@ def test_cl100k_long_runs_cross_windows() -> None:
                 assert scanner.pieces(data, "cl100k") == cl100k_expected(data), data
 
 
-def test_cl100k_counts_in_short_blocks_and_segments() -> None:
-    """Counting over segments cut anywhere and output blocks filled to the last window."""
-    rng = random.Random(13)
-    data = b"".join(rng.choice(CL100K_UNITS).encode() for _ in range(8000))
+def check_counts_in_segments(preset: str, units: list[str], seed: int) -> None:
+    """Counting 8,000 random units over segments cut at any character, and output blocks filled
+    to the last window, against `regex` segment by segment."""
+    rng = random.Random(seed)
+    data = b"".join(rng.choice(units).encode() for _ in range(8000))
     starts_of_chars = [i for i, b in enumerate(data) if b & 0xC0 != 0x80]
     for cuts in (0, 5, 300):
         edges = [0, *sorted(rng.sample(starts_of_chars[1:], cuts)), len(data)]
-        assert counted(data, "cl100k", edges) == counter(data, "cl100k", edges), cuts
+        assert counted(data, preset, edges) == counter(data, preset, edges), cuts
+
+
+def test_cl100k_counts_in_short_blocks_and_segments() -> None:
+    check_counts_in_segments("cl100k", CL100K_UNITS, 13)
 
 
 def test_cl100k_real_text_with_non_ascii_and_bad_bytes(corpora: Path) -> None:
@@ -294,11 +299,13 @@ def test_runs_after_a_character_cut_by_the_lookback(preset: str) -> None:
 # a letter of both classes (Lm, Lo: "中A" splits, "中Ab" does not) and marks (M: letters to the
 # case classes, "other" to the prefix and to P runs) hand over. The units cover each kind: Lo
 # (中 文), Ll (é), Lu (É), Lt (ǅ), Lm (ʰ), M, whitespace of 2-3 bytes, P of 3 bytes, a digit of
-# 2 bytes, and runs long enough to cross windows.
+# 2 bytes, letters and an "other" of 4 bytes (𝐀 Lu, 𝐚 Ll, 😀), and runs long enough to cross
+# windows.
 O200K_MULTI_UNITS = [
     "中", "文", "é", "É", "ǅ", "ʰ", "\u0301", "\u3000", "\u00a0", "。", "١", "/", "\r", "\n",
     " ", "'", "s", "A", "a", "1", ".", "ſ", "é's", "中A", "中Ab", "Éa", "éÉ", "ʰA", "。/\n",
     "中文中文中文中文中文中文", "éééééééééééé", "\u3000" * 12, "\n \u00a0 \n", "1" * 7,
+    "𝐀", "𝐚", "😀", "中𝐀", "𝐚𝐀",
 ]  # fmt: skip
 # long runs of one unit that cross windows and their lookback
 O200K_LONG_RUNS = ["中" * 30, "é" * 40, "É" * 40, "Éa" * 20, "中A" * 20, " " * 50, "\n" * 20]
@@ -361,13 +368,7 @@ def test_o200k_multibyte_runs_cross_windows() -> None:
 
 
 def test_o200k_multibyte_counts_in_short_blocks_and_segments() -> None:
-    """Counting over segments cut at any character and output blocks filled to the last window."""
-    rng = random.Random(18)
-    data = b"".join(rng.choice(O200K_MULTI_UNITS).encode() for _ in range(8000))
-    starts_of_chars = [i for i, b in enumerate(data) if b & 0xC0 != 0x80]
-    for cuts in (0, 5, 300):
-        edges = [0, *sorted(rng.sample(starts_of_chars[1:], cuts)), len(data)]
-        assert counted(data, "o200k", edges) == counter(data, "o200k", edges), cuts
+    check_counts_in_segments("o200k", O200K_MULTI_UNITS, 18)
 
 
 MULTILINGUAL = Path("/work/bench-data/multi-2.txt")  # man pages in Italian, Japanese, Korean
