@@ -199,14 +199,19 @@ def test_cl100k_long_runs_cross_windows() -> None:
                 assert scanner.pieces(data, "cl100k") == cl100k_expected(data), data
 
 
-def test_cl100k_counts_in_short_blocks_and_segments() -> None:
-    """Counting over segments cut anywhere and output blocks filled to the last window."""
-    rng = random.Random(13)
-    data = b"".join(rng.choice(CL100K_UNITS).encode() for _ in range(8000))
+def check_counts_in_segments(preset: str, units: list[str], seed: int) -> None:
+    """Counting 8,000 random units over segments cut at any character, and output blocks filled
+    to the last window, against `regex` segment by segment."""
+    rng = random.Random(seed)
+    data = b"".join(rng.choice(units).encode() for _ in range(8000))
     starts_of_chars = [i for i, b in enumerate(data) if b & 0xC0 != 0x80]
     for cuts in (0, 5, 300):
         edges = [0, *sorted(rng.sample(starts_of_chars[1:], cuts)), len(data)]
-        assert counted(data, "cl100k", edges) == counter(data, "cl100k", edges), cuts
+        assert counted(data, preset, edges) == counter(data, preset, edges), cuts
+
+
+def test_cl100k_counts_in_short_blocks_and_segments() -> None:
+    check_counts_in_segments("cl100k", CL100K_UNITS, 13)
 
 
 def test_cl100k_real_text_with_non_ascii_and_bad_bytes(corpora: Path) -> None:
@@ -287,3 +292,111 @@ def test_runs_after_a_character_cut_by_the_lookback(preset: str) -> None:
         run = rng.choice(["1", "\n", "\r\n", " ", "\n "]) * rng.randint(1, 40)
         data = (head + rng.choice(["¼", "—", "。", "é", ".", "中"]) + run + tail).encode("utf-8")
         assert counted(data, preset, [0, len(data)]) == counter(data, preset, [0, len(data)])
+
+
+# o200k's windows over characters of 2-4 bytes: a letter run splits before an upper-only letter
+# (Lu, Lt) that follows a lower-only one (Ll), found across continuation bytes; one that follows
+# a letter of both classes (Lm, Lo: "中A" splits, "中Ab" does not) and marks (M: letters to the
+# case classes, "other" to the prefix and to P runs) hand over. The units cover each kind: Lo
+# (中 文), Ll (é), Lu (É), Lt (ǅ), Lm (ʰ), M, whitespace of 2-3 bytes, P of 3 bytes, a digit of
+# 2 bytes, letters and an "other" of 4 bytes (𝐀 Lu, 𝐚 Ll, 😀), and runs long enough to cross
+# windows.
+O200K_MULTI_UNITS = [
+    "中", "文", "é", "É", "ǅ", "ʰ", "\u0301", "\u3000", "\u00a0", "。", "١", "/", "\r", "\n",
+    " ", "'", "s", "A", "a", "1", ".", "ſ", "é's", "中A", "中Ab", "Éa", "éÉ", "ʰA", "。/\n",
+    "中文中文中文中文中文中文", "éééééééééééé", "\u3000" * 12, "\n \u00a0 \n", "1" * 7,
+    "𝐀", "𝐚", "😀", "中𝐀", "𝐚𝐀",
+]  # fmt: skip
+# long runs of one unit that cross windows and their lookback
+O200K_LONG_RUNS = ["中" * 30, "é" * 40, "É" * 40, "Éa" * 20, "中A" * 20, " " * 50, "\n" * 20]
+o200k_multi_units = st.one_of(
+    st.sampled_from(O200K_MULTI_UNITS).map(str.encode),
+    st.sampled_from(O200K_LONG_RUNS).map(str.encode),
+    st.sampled_from(BAD_BYTES),
+)
+
+
+# texts of 100 bytes and more take Hypothesis ~20 ms an example to make: a fifth of the budget
+LONG_TEXTS = settings(HYPOTHESIS, max_examples=examples(4))
+
+
+def o200k_expected(data: bytes) -> list[bytes]:
+    return cl100k_expected(data, "o200k")
+
+
+@LONG_TEXTS
+@given(st.lists(o200k_multi_units, min_size=60, max_size=200).map(b"".join))
+def test_o200k_multibyte_units_match_regex(data: bytes) -> None:
+    """Texts of 100 bytes and more: the windows (64 bytes with their look-around) take them."""
+    assert scanner.pieces(data, "o200k") == o200k_expected(data)
+
+
+@LONG_TEXTS
+@given(
+    st.lists(
+        st.sampled_from(["中", "文", "é", "É", "ǅ", "ʰ", "a", "A", "s", "'", " "]),
+        min_size=80,
+        max_size=200,
+    )
+)
+def test_o200k_letter_runs_of_every_case_match_regex(units: list[str]) -> None:
+    """Letters of every case class side by side, with apostrophes and spaces between words."""
+    data = "".join(units).encode()
+    assert scanner.pieces(data, "o200k") == o200k_expected(data)
+
+
+def test_o200k_multibyte_every_offset_from_a_window_and_the_end() -> None:
+    """Each case at every offset of a 32-byte window (after leads of 1-3-byte characters) and of
+    the data's last bytes."""
+    rng = random.Random(17)
+    leads = [b"x", b" ", b"\n", b".", b"/", "中".encode(), "é".encode(), "É".encode(), b"\xff"]
+    for _ in range(20):
+        body = b"".join(rng.choice(O200K_MULTI_UNITS).encode() for _ in range(rng.randint(10, 40)))
+        for lead in leads:
+            for k in range(0, 72, 1 if lead in (b" ", "中".encode()) else 5):
+                data = lead * k + body + FAR_END.encode()
+                assert scanner.pieces(data, "o200k") == o200k_expected(data), data
+                cut = body[: max(0, len(body) - k)]
+                assert scanner.pieces(cut, "o200k") == o200k_expected(cut), cut
+
+
+def test_o200k_multibyte_runs_cross_windows() -> None:
+    """Letter, whitespace, digit and punctuation runs of characters of several bytes, longer than
+    a window, after every lead and before every kind of tail."""
+    runs = [*O200K_LONG_RUNS, "。" * 30, "١" * 30, "\u3000" * 30, "ʰ" * 30, "ǅ" * 30, "中é" * 20]
+    runs += ["\u0301" * 20, "。\n/" * 10, "\u00a0\n" * 15]
+    for run in runs:
+        for lead in range(0, 40, 3):
+            for head in ["x", "中", "é", ".", "1", " "]:
+                for tail in ["a", " a", "\n", "'s", "/x", "A", "中", "Éa", "ǅ"]:
+                    data = ("x" * lead + head + run + tail + FAR_END).encode()
+                    assert scanner.pieces(data, "o200k") == o200k_expected(data), data
+
+
+def test_o200k_multibyte_counts_in_short_blocks_and_segments() -> None:
+    check_counts_in_segments("o200k", O200K_MULTI_UNITS, 18)
+
+
+MULTILINGUAL = Path("/work/bench-data/multi-2.txt")  # man pages in Italian, Japanese, Korean
+
+
+def test_o200k_real_multilingual_text(corpora: Path) -> None:
+    """Real text in several scripts, whole and in slices cut at any byte (a cut character is
+    invalid UTF-8 at the edge), with and without characters of every case class sprinkled in.
+    The benchmark's multilingual file when it is there, else Taylor Swift's article."""
+    source = MULTILINGUAL if MULTILINGUAL.is_file() else corpora / "taylorswift.txt"
+    text = source.read_bytes()[:300_000]
+    rng = random.Random(19)
+    chunks = [text[a : a + 41] for a in range(0, len(text), 41)]
+    extra = [u.encode() for u in O200K_MULTI_UNITS] + BAD_BYTES
+    mixed = b"".join(c + rng.choice(extra) for c in chunks)
+    for sample in (text, mixed):
+        assert counted(sample, "o200k", [0, len(sample)]) == counter_bytes(sample)
+        for _ in range(20):
+            a = rng.randrange(len(sample) - 5000)
+            part = sample[a : a + rng.randint(100, 5000)]
+            assert scanner.pieces(part, "o200k") == o200k_expected(part)
+
+
+def counter_bytes(data: bytes) -> Counter[bytes]:
+    return Counter(o200k_expected(data))

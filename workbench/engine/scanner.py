@@ -977,7 +977,13 @@ def _scan_gpt2_windows(text, cls, i, n, out, k, cap):
 # one add (the carry runs through the run). What the masks cannot settle (a whitespace run past
 # the lookahead, an R run past the lookback, digits after one of several bytes) hands over to
 # the piece-by-piece scan at the last start found before it. o200k's differences: see
-# `_window_rules`. tests/test_scanner_windows.py checks this against `regex`.
+# `_window_rules`. In o200k a letter of both case classes (Lm, Lo: CJK, kana, Hangul) never
+# starts a piece inside a letter run, nor does a lower-only one; an upper-only one does after a
+# lower-only one, and after one of both classes it depends on what follows its upper-only run
+# (`[Up]*` backtracks to the last lower-class letter when no lower-only one follows: "中A " splits
+# before A, "中Ab" does not), so it hands over; marks are letters to the case classes and "other"
+# to the rest, so windows hand over from the first one on (rare outside some scripts).
+# tests/test_scanner_windows.py checks this against `regex`.
 
 _BEHIND = 16  # bytes of lookback in the masks: bit t is byte b - 15 + t, the window bits 16..47
 
@@ -996,10 +1002,12 @@ def _window_rules(
     cont: continuation bytes; letter, digit, white (\\s, \\r \\n too), newline: first bytes of
     characters of that kind; space, apostrophe: the bytes " " and "'"; contraction_letters(): the
     mask `_contraction_letters` describes (called only when needed). cl100k's rules, or with
-    `case` = (upper, lower, slash) o200k's over ASCII (cont must be 0): a letter run splits
-    before an upper-case letter that follows a lower-case one, a contraction ends a letter piece
-    (an apostrophe after a letter hands over if a contraction's letter follows), and the tail
-    after a P run is `[\\r\\n/]*`, so a P after a "/" of a tail starts a piece."""
+    `case` = (upper, lower, slash, multibyte) o200k's (upper, lower: the case class bits; if not
+    `multibyte`, cont must be 0 and no letter has both): a letter run splits before an
+    upper-only letter (Lu, Lt) that follows a lower-only one (Ll), and hands over at one that
+    follows a letter of both classes (Lm, Lo) and from the first mark on; a contraction ends a
+    letter piece (an apostrophe after a letter hands over if a contraction's letter follows);
+    the tail after a P run is `[\\r\\n/]*`, so a P after a "/" of a tail starts a piece."""
     lead = ~cont
     other = ~(letter | digit | white | cont)
     blank = white & ~newline  # W
@@ -1034,19 +1042,30 @@ def _window_rules(
         other_starts = other & ~p_other & ~p_space
         quotes = apostrophe & other_starts  # apostrophes that start pieces
         hand, tail_bits, word_split = 0, newline, 0
-    else:  # o200k, ASCII only (cont is 0: one byte a character, "before p" is a shift by 2)
-        upper, lower, slash = case
+    else:  # o200k
+        upper, lower, slash, multibyte = case
         tail_bits = newline | slash
         p_tail, p_unknown = tail_of(tail_bits)
-
-        def other_start(p_tail, p_other, p_space, here_slash):  # a P at q starts a piece
-            return (p_tail & ~here_slash) | (~p_tail & ~p_other & ~p_space)
-
-        other_starts = other & other_start(p_tail, p_other, p_space, slash)
-        p_starts_none = p_other & ~other_start(p_tail << 1, p_other << 1, p_space << 1, slash << 1)
-        word_split = upper & (lower << 1)
-        quotes = apostrophe & (letter << 1)  # a contraction may end the letter piece before
-        hand = lead & (p_unknown | (p_unknown << 1))
+        # a P at q starts a piece after the tail of a P run (unless q, a "/", goes on with it) or
+        # after neither a P nor " "
+        other_starts = other & ((p_tail & ~slash) | (~p_tail & ~p_other & ~p_space))
+        p_starts_none = p_other & ~(spread(other_starts) << 1)
+        quotes = apostrophe & (spread(letter) << 1)  # a contraction may end the letter piece
+        hand = lead & (p_unknown | (spread(p_unknown) << 1))
+        if multibyte:
+            # Lm, Lo (CJK, kana, Hangul) and marks are in both case classes: only Lu and Lt are
+            # upper-only, only Ll lower-only. A letter run splits before an upper-only letter
+            # after a lower-only one ("aB"); after one of both classes it is not local ("中A "
+            # splits before A: `[Up]*` backtracks to the last lower-class letter; "中Ab" does not)
+            both = upper & lower
+            upper, lower = upper & ~lower, lower & ~upper
+            # a mark (M: both classes, not a letter) is inside letter runs but "other" to the
+            # prefix and to P runs: every decision from the first mark on hands over (the ones
+            # before it look at it only as "not whitespace", which it is)
+            mark = both & ~letter
+            from_mark = ~((mark ^ (mark + -1)) >> 1)  # the lowest mark's bit and all above it
+            hand = hand | (lead & from_mark) | (upper & (spread(both) << 1))
+        word_split = upper & (spread(lower) << 1)
     # next not whitespace: the first byte after q's continuation bytes is not white
     solid = lead & ~white
     v = solid | ((solid >> 1) & cont)
@@ -1161,8 +1180,8 @@ def _contraction_letters(builder: ir.IRBuilder, text: list, word) -> _IRWord:
 def _window_starts_intrinsic(o200k: bool):
     """An intrinsic f(data, cls, b) -> the piece starts of cl100k (or o200k) among bytes
     b+1..b+32 (15 <= b, b + 49 <= len(data)): bit j set if byte b+1+j starts one, bit 32+j if
-    the piece-by-piece scan must decide from byte b+1+j on (see `_window_rules`; o200k's windows
-    are ASCII only: any other byte in the 64 hands over at once). Kernels only (no checks). The
+    the piece-by-piece scan must decide from byte b+1+j on (see `_window_rules`). Kernels only
+    (no checks). The
     kind masks are byte-wise compares of 64 class and text bytes, each cast to one bit a byte
     (`vpmovmskb` on x86); the rules are scalar."""
     return intrinsic(functools.partial(_window_starts_typing, o200k))
@@ -1216,11 +1235,7 @@ def _window_starts_typing(o200k, typingctx, data, cls, b):
             )
 
         c, t = load(classes), load(text)
-        case = None
-        if o200k:
-            case = has(c, _UP), has(c, _LO), equal(t, _SLASH)
         kinds = dict(
-            case=case,
             letter=has(c, _L),
             digit=has(c, _N),
             white=has(c, _S),
@@ -1243,8 +1258,9 @@ def _window_starts_typing(o200k, typingctx, data, cls, b):
             result.add_incoming(second, second_block)
             return result
 
-        def found(cont):
-            starts, hand, *rare = _window_rules(cont=cont, **kinds)
+        def found(cont, multibyte):
+            case = (has(c, _UP), has(c, _LO), equal(t, _SLASH), multibyte) if o200k else None
+            starts, hand, *rare = _window_rules(cont=cont, case=case, **kinds)
 
             def packed(starts, hand):
                 starts, hand = (starts & window) >> _BEHIND, (hand & window) >> _BEHIND
@@ -1260,13 +1276,12 @@ def _window_starts_typing(o200k, typingctx, data, cls, b):
 
         # 64 bytes of ASCII (most windows of English and code): with no continuation bytes the
         # rules lose their carrying over them (LLVM folds the constant 0), a third of their work
-        if o200k:  # any byte of 0x80 or more (also invalid UTF-8) hands over at the window's start
-            ascii_bytes = builder.icmp_unsigned("==", has(t, 0x80).value, i64(0))
-            return branch(
-                ascii_bytes, lambda: found(_IRWord(builder, i64(0))), lambda: i64(1 << 32)
-            )
         ascii_bytes = builder.icmp_unsigned("==", cont.value, i64(0))
-        return branch(ascii_bytes, lambda: found(_IRWord(builder, i64(0))), lambda: found(cont))
+        return branch(
+            ascii_bytes,
+            lambda: found(_IRWord(builder, i64(0)), multibyte=False),
+            lambda: found(cont, multibyte=True),
+        )
 
     return types.uint64(data, cls, b), codegen
 
@@ -1347,15 +1362,9 @@ def _cl100k_fast_starts(text, cls, i, n, preset, out, k, cap):
 
 
 def _o200k_fast_starts(text, cls, i, n, preset, out, k, cap):
-    # At any piece start (a contraction is never a piece of its own in o200k), if the first
-    # window's 64 bytes are ASCII: in multilingual text, trying windows that hand over at once
-    # after every piece cost 0.83x.
+    # at any piece start: a contraction is never a piece of its own in o200k
     if i >= _BEHIND - 1 and i + _REACH <= n and k + _WINDOW < cap:
-        high = np.uint64(0)
-        for at in range(i - _BEHIND + 1, i + _REACH, 8):
-            high |= _load_u64(text, at)
-        if high & _HIGH_BITS == 0:
-            return _scan_o200k_windows(text, cls, i, n, out, k, cap)
+        return _scan_o200k_windows(text, cls, i, n, out, k, cap)
     return k, i, False
 
 
