@@ -252,3 +252,75 @@ def test_cli_encodes_several_files(gpt2, corpora, tmp_path, capsys):
     assert captured.out == "" and captured.err.count("\n") == 1 and str(paths[1]) in captured.err
     assert main(["encode", "--tokenizer", tokenizer, "--threads", "0", str(paths[0])]) == 2
     assert "--threads" in capsys.readouterr().err
+
+
+OUTER = "the cat sat on the mat. " * 40
+INNER = "你好世界, était int main(void) { return 0; } " * 30
+
+
+def _nesting(tok, monkeypatch, before_scan: bool):
+    """`tok._scan_segments` patched to run one encode of INNER on the same thread inside the
+    outer call, as a finalizer run by the garbage collector at an allocation would: after the
+    kernel (the outer ids still unread) or before it (the outer text not yet read)."""
+    real = tok._scan_segments
+    nested: list = []
+    inside = []  # the nested call's own scan runs unpatched
+
+    def scan(*args):
+        if before_scan and not inside:
+            inside.append(True)
+            nested.append(tok.encode_batch([INNER, INNER[::-1]], num_threads=1))
+        ids = real(*args)
+        if not before_scan and not inside:
+            inside.append(True)
+            nested.append(tok.encode(INNER))
+        return ids
+
+    monkeypatch.setattr(tok, "_scan_segments", scan)
+    return nested
+
+
+OUTER_CALLS = {
+    "encode": lambda tok: tok.encode(OUTER),
+    "encode_array": lambda tok: tok.encode_array(OUTER).tolist(),
+    "encode_with_spans": lambda tok: [span[0] for span in tok.encode_with_spans(OUTER)],
+    "encode_batch": lambda tok: tok.encode_batch([OUTER, OUTER[:7]], num_threads=1),
+    "encode_batch_arrays": lambda tok: [
+        a.tolist() for a in tok.encode_batch_arrays([OUTER, OUTER[:7]], num_threads=1)
+    ],
+}
+
+
+@pytest.mark.parametrize("method", OUTER_CALLS)
+def test_an_encode_nested_after_the_kernel_leaves_the_outer_ids_alone(gpt2, monkeypatch, method):
+    tok = gpt2.with_splitter("auto")  # a thread's buffers of its own
+    call = OUTER_CALLS[method]
+    expected, inner = call(tok), tok.encode(INNER)  # the buffers exist and are warm
+    nested = _nesting(tok, monkeypatch, before_scan=False)
+    assert call(tok) == expected
+    assert nested == [inner]
+    monkeypatch.undo()
+    assert call(tok) == expected  # and the buffers still serve later calls
+
+
+@pytest.mark.parametrize("method", ["encode_batch", "encode_batch_arrays"])
+def test_a_batch_nested_before_the_kernel_leaves_the_outer_text_alone(gpt2, monkeypatch, method):
+    tok = gpt2.with_splitter("auto")
+    call = OUTER_CALLS[method]
+    expected = call(tok)
+    inner = tok.encode_batch([INNER, INNER[::-1]], num_threads=1)
+    nested = _nesting(tok, monkeypatch, before_scan=True)
+    assert call(tok) == expected
+    assert nested == [inner]
+
+
+@pytest.mark.parametrize("method", OUTER_CALLS)
+def test_a_thread_keeps_its_buffers_from_call_to_call(gpt2, method):
+    """Taking a buffer out of the thread's keeping must not make each call map a new one."""
+    tok = gpt2.with_splitter("auto")
+    OUTER_CALLS[method](tok)
+    kept = dict(tok._local.__dict__)
+    OUTER_CALLS[method](tok)
+    names = ["out", "text"] if method.startswith("encode_batch") else ["out"]
+    for name in names:
+        assert tok._local.__dict__[name] is kept[name]

@@ -385,7 +385,9 @@ class Tokenizer:
         """
         allowed = self._specials_for(text, allowed_special, disallowed_special)
         ids, _, _ = self._encode(text, allowed, want_starts=False)
-        return self._core.ready_ints.one_list(ids)  # straight from the view: no copy
+        found = self._core.ready_ints.one_list(ids)  # straight from the view: no copy
+        self._give_back("out", ids)
+        return found
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Token ids of `text` with every special token encoded as ordinary text."""
@@ -400,7 +402,10 @@ class Tokenizer:
         """Like `encode`, as an int32 array (no Python int per token)."""
         allowed = self._specials_for(text, allowed_special, disallowed_special)
         # A copy, so the caller does not keep the worst-case (one id per byte) buffer alive.
-        return self._encode(text, allowed, want_starts=False)[0].copy()
+        ids = self._encode(text, allowed, want_starts=False)[0]
+        kept = ids.copy()
+        self._give_back("out", ids)
+        return kept
 
     def encode_with_spans(
         self,
@@ -426,10 +431,12 @@ class Tokenizer:
         on_start = offsets[char_start] == starts
         on_end = offsets[np.minimum(char_end, len(text))] == ends
         split = ~(on_start & on_end)
+        ids_list = ids.tolist()
+        self._give_back("out", ids)
         return [
             TokenSpan(*row[:5], bool(row[5]))
             for row in zip(
-                ids.tolist(),
+                ids_list,
                 starts.tolist(),
                 ends.tolist(),
                 char_start.tolist(),
@@ -543,8 +550,12 @@ class Tokenizer:
             if self._scan_code is not None:
                 self._piece_cache(total)
                 return self._encode_run(run, allowed, lists)
-            found = [self._encode(text, allowed, want_starts=False)[0] for text in run]
-            return [self._core.ready_ints.one_list(ids) if lists else ids.copy() for ids in found]
+            done = []
+            for text in run:
+                ids = self._encode(text, allowed, want_starts=False)[0]
+                done.append(self._core.ready_ints.one_list(ids) if lists else ids.copy())
+                self._give_back("out", ids)
+            return done
 
         target = min(max(total // (_RUNS_PER_THREAD * threads), 1 << 16), _LONGEST_RUN)
         runs = runs_of(texts, len, target) if texts else []
@@ -581,12 +592,17 @@ class Tokenizer:
             seg_ends = np.repeat(ends, 2)
             seg_ids = np.tile(np.array([-1, mark], dtype=np.int64), len(run))
         ids = self._scan_segments(data, seg_starts, seg_ends, seg_ids)
+        if not allowed:
+            self._give_back("text", data)  # read by the kernel, never again
         ends = np.flatnonzero(ids == mark)
         if lists:  # every list in one pass, straight from the reused buffer
             starts = np.concatenate((np.zeros(1, np.int64), ends[:-1] + 1))
-            return self._core.ready_ints.lists(ids, starts, ends)
+            found = self._core.ready_ints.lists(ids, starts, ends)
+            self._give_back("out", ids)
+            return found
         cuts = ends.tolist()
         kept = ids.copy()  # out of the reused buffer, once for the run
+        self._give_back("out", ids)
         return [kept[a + 1 : b] for a, b in zip([-1, *cuts], cuts, strict=False)]
 
     @functools.cached_property
@@ -650,8 +666,8 @@ class Tokenizer:
     ) -> tuple[np.ndarray, np.ndarray | None, int]:
         """(ids, each token's byte start or None when tokens tile the bytes, byte length).
 
-        `allowed`: the specials split out as their ids. The ids may be a view into a larger
-        buffer that this thread's next encode reuses: convert or copy them before returning.
+        `allowed`: the specials split out as their ids. The ids may be a view of this thread's
+        taken output buffer: convert or copy them, then `_give_back("out", ids)`.
         """
         text, data = utf8(text)
         if self._scan_code is not None:
@@ -683,8 +699,8 @@ class Tokenizer:
         seg_ends: np.ndarray,
         seg_ids: np.ndarray,
     ) -> np.ndarray:
-        """The ids of `data`'s segments (a special's id, or ordinary text when -1): a view into
-        this thread's output buffer (see `_out_buffer`)."""
+        """The ids of `data`'s segments (a special's id, or ordinary text when -1): a view of
+        this thread's output buffer, taken until the caller gives it back (`_out_buffer`)."""
         flags, fold_cps, fold_letters = scanner.kernel_tables()
         out_ids = self._out_buffer(len(data) + len(seg_ids) + 1)  # a segment may be empty
         count = kernels.ENCODE_SCANNED[self._scan_code](
@@ -703,30 +719,42 @@ class Tokenizer:
         return out_ids[:count]
 
     def _out_buffer(self, size: int) -> np.ndarray:
-        """Room for `size` ids: this thread's buffer, reused by its next call (callers convert
-        or copy the ids before they return), for texts up to _REUSED_OUT ids."""
-        return self._reused("out", size, np.int32, _REUSED_OUT)
+        """Room for `size` ids: this thread's buffer, taken until `_give_back` (callers convert
+        or copy the ids first), for texts up to _REUSED_OUT ids."""
+        return self._taken("out", size, np.int32, _REUSED_OUT)
 
     def _text_buffer(self, size: int) -> np.ndarray:
-        """Room for `size` bytes of text: this thread's buffer, reused likewise (the bytes are
+        """Room for `size` bytes of text: this thread's buffer, taken likewise (the bytes are
         read by one kernel call and never handed out)."""
-        return self._reused("text", size, np.uint8, _REUSED_TEXT)
+        return self._taken("text", size, np.uint8, _REUSED_TEXT)
 
-    def _reused(self, name: str, size: int, dtype: type, limit: int) -> np.ndarray:
-        """This thread's buffer `name` of at least `size` items (up to `limit`; a larger one is
-        made for the call alone).
+    def _taken(self, name: str, size: int, dtype: type, limit: int) -> np.ndarray:
+        """This thread's buffer `name` of at least `size` items, out of the thread's keeping
+        until `_give_back` (up to `limit`; a larger one is made for the call alone).
 
         A fresh megabyte buffer a call is mapped and unmapped by the system each time, and
         unmapping stops every thread of the process (TLB shootdown): `encode_batch` would
         serialise on it. Larger texts get their own buffer (pages never written cost nothing).
+        Taken, not lent: an encode nested in this one on the same thread (a finalizer run by
+        the garbage collector at an allocation) finds no buffer and makes its own, instead of
+        overwriting text or ids this call has not read yet. A call that fails gives nothing
+        back; the next one makes a new buffer.
         """
         if size > limit:
             return np.empty(size, dtype=dtype)
-        buffer = getattr(self._local, name, None)
+        buffer = self._local.__dict__.pop(name, None)
         if buffer is None or buffer.shape[0] < size:
             buffer = np.empty(max(size, 1 << 16), dtype=dtype)
-            setattr(self._local, name, buffer)
         return buffer
+
+    def _give_back(self, name: str, used: np.ndarray) -> None:
+        """Keep the buffer behind `used` (a `_taken` buffer or a view of one: int32 ids or
+        uint8 text) for this thread's next call, once nothing reads it any more. A buffer made
+        for one call (over the limit, or the regex path's own) is kept only if it is small
+        enough to have been taken."""
+        buffer = used if used.base is None else used.base
+        if buffer.shape[0] <= (_REUSED_OUT if name == "out" else _REUSED_TEXT):
+            setattr(self._local, name, buffer)
 
     def _piece_cache(self, size: int) -> tuple:
         """This thread's piece cache, grown (afresh) when a larger text wants more rows."""
