@@ -60,7 +60,7 @@ def test_scanner_equals_regex_on_corpora(pairs, corpora, preset):
 
 def test_tiny_cache_equals_regex_on_corpora(pairs, corpora, monkeypatch):
     """A full cache (256 rows, 128 entries) and long probe chains give the same ids; a full
-    cache is started afresh by the next call."""
+    cache is started afresh by the next new piece, within a call or in the next one."""
     monkeypatch.setattr(tokenizer_module, "_cache_bits", lambda size: 8)
     fast, slow = pairs["o200k"]
     fast = fast.with_splitter("scanner")  # its own cache: one kept from other tests is larger
@@ -68,10 +68,34 @@ def test_tiny_cache_equals_regex_on_corpora(pairs, corpora, monkeypatch):
         assert fast.encode(text, "all") == slow.encode(text, "all")
 
 
-def test_cached_long_pieces_that_share_their_first_bytes(pairs):
-    """Pieces of 9..255 bytes with the same first 8 bytes and length differ only in the tail;
-    longer ones are merged without the cache."""
+def test_a_full_cache_starts_afresh_and_keeps_the_latest_pieces(pairs, monkeypatch):
+    """A cache of 128 entries filled mid-call starts afresh, so the pieces at the end of a long
+    text are cached: encoding them again adds nothing (a cache that took no more pieces once
+    full would have none of them)."""
+    monkeypatch.setattr(tokenizer_module, "_cache_bits", lambda size: 8)
     fast, slow = pairs["gpt2"]
+    fast = fast.with_splitter("scanner")  # a cache of its own
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    words = [f" q{letters[i // 26]}{letters[i % 26]}" for i in range(600)]  # 600 new pieces
+    text = "".join(words)
+    assert fast.encode(text) == slow.encode(text)
+    state = fast._local.piece_cache[3]
+    used = int(state[0])
+    assert 0 < used < 128
+    tail = "".join(words[-used:])
+    assert fast.encode(tail) == slow.encode(tail)
+    assert int(state[0]) == used
+
+
+@pytest.mark.parametrize("bits", [None, 8])
+def test_cached_long_pieces_that_share_their_first_bytes(pairs, monkeypatch, bits):
+    """Pieces of 9..255 bytes with the same first 8 bytes and length differ only in the tail;
+    longer ones are merged without the cache. In a cache of 2**8 rows the long pieces' bytes
+    fill its keys long before its rows: it starts afresh on that too."""
+    if bits is not None:
+        monkeypatch.setattr(tokenizer_module, "_cache_bits", lambda size: bits)
+    fast, slow = pairs["gpt2"]
+    fast = fast.with_splitter("scanner")
     for stem in ("abcdefg", "abcdefg" * 5, "abcdefg" * 30, "abcdefg" * 36):
         words = [f" {stem}{a}{b}{c}" for a in "xyz" for b in "klmn" for c in "pqrst"]
         text = " ".join(words * 3)
