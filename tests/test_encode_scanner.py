@@ -68,10 +68,10 @@ def test_tiny_cache_equals_regex_on_corpora(pairs, corpora, monkeypatch):
         assert fast.encode(text, "all") == slow.encode(text, "all")
 
 
-def test_a_full_cache_starts_afresh_and_keeps_the_latest_pieces(pairs, monkeypatch):
-    """A cache of 128 entries filled mid-call starts afresh, so the pieces at the end of a long
-    text are cached: encoding them again adds nothing (a cache that took no more pieces once
-    full would have none of them)."""
+def test_a_full_cache_starts_afresh_and_keeps_later_pieces(pairs, monkeypatch):
+    """A cache of 128 entries, full, turns away new pieces, and after 32 of them starts afresh
+    within the call: after 600 new pieces it holds the `used` pieces met before the last
+    `turned away` ones (encoding those again adds nothing), not the first 128 of the text."""
     monkeypatch.setattr(tokenizer_module, "_cache_bits", lambda size: 8)
     fast, slow = pairs["gpt2"]
     fast = fast.with_splitter("scanner")  # a cache of its own
@@ -80,11 +80,16 @@ def test_a_full_cache_starts_afresh_and_keeps_the_latest_pieces(pairs, monkeypat
     text = "".join(words)
     assert fast.encode(text) == slow.encode(text)
     state = fast._local.piece_cache[3]
-    used = int(state[0])
-    assert 0 < used < 128
-    tail = "".join(words[-used:])
-    assert fast.encode(tail) == slow.encode(tail)
-    assert int(state[0]) == used
+    used, turned_away = int(state[0]), int(state[3])
+    assert 0 < used < 128 or turned_away > 0
+    cached = words[len(words) - turned_away - used : len(words) - turned_away]
+    assert len(cached) == used and cached[0] != words[0]
+    again = "".join(cached)
+    assert fast.encode(again) == slow.encode(again)
+    assert (int(state[0]), int(state[3])) == (used, turned_away)
+    first = "".join(words[:50])  # long gone: new again, so the cache takes or turns them away
+    assert fast.encode(first) == slow.encode(first)
+    assert (int(state[0]), int(state[3])) != (used, turned_away)
 
 
 @pytest.mark.parametrize("bits", [None, 8])

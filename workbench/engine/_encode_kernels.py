@@ -658,12 +658,14 @@ def recover_merges(order, tables):
 # when it is one token (the common case) `value` is the id: a hit reads one 16-byte row.
 # Otherwise `value` is an offset into `arena` (int32): [offset of the bytes after the first 8 in
 # `keys`, if longer than 8] then the ids. The cache outlives a call (the tokenizer keeps one per
-# thread, see `new_piece_cache`), so many small texts share what the first ones merged. When it
-# is full (half its rows, or its arena or keys), the next new piece starts it afresh: the pieces
-# met first are not always the frequent ones of what follows (text of another kind, or a large
-# text's rarer pieces). On 32 MB texts this encoded English docs 1.6-1.7x and C 1.2-1.5x faster
-# than a full cache that took no more pieces, about as fast as a cache four times the size,
-# which was 15-20% slower on multilingual text.
+# thread, see `new_piece_cache`), so many small texts share what the first ones merged. Once it
+# is full (half its rows, or its arena or keys), new pieces are turned away, since by Zipf the
+# first pieces are mostly the frequent ones; but after a quarter of its entries' worth has been
+# turned away it starts afresh, since then they were not the frequent ones of what follows (text
+# of another kind, a large text's rarer pieces). With the old rule (full: no more pieces until
+# the next call) 32 MB texts of English docs and C encoded 1.5-2.1x slower; at 8 MB, where the
+# cache seldom fills, both rules are equally fast. Starting afresh as soon as the cache is full
+# churned on C code, whose long names fill the keys early (o200k, 8 MB of C: 1.5x slower).
 # Long pieces repeat too (a CJK sentence without spaces is one piece; manual pages repeat their
 # option texts) and cost the most to merge, so every piece whose length fits info's 8 bits is
 # cached; their bytes after the first 8 fill `keys`, and when that is full they are merged anew.
@@ -679,7 +681,8 @@ _LEN_AND_CHECK = np.uint64(0xFFFF00FF)
 
 def new_piece_cache(bits: int) -> tuple:
     """An empty piece cache of 2**bits rows for `encode_scanned`, with its pair memo:
-    (rows, arena, keys, state [used, arena top, keys top], memo). Owned by one thread at a time.
+    (rows, arena, keys, state [used, arena top, keys top, turned away], memo): `turned away`
+    counts the new pieces not cached since the cache was full. Owned by one thread at a time.
     At least 2**8 rows: then any cacheable piece fits an emptied arena (2 ids a row) and keys
     (4 bytes a row), which the kernel relies on when it starts a full cache afresh.
     """
@@ -690,7 +693,7 @@ def new_piece_cache(bits: int) -> tuple:
         np.zeros((rows, 2), dtype=np.uint64),
         np.empty(2 * rows, dtype=np.int32),
         np.empty(4 * rows, dtype=np.uint8),  # bytes 9.. of long pieces; usually far less needed
-        np.zeros(3, dtype=np.int64),
+        np.zeros(4, dtype=np.int64),
         np.full((1 << MEMO_BITS, 2), -1, dtype=np.int64),
     )
 
@@ -714,7 +717,7 @@ def encode_scanned(
     classify(data, flags, cls)
     rows = cache.shape[0]
     room = rows // 2  # entries allowed: keeps probes short
-    used, arena_top, keys_top = state[0], state[1], state[2]
+    used, arena_top, keys_top, turned_away = state[0], state[1], state[2], state[3]
     bits = 0
     while (1 << bits) < rows:
         bits += 1
@@ -797,10 +800,13 @@ def encode_scanned(
                     used >= room
                     or (not inline and arena_top + extra + n_ids > arena.shape[0])
                     or (extra and keys_top + length - 8 > keys.shape[0])
-                ):  # full: start afresh (see above); the piece then fits, the slot is its home
+                ):  # full: turned away, or once many were, the cache starts afresh (see above)
+                    turned_away += 1
+                    if turned_away < room // 4:
+                        continue
                     cache[:] = 0
-                    used, arena_top, keys_top = 0, 0, 0
-                    slot = np.int64(h >> down)
+                    used, arena_top, keys_top, turned_away = 0, 0, 0, 0
+                    slot = np.int64(h >> down)  # the piece now fits, and its home slot is free
                 if inline:
                     value = np.int64(out_ids[first])
                 else:
@@ -818,7 +824,7 @@ def encode_scanned(
                 cache[slot, 1] = want | (np.uint64(n_ids) << _U8) | (np.uint64(value) << _U32)
                 used += 1
             i = resume
-    state[0], state[1], state[2] = used, arena_top, keys_top
+    state[0], state[1], state[2], state[3] = used, arena_top, keys_top, turned_away
     return pos
 
 
