@@ -324,3 +324,19 @@ def test_a_thread_keeps_its_buffers_from_call_to_call(gpt2, method):
     names = ["out", "text"] if method.startswith("encode_batch") else ["out"]
     for name in names:
         assert tok._local.__dict__[name] is kept[name]
+
+
+def test_every_encode_path_compiles_one_encoder(gpt2):
+    """encode (bytes) and encode_batch (its reused text buffer) give the kernel the same array
+    type, so the warm-up's compilation serves both: a writable buffer would be a second
+    compilation of the whole encoder on a user's first batch."""
+    from workbench.engine import _encode_kernels
+
+    texts = _texts(3, seed=9)
+    gpt2.encode(texts[0])
+    gpt2.encode_batch(texts, num_threads=1)
+    gpt2.encode_batch_arrays(texts, num_threads=1, allowed_special="all")
+    kernel = _encode_kernels.ENCODE_SCANNED[0]
+    assert {str(signature[0]) for signature in kernel.signatures} == {
+        "readonly array(uint8, 1d, C)"
+    }

@@ -703,8 +703,13 @@ class Tokenizer:
         this thread's output buffer, taken until the caller gives it back (`_out_buffer`)."""
         flags, fold_cps, fold_letters = scanner.kernel_tables()
         out_ids = self._out_buffer(len(data) + len(seg_ids) + 1)  # a segment may be empty
+        text = np.frombuffer(data, dtype=np.uint8)
+        # Read-only whatever `data` is (bytes from `encode`, encode_batch's reused buffer): a
+        # writable array is another type to Numba, a second compilation of the whole encoder
+        # (5 s of CPU a preset) that the warm-up, which encodes bytes, does not make.
+        text.flags.writeable = False
         count = kernels.ENCODE_SCANNED[self._scan_code](
-            np.frombuffer(data, dtype=np.uint8),
+            text,
             seg_starts,
             seg_ends,
             seg_ids,
