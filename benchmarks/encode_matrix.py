@@ -13,7 +13,8 @@ tables: the piece cache a tokenizer keeps between calls would otherwise remember
 
 Run `python benchmarks/encode_matrix.py [--data /work/bench-data] [--mb 8] [--runs 3]`; add
 `--batch-only` for the threads lines alone, `--batch-ranks gpt2 cl100k o200k` for more ranks,
-`--gil` for the share of a one-thread call spent outside the kernel (holding the GIL).
+`--gil` for the share of a one-thread call spent outside the kernel (holding the GIL), `--text
+A.txt B.txt` to measure your own UTF-8 files instead of the assembled texts.
 Texts are assembled on first use into `--data` (outside the repository, never committed) from
 what a Debian machine has: English from /usr/share/doc, multilingual from the ja/ko/zh/it/ru
 manual pages in /usr/share/man, C from the headers in /usr/include. GPT-2's ranks come from
@@ -241,13 +242,22 @@ def main() -> None:
     parser.add_argument(
         "--gil", action="store_true", help="also the share of encode_batch outside the kernel"
     )
+    parser.add_argument(
+        "--text",
+        type=Path,
+        nargs="+",
+        help="UTF-8 text files to measure instead of the assembled texts (each as it is)",
+    )
     args = parser.parse_args()
     import riptoken  # noqa: PLC0415
     import tiktoken  # noqa: PLC0415
 
     with open("/proc/loadavg") as f:
         print(f"load average before: {f.read().split()[0]} (2 cores; >2 means shared)")
-    corpus = texts(args.data, args.mb)
+    if args.text:
+        corpus = {path.stem: path.read_text("utf-8") for path in args.text}
+    else:
+        corpus = texts(args.data, args.mb)
     print(f"{'ranks x text':28}{'ours':>9}{'tiktoken':>10}{'riptoken':>10}"
           f"{'ours/tt':>9}{'ours/rip':>9}  same ids   (MB per CPU second, one thread)")  # fmt: skip
     for name, (ours, ranks, pattern) in [] if args.batch_only else tokenizers().items():
