@@ -400,3 +400,62 @@ def test_o200k_real_multilingual_text(corpora: Path) -> None:
 
 def counter_bytes(data: bytes) -> Counter[bytes]:
     return Counter(o200k_expected(data))
+
+
+# o200k's windows take a mark right after a letter (or after such marks, up to three in a row)
+# as a letter of both case classes: Indic and Thai words are letters and marks in turn. A mark
+# after anything else (a digit, a space, a P, the start) still hands over: there it may be the
+# prefix of a letter piece or part of a P run. Units: Devanagari letters (Lo), signs (Mn, Mc),
+# a digit (Nd) and a danda (Po); Thai letters and marks; decomposed Latin; ZWJ (Cf: "other").
+MARK_UNITS = [
+    "क", "ष", "\u094d", "\u093f", "\u0902", "\u0940", "क्ष", "कि", "किं", "\u096a", "\u0964",
+    "ก", "\u0e31", "\u0e48", "กั่", "a\u0323\u0302", "A\u0301", "A\u0301B", "a\u0301B",
+    "中\u0301A", "中\u0301a", "ʰ\u0301A", "1\u0301", " \u0301a", ".\u0301a", "((\u0301a",
+    "\u0301\u0301a", "क\u093f\u0902\u0301\u0301\u0301", "क\u0301'\u0301s", "\u200d", "क\u200d",
+    " ", "'", "s", "A", "a", "1", ".", "/", "\n", "\u00a0",
+]  # fmt: skip
+
+
+@LONG_TEXTS
+@given(st.lists(st.sampled_from(MARK_UNITS), min_size=40, max_size=150).map("".join))
+def test_o200k_marks_after_letters_match_regex(text: str) -> None:
+    data = text.encode()
+    assert scanner.pieces(data, "o200k") == o200k_expected(data)
+
+
+def test_o200k_marks_every_offset_from_a_window() -> None:
+    """Each mark case at every offset of a 32-byte window, after leads of 1-3 bytes (a mark
+    right at the masks' start follows a letter whose first byte is out of sight)."""
+    rng = random.Random(23)
+    for _ in range(12):
+        body = "".join(rng.choice(MARK_UNITS) for _ in range(rng.randint(10, 30))).encode()
+        for lead in (b"x", b" ", "क".encode(), "\u094d".encode(), "é".encode()):
+            for k in range(0, 70, 1 if lead == "क".encode() else 3):
+                data = lead * k + body + FAR_END.encode()
+                assert scanner.pieces(data, "o200k") == o200k_expected(data), data
+
+
+def test_o200k_real_text_with_marks() -> None:
+    """Translations in scripts full of marks (Hindi, Thai, Bengali, Tamil, Vietnamese) from the
+    system's message catalogs, when the machine has them."""
+    import gettext
+    import glob
+
+    parts = []
+    for lang in ("hi", "th", "bn", "ta", "vi", "my", "km"):
+        for path in sorted(glob.glob(f"/usr/share/locale/{lang}/LC_MESSAGES/*.mo"))[:3]:
+            with open(path, "rb") as handle:
+                try:
+                    catalog = gettext.GNUTranslations(handle)._catalog
+                except (OSError, ValueError):
+                    continue
+            parts += [v for v in catalog.values() if isinstance(v, str)][:400]
+    if not parts:
+        pytest.skip("no message catalogs in scripts with marks on this machine")
+    data = "\n".join(parts).encode()
+    assert counted(data, "o200k", [0, len(data)]) == counter_bytes(data)
+    rng = random.Random(29)
+    for _ in range(30):
+        a = rng.randrange(max(1, len(data) - 3000))
+        part = data[a : a + rng.randint(100, 3000)]
+        assert scanner.pieces(part, "o200k") == o200k_expected(part)

@@ -986,6 +986,7 @@ def _scan_gpt2_windows(text, cls, i, n, out, k, cap):
 # tests/test_scanner_windows.py checks this against `regex`.
 
 _BEHIND = 16  # bytes of lookback in the masks: bit t is byte b - 15 + t, the window bits 16..47
+_MARK_CHAIN = 3  # o200k: marks in a row after a letter that the windows take (Thai, Indic: 1-2)
 
 
 def _window_rules(
@@ -1005,19 +1006,31 @@ def _window_rules(
     `case` = (upper, lower, slash, multibyte) o200k's (upper, lower: the case class bits; if not
     `multibyte`, cont must be 0 and no letter has both): a letter run splits before an
     upper-only letter (Lu, Lt) that follows a lower-only one (Ll), and hands over at one that
-    follows a letter of both classes (Lm, Lo) and from the first mark on; a contraction ends a
+    follows a letter of both classes (Lm, Lo, or a mark after a letter) and from the first mark
+    that does not follow a letter on; a contraction ends a
     letter piece (an apostrophe after a letter hands over if a contraction's letter follows);
     the tail after a P run is `[\\r\\n/]*`, so a P after a "/" of a tail starts a piece."""
     lead = ~cont
+
+    def spread(x):  # from each character's first byte onto its continuation bytes: the carry
+        # of an add runs from the first continuation byte through the others (as many as follow)
+        return x | (((cont + ((x << 1) & cont)) ^ cont) & cont)
+
+    if case is not None and case[3]:  # o200k over multi-byte text
+        # A mark right after a letter, or after up to _MARK_CHAIN - 1 such marks, is inside
+        # that letter's run exactly as a letter of both case classes (Lo) would be: the letter
+        # is in a letter piece, which goes on through every character of either class. So it
+        # counts as a letter here; the other marks hand over (below).
+        mark = case[0] & case[1] & ~letter
+        joined = mark & (spread(letter) << 1)
+        for _ in range(_MARK_CHAIN - 1):
+            joined = mark & (spread(letter | joined) << 1)
+        letter = letter | joined
     other = ~(letter | digit | white | cont)
     blank = white & ~newline  # W
     # continuation bytes from bit 0 on whose lead is before the masks: their kind is unknown, so
     # a digit or \r \n run right after them is treated as reaching back past the lookback
     orphans = ((cont + (cont & 1)) ^ cont) & cont
-
-    def spread(x):  # from each character's first byte onto its continuation bytes: the carry
-        # of an add runs from the first continuation byte through the others (as many as follow)
-        return x | (((cont + ((x << 1) & cont)) ^ cont) & cont)
 
     s_digit, s_white, s_other = spread(digit), spread(white), spread(other)
     p_digit, p_white, p_other = s_digit << 1, s_white << 1, s_other << 1
@@ -1060,8 +1073,9 @@ def _window_rules(
             both = upper & lower
             upper, lower = upper & ~lower, lower & ~upper
             # a mark (M: both classes, not a letter) is inside letter runs but "other" to the
-            # prefix and to P runs: every decision from the first mark on hands over (the ones
-            # before it look at it only as "not whitespace", which it is)
+            # prefix and to P runs: unless it follows a letter (counted as one above), every
+            # decision from the first mark on hands over (the ones before it look at it only as
+            # "not whitespace", which it is)
             mark = both & ~letter
             from_mark = ~((mark ^ (mark + -1)) >> 1)  # the lowest mark's bit and all above it
             hand = hand | (lead & from_mark) | (upper & (spread(both) << 1))
