@@ -982,7 +982,8 @@ def _scan_gpt2_windows(text, cls, i, n, out, k, cap):
 # lower-only one, and after one of both classes it depends on what follows its upper-only run
 # (`[Up]*` backtracks to the last lower-class letter when no lower-only one follows: "中A " splits
 # before A, "中Ab" does not), so it hands over; marks are letters to the case classes and "other"
-# to the rest, so windows hand over from the first one on (rare outside some scripts).
+# to the rest: one right after a letter (or after such marks) is inside that letter's run, as an
+# Lo is, and windows hand over from the first other one on (rare outside some scripts).
 # tests/test_scanner_windows.py checks this against `regex`.
 
 _BEHIND = 16  # bytes of lookback in the masks: bit t is byte b - 15 + t, the window bits 16..47
@@ -1017,15 +1018,18 @@ def _window_rules(
         return x | (((cont + ((x << 1) & cont)) ^ cont) & cont)
 
     if case is not None and case[3]:  # o200k over multi-byte text
-        # A mark right after a letter, or after up to _MARK_CHAIN - 1 such marks, is inside
-        # that letter's run exactly as a letter of both case classes (Lo) would be: the letter
-        # is in a letter piece, which goes on through every character of either class. So it
-        # counts as a letter here; the other marks hand over (below).
-        mark = case[0] & case[1] & ~letter
+        # Lm, Lo (CJK, kana, Hangul) and marks are in both case classes. A mark (M: both
+        # classes, not a letter) right after a letter, or after up to _MARK_CHAIN - 1 such marks,
+        # is inside that letter's run exactly as an Lo would be: the letter is in a letter
+        # piece, which goes on through every character of either class. So it counts as a
+        # letter here; the other marks (`loose`) hand over (below).
+        both = case[0] & case[1]
+        mark = both & ~letter
         joined = mark & (spread(letter) << 1)
         for _ in range(_MARK_CHAIN - 1):
             joined = mark & (spread(letter | joined) << 1)
         letter = letter | joined
+        loose = mark & ~joined
     other = ~(letter | digit | white | cont)
     blank = white & ~newline  # W
     # continuation bytes from bit 0 on whose lead is before the masks: their kind is unknown, so
@@ -1066,18 +1070,15 @@ def _window_rules(
         quotes = apostrophe & (spread(letter) << 1)  # a contraction may end the letter piece
         hand = lead & (p_unknown | (spread(p_unknown) << 1))
         if multibyte:
-            # Lm, Lo (CJK, kana, Hangul) and marks are in both case classes: only Lu and Lt are
-            # upper-only, only Ll lower-only. A letter run splits before an upper-only letter
-            # after a lower-only one ("aB"); after one of both classes it is not local ("中A "
-            # splits before A: `[Up]*` backtracks to the last lower-class letter; "中Ab" does not)
-            both = upper & lower
+            # only Lu and Lt are upper-only, only Ll lower-only (`both` above). A letter run
+            # splits before an upper-only letter after a lower-only one ("aB"); after one of both
+            # classes it is not local ("中A " splits before A: `[Up]*` backtracks to the last
+            # lower-class letter; "中Ab" does not)
             upper, lower = upper & ~lower, lower & ~upper
-            # a mark (M: both classes, not a letter) is inside letter runs but "other" to the
-            # prefix and to P runs: unless it follows a letter (counted as one above), every
-            # decision from the first mark on hands over (the ones before it look at it only as
+            # a loose mark is inside letter runs but "other" to the prefix and to P runs: every
+            # decision from the first one on hands over (the ones before it look at it only as
             # "not whitespace", which it is)
-            mark = both & ~letter
-            from_mark = ~((mark ^ (mark + -1)) >> 1)  # the lowest mark's bit and all above it
+            from_mark = ~((loose ^ (loose + -1)) >> 1)  # the lowest one's bit and all above it
             hand = hand | (lead & from_mark) | (upper & (spread(both) << 1))
         word_split = upper & (spread(lower) << 1)
     # next not whitespace: the first byte after q's continuation bytes is not white
