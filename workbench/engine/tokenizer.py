@@ -150,6 +150,8 @@ _LONGEST_RUN = 1 << 18
 
 _REUSED_OUT = 1 << 20  # ids: a thread keeps at most a 4 MB output buffer between calls
 _REUSED_TEXT = 1 << 22  # bytes: and at most a 4 MB text buffer (a run's UTF-8 bound: 4 a character)
+# A thread's reused buffers: name -> (dtype, the least it makes, the most it keeps).
+_REUSED = {"out": (np.int32, 1 << 16, _REUSED_OUT), "text": (np.uint8, 1 << 18, _REUSED_TEXT)}
 
 
 def _cache_bits(size: int) -> int:
@@ -384,10 +386,7 @@ class Tokenizer:
         turn into control tokens by accident.
         """
         allowed = self._specials_for(text, allowed_special, disallowed_special)
-        ids, _, _ = self._encode(text, allowed, want_starts=False)
-        found = self._core.ready_ints.one_list(ids)  # straight from the view: no copy
-        self._give_back("out", ids)
-        return found
+        return self._handed_out(self._encode(text, allowed, want_starts=False)[0], lists=True)
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Token ids of `text` with every special token encoded as ordinary text."""
@@ -401,11 +400,7 @@ class Tokenizer:
     ) -> np.ndarray:
         """Like `encode`, as an int32 array (no Python int per token)."""
         allowed = self._specials_for(text, allowed_special, disallowed_special)
-        # A copy, so the caller does not keep the worst-case (one id per byte) buffer alive.
-        ids = self._encode(text, allowed, want_starts=False)[0]
-        kept = ids.copy()
-        self._give_back("out", ids)
-        return kept
+        return self._handed_out(self._encode(text, allowed, want_starts=False)[0], lists=False)
 
     def encode_with_spans(
         self,
@@ -550,12 +545,10 @@ class Tokenizer:
             if self._scan_code is not None:
                 self._piece_cache(total)
                 return self._encode_run(run, allowed, lists)
-            done = []
-            for text in run:
-                ids = self._encode(text, allowed, want_starts=False)[0]
-                done.append(self._core.ready_ints.one_list(ids) if lists else ids.copy())
-                self._give_back("out", ids)
-            return done
+            return [
+                self._handed_out(self._encode(text, allowed, want_starts=False)[0], lists)
+                for text in run
+            ]
 
         target = min(max(total // (_RUNS_PER_THREAD * threads), 1 << 16), _LONGEST_RUN)
         runs = runs_of(texts, len, target) if texts else []
@@ -726,16 +719,17 @@ class Tokenizer:
     def _out_buffer(self, size: int) -> np.ndarray:
         """Room for `size` ids: this thread's buffer, taken until `_give_back` (callers convert
         or copy the ids first), for texts up to _REUSED_OUT ids."""
-        return self._taken("out", size, np.int32, _REUSED_OUT)
+        return self._taken("out", size)
 
     def _text_buffer(self, size: int) -> np.ndarray:
         """Room for `size` bytes of text: this thread's buffer, taken likewise (the bytes are
         read by one kernel call and never handed out)."""
-        return self._taken("text", size, np.uint8, _REUSED_TEXT)
+        return self._taken("text", size)
 
-    def _taken(self, name: str, size: int, dtype: type, limit: int) -> np.ndarray:
+    def _taken(self, name: str, size: int) -> np.ndarray:
         """This thread's buffer `name` of at least `size` items, out of the thread's keeping
-        until `_give_back` (up to `limit`; a larger one is made for the call alone).
+        until `_give_back` (up to its limit in `_REUSED`; a larger one is made for the call
+        alone).
 
         A fresh megabyte buffer a call is mapped and unmapped by the system each time, and
         unmapping stops every thread of the process (TLB shootdown): `encode_batch` would
@@ -745,12 +739,21 @@ class Tokenizer:
         overwriting text or ids this call has not read yet. A call that fails gives nothing
         back; the next one makes a new buffer.
         """
+        dtype, least, limit = _REUSED[name]
         if size > limit:
             return np.empty(size, dtype=dtype)
         buffer = self._local.__dict__.pop(name, None)
         if buffer is None or buffer.shape[0] < size:
-            buffer = np.empty(max(size, 1 << 16), dtype=dtype)
+            buffer = np.empty(max(size, least), dtype=dtype)
         return buffer
+
+    def _handed_out(self, ids: np.ndarray, lists: bool) -> list[int] | np.ndarray:
+        """`ids` (`_encode`'s, maybe a view of the taken output buffer) as a list, straight from
+        the view, or as an array of their own (the caller does not keep the worst-case buffer,
+        one id a byte, alive); the buffer is then given back."""
+        found = self._core.ready_ints.one_list(ids) if lists else ids.copy()
+        self._give_back("out", ids)
+        return found
 
     def _give_back(self, name: str, used: np.ndarray) -> None:
         """Keep the buffer behind `used` (a `_taken` buffer or a view of one: int32 ids or
@@ -758,7 +761,7 @@ class Tokenizer:
         for one call (over the limit, or the regex path's own) is kept only if it is small
         enough to have been taken."""
         buffer = used if used.base is None else used.base
-        if buffer.shape[0] <= (_REUSED_OUT if name == "out" else _REUSED_TEXT):
+        if buffer.shape[0] <= _REUSED[name][2]:
             setattr(self._local, name, buffer)
 
     def _piece_cache(self, size: int) -> tuple:
