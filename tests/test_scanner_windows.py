@@ -391,11 +391,17 @@ def test_o200k_real_multilingual_text(corpora: Path) -> None:
     extra = [u.encode() for u in O200K_MULTI_UNITS] + BAD_BYTES
     mixed = b"".join(c + rng.choice(extra) for c in chunks)
     for sample in (text, mixed):
-        assert counted(sample, "o200k", [0, len(sample)]) == counter_bytes(sample)
-        for _ in range(20):
-            a = rng.randrange(len(sample) - 5000)
-            part = sample[a : a + rng.randint(100, 5000)]
-            assert scanner.pieces(part, "o200k") == o200k_expected(part)
+        check_o200k_text(sample, rng, slices=20, longest=5000)
+
+
+def check_o200k_text(data: bytes, rng: random.Random, slices: int, longest: int) -> None:
+    """o200k on `data` counted whole, then `slices` slices of 100..`longest` bytes cut at any
+    byte, scanned, against `regex`."""
+    assert counted(data, "o200k", [0, len(data)]) == counter_bytes(data)
+    for _ in range(slices):
+        a = rng.randrange(max(1, len(data) - longest))
+        part = data[a : a + rng.randint(100, longest)]
+        assert scanner.pieces(part, "o200k") == o200k_expected(part)
 
 
 def counter_bytes(data: bytes) -> Counter[bytes]:
@@ -452,10 +458,4 @@ def test_o200k_real_text_with_marks() -> None:
             parts += [v for v in catalog.values() if isinstance(v, str)][:400]
     if not parts:
         pytest.skip("no message catalogs in scripts with marks on this machine")
-    data = "\n".join(parts).encode()
-    assert counted(data, "o200k", [0, len(data)]) == counter_bytes(data)
-    rng = random.Random(29)
-    for _ in range(30):
-        a = rng.randrange(max(1, len(data) - 3000))
-        part = data[a : a + rng.randint(100, 3000)]
-        assert scanner.pieces(part, "o200k") == o200k_expected(part)
+    check_o200k_text("\n".join(parts).encode(), random.Random(29), slices=30, longest=3000)
