@@ -35,8 +35,8 @@ import numpy as np
 import regex
 from _paths import corpora  # noqa: E402
 
-from workbench.engine import scanner
-from workbench.engine.patterns import PRESETS
+from workbench.engine.pretokenize.patterns import PRESETS
+from workbench.engine.pretokenize.scan import scanner
 
 DEFAULT_CORPUS = corpora() / "tinyshakespeare.txt"
 

@@ -32,7 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from workbench.engine.config import TrainConfig
-from workbench.engine.pretokenize import count_corpus
+from workbench.engine.pretokenize.counting import count_corpus
 
 
 def pieces(text: bytes, files: int, size: int) -> list[bytes]:
@@ -85,7 +85,10 @@ def timed(path: Path, config: TrainConfig, workers: int, runs: int) -> tuple[flo
 def thread_cpu(small: Path, config: TrainConfig, workers: int, runs: int, files: int) -> None:
     """Print the thread CPU time spent in each stage of counting `small`, per run and per file,
     by wrapping the stages' functions (a benchmark may reach into the engine; a test may not)."""
-    from workbench.engine import _libc_read, corpus, count_fold, scan_count  # noqa: PLC0415
+    from workbench.engine._native import libc_read as _libc_read
+    from workbench.engine.corpus import reading as corpus
+    from workbench.engine.pretokenize.scan import count as scan_count  # noqa: PLC0415
+    from workbench.engine.pretokenize.scan import fold as count_fold
 
     spent: dict[str, float] = collections.defaultdict(float)
     lock = threading.Lock()
@@ -122,14 +125,14 @@ def thread_cpu(small: Path, config: TrainConfig, workers: int, runs: int, files:
 
 
 def _names(small: Path) -> list[str]:
-    from workbench.engine.corpus import list_corpus  # noqa: PLC0415
+    from workbench.engine.corpus.reading import list_corpus  # noqa: PLC0415
 
     return list_corpus([small], sized=False).names
 
 
 def _read_part(names: list[str], kernel: bool, start: int, end: int) -> None:
     """Read files start..end in packs, as the counting's reader threads do."""
-    from workbench.engine.corpus import read_text_pack  # noqa: PLC0415
+    from workbench.engine.corpus.reading import read_text_pack  # noqa: PLC0415
 
     while start < end:
         pack = read_text_pack(names, start, min(end, start + 6000), 2 << 20, kernel=kernel)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.evaluate import health
 from workbench.evaluate.run import Options, evaluate
 from workbench.evaluate.specs import Candidate
@@ -110,7 +110,7 @@ def test_rebuilt_merges():
 
 
 def test_a_changed_training_corpus_is_not_used(tmp_path):
-    from workbench.engine.corpus import fingerprint, list_files
+    from workbench.engine.corpus.reading import fingerprint, list_files
 
     corpus = tmp_path / "train.txt"
     corpus.write_text("abc " * 300, "utf-8")

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.display import CR, NEWLINE, TAB, grapheme_bounds, show_bytes, token_rgb
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine.encode.tokenizer import Tokenizer
 
 if TYPE_CHECKING:
     from PySide6.QtGui import QImage, QPainter

@@ -22,19 +22,16 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from workbench.engine import (
-    _encode_kernels,
-    _libc_read,
-    _train_kernels,
-    count_fold,
-    id_lists,
-    scanner,
-    utf8_text,
-)
+from workbench.engine._native import id_lists, utf8_text
+from workbench.engine._native import libc_read as _libc_read
 from workbench.engine.config import TrainConfig
+from workbench.engine.encode import _kernels as _encode_kernels
 from workbench.engine.errors import CancelledError
-from workbench.engine.patterns import resolve
-from workbench.engine.words import WordTable
+from workbench.engine.pretokenize.patterns import resolve
+from workbench.engine.pretokenize.scan import fold as count_fold
+from workbench.engine.pretokenize.scan import scanner
+from workbench.engine.pretokenize.words import WordTable
+from workbench.engine.train import _kernels as _train_kernels
 
 Progress = Callable[[int, int, str], None]
 
@@ -54,13 +51,13 @@ def _pretokenizer(preset: str) -> None:
 
 
 def _index(preset: str) -> None:
-    from workbench.engine.trainer import BpeTrainer  # noqa: PLC0415 -- trainer imports warm_up
+    from workbench.engine.train.trainer import BpeTrainer  # noqa: PLC0415 -- trainer imports warm_up
 
     BpeTrainer(WordTable.from_counts(_WORDS), TrainConfig(vocab_size=270))
 
 
 def _merges(preset: str) -> None:
-    from workbench.engine.trainer import BpeTrainer  # noqa: PLC0415
+    from workbench.engine.train.trainer import BpeTrainer  # noqa: PLC0415
 
     for tie_break in ("lexicographic", "hf"):
         trainer = BpeTrainer(
@@ -70,7 +67,7 @@ def _merges(preset: str) -> None:
 
 
 def _encoder(preset: str) -> None:
-    from workbench.engine.tokenizer import Tokenizer  # noqa: PLC0415
+    from workbench.engine.encode.tokenizer import Tokenizer  # noqa: PLC0415
 
     tokenizer = Tokenizer.from_merges([(b"l", b"l"), (b"ll", b"o")], resolve(preset))
     tokenizer.encode(_SAMPLE.decode())

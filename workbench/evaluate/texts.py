@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from workbench.engine.corpus import Document, Segmenter, list_files, read_documents
+from workbench.engine.corpus.reading import Document, Segmenter, list_files, read_documents
 from workbench.engine.errors import WorkbenchError
 
 ALL = "all"

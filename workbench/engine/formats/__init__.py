@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.engine.errors import TokenizerError, TokenizerFileError, WorkbenchError
 from workbench.engine.formats import gpt2_files, hf_json, minbpe_model, tiktoken_file
-from workbench.engine.outputs import write_staged
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine.formats.outputs import write_staged
 
 FORMATS = {
     "hf": hf_json.export,

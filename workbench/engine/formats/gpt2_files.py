@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.engine.errors import TokenizerError, TokenizerFileError
 from workbench.engine.formats._common import (
     as_file_error,
@@ -30,8 +31,7 @@ from workbench.engine.formats._common import (
     write_atomic,
     write_sidecar,
 )
-from workbench.engine.patterns import resolve
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine.pretokenize.patterns import resolve
 
 VOCAB = "vocab.json"
 MERGES = "merges.txt"

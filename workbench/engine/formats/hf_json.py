@@ -27,6 +27,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.engine.errors import TokenizerError, TokenizerFileError
 from workbench.engine.formats._common import (
     as_file_error,
@@ -36,8 +37,7 @@ from workbench.engine.formats._common import (
     unmapped,
     write_atomic,
 )
-from workbench.engine.patterns import GPT2, resolve
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine.pretokenize.patterns import GPT2, resolve
 
 FILE = "tokenizer.json"
 

@@ -14,6 +14,7 @@ import base64
 import binascii
 from pathlib import Path
 
+from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.engine.errors import TokenizerError, TokenizerFileError
 from workbench.engine.formats._common import (
     as_file_error,
@@ -23,8 +24,7 @@ from workbench.engine.formats._common import (
     write_atomic,
     write_sidecar,
 )
-from workbench.engine.patterns import resolve
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine.pretokenize.patterns import resolve
 
 FILE = "tokenizer.tiktoken"
 

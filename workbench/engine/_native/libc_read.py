@@ -30,7 +30,7 @@ from numba.core import cgutils
 from numba.core.registry import cpu_target
 from numba.extending import intrinsic
 
-from workbench.engine.numba_config import njit
+from workbench.engine._native.numba_config import njit
 
 _SYMBOLS = ("open", "openat", "read", "close")
 # A folder is opened only to open its files from (O_PATH where there is one: no read right needed).

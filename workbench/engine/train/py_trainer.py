@@ -25,7 +25,7 @@ import numpy as np
 
 from workbench.engine.config import TrainConfig
 from workbench.engine.events import MergeBatch
-from workbench.engine.words import WordTable
+from workbench.engine.pretokenize.words import WordTable
 
 Pair = tuple[int, int]
 

@@ -21,7 +21,7 @@ from numba.core import cgutils
 from numba.cpython.unicode import deref_uint8, deref_uint16, deref_uint32
 from numba.extending import intrinsic
 
-from workbench.engine.numba_config import njit
+from workbench.engine._native.numba_config import njit
 
 _KERNEL_FROM = 2048  # characters: a text at least this long is written by the kernel
 

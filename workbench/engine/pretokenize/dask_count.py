@@ -28,15 +28,16 @@ from pathlib import Path
 import numpy as np
 import regex
 
-from workbench.engine import scan_count, scanner
 from workbench.engine.config import TrainConfig
-from workbench.engine.corpus import is_jsonl, list_files
+from workbench.engine.corpus.readers import columnar, compressed
+from workbench.engine.corpus.readers.optional import require
+from workbench.engine.corpus.reading import is_jsonl, list_files
 from workbench.engine.errors import CancelledError, ConfigError, CorpusError
-from workbench.engine.pretokenize import CorpusStats, PretokenizeResult
-from workbench.engine.readers import columnar, compressed
-from workbench.engine.readers.optional import require
-from workbench.engine.specials import specials_bytes_regex
-from workbench.engine.words import WordTable
+from workbench.engine.pretokenize.counting import CorpusStats, PretokenizeResult
+from workbench.engine.pretokenize.scan import count as scan_count
+from workbench.engine.pretokenize.scan import scanner
+from workbench.engine.pretokenize.specials import specials_bytes_regex
+from workbench.engine.pretokenize.words import WordTable
 
 TASK_BYTES = 64 << 20  # text per task: a few seconds of counting, a few MB of partial table
 FAN_IN = 8

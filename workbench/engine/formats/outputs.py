@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from workbench.engine.errors import WorkbenchError
 
 if TYPE_CHECKING:
-    from workbench.engine.tokenizer import Tokenizer
+    from workbench.engine.encode.tokenizer import Tokenizer
 
 STAGE_PREFIX = ".bpe-workbench-writing-"
 

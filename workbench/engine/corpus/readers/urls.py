@@ -20,8 +20,8 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
+from workbench.engine.corpus.readers.optional import MissingPackageError
 from workbench.engine.errors import CorpusError
-from workbench.engine.readers.optional import MissingPackageError
 
 # "scheme://..." or a chained fsspec URL "simplecache::s3://..."; two letters at least, so a
 # Windows drive ("C:/") is never taken for a scheme.

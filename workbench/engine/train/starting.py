@@ -18,8 +18,8 @@ from typing import Any
 from workbench.engine.config import TrainConfig
 from workbench.engine.errors import WorkbenchError
 from workbench.engine.events import MergeBatch
-from workbench.engine.py_trainer import PyTrainer
-from workbench.engine.words import WordTable
+from workbench.engine.pretokenize.words import WordTable
+from workbench.engine.train.py_trainer import PyTrainer
 
 # Pair occurrences (sum of unique words' lengths) above which the Python trainer's index alone
 # takes longer than a first compile: such runs wait for the kernels instead. The demo corpus
@@ -36,7 +36,7 @@ def trainer_for(
     """The trainer for a run (see the module docstring). `kernels_ready` None: the caller will
     not compile them meanwhile, so the Numba trainer is used (it compiles on first use).
     `count_ties=False`: every merge's `ties` is 0 (not counted: saves time)."""
-    from workbench.engine import trainer  # imports Numba, compiles nothing
+    from workbench.engine.train import trainer  # imports Numba, compiles nothing
 
     tie_limit = trainer.TIE_LIMIT if count_ties else 0
     if kernels_ready is None or kernels_ready() or not python_can_start(words, config):
@@ -83,7 +83,7 @@ class StartingTrainer:
 
     def _hand_over(self) -> None:
         """Move to the Numba trainer: replay the merges made so far and check them."""
-        from workbench.engine.trainer import BpeTrainer
+        from workbench.engine.train.trainer import BpeTrainer
 
         done = self.current
         fast = BpeTrainer(self._words, self.config, done.tie_limit)
@@ -99,7 +99,7 @@ class StartingTrainer:
 
 def _share_batching() -> None:
     """`StartingTrainer` batches exactly as `BpeTrainer` does (same code, on its `step`)."""
-    from workbench.engine.trainer import BpeTrainer
+    from workbench.engine.train.trainer import BpeTrainer
 
     for name in ("batches", "_adapt_batch_size", "run"):
         setattr(StartingTrainer, name, getattr(BpeTrainer, name))

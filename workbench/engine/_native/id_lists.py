@@ -44,7 +44,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from workbench.engine.numba_config import njit, njit_holding_gil
+from workbench.engine._native.numba_config import njit, njit_holding_gil
 
 # Below this many ids a single list is made by numpy: the kernels' four calls cost about 20 us,
 # as much as numpy takes for 4,000 ids (of 200,000 ready ints, measured).

@@ -9,7 +9,12 @@ from __future__ import annotations
 from collections import Counter
 
 from workbench.engine.errors import PatternError
-from workbench.engine.patterns import GAP_ADVICE, PinnedPattern, compile_pattern, first_gap
+from workbench.engine.pretokenize.patterns import (
+    GAP_ADVICE,
+    PinnedPattern,
+    compile_pattern,
+    first_gap,
+)
 
 # A pattern gets this long on a stretch of text before it is judged too slow (catastrophic
 # backtracking, as `(a|aa)+$` on a run of a's): a floor, plus an allowance per character so a

@@ -54,7 +54,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from workbench.engine.numba_config import njit, njit_borrowing
+from workbench.engine._native.numba_config import njit, njit_borrowing
 
 
 class TrainState(NamedTuple):

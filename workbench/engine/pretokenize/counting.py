@@ -20,9 +20,10 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from workbench.engine import _pretokenize_worker as worker
+from workbench.engine._native.memory import give_back_freed_memory
 from workbench.engine.config import TrainConfig, check_workers
-from workbench.engine.corpus import (
+from workbench.engine.corpus.readers import meter, streams_only
+from workbench.engine.corpus.reading import (
     CorpusListing,
     CorpusWalk,
     PathList,
@@ -33,12 +34,11 @@ from workbench.engine.corpus import (
     read_small_text,
 )
 from workbench.engine.errors import CancelledError, CorpusError
-from workbench.engine.native_memory import give_back_freed_memory
-from workbench.engine.patterns import preset_name
-from workbench.engine.readers import meter, streams_only
-from workbench.engine.scan_count import count_with_scanner
-from workbench.engine.scanner import can_scan
-from workbench.engine.words import WordTable
+from workbench.engine.pretokenize import _regex_worker as worker
+from workbench.engine.pretokenize.patterns import preset_name
+from workbench.engine.pretokenize.scan.count import count_with_scanner
+from workbench.engine.pretokenize.scan.scanner import can_scan
+from workbench.engine.pretokenize.words import WordTable
 
 BATCH_CHARS = 1 << 21  # text per task: big enough to amortise the hand-over
 PARALLEL_FROM_BYTES = 4 << 20  # smaller corpora are faster in one process
@@ -83,7 +83,9 @@ def count_corpus(
     start = time.perf_counter()
     workers = check_workers(workers) or default_workers()
     paths = list(paths)
-    from workbench.engine import counts_file  # a counts file is a corpus already counted
+    from workbench.engine.pretokenize import (
+        counts_file,  # a counts file is a corpus already counted
+    )
 
     if (counted := counts_file.counts_path(paths)) is not None:
         return counts_file.read_counts(counted, config.pattern_string, config.special_tokens)

@@ -37,9 +37,9 @@ from typing import Any, AnyStr, BinaryIO
 import numpy as np
 import regex
 
+from workbench.engine.corpus.readers import columnar, compressed, datasets, meter, urls
 from workbench.engine.errors import CorpusError
-from workbench.engine.readers import columnar, compressed, datasets, meter, urls
-from workbench.engine.specials import specials_regex, split_on_specials
+from workbench.engine.pretokenize.specials import specials_regex, split_on_specials
 
 CHUNK_CHARS = 1 << 22  # ~4 MB of text per segment at most (when a cut point exists)
 READ_BYTES = 1 << 22  # bytes per read from a file (decompressed)
@@ -590,7 +590,7 @@ def read_text_pack(
     k = start
     quick = _quick_names(names, start, end, kernel)
     if quick is not None:
-        from workbench.engine._libc_read import FOLDER_FLAGS, read_files  # noqa: PLC0415
+        from workbench.engine._native.libc_read import FOLDER_FLAGS, read_files  # noqa: PLC0415
     open_, readv, close = os.open, os.readv, os.close
     while k < end and at < limit:
         if quick is not None:  # the kernel reads on until a file it leaves to the careful way
@@ -668,7 +668,7 @@ def _quick_names(
     a NUL, or no kernel here)."""
     if not kernel or end <= start:
         return None
-    from workbench.engine import _libc_read  # noqa: PLC0415 -- Numba: not for a mere listing
+    from workbench.engine._native import libc_read as _libc_read  # noqa: PLC0415 -- Numba: not for a mere listing
 
     if not _libc_read.available():
         return None

@@ -30,10 +30,10 @@ from types import ModuleType
 import numpy as np
 from numba import literally
 
-from workbench.engine import scanner
-from workbench.engine.numba_config import njit
-from workbench.engine.scanner import classify, scan_starts
-from workbench.engine.scanner import piece_hash as _piece_key
+from workbench.engine._native.numba_config import njit
+from workbench.engine.pretokenize.scan import scanner
+from workbench.engine.pretokenize.scan.scanner import classify, scan_starts
+from workbench.engine.pretokenize.scan.scanner import piece_hash as _piece_key
 
 NEVER = np.int32(2**31 - 1)
 EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)

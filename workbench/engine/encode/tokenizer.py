@@ -36,16 +36,16 @@ from typing import Literal, NamedTuple
 import numpy as np
 import regex
 
-from workbench.engine import _encode_kernels as kernels
-from workbench.engine import scanner
+from workbench.engine._native.id_lists import ReadyInts
+from workbench.engine._native.utf8_text import joined_utf8, utf8
 from workbench.engine.batching import RunPool, runs_of
+from workbench.engine.encode import _kernels as kernels
+from workbench.engine.encode.ids import check_dense, check_id
+from workbench.engine.encode.pieces import RegexSplitter, Splitter, char_to_byte
 from workbench.engine.errors import TokenizerError
-from workbench.engine.id_lists import ReadyInts
-from workbench.engine.ids import check_dense, check_id
-from workbench.engine.patterns import compile_pattern, resolve
-from workbench.engine.pieces import RegexSplitter, Splitter, char_to_byte
-from workbench.engine.specials import specials_bytes_regex, specials_regex
-from workbench.engine.utf8_text import joined_utf8, utf8
+from workbench.engine.pretokenize.patterns import compile_pattern, resolve
+from workbench.engine.pretokenize.scan import scanner
+from workbench.engine.pretokenize.specials import specials_bytes_regex, specials_regex
 
 # tiktoken's convention: specials in the text are an error unless allowed ("all" or a set);
 # `disallowed_special=()` encodes the ones not allowed as ordinary text. ("none": all of them

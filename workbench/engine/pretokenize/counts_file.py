@@ -26,12 +26,12 @@ import numpy as np
 import regex
 
 from workbench.engine.config import TrainConfig
+from workbench.engine.corpus.readers import urls
+from workbench.engine.corpus.readers.optional import require
 from workbench.engine.errors import CorpusError, WorkbenchError
-from workbench.engine.patterns import preset_name
-from workbench.engine.pretokenize import CorpusStats, PretokenizeResult
-from workbench.engine.readers import urls
-from workbench.engine.readers.optional import require
-from workbench.engine.words import WordTable
+from workbench.engine.pretokenize.counting import CorpusStats, PretokenizeResult
+from workbench.engine.pretokenize.patterns import preset_name
+from workbench.engine.pretokenize.words import WordTable
 
 KEY = b"bpe_workbench.counts"
 FORMAT_VERSION = 1
@@ -82,7 +82,7 @@ def write_counts(
     fingerprint: str | None = None,
 ) -> Path:
     """Write `result`'s word table and metadata to `out` atomically; the path written."""
-    from workbench.engine.corpus import fingerprint as files_fingerprint
+    from workbench.engine.corpus.reading import fingerprint as files_fingerprint
 
     meta = {
         "format": "bpe-workbench counts",
@@ -237,7 +237,7 @@ def merge_counts(paths: Sequence[str | os.PathLike], out: str | os.PathLike) -> 
     """Sum counts files into one at `out`; they must share a pattern and special tokens."""
     if not paths:
         raise WorkbenchError("no counts files to merge")
-    from workbench.engine import scanner
+    from workbench.engine.pretokenize.scan import scanner
 
     tables, metas = [], []
     for path in paths:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from workbench.engine.readers.columnar import is_columnar
-from workbench.engine.readers.compressed import is_compressed
+from workbench.engine.corpus.readers.columnar import is_columnar
+from workbench.engine.corpus.readers.compressed import is_compressed
 
 # What the window's "Open corpus files" dialog offers (any file is still read as text).
 CORPUS_FILE_PATTERNS = [
@@ -64,7 +64,7 @@ def preview_text(path: Path, chars: int) -> str | None:
 
     try:
         if is_columnar(path):
-            from workbench.engine.readers.columnar import record_texts
+            from workbench.engine.corpus.readers.columnar import record_texts
 
             parts, size = [], 0
             for text in record_texts(path, "text"):
@@ -78,7 +78,7 @@ def preview_text(path: Path, chars: int) -> str | None:
 
             with gzip.open(path, "rb") as stream:
                 return stream.read(chars * 4).decode("utf-8", "replace")[:chars]
-        from workbench.engine.readers.compressed import open_compressed
+        from workbench.engine.corpus.readers.compressed import open_compressed
 
         with open_compressed(path) as stream:
             return stream.read(chars * 4).decode("utf-8", "replace")[:chars]

@@ -25,9 +25,9 @@ from pathlib import Path
 import numpy as np
 import regex
 
-from workbench.engine import scanner
 from workbench.engine.config import TrainConfig
-from workbench.engine.corpus import (
+from workbench.engine.corpus.readers import columnar, meter, streams_only
+from workbench.engine.corpus.reading import (
     TextPack,
     check_not_binary,
     check_utf8,
@@ -37,10 +37,10 @@ from workbench.engine.corpus import (
     read_text_pack,
     safe_cut,
 )
-from workbench.engine.count_fold import CountTable
 from workbench.engine.errors import CancelledError, CorpusError
-from workbench.engine.readers import columnar, meter, streams_only
-from workbench.engine.specials import specials_bytes_regex
+from workbench.engine.pretokenize.scan import scanner
+from workbench.engine.pretokenize.scan.fold import CountTable
+from workbench.engine.pretokenize.specials import specials_bytes_regex
 
 UNIT_BYTES = 2 << 20  # bytes per unit of work: enough to amortise a call, small for memory
 

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
+from workbench.engine.corpus.readers.meter import advance_share
+from workbench.engine.corpus.readers.optional import require
 from workbench.engine.errors import CorpusError
-from workbench.engine.readers.meter import advance_share
-from workbench.engine.readers.optional import require
 
 BATCH_ROWS = 8192  # rows per Parquet read inside a row group
 BLOCK_BYTES = 2 << 20  # text per block handed to the counter (as scan_count's units)

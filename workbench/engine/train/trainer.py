@@ -17,13 +17,13 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from workbench.engine import _train_kernels as k
+from workbench.engine._native.memory import give_back_freed_memory
 from workbench.engine.byte_mapping import hf_byte_order
 from workbench.engine.config import TrainConfig
 from workbench.engine.errors import WorkbenchError
 from workbench.engine.events import MergeBatch
-from workbench.engine.native_memory import give_back_freed_memory
-from workbench.engine.words import WordTable
+from workbench.engine.pretokenize.words import WordTable
+from workbench.engine.train import _kernels as k
 
 STOP_REASONS = {
     k.VOCAB_REACHED: "vocab_size",
