@@ -13,7 +13,7 @@ from workbench.engine.pretokenize.counting import count_corpus, count_texts
 from workbench.engine.pretokenize.patterns import GPT2, O200K
 from workbench.engine.pretokenize.scan.count import UNIT_BYTES
 from workbench.engine.pretokenize.words import WordTable
-from workbench.engine.train._kernels import SPAN
+from workbench.engine.train._state import SPAN
 from workbench.engine.train.trainer import BpeTrainer
 
 

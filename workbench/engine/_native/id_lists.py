@@ -44,6 +44,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from workbench.engine._native import portable
 from workbench.engine._native.numba_config import njit, njit_holding_gil
 
 # Below this many ids a single list is made by numpy: the kernels' four calls cost about 20 us,
@@ -389,6 +390,8 @@ class ReadyInts:
 def fast_lists() -> bool:
     """Whether the lists' kernels compile, link and give the right lists and reference counts here
     (checked once, on ints made for the check)."""
+    if portable():
+        return False
     if platform.python_implementation() != "CPython":  # `id()` is an address only in CPython
         return False
     if not _KNOWN_LAYOUT:

@@ -30,6 +30,7 @@ from numba.core import cgutils
 from numba.core.registry import cpu_target
 from numba.extending import intrinsic
 
+from workbench.engine._native import portable
 from workbench.engine._native.numba_config import njit
 
 _SYMBOLS = ("open", "openat", "read", "close")
@@ -47,7 +48,7 @@ def available() -> bool:
     """Whether the kernel can work here: a POSIX system whose process offers the three
     functions to the JIT (they come with libc). Asked once, when the first pack is read: the
     JIT's symbol search is open only once Numba's CPU target is set up."""
-    if os.name != "posix":
+    if os.name != "posix" or portable():
         return False
     try:
         cpu_target.target_context  # noqa: B018 -- sets up the JIT (loading a kernel would too)

@@ -14,6 +14,8 @@ import contextlib
 import ctypes
 import sys
 
+from workbench.engine._native import portable
+
 
 def give_back_freed_memory() -> None:
     """Return the free pages of every malloc arena to the system (a few milliseconds).
@@ -21,7 +23,7 @@ def give_back_freed_memory() -> None:
     Called after counting (its threads' heaps keep ~300 MB of freed blocks after a gigabyte,
     which training would pile on top of) and when the trainer's arrays have grown (the old
     halves of a gigabyte's tables were 40 MB of its peak)."""
-    if not sys.platform.startswith("linux"):
+    if not sys.platform.startswith("linux") or portable():
         return
     with contextlib.suppress(OSError, AttributeError):  # not glibc: musl has no malloc_trim
         ctypes.CDLL(None).malloc_trim(0)

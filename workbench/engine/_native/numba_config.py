@@ -13,6 +13,8 @@ import numba
 from numba.core import caching
 from numba.core.runtime import rtsys
 
+from workbench.engine._native import portable
+
 OPTIONS = {"cache": True, "nogil": True}
 
 njit = functools.partial(numba.njit, **OPTIONS)
@@ -26,7 +28,9 @@ njit_holding_gil = functools.partial(numba.njit, cache=True, nogil=False)
 # loop's time. Numba refuses to compile an allocation in such a function, so it cannot leak.
 # `_nrt` is Numba's own (private) option: were a later Numba to drop it, the same loops compile
 # with reference counting (slower, same results) rather than fail.
-_WITHOUT_REFCOUNTS = {"_nrt": False} if hasattr(numba.core.options.DefaultOptions, "_nrt") else {}
+# Under BPE_WORKBENCH_PORTABLE=1 the stock options are used.
+_HAS_NRT_OPTION = hasattr(numba.core.options.DefaultOptions, "_nrt")
+_WITHOUT_REFCOUNTS = {"_nrt": False} if _HAS_NRT_OPTION and not portable() else {}
 njit_borrowing = functools.partial(numba.njit, **_WITHOUT_REFCOUNTS, **OPTIONS)
 
 
@@ -60,4 +64,4 @@ def _install_light_cache_loading() -> bool:
     return True
 
 
-LIGHT_CACHE_LOADING = _install_light_cache_loading()
+LIGHT_CACHE_LOADING = not portable() and _install_light_cache_loading()

@@ -13,6 +13,7 @@ encoded as `utf8` does, lone surrogates replaced as tiktoken does.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -21,6 +22,7 @@ from numba.core import cgutils
 from numba.cpython.unicode import deref_uint8, deref_uint16, deref_uint32
 from numba.extending import intrinsic
 
+from workbench.engine._native import portable
 from workbench.engine._native.numba_config import njit
 
 _KERNEL_FROM = 2048  # characters: a text at least this long is written by the kernel
@@ -67,8 +69,9 @@ def joined_utf8(
         out[at : at + len(joined)] = np.frombuffer(joined, dtype=np.uint8)
         return at + len(joined)
 
+    kernel_from = math.inf if portable() else _KERNEL_FROM  # the switch: Python's way alone
     for j, text in enumerate(texts):
-        if len(text) < _KERNEL_FROM:
+        if len(text) < kernel_from:
             encoded = utf8(text)[1]
             short.append(encoded)
             sizes[j] = len(encoded)

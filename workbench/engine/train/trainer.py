@@ -24,11 +24,12 @@ from workbench.engine.errors import WorkbenchError
 from workbench.engine.events import MergeBatch
 from workbench.engine.pretokenize.words import WordTable
 from workbench.engine.train import _kernels as k
+from workbench.engine.train import _state as st
 
 STOP_REASONS = {
-    k.VOCAB_REACHED: "vocab_size",
-    k.NO_PAIRS: "no_pairs",
-    k.BELOW_MIN_FREQUENCY: "min_frequency",
+    st.VOCAB_REACHED: "vocab_size",
+    st.NO_PAIRS: "no_pairs",
+    st.BELOW_MIN_FREQUENCY: "min_frequency",
 }
 
 # Ties are counted up to this many (a figure of TIE_LIMIT reads "that many or more"): counting
@@ -55,7 +56,7 @@ class BpeTrainer:
         if start_rows < 1:
             raise ValueError(f"start_rows must be at least 1, not {start_rows}")
         self.config = config
-        self.mode = k.HF if config.tie_break == "hf" else k.LEX
+        self.mode = st.HF if config.tie_break == "hf" else st.LEX
         self.tie_limit = tie_limit
         self.merges: list[tuple[int, int]] = []
         self.merge_ids: list[int] = []
@@ -70,19 +71,19 @@ class BpeTrainer:
     def _init_state(self, words: WordTable, pairs: int) -> None:
         lengths = np.diff(words.offsets)
         wrec = np.zeros((lengths.size, 4), dtype=np.int64)  # (offset, length, count, -)
-        wrec[:, k.W_OFF] = words.offsets[:-1]
-        wrec[:, k.W_LEN] = lengths
-        wrec[:, k.W_COUNT] = words.counts
+        wrec[:, st.W_OFF] = words.offsets[:-1]
+        wrec[:, st.W_LEN] = lengths
+        wrec[:, st.W_COUNT] = words.counts
         symbols = int(lengths.sum())
 
-        scal = np.zeros(k.N_SCAL, dtype=np.int64)
-        scal[k.S_NTOK] = 256
-        scal[k.S_ARENA] = 256
-        scal[k.S_FREE] = -1
-        scal[k.S_TOKENS] = int((lengths * words.counts).sum())
+        scal = np.zeros(st.N_SCAL, dtype=np.int64)
+        scal[st.S_NTOK] = 256
+        scal[st.S_ARENA] = 256
+        scal[st.S_FREE] = -1
+        scal[st.S_TOKENS] = int((lengths * words.counts).sum())
         arena = np.zeros(64 * 1024, dtype=np.uint8)
         arena[:256] = np.arange(256, dtype=np.uint8)
-        state = k.TrainState(
+        state = st.TrainState(
             wsym=words.data.astype(np.int32),  # each byte is its own token id
             wrec=wrec,
             tok_off=np.arange(1024, dtype=np.int64),
@@ -96,14 +97,14 @@ class BpeTrainer:
             ph=np.full((2 * pairs, 2), -1, dtype=np.int32),
             lst=np.empty((pairs, 4), dtype=np.int32),
             # Every word-pair occurrence may need a block slot; a sixth of the symbols is a start.
-            blk=np.empty((max(symbols // k.BLOCK, pairs), 2 + k.BLOCK), dtype=np.int32),
+            blk=np.empty((max(symbols // st.BLOCK, pairs), 2 + st.BLOCK), dtype=np.int32),
             hp=np.empty((pairs, 4), dtype=np.int64),
             touched=np.zeros(pairs + 1, dtype=np.int32),
-            tie_stack=np.empty(k.TIE_STACK, dtype=np.int64),
+            tie_stack=np.empty(st.TIE_STACK, dtype=np.int64),
             scal=scal,
             hf_order=np.array(hf_byte_order(), dtype=np.int64),
         )
-        self.state: k.TrainState | None = k.init_pairs(state, self.mode)
+        self.state: st.TrainState | None = k.init_pairs(state, self.mode)
         give_back_freed_memory()  # what the index's growing tables left behind
         self._scal = self.state.scal
 
@@ -128,7 +129,7 @@ class BpeTrainer:
     @property
     def n_tokens(self) -> int:
         """Distinct tokens: 256 bytes + merged tokens (no specials)."""
-        return int(self._scal[k.S_NTOK])
+        return int(self._scal[st.S_NTOK])
 
     @property
     def vocab_size(self) -> int:
@@ -138,7 +139,7 @@ class BpeTrainer:
     @property
     def corpus_tokens(self) -> int:
         """Tokens the training corpus takes with the merges so far (specials not counted)."""
-        return int(self._scal[k.S_TOKENS])
+        return int(self._scal[st.S_TOKENS])
 
     @property
     def special_ids(self) -> dict[str, int]:
@@ -171,7 +172,7 @@ class BpeTrainer:
         target = self.config.vocab_size if target_vocab_size is None else target_vocab_size
         target_tokens = target - len(self.config.special_tokens)
         n = max(int(n), 0)
-        events = k.MergeEvents(
+        events = st.MergeEvents(
             left=np.empty(n, dtype=np.int32),
             right=np.empty(n, dtype=np.int32),
             new=np.empty(n, dtype=np.int32),
@@ -183,13 +184,13 @@ class BpeTrainer:
         start = time.perf_counter()
         done = 0
         while True:
-            rows = events if done == 0 else k.MergeEvents(*(a[done:] for a in events))
+            rows = events if done == 0 else st.MergeEvents(*(a[done:] for a in events))
             status, made, self.state = k.run_merges(
                 self.state, rows, n - done, target_tokens, self.config.min_frequency, self.mode,
                 self.tie_limit,
             )  # fmt: skip
             done += int(made)
-            if status != k.TABLES_GREW:
+            if status != st.TABLES_GREW:
                 break
             # The tables' old copies are free now; glibc keeps most of them resident (a 1 GB
             # run's peak held 40 MB of them) unless asked.
