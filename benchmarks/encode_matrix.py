@@ -40,7 +40,7 @@ from workbench.bench.train import make_corpus
 from workbench.engine import formats
 from workbench.engine._native import id_lists
 from workbench.engine.encode.tokenizer import Tokenizer
-from workbench.engine.pretokenize.patterns import CL100K, GPT2, O200K
+from workbench.engine.patterns.regexes import CL100K, GPT2, O200K
 
 try:
     from workbench.engine._native import utf8_text

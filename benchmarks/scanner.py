@@ -35,7 +35,7 @@ import numpy as np
 import regex
 from _paths import corpora  # noqa: E402
 
-from workbench.engine.pretokenize.patterns import PRESETS
+from workbench.engine.patterns.regexes import PRESETS
 from workbench.engine.pretokenize.scan import scanner
 
 DEFAULT_CORPUS = corpora() / "tinyshakespeare.txt"

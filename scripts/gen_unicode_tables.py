@@ -1,4 +1,4 @@
-"""Generate `workbench/engine/_unicode_data.py`: the code-point classes the pre-tokenizer uses,
+"""Generate `workbench/engine/patterns/_unicode_data.py`: the code-point classes the pre-tokenizer uses,
 pinned to the Unicode version of the references (tiktoken 0.14 and Hugging Face tokenizers 0.23
 both carry Unicode 16.0.0; `tests/test_unicode_tables.py` checks every code point against them).
 
@@ -32,7 +32,7 @@ WHITE_SPACE = (
     (0x09, 0x0D), (0x20, 0x20), (0x85, 0x85), (0xA0, 0xA0), (0x1680, 0x1680), (0x2000, 0x200A),
     (0x2028, 0x2029), (0x202F, 0x202F), (0x205F, 0x205F), (0x3000, 0x3000),
 )  # fmt: skip
-OUT = Path(__file__).resolve().parents[1] / "workbench" / "engine" / "_unicode_data.py"
+OUT = Path(__file__).resolve().parents[1] / "workbench" / "engine" / "patterns" / "_unicode_data.py"
 
 
 def ranges(members: list[int]) -> list[tuple[int, int]]:

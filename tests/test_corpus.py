@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from workbench.engine.config import TrainConfig
 from workbench.engine.corpus.reading import Segmenter, _stream_text, list_files
 from workbench.engine.errors import CorpusError
+from workbench.engine.patterns.regexes import PRESETS, compile_pattern
 from workbench.engine.pretokenize.counting import count_corpus
-from workbench.engine.pretokenize.patterns import PRESETS, compile_pattern
 
 EXAMPLES = examples(1.5)
 

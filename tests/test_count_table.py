@@ -15,7 +15,7 @@ from collections import Counter
 import numpy as np
 import regex
 
-from workbench.engine.pretokenize.patterns import PRESETS
+from workbench.engine.patterns.regexes import PRESETS
 from workbench.engine.pretokenize.scan import scanner
 from workbench.engine.pretokenize.scan.fold import CountTable
 

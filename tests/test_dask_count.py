@@ -19,6 +19,7 @@ from _corpus_formats import (
 from workbench.cli import main
 from workbench.engine.config import TrainConfig
 from workbench.engine.errors import ConfigError, CorpusError, WorkbenchError
+from workbench.engine.patterns.specials import specials_bytes_regex
 from workbench.engine.pretokenize import dask_count
 from workbench.engine.pretokenize.counting import count_corpus
 from workbench.engine.pretokenize.dask_count import (
@@ -29,7 +30,6 @@ from workbench.engine.pretokenize.dask_count import (
     next_cut,
     plan,
 )
-from workbench.engine.pretokenize.specials import specials_bytes_regex
 
 pytestmark = pytest.mark.dask
 

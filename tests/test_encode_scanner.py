@@ -13,7 +13,7 @@ from workbench.engine.encode import tokenizer as tokenizer_module
 from workbench.engine.encode.pieces import RegexSplitter
 from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.engine.errors import TokenizerError
-from workbench.engine.pretokenize.patterns import CL100K, GPT2, O200K
+from workbench.engine.patterns.regexes import CL100K, GPT2, O200K
 
 PATTERNS = {"gpt2": GPT2, "cl100k": CL100K, "o200k": O200K}
 

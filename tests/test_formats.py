@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from workbench.engine import formats
 from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.engine.errors import TokenizerError, TokenizerFileError, WorkbenchError
-from workbench.engine.pretokenize.patterns import CL100K, GPT2
+from workbench.engine.patterns.regexes import CL100K, GPT2
 
 FORMATS = ["hf", "gpt2", "tiktoken", "minbpe"]
 SAMPLE = "Hello world! It's 2024: 12345678 cafés, 日本語, 👩‍👩‍👧\r\n\n  trailing   <|endoftext|> x"

@@ -13,7 +13,7 @@ import tiktoken
 from workbench.cli import main
 from workbench.engine import formats
 from workbench.engine.encode.tokenizer import DisallowedSpecialError, Tokenizer
-from workbench.engine.pretokenize.patterns import PRESETS
+from workbench.engine.patterns.regexes import PRESETS
 
 MERGES = [(b"a", b"b"), (b"\r", b"\n"), (b" ", b"ab"), (b"h", b"e"), (b"<", b"|")]
 EOT = "<|endoftext|>"

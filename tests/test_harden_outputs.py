@@ -19,7 +19,7 @@ from workbench.engine.formats.outputs import (
     check_output_folder,
     write_formats_atomically,
 )
-from workbench.engine.pretokenize.patterns import resolve
+from workbench.engine.patterns.regexes import resolve
 
 
 def tokenizer(*pairs: tuple[bytes, bytes]) -> Tokenizer:

@@ -13,7 +13,7 @@ from workbench.cli import main
 from workbench.engine import formats
 from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.engine.errors import ConfigError, PatternError, TokenizerError, TokenizerFileError
-from workbench.engine.pretokenize.patterns import NO_SPLIT, PRESETS, compile_pattern
+from workbench.engine.patterns.regexes import NO_SPLIT, PRESETS, compile_pattern
 
 MERGES = [(b"a", b"b"), (b"ab", b"c"), (b" ", b"ab"), (b"h", b"e"), (b"he", b"l")]
 

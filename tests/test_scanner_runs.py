@@ -12,7 +12,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from workbench.engine.pretokenize.patterns import PRESETS, compile_pattern
+from workbench.engine.patterns.regexes import PRESETS, compile_pattern
 from workbench.engine.pretokenize.scan import scanner
 
 # One character per class the runs test: ASCII lower/upper/digit/punctuation/space, \r \n, then

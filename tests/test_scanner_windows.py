@@ -17,7 +17,7 @@ from _bpe_helpers import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from workbench.engine.pretokenize.patterns import PRESETS, compile_pattern
+from workbench.engine.patterns.regexes import PRESETS, compile_pattern
 from workbench.engine.pretokenize.scan import scanner
 
 ASCII_UNITS = [" ", "\n", "\t", "'", "s", "t", "l", "v", "e", "A", "1", ".", "ab"]

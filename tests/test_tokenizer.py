@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from workbench.engine import formats
 from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.engine.errors import TokenizerError
-from workbench.engine.pretokenize.patterns import CL100K, GPT2, O200K
+from workbench.engine.patterns.regexes import CL100K, GPT2, O200K
 
 TEXTS = [
     "corpus.en",

@@ -19,8 +19,8 @@ import pytest
 import tiktoken
 
 from workbench.engine.encode.tokenizer import Tokenizer
-from workbench.engine.pretokenize import unicode_classes as uc
-from workbench.engine.pretokenize.patterns import PRESETS, PinnedPattern
+from workbench.engine.patterns import unicode_classes as uc
+from workbench.engine.patterns.regexes import PRESETS, PinnedPattern
 
 BYTES = {bytes([b]): b for b in range(256)}
 # Surrogates cannot be UTF-8, so tiktoken never sees them; every other code point is checked.

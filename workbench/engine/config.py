@@ -6,7 +6,7 @@ import operator
 from dataclasses import dataclass, field
 
 from workbench.engine.errors import ConfigError
-from workbench.engine.pretokenize.patterns import compile_pattern, resolve
+from workbench.engine.patterns.regexes import compile_pattern, resolve
 
 # Token ids are 32-bit in the kernels and the files; counts are 64-bit.
 MAX_VOCAB_SIZE = 2**31 - 1

@@ -27,7 +27,7 @@ from workbench.engine._native import libc_read as _libc_read
 from workbench.engine.config import TrainConfig
 from workbench.engine.encode import _kernels as _encode_kernels
 from workbench.engine.errors import CancelledError
-from workbench.engine.pretokenize.patterns import resolve
+from workbench.engine.patterns.regexes import resolve
 from workbench.engine.pretokenize.scan import fold as count_fold
 from workbench.engine.pretokenize.scan import scanner
 from workbench.engine.pretokenize.words import WordTable
@@ -80,11 +80,8 @@ def _encoder_kernels(pattern: str) -> list:
         _encode_kernels.build_whole_table,
         _encode_kernels.collect_splits,
         _encode_kernels.build_pair_table,
-        id_lists._tally,
-        id_lists._new_lists,
-        id_lists._fill_items,
-        id_lists._track_lists,
-        utf8_text._utf8_into,
+        *id_lists.kernels(),
+        *utf8_text.kernels(),
     ]
     if scanner.can_scan(resolve(pattern)):
         return [_encode_kernels.ENCODE_SCANNED[scanner.preset_code(pattern)], *tables]

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 from workbench.engine.config import TrainConfig
 from workbench.engine.errors import WorkbenchError
 from workbench.engine.events import MergeBatch
-from workbench.engine.pretokenize.patterns import PRESETS
+from workbench.engine.patterns.regexes import PRESETS
 from workbench.gui import settings as settings_io
 from workbench.gui.charts import ChartsPanel
 from workbench.gui.controls import TrainingControls, parse_specials

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from workbench.engine.encode.tokenizer import Tokenizer
-from workbench.engine.pretokenize.patterns import resolve
+from workbench.engine.patterns.regexes import resolve
 from workbench.store.models import RunInfo
 from workbench.store.runs import RunStore
 

@@ -426,3 +426,9 @@ def fast_lists() -> bool:
 
 
 _NEVER_RELEASED: list = []
+
+
+def kernels() -> list:
+    """The lists' kernels, where they are in use (for `warmup`, which compiles them with the
+    encoder); none under the portable switch."""
+    return [_tally, _new_lists, _fill_items, _track_lists] if not portable() else []

@@ -172,3 +172,8 @@ def _utf8_into(text, out, at):
     if kind == 2:
         return _two_bytes(data, n, out, at)
     return _four_bytes(data, n, out, at)
+
+
+def kernels() -> list:
+    """The kernel, where it is in use (for `warmup`); none under the portable switch."""
+    return [_utf8_into] if not portable() else []

@@ -39,7 +39,7 @@ import regex
 
 from workbench.engine.corpus.readers import columnar, compressed, datasets, meter, urls
 from workbench.engine.errors import CorpusError
-from workbench.engine.pretokenize.specials import specials_regex, split_on_specials
+from workbench.engine.patterns.specials import specials_regex, split_on_specials
 
 CHUNK_CHARS = 1 << 22  # ~4 MB of text per segment at most (when a cut point exists)
 READ_BYTES = 1 << 22  # bytes per read from a file (decompressed)

@@ -22,7 +22,7 @@ from collections.abc import Callable
 import numpy as np
 
 from workbench.engine.errors import TokenizerError
-from workbench.engine.pretokenize.patterns import GAP_ADVICE, compile_pattern, first_gap
+from workbench.engine.patterns.regexes import GAP_ADVICE, compile_pattern, first_gap
 
 # Seconds allowed: a base plus a time per character far beyond any sane pattern's (the slowest
 # preset spelled out at Unicode 16.0 needs about 7 microseconds per character).

@@ -20,7 +20,7 @@ from workbench.engine.byte_mapping import bytes_to_unicode, unicode_to_bytes
 from workbench.engine.encode.ids import check_id, parse_id
 from workbench.engine.encode.tokenizer import Tokenizer, check_specials
 from workbench.engine.errors import TokenizerError, TokenizerFileError
-from workbench.engine.pretokenize.unicode_classes import UNICODE_VERSION
+from workbench.engine.patterns.unicode_classes import UNICODE_VERSION
 
 _json_string = json.encoder.encode_basestring  # what json.dumps(ensure_ascii=False) uses (C)
 # Code point b (0..255) -> the mapped character of byte b: a `str.translate` table.

@@ -37,7 +37,7 @@ from workbench.engine.formats._common import (
     unmapped,
     write_atomic,
 )
-from workbench.engine.pretokenize.patterns import GPT2, resolve
+from workbench.engine.patterns.regexes import GPT2, resolve
 
 FILE = "tokenizer.json"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.engine.errors import TokenizerError, TokenizerFileError
 from workbench.engine.formats._common import as_file_error, read_text, text_id, write_atomic
-from workbench.engine.pretokenize.patterns import NO_SPLIT
+from workbench.engine.patterns.regexes import NO_SPLIT
 
 FILE = "tokenizer.model"
 MAX_TOTAL_BYTES = 256 << 20

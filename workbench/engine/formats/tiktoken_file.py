@@ -24,7 +24,7 @@ from workbench.engine.formats._common import (
     write_atomic,
     write_sidecar,
 )
-from workbench.engine.pretokenize.patterns import resolve
+from workbench.engine.patterns.regexes import resolve
 
 FILE = "tokenizer.tiktoken"
 

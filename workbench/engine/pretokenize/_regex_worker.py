@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 
 from workbench.engine.errors import PatternError
-from workbench.engine.pretokenize.patterns import (
+from workbench.engine.patterns.regexes import (
     GAP_ADVICE,
     PinnedPattern,
     compile_pattern,

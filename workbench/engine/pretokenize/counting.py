@@ -34,8 +34,8 @@ from workbench.engine.corpus.reading import (
     read_small_text,
 )
 from workbench.engine.errors import CancelledError, CorpusError
+from workbench.engine.patterns.regexes import preset_name
 from workbench.engine.pretokenize import _regex_worker as worker
-from workbench.engine.pretokenize.patterns import preset_name
 from workbench.engine.pretokenize.scan.count import count_with_scanner
 from workbench.engine.pretokenize.scan.scanner import can_scan
 from workbench.engine.pretokenize.words import WordTable

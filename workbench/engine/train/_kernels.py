@@ -225,8 +225,10 @@ def init_pairs(state, mode):
     )  # fmt: skip
 
 
+# One loop over merges whose steps are already calls: splitting the loop itself would pass the
+# whole state through one more call per merge.
 @njit
-def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, tie_limit):
+def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, tie_limit):  # noqa: C901
     """Make up to `max_merges` merges, stopping early when the vocabulary has `target_tokens`
     tokens, no pair is left, or the best count is below `min_frequency`; merge i is row i of
     `events`.

@@ -272,11 +272,3 @@ class BpeTrainer:
         """Train to the target (or the end) in one go."""
         for _ in self.batches(target_vocab_size, batch_seconds=None):
             pass
-
-
-def warm_up() -> None:
-    """Compile (or load from Numba's cache) every kernel a gpt2 run uses: the pre-tokenizer, the
-    trainer and the encoder. `workbench.engine.warmup.warm_up` does it with progress."""
-    from workbench.engine.warmup import warm_up as warm_every_stage  # noqa: PLC0415 -- a cycle
-
-    warm_every_stage("gpt2")

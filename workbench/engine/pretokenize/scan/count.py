@@ -38,9 +38,9 @@ from workbench.engine.corpus.reading import (
     safe_cut,
 )
 from workbench.engine.errors import CancelledError, CorpusError
+from workbench.engine.patterns.specials import specials_bytes_regex
 from workbench.engine.pretokenize.scan import scanner
 from workbench.engine.pretokenize.scan.fold import CountTable
-from workbench.engine.pretokenize.specials import specials_bytes_regex
 
 UNIT_BYTES = 2 << 20  # bytes per unit of work: enough to amortise a call, small for memory
 

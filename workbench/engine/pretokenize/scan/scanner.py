@@ -34,8 +34,8 @@ from numba.core import errors
 from numba.extending import intrinsic, overload
 
 from workbench.engine._native.numba_config import OPTIONS, njit
-from workbench.engine.pretokenize import unicode_classes as uc
-from workbench.engine.pretokenize.patterns import CL100K, GPT2, O200K
+from workbench.engine.patterns import unicode_classes as uc
+from workbench.engine.patterns.regexes import CL100K, GPT2, O200K
 
 PRESETS_SCANNABLE = ("gpt2", "cl100k", "o200k")
 _PRESET_STRINGS = {"gpt2": GPT2, "cl100k": CL100K, "o200k": O200K}

@@ -24,7 +24,7 @@ from typing import Any
 import regex
 
 from workbench.engine.errors import PatternError
-from workbench.engine.pretokenize import unicode_classes as uc
+from workbench.engine.patterns import unicode_classes as uc
 
 GPT2 = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 

@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from workbench.engine.pretokenize import _unicode_data as data
+from workbench.engine.patterns import _unicode_data as data
 
 UNICODE_VERSION = data.UNICODE_VERSION
 RECATEGORISED: dict[int, str] = data.RECATEGORISED  # code point -> its 16.0 category
