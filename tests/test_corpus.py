@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.engine.config import TrainConfig
-from workbench.engine.corpus.reading import Segmenter, _stream_text, list_files
+from workbench.engine.corpus.documents import Segmenter, _stream_text
+from workbench.engine.corpus.listing import list_files
 from workbench.engine.errors import CorpusError
 from workbench.engine.pretokenize.counting import count_corpus
 from workbench.engine.pretokenize.patterns import PRESETS, compile_pattern
@@ -210,7 +211,7 @@ def test_a_corpus_fingerprint_is_its_files_resolved_paths_sizes_and_times(tmp_pa
     `Path.resolve` does, links and relative names included, and sums the sizes it stats."""
     import hashlib
 
-    from workbench.engine.corpus.reading import corpus_record, fingerprint
+    from workbench.engine.corpus.identity import corpus_record, fingerprint
 
     real = tmp_path / "real"
     (real / "sub").mkdir(parents=True)

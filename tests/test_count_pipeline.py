@@ -8,8 +8,8 @@ import os
 import numpy as np
 import pytest
 
+from workbench.engine import corpus
 from workbench.engine.config import TrainConfig
-from workbench.engine.corpus import reading as corpus
 from workbench.engine.errors import CorpusError
 from workbench.engine.pretokenize.counting import count_corpus, count_texts
 from workbench.engine.pretokenize.scan import count as scan_count

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from workbench.engine.config import TrainConfig
-from workbench.engine.corpus.reading import corpus_record, fingerprint, list_files
+from workbench.engine.corpus.identity import corpus_record, fingerprint
+from workbench.engine.corpus.listing import list_files
 from workbench.engine.errors import CorpusError, WorkbenchError
 from workbench.engine.events import MergeBatch
 from workbench.engine.pretokenize.counting import CorpusStats, PretokenizeResult

@@ -22,17 +22,10 @@ from pathlib import Path
 
 from workbench.engine._native.memory import give_back_freed_memory
 from workbench.engine.config import TrainConfig, check_workers
+from workbench.engine.corpus.documents import Segmenter, read_documents
+from workbench.engine.corpus.listing import CorpusListing, CorpusWalk, PathList, list_corpus
+from workbench.engine.corpus.opening import is_jsonl, read_small_text
 from workbench.engine.corpus.readers import meter, streams_only
-from workbench.engine.corpus.reading import (
-    CorpusListing,
-    CorpusWalk,
-    PathList,
-    Segmenter,
-    is_jsonl,
-    list_corpus,
-    read_documents,
-    read_small_text,
-)
 from workbench.engine.errors import CancelledError, CorpusError
 from workbench.engine.pretokenize import _regex_worker as worker
 from workbench.engine.pretokenize.patterns import preset_name

@@ -82,7 +82,7 @@ def write_counts(
     fingerprint: str | None = None,
 ) -> Path:
     """Write `result`'s word table and metadata to `out` atomically; the path written."""
-    from workbench.engine.corpus.reading import fingerprint as files_fingerprint
+    from workbench.engine.corpus.identity import fingerprint as files_fingerprint
 
     meta = {
         "format": "bpe-workbench counts",

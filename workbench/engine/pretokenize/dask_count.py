@@ -29,9 +29,10 @@ import numpy as np
 import regex
 
 from workbench.engine.config import TrainConfig
+from workbench.engine.corpus.listing import list_files
+from workbench.engine.corpus.opening import is_jsonl
 from workbench.engine.corpus.readers import columnar, compressed
 from workbench.engine.corpus.readers.optional import require
-from workbench.engine.corpus.reading import is_jsonl, list_files
 from workbench.engine.errors import CancelledError, ConfigError, CorpusError
 from workbench.engine.pretokenize.counting import CorpusStats, PretokenizeResult
 from workbench.engine.pretokenize.scan import count as scan_count

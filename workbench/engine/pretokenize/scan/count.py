@@ -26,17 +26,12 @@ import numpy as np
 import regex
 
 from workbench.engine.config import TrainConfig
+from workbench.engine.corpus.documents import safe_cut
+from workbench.engine.corpus.jsonl import jsonl_texts
+from workbench.engine.corpus.opening import is_jsonl, read_chunks
+from workbench.engine.corpus.packs import TextPack, read_text_pack
 from workbench.engine.corpus.readers import columnar, meter, streams_only
-from workbench.engine.corpus.reading import (
-    TextPack,
-    check_not_binary,
-    check_utf8,
-    is_jsonl,
-    jsonl_texts,
-    read_chunks,
-    read_text_pack,
-    safe_cut,
-)
+from workbench.engine.corpus.text_checks import check_not_binary, check_utf8
 from workbench.engine.errors import CancelledError, CorpusError
 from workbench.engine.pretokenize.scan import scanner
 from workbench.engine.pretokenize.scan.fold import CountTable
