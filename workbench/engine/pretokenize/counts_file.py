@@ -29,8 +29,8 @@ from workbench.engine.config import TrainConfig
 from workbench.engine.corpus.readers import urls
 from workbench.engine.corpus.readers.optional import require
 from workbench.engine.errors import CorpusError, WorkbenchError
-from workbench.engine.pretokenize.counting import CorpusStats, PretokenizeResult
 from workbench.engine.pretokenize.patterns import preset_name
+from workbench.engine.pretokenize.results import CorpusStats, PretokenizeResult
 from workbench.engine.pretokenize.words import WordTable
 
 KEY = b"bpe_workbench.counts"

@@ -34,7 +34,7 @@ from workbench.engine.corpus.opening import is_jsonl
 from workbench.engine.corpus.readers import columnar, compressed
 from workbench.engine.corpus.readers.optional import require
 from workbench.engine.errors import CancelledError, ConfigError, CorpusError
-from workbench.engine.pretokenize.counting import CorpusStats, PretokenizeResult
+from workbench.engine.pretokenize.results import CorpusStats, PretokenizeResult
 from workbench.engine.pretokenize.scan import count as scan_count
 from workbench.engine.pretokenize.scan import scanner
 from workbench.engine.pretokenize.specials import specials_bytes_regex
