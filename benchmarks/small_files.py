@@ -87,6 +87,7 @@ def thread_cpu(small: Path, config: TrainConfig, workers: int, runs: int, files:
     by wrapping the stages' functions (a benchmark may reach into the engine; a test may not)."""
     from workbench.engine._native import libc_read as _libc_read
     from workbench.engine.corpus import listing as corpus_listing
+    from workbench.engine.corpus import units as corpus_units
     from workbench.engine.pretokenize.scan import count as scan_count  # noqa: PLC0415
     from workbench.engine.pretokenize.scan import fold as count_fold
 
@@ -106,7 +107,7 @@ def thread_cpu(small: Path, config: TrainConfig, workers: int, runs: int, files:
 
         setattr(owner, name, wrapper)
 
-    timed_call(scan_count, "read_text_pack", "readers: the packs, in all")
+    timed_call(corpus_units, "read_text_pack", "readers: the packs, in all")
     timed_call(_libc_read, "read_files", "readers: in the libc kernel")
     timed_call(scan_count, "_count_unit", "counters: scanning")
     timed_call(corpus_listing.CorpusWalk, "run", "walk thread")

@@ -110,11 +110,10 @@ def _count_scanning(
             raise listing.problems[0]
         return cancel is not None and cancel()
 
-    stats = CorpusStats()
     walk.start()
     try:
-        table = count_with_scanner(
-            listing.names, config, stats, progress, stopped, workers, listing.sizes, walk.more
+        table, stats = count_with_scanner(
+            listing.names, config, progress, stopped, workers, listing.sizes, walk.more
         )
     except CorpusError:
         walk.finish()
