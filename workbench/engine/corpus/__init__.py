@@ -1,8 +1,10 @@
 """Reading a corpus: finding its files (`listing`), their identity (`identity`), opening them
 whatever their compression (`opening`), packs of small plain files (`packs`), the text checks
-(`text_checks`), JSONL records (`jsonl`) and documents cut into segments (`documents`), and
-the bytes units the counters take (`units`). Formats beyond plain text and JSONL (Parquet,
-Arrow, saved datasets, compressed streams, URLs) are in `readers/`.
+(`text_checks`), JSONL records (`jsonl`), documents cut into text segments (`documents`), and
+the bytes units the counters take (`units`: whole documents or stretches cut at safe points,
+with their segments; `feed`: the corpus in order, packs read ahead by reader threads). Formats
+beyond plain text and JSONL (Parquet, Arrow, saved datasets, compressed streams, URLs) are in
+`readers/`.
 
 Modules inside this package import each other directly, never this facade.
 """
@@ -14,6 +16,7 @@ from workbench.engine.corpus.documents import (
     read_documents,
     safe_cut,
 )
+from workbench.engine.corpus.feed import CorpusFeed
 from workbench.engine.corpus.identity import corpus_record, fingerprint
 from workbench.engine.corpus.jsonl import jsonl_records, jsonl_texts
 from workbench.engine.corpus.listing import (
@@ -33,20 +36,24 @@ from workbench.engine.corpus.opening import (
 )
 from workbench.engine.corpus.packs import TextPack, read_text_pack
 from workbench.engine.corpus.text_checks import Utf8Decoder, check_not_binary, check_utf8
+from workbench.engine.corpus.units import Unit, file_units
 
 __all__ = [
     "CHUNK_CHARS",
     "READ_BYTES",
+    "CorpusFeed",
     "CorpusListing",
     "CorpusWalk",
     "Document",
     "PathList",
     "Segmenter",
     "TextPack",
+    "Unit",
     "Utf8Decoder",
     "check_not_binary",
     "check_utf8",
     "corpus_record",
+    "file_units",
     "fingerprint",
     "is_jsonl",
     "jsonl_records",

@@ -127,9 +127,15 @@ class CorpusFeed:
         whole = self.ended or len(names) >= i + most or idle
         return i < len(names) and whole and len(reading) <= self.ahead
 
-    def _ask(self, start: int, end: int) -> None:
-        future = self._readers.submit(units.read_pack, self.names, start, end, self.specials)  # type: ignore[union-attr]
-        self.reading.append((future, start, end))
+    def _ask(self, start: int, end: int, first: bool = False) -> None:
+        """Have a reader read the pack of files `start` to `end`, after the packs asked for
+        (or, `first`, before them)."""
+        assert self._readers is not None  # set by `items`
+        future = self._readers.submit(units.read_pack, self.names, start, end, self.specials)
+        if first:
+            self.reading.appendleft((future, start, end))
+        else:
+            self.reading.append((future, start, end))
 
     def _take(self) -> Iterator[PackRead | FileToStream]:
         """The oldest pack, then (when it stopped at a file larger than a pack) that file, in
@@ -142,8 +148,7 @@ class CorpusFeed:
             yield FileToStream(stop)
             stop += 1
         if stop < end:  # the rest of the pack, next
-            self._ask(stop, end)
-            self.reading.rotate(1)  # ahead of the packs asked for after it
+            self._ask(stop, end, first=True)
 
 
 def _oldest_read(reading: Reading) -> bool:

@@ -51,8 +51,8 @@ def read_text_pack(
     calling libc (`_libc_read`: no Python and no GIL per file) or, where it cannot work or
     `kernel` is False, in Python (the same packs and errors). An empty file, a read error or a
     file larger than the room takes the careful way (fstat: a FIFO, device or folder put in a
-    file's place is refused as `_open_fd` does). The NUL, BOM and UTF-8 checks run over the whole pack; only a pack that
-    fails one is checked file by file to name the bad file."""
+    file's place is refused as `opening` does). The NUL, BOM and UTF-8 checks run over the
+    whole pack; only a pack that fails one is checked file by file to name the bad file."""
     room_end = 2 * limit + 2  # a file that fills the room from any start < limit is > limit
     buffer = _pack_buffer(room_end)
     view = memoryview(buffer)

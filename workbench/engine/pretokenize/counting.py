@@ -1,6 +1,6 @@
 """Pre-tokenizing a corpus into counted unique pieces (the word table), on all cores.
 
-`count_corpus(paths, config)` reads the files (see corpus.py), splits out special tokens,
+`count_corpus(paths, config)` reads the files (see `corpus/`), splits out special tokens,
 pre-tokenizes each segment with the pattern and counts the pieces. The pieces of a document are
 exactly `regex.findall(pattern, text)` of each stretch between special tokens, whatever the
 chunking or the number of processes.
