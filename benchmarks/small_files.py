@@ -86,7 +86,8 @@ def thread_cpu(small: Path, config: TrainConfig, workers: int, runs: int, files:
     """Print the thread CPU time spent in each stage of counting `small`, per run and per file,
     by wrapping the stages' functions (a benchmark may reach into the engine; a test may not)."""
     from workbench.engine._native import libc_read as _libc_read
-    from workbench.engine.corpus import reading as corpus
+    from workbench.engine.corpus import listing as corpus_listing
+    from workbench.engine.corpus import units as corpus_units
     from workbench.engine.pretokenize.scan import count as scan_count  # noqa: PLC0415
     from workbench.engine.pretokenize.scan import fold as count_fold
 
@@ -106,10 +107,10 @@ def thread_cpu(small: Path, config: TrainConfig, workers: int, runs: int, files:
 
         setattr(owner, name, wrapper)
 
-    timed_call(scan_count, "read_text_pack", "readers: the packs, in all")
+    timed_call(corpus_units, "read_text_pack", "readers: the packs, in all")
     timed_call(_libc_read, "read_files", "readers: in the libc kernel")
     timed_call(scan_count, "_count_unit", "counters: scanning")
-    timed_call(corpus.CorpusWalk, "run", "walk thread")
+    timed_call(corpus_listing.CorpusWalk, "run", "walk thread")
     timed_call(count_fold, "fold_table", "main: folding the tables")
     count_corpus([small], config, workers=workers)  # warm-up
     spent.clear()
@@ -125,14 +126,14 @@ def thread_cpu(small: Path, config: TrainConfig, workers: int, runs: int, files:
 
 
 def _names(small: Path) -> list[str]:
-    from workbench.engine.corpus.reading import list_corpus  # noqa: PLC0415
+    from workbench.engine.corpus.listing import list_corpus  # noqa: PLC0415
 
     return list_corpus([small], sized=False).names
 
 
 def _read_part(names: list[str], kernel: bool, start: int, end: int) -> None:
     """Read files start..end in packs, as the counting's reader threads do."""
-    from workbench.engine.corpus.reading import read_text_pack  # noqa: PLC0415
+    from workbench.engine.corpus.packs import read_text_pack  # noqa: PLC0415
 
     while start < end:
         pack = read_text_pack(names, start, min(end, start + 6000), 2 << 20, kernel=kernel)

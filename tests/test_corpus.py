@@ -14,7 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.engine.config import TrainConfig
-from workbench.engine.corpus.reading import Segmenter, _stream_text, list_files
+from workbench.engine.corpus.documents import Segmenter, _stream_text
+from workbench.engine.corpus.listing import list_files
 from workbench.engine.errors import CorpusError
 from workbench.engine.patterns.regexes import PRESETS, compile_pattern
 from workbench.engine.pretokenize.counting import count_corpus
@@ -91,11 +92,11 @@ def test_skip_bad_files_reports_them(tmp_path, pretokenizer):
 
 
 def test_large_bad_file_is_dropped_whole(tmp_path, monkeypatch, pretokenizer):
+    import workbench.engine.corpus.units as corpus_units
     import workbench.engine.pretokenize.counting as pre
-    import workbench.engine.pretokenize.scan.count as scan
 
     monkeypatch.setattr(pre, "BATCH_CHARS", 64)  # stream it in many tasks
-    monkeypatch.setattr(scan, "UNIT_BYTES", 64)
+    monkeypatch.setattr(corpus_units, "UNIT_BYTES", 64)
     big = tmp_path / "big.txt"
     big.write_bytes(("word " * 200).encode() + b"\xff")
     (tmp_path / "small.txt").write_text("kept", encoding="utf-8")
@@ -181,9 +182,9 @@ def test_parallel_count_equals_single_process(corpora, tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("specials", [(), ("<|endoftext|>",)])
 def test_scanner_path_equals_regex_path_on_real_text(corpora, monkeypatch, specials):
-    import workbench.engine.pretokenize.scan.count as scan
+    import workbench.engine.corpus.units as corpus_units
 
-    monkeypatch.setattr(scan, "UNIT_BYTES", 20_000)  # many units, cut at safe points
+    monkeypatch.setattr(corpus_units, "UNIT_BYTES", 20_000)  # many units, cut at safe points
     paths = sorted(corpora.glob("*.txt")) + [corpora / "corpus.en"]
     for pattern in sorted(PRESETS):
         fast = count_corpus(paths, TrainConfig(pattern=pattern, special_tokens=specials))
@@ -210,7 +211,7 @@ def test_a_corpus_fingerprint_is_its_files_resolved_paths_sizes_and_times(tmp_pa
     `Path.resolve` does, links and relative names included, and sums the sizes it stats."""
     import hashlib
 
-    from workbench.engine.corpus.reading import corpus_record, fingerprint
+    from workbench.engine.corpus.identity import corpus_record, fingerprint
 
     real = tmp_path / "real"
     (real / "sub").mkdir(parents=True)

@@ -8,11 +8,11 @@ import os
 import numpy as np
 import pytest
 
+from workbench.engine import corpus
 from workbench.engine.config import TrainConfig
-from workbench.engine.corpus import reading as corpus
+from workbench.engine.corpus import feed as corpus_feed
 from workbench.engine.errors import CorpusError
 from workbench.engine.pretokenize.counting import count_corpus, count_texts
-from workbench.engine.pretokenize.scan import count as scan_count
 from workbench.engine.pretokenize.scan import scanner
 from workbench.engine.pretokenize.scan.fold import CountTable
 
@@ -35,7 +35,7 @@ def _count(folder, **settings) -> tuple[dict[bytes, int], list[str], int]:
 @pytest.fixture
 def small_packs(monkeypatch):
     """Packs of three files, so bad files fall at a pack's start, middle and end."""
-    monkeypatch.setattr(scan_count, "PACK_FILES", 3)
+    monkeypatch.setattr(corpus_feed, "PACK_FILES", 3)
 
 
 GOOD = {

@@ -110,7 +110,8 @@ def test_rebuilt_merges():
 
 
 def test_a_changed_training_corpus_is_not_used(tmp_path):
-    from workbench.engine.corpus.reading import fingerprint, list_files
+    from workbench.engine.corpus.identity import fingerprint
+    from workbench.engine.corpus.listing import list_files
 
     corpus = tmp_path / "train.txt"
     corpus.write_text("abc " * 300, "utf-8")

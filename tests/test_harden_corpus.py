@@ -16,11 +16,12 @@ import pytest
 from tests._harden_helpers import assert_one_line_error, run_cli
 from workbench.engine._native import libc_read as _libc_read
 from workbench.engine.config import TrainConfig
-from workbench.engine.corpus import reading as corpus
+from workbench.engine.corpus import documents as corpus_documents
+from workbench.engine.corpus import opening as corpus_opening
+from workbench.engine.corpus import units as corpus_units
 from workbench.engine.errors import CorpusError
 from workbench.engine.pretokenize import counting as pre
 from workbench.engine.pretokenize.counting import count_corpus, count_texts
-from workbench.engine.pretokenize.scan import count as scan_count
 
 SPECIAL = "<|end of text|>"
 
@@ -55,9 +56,9 @@ def test_special_across_the_4mib_read_boundary(tmp_path, pretokenizer):
 @pytest.mark.parametrize("shift", range(0, 24, 3))
 def test_special_across_small_chunks(tmp_path, monkeypatch, pretokenizer, shift):
     """Chunks forced small: the special sits across a chunk end at many offsets."""
-    monkeypatch.setattr(corpus, "CHUNK_CHARS", 64)
-    monkeypatch.setattr(corpus, "READ_BYTES", 64)
-    monkeypatch.setattr(scan_count, "UNIT_BYTES", 64)
+    monkeypatch.setattr(corpus_documents, "CHUNK_CHARS", 64)
+    monkeypatch.setattr(corpus_opening, "READ_BYTES", 64)
+    monkeypatch.setattr(corpus_units, "UNIT_BYTES", 64)
     monkeypatch.setattr(pre, "BATCH_CHARS", 64)
     text = ("ab " * 7 + "y" * shift + SPECIAL + " more words\n") * 20
     path = tmp_path / "chunks.txt"
@@ -178,9 +179,9 @@ def test_fifo_put_in_a_files_place_is_refused_without_blocking(tmp_path):
     fifo = tmp_path / "pipe.txt"
     os.mkfifo(fifo)
     with pytest.raises(CorpusError, match="FIFO"):
-        corpus.read_whole(fifo)
+        corpus_opening.read_whole(fifo)
     with pytest.raises(CorpusError, match="FIFO"):
-        list(corpus.read_chunks(fifo))
+        list(corpus_opening.read_chunks(fifo))
 
 
 def test_unreadable_folder_inside_a_folder(tmp_path, monkeypatch, pretokenizer):
@@ -195,7 +196,7 @@ def test_unreadable_folder_inside_a_folder(tmp_path, monkeypatch, pretokenizer):
             raise PermissionError(13, "Permission denied", os.fspath(path))
         return real_scandir(path)
 
-    monkeypatch.setattr(corpus.os, "scandir", scandir)
+    monkeypatch.setattr(os, "scandir", scandir)
     with pytest.raises(CorpusError, match="cannot list the folder: Permission denied"):
         counted([tmp_path], pretokenizer)
     result = count_corpus([tmp_path], TrainConfig(pretokenizer=pretokenizer, on_bad_file="skip"))
@@ -213,7 +214,7 @@ def test_unreadable_file(tmp_path, monkeypatch, pretokenizer):
             raise PermissionError(13, "Permission denied", os.fspath(p))
         return real_open(p, flags, *args, **kwargs)
 
-    monkeypatch.setattr(corpus.os, "open", refuse)
+    monkeypatch.setattr(os, "open", refuse)
     # The packs' libc kernel opens files without os.open: read in Python, where the refusal is
     # met (a file the kernel cannot open is read again in Python, so the message is the same).
     monkeypatch.setattr(_libc_read, "available", lambda: False)
@@ -285,7 +286,7 @@ def test_a_lone_skipped_file_keeps_its_reason(tmp_path, pretokenizer, content, w
 
 def test_truncated_utf8_at_the_end_of_a_file(tmp_path, pretokenizer, monkeypatch):
     monkeypatch.setattr(pre, "BATCH_CHARS", 4)  # the streaming reader, not the whole-file one
-    monkeypatch.setattr(scan_count, "UNIT_BYTES", 4)
+    monkeypatch.setattr(corpus_units, "UNIT_BYTES", 4)
     path = tmp_path / "cut.txt"
     path.write_bytes(b"words and more\n\xc3")
     with pytest.raises(CorpusError, match="cut.txt:2: invalid UTF-8"):
@@ -297,7 +298,7 @@ def test_truncated_utf8_at_the_end_of_a_file(tmp_path, pretokenizer, monkeypatch
 
 def test_many_small_files_count_as_separate_documents(tmp_path, pretokenizer, monkeypatch):
     """Small files are packed into shared units: documents must stay apart, specials too."""
-    monkeypatch.setattr(scan_count, "UNIT_BYTES", 200)
+    monkeypatch.setattr(corpus_units, "UNIT_BYTES", 200)
     monkeypatch.setattr(pre, "BATCH_CHARS", 200)
     texts = [f"doc{i} ends with a letter{'<s>' if i % 3 else ''}x{i % 7}" for i in range(300)]
     texts += ["", "\ufeffbom text", "  spaces  "]

@@ -21,7 +21,7 @@ from _corpus_formats import (
 
 from workbench.cli import main
 from workbench.engine.config import TrainConfig
-from workbench.engine.corpus.reading import list_files
+from workbench.engine.corpus.listing import list_files
 from workbench.engine.errors import CorpusError, WorkbenchError
 from workbench.engine.pretokenize.counting import count_corpus
 

@@ -8,10 +8,10 @@ import pytest
 from reference_bpe import train_reference
 
 from workbench.engine.config import TrainConfig
+from workbench.engine.corpus.units import UNIT_BYTES
 from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.engine.patterns.regexes import GPT2, O200K
 from workbench.engine.pretokenize.counting import count_corpus, count_texts
-from workbench.engine.pretokenize.scan.count import UNIT_BYTES
 from workbench.engine.pretokenize.words import WordTable
 from workbench.engine.train._state import SPAN
 from workbench.engine.train.trainer import BpeTrainer

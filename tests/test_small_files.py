@@ -10,8 +10,9 @@ import os
 import pytest
 
 from workbench.engine.config import TrainConfig
+from workbench.engine.corpus import feed as corpus_feed
+from workbench.engine.corpus import units as corpus_units
 from workbench.engine.pretokenize.counting import count_corpus, count_texts
-from workbench.engine.pretokenize.scan import count as scan_count
 
 SPECIAL = "<|end of text|>"
 
@@ -58,12 +59,12 @@ def _run(root, pretokenizer: str, specials=(SPECIAL,)):
     return result, seen
 
 
-@pytest.mark.parametrize("unit_bytes", [scan_count.UNIT_BYTES, 300, 4096])
+@pytest.mark.parametrize("unit_bytes", [corpus_units.UNIT_BYTES, 300, 4096])
 @pytest.mark.parametrize("specials", [(), (SPECIAL,)])
 def test_many_small_files_count_as_the_one_by_one_path(tree, monkeypatch, unit_bytes, specials):
     root, good, bad = tree
-    monkeypatch.setattr(scan_count, "UNIT_BYTES", unit_bytes)
-    monkeypatch.setattr(scan_count, "FIRST_PACK_FILES", 7)
+    monkeypatch.setattr(corpus_units, "UNIT_BYTES", unit_bytes)
+    monkeypatch.setattr(corpus_feed, "FIRST_PACK_FILES", 7)
     fast, seen = _run(root, "auto", specials)
     slow, _ = _run(root, "regex", specials)
     texts = [good[k].decode("utf-8-sig") for k in sorted(good)]
@@ -87,8 +88,8 @@ def test_many_small_files_count_as_the_one_by_one_path(tree, monkeypatch, unit_b
 def test_pieces_in_the_same_order_however_the_packs_fall(tree, monkeypatch):
     root, _, _ = tree
     first, _ = _run(root, "auto")
-    monkeypatch.setattr(scan_count, "UNIT_BYTES", 300)
-    monkeypatch.setattr(scan_count, "FIRST_PACK_FILES", 3)
+    monkeypatch.setattr(corpus_units, "UNIT_BYTES", 300)
+    monkeypatch.setattr(corpus_feed, "FIRST_PACK_FILES", 3)
     again, _ = _run(root, "auto")
     assert list(first.words.to_dict().items()) == list(again.words.to_dict().items())
 

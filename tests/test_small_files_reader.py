@@ -11,9 +11,9 @@ import textwrap
 
 import pytest
 
+from workbench.engine import corpus
 from workbench.engine._native import libc_read as _libc_read
 from workbench.engine.config import TrainConfig
-from workbench.engine.corpus import reading as corpus
 from workbench.engine.pretokenize.counting import count_corpus, count_texts
 
 pytestmark = pytest.mark.skipif(not _libc_read.available(), reason="no libc kernel here")
@@ -155,7 +155,7 @@ LOAD = textwrap.dedent(
     """
     import os, sys
     from workbench.engine._native import libc_read as _libc_read
-    from workbench.engine.corpus import reading as corpus
+    from workbench.engine import corpus
     names = sys.argv[1:]
     pack = corpus.read_text_pack(names, 0, len(names), 1 << 20)
     stats = _libc_read.read_files.stats

@@ -23,7 +23,7 @@ from workbench.engine.config import TrainConfig
 from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.engine.errors import ConfigError
 from workbench.engine.events import MergeBatch
-from workbench.engine.pretokenize.counting import CorpusStats
+from workbench.engine.pretokenize.results import CorpusStats
 from workbench.session import first_start
 from workbench.session.counting import count_documents, count_paths
 from workbench.session.interrupts import stop_on_signals

@@ -63,7 +63,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.engine.corpus.reading import list_files
+    from workbench.engine.corpus.listing import list_files
     from workbench.evaluate import report
     from workbench.evaluate.run import Options, evaluate
     from workbench.evaluate.specs import resolve_all

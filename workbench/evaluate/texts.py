@@ -14,7 +14,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from workbench.engine.corpus.reading import Document, Segmenter, list_files, read_documents
+from workbench.engine.corpus.documents import Document, Segmenter, read_documents
+from workbench.engine.corpus.listing import list_files
 from workbench.engine.errors import WorkbenchError
 
 ALL = "all"

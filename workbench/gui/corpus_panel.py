@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.display import readable
-from workbench.engine.corpus.readers import preview_text
+from workbench.engine.corpus.preview import preview_text
 from workbench.engine.errors import WorkbenchError
 from workbench.engine.patterns.regexes import compile_pattern
 from workbench.engine.patterns.specials import split_on_specials

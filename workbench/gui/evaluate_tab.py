@@ -361,7 +361,7 @@ def show_token_in_window(window, cand: Candidate, tid: int) -> None:
 
 
 def _size_of(paths: list[str]) -> int:
-    from workbench.engine.corpus.reading import list_files
+    from workbench.engine.corpus.listing import list_files
 
     try:
         return sum(f.stat().st_size for f in list_files(paths))

@@ -12,12 +12,8 @@ from collections.abc import Callable, Iterable, Iterator
 
 from workbench.engine.config import TrainConfig
 from workbench.engine.errors import CorpusError
-from workbench.engine.pretokenize.counting import (
-    CorpusStats,
-    PretokenizeResult,
-    count_corpus,
-    count_texts,
-)
+from workbench.engine.pretokenize.counting import count_corpus, count_texts
+from workbench.engine.pretokenize.results import CorpusStats, PretokenizeResult
 from workbench.session.run import Counted
 
 

@@ -39,7 +39,7 @@ def quick_start(
 def corpus_bytes(paths: Iterable[str | os.PathLike]) -> int | None:
     """The listed size of the corpus under `paths`; None when it cannot be listed (counting
     then reports why, in its own words)."""
-    from workbench.engine.corpus.reading import list_corpus
+    from workbench.engine.corpus.listing import list_corpus
 
     try:
         return sum(list_corpus(paths).sizes)

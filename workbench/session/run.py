@@ -24,10 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from workbench.engine.config import TrainConfig
-from workbench.engine.corpus.reading import corpus_record, fingerprint, list_files
+from workbench.engine.corpus.identity import corpus_record, fingerprint
+from workbench.engine.corpus.listing import list_files
 from workbench.engine.errors import CorpusError, WorkbenchError
 from workbench.engine.events import MergeBatch
-from workbench.engine.pretokenize.counting import CorpusStats, PretokenizeResult
+from workbench.engine.pretokenize.results import CorpusStats, PretokenizeResult
 from workbench.session.states import RunState, StopReason
 
 TOP_PIECES = 200  # most frequent pre-tokens kept with a run (the corpus panel shows them)

@@ -14,7 +14,8 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from workbench.engine.corpus.reading import Segmenter, list_files, read_documents
+from workbench.engine.corpus.documents import Segmenter, read_documents
+from workbench.engine.corpus.listing import list_files
 from workbench.engine.errors import CorpusError
 
 _LINE_ENDS = ("\n", "\r")

@@ -1,6 +1,6 @@
 """Pre-tokenizing a corpus into counted unique pieces (the word table), on all cores.
 
-`count_corpus(paths, config)` reads the files (see corpus.py), splits out special tokens,
+`count_corpus(paths, config)` reads the files (see `corpus/`), splits out special tokens,
 pre-tokenizes each segment with the pattern and counts the pieces. The pieces of a document are
 exactly `regex.findall(pattern, text)` of each stretch between special tokens, whatever the
 chunking or the number of processes.
@@ -17,25 +17,19 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from workbench.engine._native.memory import give_back_freed_memory
 from workbench.engine.config import TrainConfig, check_workers
+from workbench.engine.corpus.documents import Segmenter, read_documents
+from workbench.engine.corpus.listing import CorpusListing, CorpusWalk, PathList, list_corpus
+from workbench.engine.corpus.opening import is_jsonl, read_small_text
 from workbench.engine.corpus.readers import meter, streams_only
-from workbench.engine.corpus.reading import (
-    CorpusListing,
-    CorpusWalk,
-    PathList,
-    Segmenter,
-    is_jsonl,
-    list_corpus,
-    read_documents,
-    read_small_text,
-)
 from workbench.engine.errors import CancelledError, CorpusError
 from workbench.engine.patterns.regexes import preset_name
 from workbench.engine.pretokenize import _regex_worker as worker
+from workbench.engine.pretokenize import counts_file  # a counts file: a corpus already counted
+from workbench.engine.pretokenize.results import CorpusStats, PretokenizeResult
 from workbench.engine.pretokenize.scan.count import count_with_scanner
 from workbench.engine.pretokenize.scan.scanner import can_scan
 from workbench.engine.pretokenize.words import WordTable
@@ -44,24 +38,6 @@ BATCH_CHARS = 1 << 21  # text per task: big enough to amortise the hand-over
 PARALLEL_FROM_BYTES = 4 << 20  # smaller corpora are faster in one process
 
 Progress = Callable[[int, int], None]
-
-
-@dataclass
-class CorpusStats:
-    files: int = 0
-    documents: int = 0
-    bytes: int = 0  # UTF-8 bytes of text pre-tokenized (special tokens not counted)
-    pieces: int = 0
-    unique_pieces: int = 0
-    skipped: list[str] = field(default_factory=list)  # one message per file left out
-    seconds: float = 0.0
-
-
-@dataclass
-class PretokenizeResult:
-    words: WordTable
-    stats: CorpusStats
-    files: Sequence[Path]
 
 
 def default_workers() -> int:
@@ -83,10 +59,6 @@ def count_corpus(
     start = time.perf_counter()
     workers = check_workers(workers) or default_workers()
     paths = list(paths)
-    from workbench.engine.pretokenize import (
-        counts_file,  # a counts file is a corpus already counted
-    )
-
     if (counted := counts_file.counts_path(paths)) is not None:
         return counts_file.read_counts(counted, config.pattern_string, config.special_tokens)
     if config.pretokenizer == "auto" and can_scan(config.pattern_string):
@@ -138,11 +110,10 @@ def _count_scanning(
             raise listing.problems[0]
         return cancel is not None and cancel()
 
-    stats = CorpusStats()
     walk.start()
     try:
-        table = count_with_scanner(
-            listing.names, config, stats, progress, stopped, workers, listing.sizes, walk.more
+        table, stats = count_with_scanner(
+            listing.names, config, progress, stopped, workers, listing.sizes, walk.more
         )
     except CorpusError:
         walk.finish()

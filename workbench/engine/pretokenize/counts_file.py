@@ -30,7 +30,7 @@ from workbench.engine.corpus.readers import urls
 from workbench.engine.corpus.readers.optional import require
 from workbench.engine.errors import CorpusError, WorkbenchError
 from workbench.engine.patterns.regexes import preset_name
-from workbench.engine.pretokenize.counting import CorpusStats, PretokenizeResult
+from workbench.engine.pretokenize.results import CorpusStats, PretokenizeResult
 from workbench.engine.pretokenize.words import WordTable
 
 KEY = b"bpe_workbench.counts"
@@ -82,7 +82,7 @@ def write_counts(
     fingerprint: str | None = None,
 ) -> Path:
     """Write `result`'s word table and metadata to `out` atomically; the path written."""
-    from workbench.engine.corpus.reading import fingerprint as files_fingerprint
+    from workbench.engine.corpus.identity import fingerprint as files_fingerprint
 
     meta = {
         "format": "bpe-workbench counts",

@@ -29,12 +29,14 @@ import numpy as np
 import regex
 
 from workbench.engine.config import TrainConfig
+from workbench.engine.corpus import units
+from workbench.engine.corpus.listing import list_files
+from workbench.engine.corpus.opening import is_jsonl
 from workbench.engine.corpus.readers import columnar, compressed
 from workbench.engine.corpus.readers.optional import require
-from workbench.engine.corpus.reading import is_jsonl, list_files
 from workbench.engine.errors import CancelledError, ConfigError, CorpusError
 from workbench.engine.patterns.specials import specials_bytes_regex
-from workbench.engine.pretokenize.counting import CorpusStats, PretokenizeResult
+from workbench.engine.pretokenize.results import CorpusStats, PretokenizeResult
 from workbench.engine.pretokenize.scan import count as scan_count
 from workbench.engine.pretokenize.scan import scanner
 from workbench.engine.pretokenize.words import WordTable
@@ -175,15 +177,15 @@ def count_task(task: Task, config: TrainConfig) -> Partial:
     newlines = [0]
     try:
         if task.start is not None and task.end is not None:
-            units = scan_count.range_units(
+            work = units.range_units(
                 path, task.start, task.end, task.file_size, specials, reach, newlines
             )
         elif task.row_groups is not None:
             blocks = columnar.text_blocks(path, config.text_column, list(task.row_groups))
-            units = scan_count.record_units(blocks, specials)
+            work = units.record_units(blocks, specials)
         else:
-            units = scan_count.file_units(path, specials, reach, config)
-        table, documents = scan_count.count_units(units, preset)
+            work = units.file_units(path, specials, reach, config.text_column, config.jsonl_field)
+        table, documents = scan_count.count_units(work, preset)
     except CorpusError as exc:
         return Partial(error=_message(exc))
     return Partial(table, documents, newlines[0])

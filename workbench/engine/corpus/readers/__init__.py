@@ -1,7 +1,9 @@
 """Corpus formats beyond plain text and JSONL: compressed streams, Parquet, Arrow.
 
-`corpus.py` keeps the plain-text and JSONL readers and asks this package what a file is:
-- `compressed`: `.zst`, `.xz` and `.bz2` beside `.gz` (text and JSONL alike);
+The corpus modules (`corpus/opening.py`, `documents.py`, ...) read plain text and JSONL and ask
+this package what a file is:
+- `compressed`: `.zst`, `.xz` and `.bz2` (text and JSONL alike; `opening.OPENERS` is the table
+  of every compression, `.gz` included);
 - `columnar`: `.parquet` files (streamed by row group) and Arrow IPC `.arrow` files, each record
   a document, its text in one column;
 - `datasets`: folders written by Hugging Face `datasets.save_to_disk` (Arrow files plus JSON
@@ -53,34 +55,3 @@ __all__ = [
     "is_compressed",
     "streams_only",
 ]
-
-
-def preview_text(path: Path, chars: int) -> str | None:
-    """The first `chars` characters of a compressed, Parquet or Arrow file's text (records
-    joined by blank lines), for a preview; None for other files (read them as they are)."""
-    if not streams_only(path):
-        return None
-    from workbench.engine.errors import WorkbenchError
-
-    try:
-        if is_columnar(path):
-            from workbench.engine.corpus.readers.columnar import record_texts
-
-            parts, size = [], 0
-            for text in record_texts(path, "text"):
-                parts.append(text)
-                size += len(text)
-                if size >= chars:
-                    break
-            return "\n\n".join(parts)[:chars]
-        if path.name.lower().endswith(".gz"):
-            import gzip
-
-            with gzip.open(path, "rb") as stream:
-                return stream.read(chars * 4).decode("utf-8", "replace")[:chars]
-        from workbench.engine.corpus.readers.compressed import open_compressed
-
-        with open_compressed(path) as stream:
-            return stream.read(chars * 4).decode("utf-8", "replace")[:chars]
-    except (OSError, EOFError, WorkbenchError) as exc:
-        return f"(cannot preview {path.name}: {exc})"
