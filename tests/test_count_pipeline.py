@@ -11,9 +11,9 @@ import pytest
 from workbench.engine.config import TrainConfig
 from workbench.engine.corpus import reading as corpus
 from workbench.engine.errors import CorpusError
+from workbench.engine.pretokenize import scan as scanner
 from workbench.engine.pretokenize.counting import count_corpus, count_texts
 from workbench.engine.pretokenize.scan import count as scan_count
-from workbench.engine.pretokenize.scan import scanner
 from workbench.engine.pretokenize.scan.fold import CountTable
 
 SPECIAL = "<|end of text|>"

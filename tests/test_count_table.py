@@ -15,8 +15,8 @@ from collections import Counter
 import numpy as np
 import regex
 
+from workbench.engine.pretokenize import scan as scanner
 from workbench.engine.pretokenize.patterns import PRESETS
-from workbench.engine.pretokenize.scan import scanner
 from workbench.engine.pretokenize.scan.fold import CountTable
 
 Table = tuple[np.ndarray, np.ndarray, np.ndarray]

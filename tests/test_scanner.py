@@ -19,9 +19,9 @@ from _bpe_helpers import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from workbench.engine.pretokenize import scan as scanner
 from workbench.engine.pretokenize import unicode_classes as uc
 from workbench.engine.pretokenize.patterns import PRESETS, compile_pattern
-from workbench.engine.pretokenize.scan import scanner
 
 SCANNABLE = scanner.PRESETS_SCANNABLE
 EXAMPLES = examples(20)

@@ -12,8 +12,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
+from workbench.engine.pretokenize import scan as scanner
 from workbench.engine.pretokenize.patterns import PRESETS, compile_pattern
-from workbench.engine.pretokenize.scan import scanner
 
 # One character per class the runs test: ASCII lower/upper/digit/punctuation/space, \r \n, then
 # non-ASCII right after ASCII: é (Ll), ǅ (Lt: upper class only), ʰ (Lm: both case classes), 中

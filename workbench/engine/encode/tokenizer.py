@@ -43,8 +43,8 @@ from workbench.engine.encode import _kernels as kernels
 from workbench.engine.encode.ids import check_dense, check_id
 from workbench.engine.encode.pieces import RegexSplitter, Splitter, char_to_byte
 from workbench.engine.errors import TokenizerError
+from workbench.engine.pretokenize import scan as scanner
 from workbench.engine.pretokenize.patterns import compile_pattern, resolve
-from workbench.engine.pretokenize.scan import scanner
 from workbench.engine.pretokenize.specials import specials_bytes_regex, specials_regex
 
 # tiktoken's convention: specials in the text are an error unless allowed ("all" or a set);

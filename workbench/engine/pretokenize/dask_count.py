@@ -33,9 +33,9 @@ from workbench.engine.corpus.readers import columnar, compressed
 from workbench.engine.corpus.readers.optional import require
 from workbench.engine.corpus.reading import is_jsonl, list_files
 from workbench.engine.errors import CancelledError, ConfigError, CorpusError
+from workbench.engine.pretokenize import scan as scanner
 from workbench.engine.pretokenize.counting import CorpusStats, PretokenizeResult
 from workbench.engine.pretokenize.scan import count as scan_count
-from workbench.engine.pretokenize.scan import scanner
 from workbench.engine.pretokenize.specials import specials_bytes_regex
 from workbench.engine.pretokenize.words import WordTable
 

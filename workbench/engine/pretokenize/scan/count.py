@@ -38,7 +38,7 @@ from workbench.engine.corpus.reading import (
     safe_cut,
 )
 from workbench.engine.errors import CancelledError, CorpusError
-from workbench.engine.pretokenize.scan import scanner
+from workbench.engine.pretokenize.scan import entry as scanner
 from workbench.engine.pretokenize.scan.fold import CountTable
 from workbench.engine.pretokenize.specials import specials_bytes_regex
 
