@@ -36,8 +36,8 @@ from workbench.engine.corpus.reading import (
 from workbench.engine.errors import CancelledError, CorpusError
 from workbench.engine.pretokenize import _regex_worker as worker
 from workbench.engine.pretokenize.patterns import preset_name
+from workbench.engine.pretokenize.scan import can_scan
 from workbench.engine.pretokenize.scan.count import count_with_scanner
-from workbench.engine.pretokenize.scan.entry import can_scan
 from workbench.engine.pretokenize.words import WordTable
 
 BATCH_CHARS = 1 << 21  # text per task: big enough to amortise the hand-over
