@@ -11,16 +11,22 @@ table of counting MB/s (CPU) per preset x text. Not a test: timings depend on th
 classify alone, the scan alone (`piece_bounds` minus classify) and the count table alone
 (scan + table over classes made beforehand, minus the scan), as MB/s and ns per piece.
 
-`--against OTHER.py` also times another version of the scanner module (for example
-`git show main:workbench/engine/scanner.py > /tmp/main_scanner.py`) against this one, in this
-process, runs alternating, and prints the best of `--runs` for each with their ratio: on a
-shared machine the steadiest comparison (others' load only ever adds time).
+`--against OTHER` also times another version of the scanner against this one, in this process,
+runs alternating, and prints the best of `--runs` for each with their ratio: on a shared machine
+the steadiest comparison (others' load only ever adds time). OTHER is a checkout's root (any
+folder holding its `workbench` package), for example
+`mkdir /tmp/old && git archive f8b2cdf workbench | tar -x -C /tmp/old`, then `--against /tmp/old`;
+its package is copied under another name, so its scanner (one file or the `scan` package) links
+none of this one's kernels. A single scanner file from before the package
+(`git show f8b2cdf:workbench/engine/pretokenize/scan/scanner.py > /tmp/old_scanner.py`) works too.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.util
+import re
 import shutil
 import statistics
 import sys
@@ -36,7 +42,7 @@ import regex
 from _paths import corpora  # noqa: E402
 
 from workbench.engine.patterns.regexes import PRESETS
-from workbench.engine.pretokenize.scan import scanner
+from workbench.engine.pretokenize import scan as scanner
 
 DEFAULT_CORPUS = corpora() / "tinyshakespeare.txt"
 
@@ -119,9 +125,12 @@ def stages(data: bytes, preset: str, runs: int) -> str:
 
 
 def load_peer(path: Path) -> ModuleType:
-    """Another version of scanner.py as a module of its own, from a copy in a fresh folder
-    (Numba's disk cache keys kernels by file and module name: a cache of that file under
-    another name would link the two versions' kernels together)."""
+    """Another version of the scanner as a module of its own: a checkout's (see `load_checkout`)
+    or one scanner file's, copied into a fresh folder (Numba's disk cache keys kernels by file
+    and module name: a cache of that file under another name would link the two versions'
+    kernels together)."""
+    if path.is_dir():
+        return load_checkout(path)
     copy = Path(tempfile.mkdtemp(prefix="scanner-peer-")) / "scanner_peer.py"
     shutil.copyfile(path, copy)
     spec = importlib.util.spec_from_file_location("scanner_peer", copy)
@@ -130,6 +139,36 @@ def load_peer(path: Path) -> ModuleType:
     sys.modules["scanner_peer"] = module  # Numba's cache finds a kernel's module by name
     spec.loader.exec_module(module)
     return module
+
+
+PEER_PACKAGE = "workbench_peer"
+# where a checkout's scanner may be, newest layout first: the package facade, the one file
+SCANNER_MODULES = ("engine.pretokenize.scan", "engine.pretokenize.scan.scanner", "engine.scanner")
+
+
+def load_checkout(root: Path) -> ModuleType:
+    """The scanner of the checkout at `root`: its whole `workbench` package copied into a fresh
+    folder as `workbench_peer`, its absolute imports renamed, so that its scanner, one module or
+    several, imports its own modules and never this checkout's."""
+    source = root / "workbench"
+    if not (source / "__init__.py").is_file():
+        sys.exit(f"{root}: no workbench package there (give a checkout's root)")
+    folder = Path(tempfile.mkdtemp(prefix="scanner-peer-"))
+    target = folder / PEER_PACKAGE
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
+    imports = re.compile(r"^(\s*)(from|import) workbench\b", re.MULTILINE)
+    for module_file in target.rglob("*.py"):
+        text = module_file.read_text(encoding="utf-8")
+        module_file.write_text(imports.sub(rf"\1\2 {PEER_PACKAGE}", text), encoding="utf-8")
+    sys.path.insert(0, str(folder))
+    for name in SCANNER_MODULES:
+        try:
+            module = importlib.import_module(f"{PEER_PACKAGE}.{name}")
+        except ModuleNotFoundError:
+            continue
+        if hasattr(module, "count_pieces_arrays"):
+            return module
+    sys.exit(f"{root}: no scanner found (looked for {', '.join(SCANNER_MODULES)})")
 
 
 def against(data: bytes, preset: str, peer: ModuleType, runs: int) -> tuple[float, float]:
@@ -155,7 +194,9 @@ def main() -> None:
     parser.add_argument("--presets", default=",".join(scanner.PRESETS_SCANNABLE))
     parser.add_argument("--no-regex", action="store_true", help="skip the slow regex baseline")
     parser.add_argument("--stages", action="store_true", help="time classify, scan, table apart")
-    parser.add_argument("--against", type=Path, help="another scanner.py to compare counting with")
+    parser.add_argument(
+        "--against", type=Path, help="a checkout (or one scanner .py) to compare counting with"
+    )
     args = parser.parse_args()
     presets = args.presets.split(",")
     counting: dict[tuple[str, str], float] = {}

@@ -12,8 +12,8 @@ from workbench.engine import corpus
 from workbench.engine.config import TrainConfig
 from workbench.engine.corpus import feed as corpus_feed
 from workbench.engine.errors import CorpusError
+from workbench.engine.pretokenize import scan as scanner
 from workbench.engine.pretokenize.counting import count_corpus, count_texts
-from workbench.engine.pretokenize.scan import scanner
 from workbench.engine.pretokenize.scan.fold import CountTable
 
 SPECIAL = "<|end of text|>"

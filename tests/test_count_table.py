@@ -16,7 +16,7 @@ import numpy as np
 import regex
 
 from workbench.engine.patterns.regexes import PRESETS
-from workbench.engine.pretokenize.scan import scanner
+from workbench.engine.pretokenize import scan as scanner
 from workbench.engine.pretokenize.scan.fold import CountTable
 
 Table = tuple[np.ndarray, np.ndarray, np.ndarray]

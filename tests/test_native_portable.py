@@ -16,7 +16,7 @@ import pytest
 PROBE = """
 import json
 from workbench.engine._native import id_lists, libc_read, numba_config, portable, prefetch, utf8_text
-from workbench.engine.pretokenize.scan import scanner
+from workbench.engine.pretokenize import scan as scanner
 from workbench.engine.patterns import GPT2
 print(json.dumps({
     "portable": portable(),

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from workbench.engine.patterns import unicode_classes as uc
 from workbench.engine.patterns.regexes import PRESETS, compile_pattern
-from workbench.engine.pretokenize.scan import scanner
+from workbench.engine.pretokenize import scan as scanner
 
 SCANNABLE = scanner.PRESETS_SCANNABLE
 EXAMPLES = examples(20)

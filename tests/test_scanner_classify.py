@@ -11,7 +11,8 @@ import random
 import numpy as np
 import pytest
 
-from workbench.engine.pretokenize.scan import scanner
+from workbench.engine._native.scan_layout import _CONT
+from workbench.engine.pretokenize import scan as scanner
 
 # ASCII of every class, 2-, 3- and 4-byte characters, and bytes that start no valid sequence:
 # a lone continuation byte, a cut-off lead, an overlong form, a surrogate, and 0xFF.
@@ -28,7 +29,7 @@ def reference(data: bytes) -> np.ndarray:
         raw = char.encode("utf-8", "surrogateescape")
         cp = ord(char) if len(raw) > 1 or raw[0] < 0x80 else 0xDC00 + raw[0]
         out[i] = flags[cp]
-        out[i + 1 : i + len(raw)] = scanner._CONT
+        out[i + 1 : i + len(raw)] = _CONT
         i += len(raw)
     return out
 

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 from test_scanner_classify import PARTS, classified, reference
 
-from workbench.engine.pretokenize.scan import scanner
+from workbench.engine._native.scan_layout import ascii_classes_by_ranges
+from workbench.engine.pretokenize import scan as scanner
 
 # Boundary values of each UTF-8 form, and the malformed ones next to them.
 VALID = [
@@ -33,7 +34,7 @@ BACKGROUNDS = [
 
 
 def test_ascii_ranges_are_the_tables_classes() -> None:
-    assert scanner.ascii_classes_by_ranges().tolist() == scanner.kernel_tables()[0][:128].tolist()
+    assert ascii_classes_by_ranges().tolist() == scanner.kernel_tables()[0][:128].tolist()
 
 
 @pytest.mark.parametrize("background", BACKGROUNDS)

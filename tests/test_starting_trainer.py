@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.engine.config import TrainConfig
-from workbench.engine.pretokenize.scan import scanner
+from workbench.engine.pretokenize import scan as scanner
 from workbench.engine.pretokenize.words import WordTable
 from workbench.engine.train.py_trainer import PyTrainer
 from workbench.engine.train.starting import StartingTrainer, python_can_start, trainer_for

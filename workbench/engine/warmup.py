@@ -28,8 +28,8 @@ from workbench.engine.config import TrainConfig
 from workbench.engine.encode import _kernels as _encode_kernels
 from workbench.engine.errors import CancelledError
 from workbench.engine.patterns.regexes import resolve
+from workbench.engine.pretokenize import scan as scanner
 from workbench.engine.pretokenize.scan import fold as count_fold
-from workbench.engine.pretokenize.scan import scanner
 from workbench.engine.pretokenize.words import WordTable
 from workbench.engine.train import _kernels as _train_kernels
 

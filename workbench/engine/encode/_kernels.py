@@ -31,9 +31,8 @@ import numpy as np
 from numba import literally
 
 from workbench.engine._native.numba_config import njit
-from workbench.engine.pretokenize.scan import scanner
-from workbench.engine.pretokenize.scan.scanner import classify, scan_starts
-from workbench.engine.pretokenize.scan.scanner import piece_hash as _piece_key
+from workbench.engine.pretokenize.scan import KERNEL_SOURCES, classify, scan_starts
+from workbench.engine.pretokenize.scan import piece_hash as _piece_key
 
 NEVER = np.int32(2**31 - 1)
 EMPTY = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -886,4 +885,4 @@ def _cache_also_keyed_on(dispatcher: object, *modules: ModuleType) -> None:
 
 
 for _kernel in (encode_scanned, *ENCODE_SCANNED):
-    _cache_also_keyed_on(_kernel, scanner)
+    _cache_also_keyed_on(_kernel, *KERNEL_SOURCES)

@@ -45,7 +45,7 @@ from workbench.engine.encode.pieces import RegexSplitter, Splitter, char_to_byte
 from workbench.engine.errors import TokenizerError
 from workbench.engine.patterns.regexes import compile_pattern, resolve
 from workbench.engine.patterns.specials import specials_bytes_regex, specials_regex
-from workbench.engine.pretokenize.scan import scanner
+from workbench.engine.pretokenize import scan as scanner
 
 # tiktoken's convention: specials in the text are an error unless allowed ("all" or a set);
 # `disallowed_special=()` encodes the ones not allowed as ordinary text. ("none": all of them

@@ -30,8 +30,8 @@ from workbench.engine.patterns.regexes import preset_name
 from workbench.engine.pretokenize import _regex_worker as worker
 from workbench.engine.pretokenize import counts_file  # a counts file: a corpus already counted
 from workbench.engine.pretokenize.results import CorpusStats, PretokenizeResult
+from workbench.engine.pretokenize.scan import can_scan
 from workbench.engine.pretokenize.scan.count import count_with_scanner
-from workbench.engine.pretokenize.scan.scanner import can_scan
 from workbench.engine.pretokenize.words import WordTable
 
 BATCH_CHARS = 1 << 21  # text per task: big enough to amortise the hand-over

@@ -237,7 +237,7 @@ def merge_counts(paths: Sequence[str | os.PathLike], out: str | os.PathLike) -> 
     """Sum counts files into one at `out`; they must share a pattern and special tokens."""
     if not paths:
         raise WorkbenchError("no counts files to merge")
-    from workbench.engine.pretokenize.scan import scanner
+    from workbench.engine.pretokenize import scan as scanner
 
     tables, metas = [], []
     for path in paths:

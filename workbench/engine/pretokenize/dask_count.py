@@ -36,9 +36,9 @@ from workbench.engine.corpus.readers import columnar, compressed
 from workbench.engine.corpus.readers.optional import require
 from workbench.engine.errors import CancelledError, ConfigError, CorpusError
 from workbench.engine.patterns.specials import specials_bytes_regex
+from workbench.engine.pretokenize import scan as scanner
 from workbench.engine.pretokenize.results import CorpusStats, PretokenizeResult
 from workbench.engine.pretokenize.scan import count as scan_count
-from workbench.engine.pretokenize.scan import scanner
 from workbench.engine.pretokenize.words import WordTable
 
 TASK_BYTES = 64 << 20  # text per task: a few seconds of counting, a few MB of partial table

@@ -30,7 +30,7 @@ from workbench.engine.corpus.units import Unit
 from workbench.engine.errors import CancelledError, CorpusError
 from workbench.engine.patterns.specials import specials_bytes_regex
 from workbench.engine.pretokenize.results import CorpusStats
-from workbench.engine.pretokenize.scan import scanner
+from workbench.engine.pretokenize.scan import entry as scanner
 from workbench.engine.pretokenize.scan.fold import CountTable
 
 Table = tuple[np.ndarray, np.ndarray, np.ndarray]

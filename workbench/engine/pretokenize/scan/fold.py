@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from workbench.engine.pretokenize.scan.scanner import _empty_table, fold_table
+from workbench.engine.pretokenize.scan.table import _empty_table, fold_table
 
 Table = tuple[np.ndarray, np.ndarray, np.ndarray]
 
