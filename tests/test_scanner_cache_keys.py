@@ -33,3 +33,24 @@ def test_every_scanner_kernel_is_keyed_on_all_sources() -> None:
         if cache_file is None:
             pytest.skip("Numba caching is off")
         assert cache_file._source_stamp[1] == digest, kernel.__name__
+
+
+def test_every_trainer_kernel_is_keyed_on_all_its_sources() -> None:
+    """The merge loop's kernels (`train/_kernels`) inline `_tables`, `_heap` and the prefetch
+    intrinsic: an edit to any of them must not load stale machine code."""
+    from workbench.engine.train import _kernels
+
+    package = Path(_kernels.__file__).parent
+    listed = {Path(module.__file__).name for module in _kernels.KERNEL_SOURCES}
+    kernel_files = {path.name for path in package.glob("_*.py") if path.name != "__init__.py"}
+    assert kernel_files <= listed
+    digest = sources_digest(_kernels.KERNEL_SOURCES)
+    names = set()
+    for module in _kernels.KERNEL_SOURCES:
+        for kernel in kernels_of(module):
+            names.add(kernel.__name__)
+            cache_file = getattr(getattr(kernel, "_cache", None), "_cache_file", None)
+            if cache_file is None:
+                pytest.skip("Numba caching is off")
+            assert cache_file._source_stamp[1] == digest, kernel.__name__
+    assert {"run_merges", "init_pairs", "_heap_top"} <= names

@@ -5,10 +5,16 @@ out, why the helpers are inlined and why some loops run without reference counts
 
 from __future__ import annotations
 
+import sys
+from types import ModuleType
+
 import numpy as np
 
+from workbench.engine._native import prefetch as _prefetch_module
+from workbench.engine._native.cache_keys import kernels_of, key_caches_on
 from workbench.engine._native.numba_config import njit, njit_borrowing
 from workbench.engine._native.prefetch import prefetch as _prefetch
+from workbench.engine.train import _heap, _state, _tables
 from workbench.engine.train._heap import (
     _count_ties,
     _heap_push,
@@ -340,3 +346,16 @@ def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, ti
         wsym, wrec, tok_off, tok_len, tok_hash, tok_key, arena, tt, pr, tie_stamp, ph, lst, blk,
         hp, touched, tie_stack, scal, hf_order,
     )  # fmt: skip
+
+
+# A kernel here compiles in `_tables`, `_heap` and the prefetch intrinsic: Numba keys its disk
+# cache on this file alone, so every kernel of the loop is keyed on all of their sources (an edit
+# to `_heap.py` must not load the old machine code of `run_merges`).
+KERNEL_SOURCES: tuple[ModuleType, ...] = (
+    _state,
+    _tables,
+    _heap,
+    _prefetch_module,
+    sys.modules[__name__],
+)
+key_caches_on((k for m in KERNEL_SOURCES for k in kernels_of(m)), KERNEL_SOURCES)
