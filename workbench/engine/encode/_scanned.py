@@ -81,126 +81,14 @@ def new_piece_cache(bits: int) -> PieceCache:
     )
 
 
-# The helpers below run once or more a piece: inline, since a call with array arguments costs
-# reference counting.
-
-
-@njit(inline="always")
-def _same_tail(keys, at, seg, s, length):
-    """Whether the bytes after the first 8 of seg[s:s + length] are keys[at:]."""
-    for k in range(length - 8):  # noqa: SIM110 -- a plain loop is what Numba compiles best
-        if keys[at + k] != seg[s + 8 + k]:
-            return False
-    return True
-
-
-@njit(inline="always")
-def _probe(pieces, seg, s, length, word, want, slot):
-    """(slot, info) of the row holding the piece seg[s:s + length], or of the empty row where it
-    would go (info 0), probing from its home `slot`. `want`: its length and 16 hash bits."""
-    cache = pieces.cache
-    mask = cache.shape[0] - 1
-    while True:
-        info = cache[slot, 1]
-        if info == 0:
-            return slot, info
-        if cache[slot, 0] == word and (info & _LEN_AND_CHECK) == want:
-            if length <= 8:
-                return slot, info
-            at = np.int64(pieces.arena[np.int64(info >> _U32)])
-            if _same_tail(pieces.keys, at, seg, s, length):
-                return slot, info
-        slot = (slot + 1) & mask
-
-
-@njit(inline="always")
-def _copy_hit(info, length, arena, out_ids, pos):
-    """Write the ids of a cached piece (its row's `info`) from `pos`; returns the new end."""
-    n_ids = np.int64((info >> _U8) & _B8)
-    value = np.int64(info >> _U32)
-    if n_ids == 1 and length <= 8:
-        out_ids[pos] = value
-        return pos + 1
-    if length > 8:
-        value += 1
-    for k in range(n_ids):
-        out_ids[pos + k] = arena[value + k]
-    return pos + n_ids
-
-
-@njit(inline="always")
-def _store(pieces, counters, slot, home, word, want, seg, s, length, ids, first, n_ids):
-    """Cache the piece seg[s:s + length] and its ids ids[first:first + n_ids] in row `slot`
-    (empty) unless the cache is full: then it is turned away, or once many were, the cache
-    starts afresh (see above) and the piece goes to its `home` row. `counters`: `state`'s four
-    values; returns them updated."""
-    cache, arena, keys = pieces.cache, pieces.arena, pieces.keys
-    used, arena_top, keys_top, turned_away = counters
-    room = cache.shape[0] // 2  # entries allowed: keeps probes short
-    extra = 1 if length > 8 else 0
-    if n_ids > _CACHE_MAX_IDS:
-        return counters
-    inline = n_ids == 1 and length <= 8  # the id in the row, nothing in the arena
-    if (
-        used >= room
-        or (not inline and arena_top + extra + n_ids > arena.shape[0])
-        or (extra and keys_top + length - 8 > keys.shape[0])
-    ):
-        turned_away += 1
-        if turned_away < room // 4:
-            return used, arena_top, keys_top, turned_away
-        cache[:] = 0
-        used, arena_top, keys_top, turned_away = 0, 0, 0, 0
-        slot = home  # the piece now fits, and its home slot is free
-    if inline:
-        value = np.int64(ids[first])
-    else:
-        value = arena_top
-        if extra:
-            arena[arena_top] = keys_top
-            arena_top += 1
-            for k in range(length - 8):
-                keys[keys_top + k] = seg[s + 8 + k]
-            keys_top += length - 8
-        for k in range(n_ids):
-            arena[arena_top + k] = ids[first + k]
-        arena_top += n_ids
-    cache[slot, 0] = word
-    cache[slot, 1] = want | (np.uint64(n_ids) << _U8) | (np.uint64(value) << _U32)
-    return used + 1, arena_top, keys_top, turned_away
-
-
-@njit(inline="always")
-def _cached_piece(seg, s, e, max_rank, tables, scratch, pieces, counters, down, out_ids, pos):
-    """Encode the piece seg[s:e] from `pos` through the piece cache: a byte, a piece too long to
-    cache (merged), a hit (copied) or a new piece (merged, then stored). Returns (the new end,
-    the updated counters)."""
-    length = e - s
-    if length == 1:
-        out_ids[pos] = tables[3][seg[s]]  # byte_id
-        return pos + 1, counters
-    part, prank, pid = scratch
-    memo = pieces.memo
-    if length > CACHE_MAX_LEN:
-        pos = merge_piece(seg, s, e, max_rank, tables, part, prank, pid, memo, out_ids, pos)
-        return pos, counters
-    word, h = _piece_key(seg, s, e)
-    want = np.uint64(length) | (((h >> _U32) & _B16) << _U16)
-    home = np.int64(h >> down)
-    slot, info = _probe(pieces, seg, s, length, word, want, home)
-    if info != 0:  # hit
-        return _copy_hit(info, length, pieces.arena, out_ids, pos), counters
-    first = pos
-    pos = merge_piece(seg, s, e, max_rank, tables, part, prank, pid, memo, out_ids, pos)
-    n_ids = pos - first
-    counters = _store(
-        pieces, counters, slot, home, word, want, seg, s, length, out_ids, first, n_ids
-    )
-    return pos, counters
+# One kernel, the probe and the store written out in its loop: with them as inline helpers
+# (`@njit(inline="always")`, the piece cache passed as its NamedTuple and the counters as a
+# tuple) the scanner path encoded 2.5-3x slower (gpt2, 1 MB of English, CPU time), the reference
+# counting of the arrays they take costing more than the work of a cache hit.
 
 
 @njit
-def encode_scanned(
+def encode_scanned(  # noqa: C901 -- one loop on purpose: see above
     data, seg_starts, seg_ends, seg_ids, preset, flags, fold_cps, fold_letters, max_rank,
     tables, piece_cache, out_ids,
 ):  # fmt: skip
@@ -211,20 +99,22 @@ def encode_scanned(
     must have been filled by this same tokenizer (tables and `max_rank`) only.
     """
     literally(preset)
-    cls = np.empty(data.shape[0], dtype=np.uint8)
+    byte_id = tables[3]
+    cache, arena, keys, state, memo = piece_cache
+    n = data.shape[0]
+    cls = np.empty(n, dtype=np.uint8)
     classify(data, flags, cls)
-    state = piece_cache.state
-    counters = (state[0], state[1], state[2], state[3])
+    rows = cache.shape[0]
+    room = rows // 2  # entries allowed: keeps probes short
+    used, arena_top, keys_top, turned_away = state[0], state[1], state[2], state[3]
     bits = 0
-    while (1 << bits) < piece_cache.cache.shape[0]:
+    while (1 << bits) < rows:
         bits += 1
     down = np.uint64(64 - bits)  # Fibonacci hashing: the top bits index the table
     bounds = np.empty(1 << 12, dtype=np.int64)  # a block of piece starts stays in L1
-    scratch = (
-        np.empty(SHORT, dtype=np.int64),
-        np.empty(SHORT, dtype=np.int32),
-        np.empty(SHORT, dtype=np.int32),
-    )
+    part = np.empty(SHORT, dtype=np.int64)
+    prank = np.empty(SHORT, dtype=np.int32)
+    pid = np.empty(SHORT, dtype=np.int32)
     pos = 0
     for j in range(seg_starts.shape[0]):
         a, b = seg_starts[j], seg_ends[j]
@@ -234,17 +124,92 @@ def encode_scanned(
             continue
         seg = data[a:b]
         seg_cls = cls[a:b]
+        m = b - a
         i = np.int64(0)  # not a literal: Numba would compile scan_starts for it as well
-        while i < b - a:
+        while i < m:
             count, resume = scan_starts(seg, seg_cls, i, preset, fold_cps, fold_letters, bounds)
             for p in range(count):
+                s = bounds[p]
                 e = bounds[p + 1] if p + 1 < count else resume
-                pos, counters = _cached_piece(
-                    seg, bounds[p], e, max_rank, tables, scratch, piece_cache, counters, down,
-                    out_ids, pos,
-                )  # fmt: skip
+                length = e - s
+                if length == 1:
+                    out_ids[pos] = byte_id[seg[s]]
+                    pos += 1
+                    continue
+                if length > CACHE_MAX_LEN:
+                    pos = merge_piece(
+                        seg, s, e, max_rank, tables, part, prank, pid, memo, out_ids, pos
+                    )
+                    continue
+                word, h = _piece_key(seg, s, e)
+                want = np.uint64(length) | (((h >> _U32) & _B16) << _U16)
+                mask = rows - 1
+                slot = np.int64(h >> down)
+                while True:  # probe (inline: a call with array arguments costs refcounting)
+                    info = cache[slot, 1]
+                    if info == 0:
+                        break
+                    if cache[slot, 0] == word and (info & _LEN_AND_CHECK) == want:
+                        if length <= 8:
+                            break
+                        at = np.int64(arena[np.int64(info >> _U32)])
+                        same = True
+                        for k in range(length - 8):
+                            if keys[at + k] != seg[s + 8 + k]:
+                                same = False
+                                break
+                        if same:
+                            break
+                    slot = (slot + 1) & mask
+                if info != 0:  # hit
+                    n_ids = np.int64((info >> _U8) & _B8)
+                    value = np.int64(info >> _U32)
+                    if n_ids == 1 and length <= 8:
+                        out_ids[pos] = value
+                        pos += 1
+                        continue
+                    if length > 8:
+                        value += 1
+                    for k in range(n_ids):
+                        out_ids[pos + k] = arena[value + k]
+                    pos += n_ids
+                    continue
+                first = pos
+                pos = merge_piece(seg, s, e, max_rank, tables, part, prank, pid, memo, out_ids, pos)
+                n_ids = pos - first
+                extra = 1 if length > 8 else 0
+                if n_ids > _CACHE_MAX_IDS:
+                    continue
+                inline = n_ids == 1 and length <= 8  # the id in the row, nothing in the arena
+                if (
+                    used >= room
+                    or (not inline and arena_top + extra + n_ids > arena.shape[0])
+                    or (extra and keys_top + length - 8 > keys.shape[0])
+                ):  # full: turned away, or once many were, the cache starts afresh (see above)
+                    turned_away += 1
+                    if turned_away < room // 4:
+                        continue
+                    cache[:] = 0
+                    used, arena_top, keys_top, turned_away = 0, 0, 0, 0
+                    slot = np.int64(h >> down)  # the piece now fits, and its home slot is free
+                if inline:
+                    value = np.int64(out_ids[first])
+                else:
+                    value = arena_top
+                    if extra:
+                        arena[arena_top] = keys_top
+                        arena_top += 1
+                        for k in range(length - 8):
+                            keys[keys_top + k] = seg[s + 8 + k]
+                        keys_top += length - 8
+                    for k in range(n_ids):
+                        arena[arena_top + k] = out_ids[first + k]
+                    arena_top += n_ids
+                cache[slot, 0] = word
+                cache[slot, 1] = want | (np.uint64(n_ids) << _U8) | (np.uint64(value) << _U32)
+                used += 1
             i = resume
-    state[0], state[1], state[2], state[3] = counters
+    state[0], state[1], state[2], state[3] = used, arena_top, keys_top, turned_away
     return pos
 
 
