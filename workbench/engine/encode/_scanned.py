@@ -81,14 +81,90 @@ def new_piece_cache(bits: int) -> PieceCache:
     )
 
 
-# One kernel, the probe and the store written out in its loop: with them as inline helpers
-# (`@njit(inline="always")`, the piece cache passed as its NamedTuple and the counters as a
-# tuple) the scanner path encoded 2.5-3x slower (gpt2, 1 MB of English, CPU time), the reference
-# counting of the arrays they take costing more than the work of a cache hit.
+# The helpers below run once or more a piece: inline, and given plain arrays (a tuple argument
+# costs reference counting of every array in it, each piece).
+
+
+@njit(inline="always")
+def _probe(cache, arena, keys, seg, s, length, word, want, slot):
+    """(slot, info) of the row holding the piece seg[s:s + length], or of the empty row where it
+    would go (info 0), probing from its home `slot`. `want`: its length and 16 hash bits."""
+    mask = cache.shape[0] - 1
+    while True:
+        info = cache[slot, 1]
+        if info == 0:
+            return slot, info
+        if cache[slot, 0] == word and (info & _LEN_AND_CHECK) == want:
+            if length <= 8:
+                return slot, info
+            at = np.int64(arena[np.int64(info >> _U32)])
+            same = True
+            for k in range(length - 8):
+                if keys[at + k] != seg[s + 8 + k]:
+                    same = False
+                    break
+            if same:
+                return slot, info
+        slot = (slot + 1) & mask
+
+
+@njit(inline="always")
+def _copy_hit(info, length, arena, out_ids, pos):
+    """Write the ids of a cached piece (its row's `info`) from `pos`; returns the new end."""
+    n_ids = np.int64((info >> _U8) & _B8)
+    value = np.int64(info >> _U32)
+    if n_ids == 1 and length <= 8:
+        out_ids[pos] = value
+        return pos + 1
+    if length > 8:
+        value += 1
+    for k in range(n_ids):
+        out_ids[pos + k] = arena[value + k]
+    return pos + n_ids
+
+
+@njit(inline="always")
+def _store(cache, arena, keys, used, arena_top, keys_top, turned_away, slot, home, word, want,
+           seg, s, length, ids, first, n_ids):  # fmt: skip
+    """Cache the piece seg[s:s + length] and its ids ids[first:first + n_ids] in the empty row
+    `slot` unless the cache is full: then it is turned away, or once many were, the cache starts
+    afresh (see above) and the piece goes to its `home` row. Returns the four counters."""
+    room = cache.shape[0] // 2  # entries allowed: keeps probes short
+    extra = 1 if length > 8 else 0
+    if n_ids > _CACHE_MAX_IDS:
+        return used, arena_top, keys_top, turned_away
+    inline = n_ids == 1 and length <= 8  # the id in the row, nothing in the arena
+    if (
+        used >= room
+        or (not inline and arena_top + extra + n_ids > arena.shape[0])
+        or (extra and keys_top + length - 8 > keys.shape[0])
+    ):
+        turned_away += 1
+        if turned_away < room // 4:
+            return used, arena_top, keys_top, turned_away
+        cache[:] = 0
+        used, arena_top, keys_top, turned_away = 0, 0, 0, 0
+        slot = home  # the piece now fits, and its home slot is free
+    if inline:
+        value = np.int64(ids[first])
+    else:
+        value = arena_top
+        if extra:
+            arena[arena_top] = keys_top
+            arena_top += 1
+            for k in range(length - 8):
+                keys[keys_top + k] = seg[s + 8 + k]
+            keys_top += length - 8
+        for k in range(n_ids):
+            arena[arena_top + k] = ids[first + k]
+        arena_top += n_ids
+    cache[slot, 0] = word
+    cache[slot, 1] = want | (np.uint64(n_ids) << _U8) | (np.uint64(value) << _U32)
+    return used + 1, arena_top, keys_top, turned_away
 
 
 @njit
-def encode_scanned(  # noqa: C901 -- one loop on purpose: see above
+def encode_scanned(
     data, seg_starts, seg_ends, seg_ids, preset, flags, fold_cps, fold_letters, max_rank,
     tables, piece_cache, out_ids,
 ):  # fmt: skip
@@ -101,14 +177,11 @@ def encode_scanned(  # noqa: C901 -- one loop on purpose: see above
     literally(preset)
     byte_id = tables[3]
     cache, arena, keys, state, memo = piece_cache
-    n = data.shape[0]
-    cls = np.empty(n, dtype=np.uint8)
+    cls = np.empty(data.shape[0], dtype=np.uint8)
     classify(data, flags, cls)
-    rows = cache.shape[0]
-    room = rows // 2  # entries allowed: keeps probes short
     used, arena_top, keys_top, turned_away = state[0], state[1], state[2], state[3]
     bits = 0
-    while (1 << bits) < rows:
+    while (1 << bits) < cache.shape[0]:
         bits += 1
     down = np.uint64(64 - bits)  # Fibonacci hashing: the top bits index the table
     bounds = np.empty(1 << 12, dtype=np.int64)  # a block of piece starts stays in L1
@@ -124,9 +197,8 @@ def encode_scanned(  # noqa: C901 -- one loop on purpose: see above
             continue
         seg = data[a:b]
         seg_cls = cls[a:b]
-        m = b - a
         i = np.int64(0)  # not a literal: Numba would compile scan_starts for it as well
-        while i < m:
+        while i < b - a:
             count, resume = scan_starts(seg, seg_cls, i, preset, fold_cps, fold_letters, bounds)
             for p in range(count):
                 s = bounds[p]
@@ -143,71 +215,17 @@ def encode_scanned(  # noqa: C901 -- one loop on purpose: see above
                     continue
                 word, h = _piece_key(seg, s, e)
                 want = np.uint64(length) | (((h >> _U32) & _B16) << _U16)
-                mask = rows - 1
-                slot = np.int64(h >> down)
-                while True:  # probe (inline: a call with array arguments costs refcounting)
-                    info = cache[slot, 1]
-                    if info == 0:
-                        break
-                    if cache[slot, 0] == word and (info & _LEN_AND_CHECK) == want:
-                        if length <= 8:
-                            break
-                        at = np.int64(arena[np.int64(info >> _U32)])
-                        same = True
-                        for k in range(length - 8):
-                            if keys[at + k] != seg[s + 8 + k]:
-                                same = False
-                                break
-                        if same:
-                            break
-                    slot = (slot + 1) & mask
+                home = np.int64(h >> down)
+                slot, info = _probe(cache, arena, keys, seg, s, length, word, want, home)
                 if info != 0:  # hit
-                    n_ids = np.int64((info >> _U8) & _B8)
-                    value = np.int64(info >> _U32)
-                    if n_ids == 1 and length <= 8:
-                        out_ids[pos] = value
-                        pos += 1
-                        continue
-                    if length > 8:
-                        value += 1
-                    for k in range(n_ids):
-                        out_ids[pos + k] = arena[value + k]
-                    pos += n_ids
+                    pos = _copy_hit(info, length, arena, out_ids, pos)
                     continue
                 first = pos
                 pos = merge_piece(seg, s, e, max_rank, tables, part, prank, pid, memo, out_ids, pos)
-                n_ids = pos - first
-                extra = 1 if length > 8 else 0
-                if n_ids > _CACHE_MAX_IDS:
-                    continue
-                inline = n_ids == 1 and length <= 8  # the id in the row, nothing in the arena
-                if (
-                    used >= room
-                    or (not inline and arena_top + extra + n_ids > arena.shape[0])
-                    or (extra and keys_top + length - 8 > keys.shape[0])
-                ):  # full: turned away, or once many were, the cache starts afresh (see above)
-                    turned_away += 1
-                    if turned_away < room // 4:
-                        continue
-                    cache[:] = 0
-                    used, arena_top, keys_top, turned_away = 0, 0, 0, 0
-                    slot = np.int64(h >> down)  # the piece now fits, and its home slot is free
-                if inline:
-                    value = np.int64(out_ids[first])
-                else:
-                    value = arena_top
-                    if extra:
-                        arena[arena_top] = keys_top
-                        arena_top += 1
-                        for k in range(length - 8):
-                            keys[keys_top + k] = seg[s + 8 + k]
-                        keys_top += length - 8
-                    for k in range(n_ids):
-                        arena[arena_top + k] = out_ids[first + k]
-                    arena_top += n_ids
-                cache[slot, 0] = word
-                cache[slot, 1] = want | (np.uint64(n_ids) << _U8) | (np.uint64(value) << _U32)
-                used += 1
+                used, arena_top, keys_top, turned_away = _store(
+                    cache, arena, keys, used, arena_top, keys_top, turned_away, slot, home, word,
+                    want, seg, s, length, out_ids, first, pos - first,
+                )  # fmt: skip
             i = resume
     state[0], state[1], state[2], state[3] = used, arena_top, keys_top, turned_away
     return pos
