@@ -151,9 +151,7 @@ def small_custom() -> Tokenizer:
 
 def test_disk_cache_follows_the_scanner_source():
     """The fused kernel compiles in scanner code: its cache stamp includes scanner.py."""
-    cache_file = getattr(
-        getattr(_scanned.encode_scanned, "_cache", None), "_cache_file", None
-    )
+    cache_file = getattr(getattr(_scanned.encode_scanned, "_cache", None), "_cache_file", None)
     if cache_file is None:
         pytest.skip("Numba caching is off")
     stamp = cache_file._source_stamp
