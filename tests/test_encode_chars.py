@@ -1,4 +1,4 @@
-"""Whole characters merged before BPE (`_encode_kernels.build_char_tables`): ids stay tiktoken's.
+"""Whole characters merged before BPE (`encode._chars.build_char_tables`): ids stay tiktoken's.
 
 The shortcut is exact only when no token holding part of a character and a byte beside it can
 form first; these tests build vocabularies full of such tokens (byte-level BPE trained across

@@ -9,8 +9,7 @@ from hypothesis import strategies as st
 
 from workbench.engine import formats
 from workbench.engine._native.cache_keys import sources_digest
-from workbench.engine.encode import _kernels as encode_kernels
-from workbench.engine.encode import tokenizer as tokenizer_module
+from workbench.engine.encode import _core, _scanned
 from workbench.engine.encode.pieces import RegexSplitter
 from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.engine.errors import TokenizerError
@@ -63,7 +62,7 @@ def test_scanner_equals_regex_on_corpora(pairs, corpora, preset):
 def test_tiny_cache_equals_regex_on_corpora(pairs, corpora, monkeypatch):
     """A full cache (256 rows, 128 entries) and long probe chains give the same ids; a full
     cache is started afresh by the next new piece, within a call or in the next one."""
-    monkeypatch.setattr(tokenizer_module, "_cache_bits", lambda size: 8)
+    monkeypatch.setattr(_core, "cache_bits", lambda size: 8)
     fast, slow = pairs["o200k"]
     fast = fast.with_splitter("scanner")  # its own cache: one kept from other tests is larger
     for text in _corpus_texts(corpora) * 2:
@@ -74,7 +73,7 @@ def test_a_full_cache_starts_afresh_and_keeps_later_pieces(pairs, monkeypatch):
     """A cache of 128 entries, full, turns away new pieces, and after 32 of them starts afresh
     within the call: after 600 new pieces it holds the `used` pieces met before the last
     `turned away` ones (encoding those again adds nothing), not the first 128 of the text."""
-    monkeypatch.setattr(tokenizer_module, "_cache_bits", lambda size: 8)
+    monkeypatch.setattr(_core, "cache_bits", lambda size: 8)
     fast, slow = pairs["gpt2"]
     fast = fast.with_splitter("scanner")  # a cache of its own
     letters = "abcdefghijklmnopqrstuvwxyz"
@@ -100,7 +99,7 @@ def test_cached_long_pieces_that_share_their_first_bytes(pairs, monkeypatch, bit
     longer ones are merged without the cache. In a cache of 2**8 rows the long pieces' bytes
     fill its keys long before its rows: it starts afresh on that too."""
     if bits is not None:
-        monkeypatch.setattr(tokenizer_module, "_cache_bits", lambda size: bits)
+        monkeypatch.setattr(_core, "cache_bits", lambda size: bits)
     fast, slow = pairs["gpt2"]
     fast = fast.with_splitter("scanner")
     for stem in ("abcdefg", "abcdefg" * 5, "abcdefg" * 30, "abcdefg" * 36):
@@ -153,13 +152,13 @@ def small_custom() -> Tokenizer:
 
 
 def test_disk_cache_follows_the_scanner_source():
-    """The fused kernel compiles in scanner code from several modules: its cache stamp is keyed
-    on the sources of all of them (`scan.KERNEL_SOURCES`)."""
-    cache_file = getattr(
-        getattr(encode_kernels.encode_scanned, "_cache", None), "_cache_file", None
-    )
+    """The fused kernel compiles in scanner code from several modules (and the merging kernels):
+    its cache stamp is keyed on the sources of all of them (`scan.KERNEL_SOURCES` and more)."""
+    cache_file = getattr(getattr(_scanned.encode_scanned, "_cache", None), "_cache_file", None)
     if cache_file is None:
         pytest.skip("Numba caching is off")
     stamp = cache_file._source_stamp
     assert isinstance(stamp, tuple) and len(stamp) == 2
-    assert stamp[1] == sources_digest(scan.KERNEL_SOURCES)
+    assert stamp[1] == sources_digest(
+        (*scan.KERNEL_SOURCES, _scanned._merge, _scanned._tables, _scanned._chars)
+    )

@@ -12,7 +12,8 @@ import tiktoken
 
 from workbench.cli import main
 from workbench.engine import formats
-from workbench.engine.encode.tokenizer import DisallowedSpecialError, Tokenizer
+from workbench.engine.encode.tokenizer import Tokenizer
+from workbench.engine.encode.validation import DisallowedSpecialError
 from workbench.engine.patterns.regexes import PRESETS
 
 MERGES = [(b"a", b"b"), (b"\r", b"\n"), (b" ", b"ab"), (b"h", b"e"), (b"<", b"|")]

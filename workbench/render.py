@@ -42,7 +42,7 @@ def token_groups(tokenizer: Tokenizer, text: str, **specials: Any) -> list[Token
     `specials`: `allowed_special` / `disallowed_special` as for `Tokenizer.encode` (default:
     "all", since a viewer shows a user's own tokenizer on a user's own text).
     """
-    table = tokenizer._decode_table()
+    table = tokenizer.decode_table()
     cluster_starts = set(grapheme_bounds(text))
     groups: list[TokenGroup] = []
     run: list = []

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from workbench.engine._native import id_lists, utf8_text
 from workbench.engine._native import libc_read as _libc_read
 from workbench.engine.config import TrainConfig
-from workbench.engine.encode import _kernels as _encode_kernels
+from workbench.engine.encode import _merge, _scanned, _tables
 from workbench.engine.errors import CancelledError
 from workbench.engine.patterns.regexes import resolve
 from workbench.engine.pretokenize import scan as scanner
@@ -77,15 +77,15 @@ def _encoder(preset: str) -> None:
 
 def _encoder_kernels(pattern: str) -> list:
     tables = [
-        _encode_kernels.build_whole_table,
-        _encode_kernels.collect_splits,
-        _encode_kernels.build_pair_table,
+        _tables.build_whole_table,
+        _tables.collect_splits,
+        _tables.build_pair_table,
         *id_lists.kernels(),
         *utf8_text.kernels(),
     ]
     if scanner.can_scan(resolve(pattern)):
-        return [_encode_kernels.ENCODE_SCANNED[scanner.preset_code(pattern)], *tables]
-    return [_encode_kernels.encode_pieces, *tables]
+        return [_scanned.ENCODE_SCANNED[scanner.preset_code(pattern)], *tables]
+    return [_merge.encode_pieces, *tables]
 
 
 # key: (name shown, what runs it, the kernels it compiles: their cache says whether it is ready)

@@ -16,6 +16,8 @@ from types import ModuleType
 
 from numba.core.dispatcher import Dispatcher
 
+from workbench.engine._native import portable
+
 
 def sources_digest(modules: Iterable[ModuleType]) -> str:
     """The SHA-256 (hex) of the modules' source files, in the given order."""
@@ -26,7 +28,10 @@ def sources_digest(modules: Iterable[ModuleType]) -> str:
 
 
 def key_caches_on(dispatchers: Iterable[object], modules: Iterable[ModuleType]) -> None:
-    """Make each dispatcher's on-disk cache depend on the sources of `modules` too (read once)."""
+    """Make each dispatcher's on-disk cache depend on the sources of `modules` too (read once).
+    Under the portable switch Numba's own key stays (a cache of its own is then advised)."""
+    if portable():
+        return
     digest = sources_digest(modules)
     for dispatcher in dispatchers:
         cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)

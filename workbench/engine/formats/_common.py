@@ -18,7 +18,8 @@ from typing import Any
 
 from workbench.engine.byte_mapping import bytes_to_unicode, unicode_to_bytes
 from workbench.engine.encode.ids import check_id, parse_id
-from workbench.engine.encode.tokenizer import Tokenizer, check_specials
+from workbench.engine.encode.tokenizer import Tokenizer
+from workbench.engine.encode.validation import check_specials
 from workbench.engine.errors import TokenizerError, TokenizerFileError
 from workbench.engine.patterns.unicode_classes import UNICODE_VERSION
 

@@ -1,0 +1,287 @@
+"""Byte-pair merging within pieces, tiktoken's way: after looking the whole piece up, repeatedly
+merge the adjacent pair whose concatenated bytes form the token of lowest rank (leftmost on
+ties).
+
+`merge_piece` merges one piece (a linear scan for short pieces, a heap for long ones);
+`encode_pieces` encodes pre-cut pieces (the regex path); `recover_merges` rebuilds a tiktoken
+file's merges. The tables arrive as one tuple (`_core.Core.tables`). Not here: building the
+tables (`_tables.py`, `_chars.py`), the scanner's fused encoder and its piece cache
+(`_scanned.py`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from workbench.engine._native.cache_keys import key_caches_on
+from workbench.engine._native.numba_config import njit
+from workbench.engine.encode import _chars, _tables
+from workbench.engine.encode._chars import char_token
+from workbench.engine.encode._tables import (
+    LOW32,
+    MEMO_BITS,
+    NEVER,
+    byte_pair,
+    pair_memo,
+    whole_lookup,
+)
+
+SHORT = 64  # pieces up to this many bytes use the linear scan; longer ones the heap
+
+
+@njit  # one copy to compile (inlined twice it cost seconds of first start)
+def _first_parts(
+    buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, memo, part, prank, pid
+):  # fmt: skip
+    """BPE's starting point for buf[start:end]: bytes, or whole characters where `char_token`
+    allows, into `part`, and each adjacent pair's (rank, merged id) into `prank`/`pid` (pairs
+    of two bytes from the dense table). Returns the number of parts."""
+    m = 0
+    raw = np.int64(-1)  # the previous part's byte, or -1 when it is a whole character
+    i = start
+    while i < end:
+        tid, step = np.int64(-1), 1
+        if buf[i] >= 0xC0:  # a lead byte: maybe a whole character
+            tid, step = char_token(buf, i, start, end, max_rank, char_tables)
+        byte = np.int64(-1) if tid >= 0 else np.int64(buf[i])
+        part[m] = tid if tid >= 0 else byte_id[byte]
+        if m > 0:
+            if raw >= 0 and byte >= 0:
+                prank[m - 1], pid[m - 1] = byte_pair(raw, byte, max_rank, byte_pairs)
+            else:
+                prank[m - 1], pid[m - 1] = pair_memo(part[m - 1], part[m], max_rank, pairs, memo)
+        raw = byte
+        m += 1
+        i += step
+    return m
+
+
+@njit
+def _merge_short(
+    buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, part, prank, pid, memo,
+    out, pos,
+):  # fmt: skip
+    """Linear-scan BPE (tiktoken's loop) for short pieces: O(n^2) but tiny n."""
+    m = end - start
+    plain = True  # no lead byte: bytes it is, without the call (most pieces of English and code)
+    for i in range(start, end):
+        if buf[i] >= 0xC0:
+            plain = False
+            break
+    if plain:
+        for i in range(m):
+            part[i] = byte_id[buf[start + i]]
+        for i in range(m - 1):
+            prank[i], pid[i] = byte_pair(buf[start + i], buf[start + i + 1], max_rank, byte_pairs)
+    else:
+        m = _first_parts(
+            buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, memo, part, prank,
+            pid,
+        )  # fmt: skip
+    while m > 1:
+        best = NEVER
+        at = -1
+        for i in range(m - 1):
+            if prank[i] < best:
+                best = prank[i]
+                at = i
+        if at < 0:
+            break
+        part[at] = pid[at]
+        for j in range(at + 1, m - 1):
+            part[j] = part[j + 1]
+        for j in range(at + 1, m - 2):
+            prank[j] = prank[j + 1]
+            pid[j] = pid[j + 1]
+        m -= 1
+        if at > 0:
+            prank[at - 1], pid[at - 1] = pair_memo(part[at - 1], part[at], max_rank, pairs, memo)
+        if at < m - 1:
+            prank[at], pid[at] = pair_memo(part[at], part[at + 1], max_rank, pairs, memo)
+    for i in range(m):
+        out[pos + i] = part[i]
+    return pos + m
+
+
+@njit
+def _heap_push(heap, size, value):
+    i = size
+    heap[i] = value
+    while i > 0:
+        parent = (i - 1) >> 1
+        if heap[parent] <= heap[i]:
+            break
+        heap[parent], heap[i] = heap[i], heap[parent]
+        i = parent
+    return size + 1
+
+
+@njit
+def _heap_pop(heap, size):
+    top = heap[0]
+    size -= 1
+    heap[0] = heap[size]
+    i = 0
+    while True:
+        child = 2 * i + 1
+        if child >= size:
+            break
+        if child + 1 < size and heap[child + 1] < heap[child]:
+            child += 1
+        if heap[i] <= heap[child]:
+            break
+        heap[i], heap[child] = heap[child], heap[i]
+        i = child
+    return top, size
+
+
+@njit
+def _merge_long(buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, memo, out, pos):
+    """Heap + linked-list BPE: O(n log n), so a 1 MB piece without spaces stays fast.
+
+    Heap entries are `rank << 32 | node` (lowest rank, then leftmost, as tiktoken). An entry is
+    stale when its node died or its pair's rank changed; it is then skipped (subtle: a stale
+    entry can never match a live pair's rank, since the live pair's result is strictly longer).
+    Nodes start as bytes, or whole characters where `char_token` allows.
+    """
+    room = end - start
+    tok = np.empty(room, dtype=np.int64)
+    rank_at = np.empty(room, dtype=np.int32)
+    merged_at = np.empty(room, dtype=np.int32)
+    n = _first_parts(
+        buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, memo, tok, rank_at,
+        merged_at,
+    )  # fmt: skip
+    nxt = np.empty(n, dtype=np.int64)
+    prv = np.empty(n, dtype=np.int64)
+    heap = np.empty(3 * n, dtype=np.int64)
+    size = 0
+    for i in range(n):
+        nxt[i] = i + 1
+        prv[i] = i - 1
+    for i in range(n - 1):
+        if rank_at[i] != NEVER:
+            size = _heap_push(heap, size, (np.int64(rank_at[i]) << 32) | i)
+    while size > 0:
+        entry, size = _heap_pop(heap, size)
+        i = entry & LOW32
+        j = nxt[i]
+        if tok[i] < 0 or j >= n:
+            continue
+        rank, merged = pair_memo(tok[i], tok[j], max_rank, pairs, memo)
+        if np.int64(rank) != entry >> 32:
+            continue
+        tok[i] = merged
+        tok[j] = -1
+        nxt[i] = nxt[j]
+        if nxt[j] < n:
+            prv[nxt[j]] = i
+        p = prv[i]
+        if p >= 0:
+            rank, _ = pair_memo(tok[p], tok[i], max_rank, pairs, memo)
+            if rank != NEVER:
+                size = _heap_push(heap, size, (np.int64(rank) << 32) | p)
+        k = nxt[i]
+        if k < n:
+            rank, _ = pair_memo(tok[i], tok[k], max_rank, pairs, memo)
+            if rank != NEVER:
+                size = _heap_push(heap, size, (np.int64(rank) << 32) | i)
+    i = 0
+    while i < n:
+        out[pos] = tok[i]
+        pos += 1
+        i = nxt[i]
+    return pos
+
+
+@njit
+def merge_piece(buf, start, end, max_rank, tables, part, prank, pid, memo, out, pos):
+    """The ids of the piece buf[start:end], written to `out` from `pos`; returns the new end.
+
+    `tables` as `_core.Core.tables`; `part`/`prank`/`pid` are scratch of `SHORT` items and
+    `memo` the pair memo (`_tables.pair_memo`), both the caller's so they are made once a call.
+    """
+    tok_bytes, tok_off, tok_rank, byte_id, whole, pairs, byte_pairs, char_tables = tables
+    if end - start == 1:
+        out[pos] = byte_id[buf[start]]
+        return pos + 1
+    tid = whole_lookup(buf, start, end, tok_bytes, tok_off, whole)
+    if tid >= 0 and tok_rank[tid] < max_rank:
+        out[pos] = tid
+        return pos + 1
+    if end - start <= SHORT:
+        return _merge_short(
+            buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, part, prank, pid,
+            memo, out, pos,
+        )  # fmt: skip
+    return _merge_long(
+        buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, memo, out, pos
+    )
+
+
+@njit
+def encode_pieces(buf, starts, ends, special_ids, max_rank, tables, out_ids, out_starts):
+    """Encode every piece of `buf`; a piece with `special_ids[i] >= 0` is that one token.
+
+    Writes ids to `out_ids` and, unless `out_starts` is empty, each token's byte start to
+    `out_starts` (both sized for the worst case, one token per byte); returns the token count.
+    """
+    tok_off = tables[1]
+    want_starts = out_starts.shape[0] > 0
+    part = np.empty(SHORT, dtype=np.int64)
+    prank = np.empty(SHORT, dtype=np.int32)
+    pid = np.empty(SHORT, dtype=np.int32)
+    memo = np.full((1 << MEMO_BITS, 2), -1, dtype=np.int64)
+    pos = 0
+    for p in range(starts.shape[0]):
+        start, end = starts[p], ends[p]
+        if special_ids[p] >= 0:
+            out_ids[pos] = special_ids[p]
+            if want_starts:
+                out_starts[pos] = start
+            pos += 1
+            continue
+        first = pos
+        pos = merge_piece(buf, start, end, max_rank, tables, part, prank, pid, memo, out_ids, pos)
+        if not want_starts:
+            continue
+        offset = start
+        for k in range(first, pos):
+            out_starts[k] = offset
+            tid = out_ids[k]
+            offset += tok_off[tid + 1] - tok_off[tid]
+    return pos
+
+
+@njit
+def recover_merges(order, tables):
+    """For each token id in `order` (rank order), the pair BPE makes it from, or (-1, -1).
+
+    Token `order[r]` has rank `r`: merging its bytes with ranks below `r` must leave exactly two
+    parts, which are its merge. Used to rebuild merges from a tiktoken file, which lists ranks only.
+    """
+    tok_bytes, tok_off = tables[0], tables[1]
+    found = np.full((order.shape[0], 2), -1, dtype=np.int64)
+    longest = 1
+    for r in range(order.shape[0]):
+        tid = order[r]
+        longest = max(longest, tok_off[tid + 1] - tok_off[tid])
+    out = np.empty(longest, dtype=np.int64)
+    part = np.empty(SHORT, dtype=np.int64)
+    prank = np.empty(SHORT, dtype=np.int32)
+    pid = np.empty(SHORT, dtype=np.int32)
+    memo = np.full((1 << MEMO_BITS, 2), -1, dtype=np.int64)
+    for r in range(order.shape[0]):
+        tid = order[r]
+        start, end = tok_off[tid], tok_off[tid + 1]
+        count = merge_piece(
+            tok_bytes, start, end, np.int32(r), tables, part, prank, pid, memo, out, 0
+        )
+        if count == 2:
+            found[r, 0], found[r, 1] = out[0], out[1]
+    return found
+
+
+# The merging kernels compile in the probes of `_tables` and `_chars`: a change there must
+# recompile them, not load the cached ones.
+key_caches_on((encode_pieces, recover_merges), (_tables, _chars))

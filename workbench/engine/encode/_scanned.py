@@ -1,0 +1,276 @@
+"""The fused encoder for the preset patterns: one call per text classifies, scans (the Numba
+scanner) and merges every piece, through a piece cache of the pieces already seen.
+
+Private to `encode/`: `tokenizer.py` calls `ENCODE_SCANNED[preset]` with the tables and this
+thread's piece cache (`new_piece_cache`). Not here: merging a piece (`_merge.py`), the scanner
+itself (`pretokenize/scan/`).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import literally
+
+from workbench.engine._native.cache_keys import key_caches_on
+from workbench.engine._native.numba_config import njit
+from workbench.engine.encode import _chars, _merge, _tables
+from workbench.engine.encode._merge import SHORT, merge_piece
+from workbench.engine.encode._tables import MEMO_BITS
+from workbench.engine.pretokenize.scan import KERNEL_SOURCES, classify, scan_starts
+from workbench.engine.pretokenize.scan import piece_hash as _piece_key
+
+# Natural text repeats its pieces heavily (the 1.9 MB of ../shared/corpora: 520k pieces, 37k
+# distinct, 95% of them at most 8 bytes), and merging a new piece costs cache misses in the
+# megabyte tables (~100 ns a byte), so a piece cache maps piece -> ids: an open-addressing table
+# of uint64 rows `(word, info)` where `word` is the piece's first 8 bytes packed (`_piece_key`,
+# the scanner's piece hash) and info = length | n_ids << 8 | 16 hash bits << 16 | value << 32;
+# info 0 marks an empty row. A piece of <= 8 bytes is identified by (word, length) alone, and
+# when it is one token (the common case) `value` is the id: a hit reads one 16-byte row.
+# Otherwise `value` is an offset into `arena` (int32): [offset of the bytes after the first 8 in
+# `keys`, if longer than 8] then the ids. The cache outlives a call (the tokenizer keeps one per
+# thread, see `new_piece_cache`), so many small texts share what the first ones merged. Once it
+# is full (half its rows, or its arena or keys), new pieces are turned away, since by Zipf the
+# first pieces are mostly the frequent ones; but after a quarter of its entries' worth has been
+# turned away it starts afresh, since then they were not the frequent ones of what follows (text
+# of another kind, a large text's rarer pieces). With the old rule (full: no more pieces until
+# the next call) 32 MB texts of English docs and C encoded 1.5-2.1x slower; at 8 MB, where the
+# cache seldom fills, both rules are equally fast. Starting afresh as soon as the cache is full
+# churned on C code, whose long names fill the keys early (o200k, 8 MB of C: 1.5x slower).
+# Long pieces repeat too (a CJK sentence without spaces is one piece; manual pages repeat their
+# option texts) and cost the most to merge, so every piece whose length fits info's 8 bits is
+# cached; their bytes after the first 8 fill `keys`, and when that is full they are merged anew.
+CACHE_MAX_LEN = 255
+_CACHE_MAX_IDS = 255  # n_ids must fit 8 bits
+_U8 = np.uint64(8)
+_U16 = np.uint64(16)
+_U32 = np.uint64(32)
+_B8 = np.uint64(0xFF)
+_B16 = np.uint64(0xFFFF)
+_LEN_AND_CHECK = np.uint64(0xFFFF00FF)
+
+
+class PieceCache(NamedTuple):
+    """One thread's piece cache for `encode_scanned` (see above), with its pair memo."""
+
+    cache: np.ndarray  # rows (word, info), uint64; info 0: empty
+    arena: np.ndarray  # int32: [offset in keys, if longer than 8] then the ids
+    keys: np.ndarray  # uint8: bytes 9.. of long pieces
+    state: np.ndarray  # int64 [used, arena top, keys top, turned away]
+    memo: np.ndarray  # the pair memo (`_tables.pair_memo`)
+
+
+def new_piece_cache(bits: int) -> PieceCache:
+    """An empty piece cache of 2**bits rows for `encode_scanned`, with its pair memo:
+    `turned away` counts the new pieces not cached since the cache was full. Owned by one
+    thread at a time. At least 2**8 rows: then any cacheable piece fits an emptied arena (2 ids
+    a row) and keys (4 bytes a row), which the kernel relies on when it starts a full cache
+    afresh.
+    """
+    if not 8 <= bits <= 30:
+        raise ValueError(f"a piece cache has 2**8 to 2**30 rows, not 2**{bits}")
+    rows = 1 << bits
+    return PieceCache(
+        np.zeros((rows, 2), dtype=np.uint64),
+        np.empty(2 * rows, dtype=np.int32),
+        np.empty(4 * rows, dtype=np.uint8),  # bytes 9.. of long pieces; usually far less needed
+        np.zeros(4, dtype=np.int64),
+        np.full((1 << MEMO_BITS, 2), -1, dtype=np.int64),
+    )
+
+
+# The helpers below run once or more a piece: inline, and given plain arrays (a tuple argument
+# costs reference counting of every array in it, each piece).
+
+
+@njit(inline="always")
+def _probe(cache, arena, keys, seg, s, length, word, want, slot):
+    """(slot, info) of the row holding the piece seg[s:s + length], or of the empty row where it
+    would go (info 0), probing from its home `slot`. `want`: its length and 16 hash bits."""
+    mask = cache.shape[0] - 1
+    while True:
+        info = cache[slot, 1]
+        if info == 0:
+            return slot, info
+        if cache[slot, 0] == word and (info & _LEN_AND_CHECK) == want:
+            if length <= 8:
+                return slot, info
+            at = np.int64(arena[np.int64(info >> _U32)])
+            same = True
+            for k in range(length - 8):
+                if keys[at + k] != seg[s + 8 + k]:
+                    same = False
+                    break
+            if same:
+                return slot, info
+        slot = (slot + 1) & mask
+
+
+@njit(inline="always")
+def _copy_hit(info, length, arena, out_ids, pos):
+    """Write the ids of a cached piece (its row's `info`) from `pos`; returns the new end."""
+    n_ids = np.int64((info >> _U8) & _B8)
+    value = np.int64(info >> _U32)
+    if n_ids == 1 and length <= 8:
+        out_ids[pos] = value
+        return pos + 1
+    if length > 8:
+        value += 1
+    for k in range(n_ids):
+        out_ids[pos + k] = arena[value + k]
+    return pos + n_ids
+
+
+@njit(inline="always")
+def _store(cache, arena, keys, used, arena_top, keys_top, turned_away, slot, home, word, want,
+           seg, s, length, ids, first, n_ids):  # fmt: skip
+    """Cache the piece seg[s:s + length] and its ids ids[first:first + n_ids] in the empty row
+    `slot` unless the cache is full: then it is turned away, or once many were, the cache starts
+    afresh (see above) and the piece goes to its `home` row. Returns the four counters."""
+    room = cache.shape[0] // 2  # entries allowed: keeps probes short
+    extra = 1 if length > 8 else 0
+    if n_ids > _CACHE_MAX_IDS:
+        return used, arena_top, keys_top, turned_away
+    inline = n_ids == 1 and length <= 8  # the id in the row, nothing in the arena
+    if (
+        used >= room
+        or (not inline and arena_top + extra + n_ids > arena.shape[0])
+        or (extra and keys_top + length - 8 > keys.shape[0])
+    ):
+        turned_away += 1
+        if turned_away < room // 4:
+            return used, arena_top, keys_top, turned_away
+        cache[:] = 0
+        used, arena_top, keys_top, turned_away = 0, 0, 0, 0
+        slot = home  # the piece now fits, and its home slot is free
+    if inline:
+        value = np.int64(ids[first])
+    else:
+        value = arena_top
+        if extra:
+            arena[arena_top] = keys_top
+            arena_top += 1
+            for k in range(length - 8):
+                keys[keys_top + k] = seg[s + 8 + k]
+            keys_top += length - 8
+        for k in range(n_ids):
+            arena[arena_top + k] = ids[first + k]
+        arena_top += n_ids
+    cache[slot, 0] = word
+    cache[slot, 1] = want | (np.uint64(n_ids) << _U8) | (np.uint64(value) << _U32)
+    return used + 1, arena_top, keys_top, turned_away
+
+
+@njit
+def encode_scanned(
+    data, seg_starts, seg_ends, seg_ids, preset, flags, fold_cps, fold_letters, max_rank,
+    tables, piece_cache, out_ids,
+):  # fmt: skip
+    """Encode UTF-8 `data` made of segments: `seg_ids[j] >= 0` is a special token spanning
+    data[seg_starts[j]:seg_ends[j]], -1 is ordinary text, scanned with `preset` (0 gpt2, 1 cl100k,
+    2 o200k; pieces never cross a segment's ends). Writes ids to `out_ids` (room for one per
+    byte) and returns their count. `piece_cache` (`new_piece_cache`) is read and extended; it
+    must have been filled by this same tokenizer (tables and `max_rank`) only.
+    """
+    literally(preset)
+    byte_id = tables[3]
+    cache, arena, keys, state, memo = piece_cache
+    cls = np.empty(data.shape[0], dtype=np.uint8)
+    classify(data, flags, cls)
+    used, arena_top, keys_top, turned_away = state[0], state[1], state[2], state[3]
+    bits = 0
+    while (1 << bits) < cache.shape[0]:
+        bits += 1
+    down = np.uint64(64 - bits)  # Fibonacci hashing: the top bits index the table
+    bounds = np.empty(1 << 12, dtype=np.int64)  # a block of piece starts stays in L1
+    part = np.empty(SHORT, dtype=np.int64)
+    prank = np.empty(SHORT, dtype=np.int32)
+    pid = np.empty(SHORT, dtype=np.int32)
+    pos = 0
+    for j in range(seg_starts.shape[0]):
+        a, b = seg_starts[j], seg_ends[j]
+        if seg_ids[j] >= 0:
+            out_ids[pos] = seg_ids[j]
+            pos += 1
+            continue
+        seg = data[a:b]
+        seg_cls = cls[a:b]
+        i = np.int64(0)  # not a literal: Numba would compile scan_starts for it as well
+        while i < b - a:
+            count, resume = scan_starts(seg, seg_cls, i, preset, fold_cps, fold_letters, bounds)
+            for p in range(count):
+                s = bounds[p]
+                e = bounds[p + 1] if p + 1 < count else resume
+                length = e - s
+                if length == 1:
+                    out_ids[pos] = byte_id[seg[s]]
+                    pos += 1
+                    continue
+                if length > CACHE_MAX_LEN:
+                    pos = merge_piece(
+                        seg, s, e, max_rank, tables, part, prank, pid, memo, out_ids, pos
+                    )
+                    continue
+                word, h = _piece_key(seg, s, e)
+                want = np.uint64(length) | (((h >> _U32) & _B16) << _U16)
+                home = np.int64(h >> down)
+                slot, info = _probe(cache, arena, keys, seg, s, length, word, want, home)
+                if info != 0:  # hit
+                    pos = _copy_hit(info, length, arena, out_ids, pos)
+                    continue
+                first = pos
+                pos = merge_piece(seg, s, e, max_rank, tables, part, prank, pid, memo, out_ids, pos)
+                used, arena_top, keys_top, turned_away = _store(
+                    cache, arena, keys, used, arena_top, keys_top, turned_away, slot, home, word,
+                    want, seg, s, length, out_ids, first, pos - first,
+                )  # fmt: skip
+            i = resume
+    state[0], state[1], state[2], state[3] = used, arena_top, keys_top, turned_away
+    return pos
+
+
+# One entry kernel per preset (Python cannot pass a literal): the first use of a preset compiles
+# that preset's scanner only.
+
+
+@njit
+def _encode_scanned_gpt2(
+    data, seg_starts, seg_ends, seg_ids, flags, fold_cps, fold_letters, max_rank, tables,
+    piece_cache, out_ids,
+):  # fmt: skip
+    return encode_scanned(
+        data, seg_starts, seg_ends, seg_ids, 0, flags, fold_cps, fold_letters, max_rank, tables,
+        piece_cache, out_ids,
+    )  # fmt: skip
+
+
+@njit
+def _encode_scanned_cl100k(
+    data, seg_starts, seg_ends, seg_ids, flags, fold_cps, fold_letters, max_rank, tables,
+    piece_cache, out_ids,
+):  # fmt: skip
+    return encode_scanned(
+        data, seg_starts, seg_ends, seg_ids, 1, flags, fold_cps, fold_letters, max_rank, tables,
+        piece_cache, out_ids,
+    )  # fmt: skip
+
+
+@njit
+def _encode_scanned_o200k(
+    data, seg_starts, seg_ends, seg_ids, flags, fold_cps, fold_letters, max_rank, tables,
+    piece_cache, out_ids,
+):  # fmt: skip
+    return encode_scanned(
+        data, seg_starts, seg_ends, seg_ids, 2, flags, fold_cps, fold_letters, max_rank, tables,
+        piece_cache, out_ids,
+    )  # fmt: skip
+
+
+ENCODE_SCANNED = (_encode_scanned_gpt2, _encode_scanned_cl100k, _encode_scanned_o200k)
+"""The fused encoder per preset code (0 gpt2, 1 cl100k, 2 o200k), called without `preset`."""
+
+
+# The fused encoder compiles in the scanner's code and the merging kernels (with their table
+# probes): a change to any of them must recompile it, not load the cached one.
+key_caches_on((encode_scanned, *ENCODE_SCANNED), (*KERNEL_SOURCES, _merge, _tables, _chars))

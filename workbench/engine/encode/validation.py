@@ -1,0 +1,197 @@
+"""What makes a tokenizer's parts trustworthy: special tokens, patterns, vocabularies and merges
+checked before any table is built, and the error for a special token that was not allowed.
+
+Every check raises `TokenizerError` naming the first inconsistency (one line a user can act
+on). Not here: checking single ids and dense id ranges (`ids.py`), parsing files (`formats/`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
+from typing import Literal
+
+import regex
+
+from workbench.engine.encode.ids import check_dense, check_id
+from workbench.engine.errors import TokenizerError
+from workbench.engine.patterns.regexes import compile_pattern, resolve
+from workbench.engine.patterns.specials import specials_regex
+
+# tiktoken's convention: specials in the text are an error unless allowed ("all" or a set);
+# `disallowed_special=()` encodes the ones not allowed as ordinary text. ("none": all of them
+# as ordinary text, like `encode_ordinary`.)
+AllowedSpecial = Literal["all", "none"] | AbstractSet[str] | Sequence[str]
+DisallowedSpecial = Literal["all"] | AbstractSet[str] | Sequence[str]
+
+
+class DisallowedSpecialError(TokenizerError, ValueError):
+    """The text holds a special token that was not allowed (tiktoken raises ValueError too)."""
+
+    def __init__(self, token: str, position: int) -> None:
+        self.token = token
+        self.position = position
+        super().__init__(
+            f"the text contains the special token {token!r} (at character {position}); pass"
+            f" allowed_special={{{token!r}}} (or 'all') to encode it as that special token, or"
+            " disallowed_special=() to encode it as ordinary text"
+        )
+
+
+def refuse(refused: regex.Pattern | None, text: str) -> None:
+    """Raise `DisallowedSpecialError` for the first refused special in `text`, if any."""
+    # `concurrent`: the GIL is released while it looks (encode_batch's threads go on meanwhile)
+    found = refused.search(text, concurrent=True) if refused is not None else None
+    if found is not None:
+        raise DisallowedSpecialError(found.group(), found.start())
+
+
+def special_rules(
+    special_tokens: dict[str, int],
+    allowed_special: AllowedSpecial,
+    disallowed_special: DisallowedSpecial,
+) -> tuple[tuple[str, ...], regex.Pattern | None]:
+    """(the specials of `special_tokens` to split out, a matcher of the refused ones or None)."""
+    allowed = _names(special_tokens, allowed_special, "allowed_special")
+    if allowed_special == "none":  # the older spelling of encode_ordinary
+        return (), None
+    if disallowed_special == "all":
+        disallowed = tuple(t for t in special_tokens if t not in set(allowed))
+    else:
+        disallowed = _names(special_tokens, disallowed_special, "disallowed_special")
+    return allowed, specials_regex(tuple(sorted(disallowed))) if disallowed else None
+
+
+def _names(
+    special_tokens: dict[str, int], chosen: AllowedSpecial | DisallowedSpecial, what: str
+) -> tuple[str, ...]:
+    if chosen == "all":
+        return tuple(special_tokens)
+    if chosen == "none":
+        return ()
+    if isinstance(chosen, str):
+        raise TokenizerError(f"{what} must be 'all' or a set of special tokens, not {chosen!r}")
+    unknown = set(chosen) - set(special_tokens)
+    if unknown:
+        raise TokenizerError(f"not special tokens of this tokenizer: {sorted(unknown)}")
+    return tuple(dict.fromkeys(chosen))
+
+
+def check_specials(specials: dict[str, int]) -> None:
+    """Names are non-empty strings, ids valid and distinct (`ids.check_id`).
+
+    An empty special would match at every position; an id past 32 bits would be cut short.
+    """
+    owner: dict[int, str] = {}
+    for name, tid in specials.items():
+        if not isinstance(name, str):
+            raise TokenizerError(f"special token {name!r} is not a string")
+        if not name:
+            raise TokenizerError("a special token cannot be empty")
+        check_id(tid, f"special token {name!r}")
+        if tid in owner:
+            raise TokenizerError(f"special tokens {owner[tid]!r} and {name!r} share id {tid}")
+        owner[tid] = name
+
+
+def checked_pattern(pattern: str) -> str:
+    """The pattern a preset name stands for (or `pattern` itself), once it compiles."""
+    resolved = resolve(pattern)
+    compile_pattern(resolved)
+    return resolved
+
+
+def number_specials(names: Sequence[str], first_id: int) -> dict[str, int]:
+    """The trainer's convention: specials numbered in order from `first_id`."""
+    specials: dict[str, int] = {}
+    for name in names:
+        if not name:
+            raise TokenizerError("a special token cannot be empty")
+        if name in specials:
+            raise TokenizerError(f"special token {name!r} is listed twice")
+        specials[name] = first_id + len(specials)
+    return specials
+
+
+def check_vocab_merges(
+    vocab: dict[int, bytes],
+    merges: Sequence[tuple[int, int]],
+    specials: dict[str, int],
+    orphans_ok: bool = False,
+) -> list[int]:
+    """The id each merge makes; raises TokenizerError naming the first inconsistency.
+
+    `orphans_ok` skips the "every token is made by a merge" check (ranks-only files).
+    """
+    check_specials(specials)
+    id_of = _ids_of_tokens(vocab)
+    made = {tid for token, tid in id_of.items() if len(token) == 1}
+    results = _merge_results(vocab, merges, id_of, made)
+    for tid, token in vocab.items():
+        if tid not in made and not orphans_ok:
+            raise TokenizerError(f"token id {tid} ({token!r}) is not a byte and no merge makes it")
+    for name, tid in specials.items():
+        if tid in vocab:
+            raise TokenizerError(f"special token {name!r} has id {tid}, already a token's id")
+    if len(set(specials.values())) != len(specials):
+        raise TokenizerError("two special tokens share an id")
+    return results
+
+
+def _ids_of_tokens(vocab: dict[int, bytes]) -> dict[bytes, int]:
+    """bytes -> id of a vocabulary of distinct, non-empty tokens with valid, dense ids that
+    holds every single byte."""
+    id_of: dict[bytes, int] = {}
+    for tid, token in vocab.items():
+        if not isinstance(token, bytes):
+            raise TokenizerError(f"token {token!r} is not bytes")
+        check_id(tid, f"token {token[:40]!r}")
+        if not token:
+            raise TokenizerError(f"token id {tid} is empty")
+        if token in id_of:
+            raise TokenizerError(f"ids {id_of[token]} and {tid} are the same bytes {token!r}")
+        id_of[token] = tid
+    for b in range(256):
+        if bytes([b]) not in id_of:
+            raise TokenizerError(f"the single byte 0x{b:02X} is missing from the vocabulary")
+    check_dense(vocab, len(vocab))
+    return id_of
+
+
+def _merge_results(
+    vocab: dict[int, bytes],
+    merges: Sequence[tuple[int, int]],
+    id_of: dict[bytes, int],
+    made: set[int],
+) -> list[int]:
+    """The id each merge makes, checking that it is a new pair of tokens already made; adds
+    each result to `made`."""
+    results: list[int] = []
+    seen: set[tuple[int, int]] = set()
+    for rank, merge in enumerate(merges):
+        if not isinstance(merge, tuple | list) or len(merge) != 2:
+            raise TokenizerError(f"merge {rank} is not a pair of ids: {merge!r}")
+        left, right = merge
+        if (left, right) in seen:
+            raise TokenizerError(f"merge {rank} ({left}, {right}) is listed twice")
+        seen.add((left, right))
+        for part in (left, right):
+            _check_part(rank, part, vocab, made)
+        merged = vocab[left] + vocab[right]
+        if merged not in id_of:
+            raise TokenizerError(f"merge {rank}: the result {merged!r} is not in the vocabulary")
+        results.append(id_of[merged])
+        made.add(id_of[merged])
+    return results
+
+
+def _check_part(rank: int, part: object, vocab: dict[int, bytes], made: set[int]) -> None:
+    """One side of merge `rank` is the id of a token some earlier merge (or a byte) made."""
+    if isinstance(part, bool) or not isinstance(part, int):
+        raise TokenizerError(f"merge {rank}: {part!r} is not a token id")
+    if part not in vocab:
+        raise TokenizerError(f"merge {rank}: token id {part} is not in the vocabulary")
+    if part not in made:
+        raise TokenizerError(
+            f"merge {rank}: token {vocab[part]!r} is used before any merge makes it"
+        )
