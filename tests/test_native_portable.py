@@ -112,3 +112,18 @@ def test_the_switch_gives_the_same_merges_and_ids(corpora):
     assert portable["merges"] == fast["merges"] and len(fast["merges"]) == 400 - 256
     assert portable["ids"] == fast["ids"]
     assert portable["batch"] == fast["batch"]
+
+
+def test_asking_for_the_scanner_under_the_switch_says_why():
+    code = (
+        "from workbench.engine.encode import Tokenizer\n"
+        "from workbench.engine.errors import TokenizerError\n"
+        "from workbench.engine.patterns import GPT2\n"
+        "try:\n"
+        "    Tokenizer.from_merges([], GPT2).with_splitter('scanner')\n"
+        "except TokenizerError as exc:\n"
+        "    print(exc)\n"
+    )
+    env = dict(os.environ, BPE_WORKBENCH_PORTABLE="1")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert "BPE_WORKBENCH_PORTABLE" in done.stdout, done.stderr

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import regex
 
+from workbench.engine._native import portable
 from workbench.engine._native.id_lists import ReadyInts
 from workbench.engine._native.utf8_text import utf8
 from workbench.engine.encode import _chars, _merge, _scanned, _tables
@@ -119,6 +120,10 @@ def choose_splitter(pattern: str, splitter: object) -> tuple[int | None, Splitte
     `splitter` "auto" (also None), "scanner", "regex" or a `Splitter` callable."""
     if splitter in (None, "auto", "scanner") and scanner.can_scan(pattern):
         return scanner.preset_code(pattern), None
+    if splitter == "scanner" and portable():
+        raise TokenizerError(
+            "the scanner is off (BPE_WORKBENCH_PORTABLE is set): use splitter='auto' or 'regex'"
+        )
     if splitter == "scanner":
         raise TokenizerError(
             "the scanner only reproduces the gpt2, cl100k and o200k patterns; "
