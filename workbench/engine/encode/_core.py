@@ -21,7 +21,7 @@ from workbench.engine.encode import _chars, _merge, _scanned, _tables
 from workbench.engine.encode.pieces import RegexSplitter, Splitter
 from workbench.engine.errors import TokenizerError
 from workbench.engine.patterns.specials import specials_bytes_regex
-from workbench.engine.pretokenize.scan import scanner
+from workbench.engine.pretokenize import scan as scanner
 
 
 @dataclass(frozen=True, eq=False)
