@@ -86,7 +86,7 @@ def resolve(spec: str, db_path: str | Path | None = None, pattern: str | None = 
     if run is not None:
         from workbench.store import RunStore
 
-        with RunStore(db_path) as store:
+        with RunStore(db_path, read_only=True) as store:  # a run is only read
             return run_candidate(store, *run, name=spec)
     if spec.startswith("run:"):
         raise WorkbenchError(f"--tokenizer {spec!r}: write run:ID or run:ID@k (k merges)")
@@ -124,7 +124,7 @@ def resolve_all(
             continue
         from workbench.store import RunStore
 
-        with RunStore(db_path) as store:
+        with RunStore(db_path, read_only=True) as store:  # a run is only read
             ids = sweep_runs(store, spec[len(_SWEEP) :])
             if not ids:
                 raise WorkbenchError(f"--tokenizer {spec!r}: no stored run belongs to that sweep")
