@@ -11,13 +11,15 @@ import argparse
 import os
 from pathlib import Path
 
-from workbench.engine.errors import WorkbenchError
+from workbench.cli._common import UsageError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("bench", help="compare speed and memory with the peers")
     p.add_argument("path", nargs="?", type=Path, help="the corpus (one text file)")
-    p.add_argument("--vocab-size", type=int, default=32000)
+    p.add_argument(
+        "--vocab-size", type=int, default=32000, metavar="N", help="vocabulary to train to"
+    )
     p.add_argument("--repeat", type=int, default=3, help="runs of each (the median is shown)")
     p.add_argument("--encode", action="store_true", help="encode throughput vs tiktoken/HF")
     p.add_argument(
@@ -34,7 +36,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="trainers to compare with, comma-separated from hf, rustbpe, ffbpe (default: all)",
     )
     p.add_argument("--make-corpus", type=Path, metavar="OUT", help="assemble a corpus file")
-    p.add_argument("--megabytes", type=float, default=28.0)
+    p.add_argument(
+        "--megabytes", type=float, default=28.0, help="size of the --make-corpus file (default 28)"
+    )
     p.add_argument(
         "--source",
         type=Path,
@@ -53,15 +57,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {n:,} bytes to {args.make_corpus}")
         return 0
     if args.path is None or not args.path.is_file():
-        raise WorkbenchError("bench needs a corpus file (or --make-corpus OUT)")
+        raise UsageError("bench needs a corpus file (or --make-corpus OUT)")
     if args.repeat < 1:
-        raise WorkbenchError(f"--repeat must be at least 1, not {args.repeat}")
+        raise UsageError(f"--repeat must be at least 1, not {args.repeat}")
     if args.encode:
         from workbench.bench.encode import bench_encode
 
         tokenizer = args.gpt2 or os.environ.get("BPE_WORKBENCH_GPT2")
         if not tokenizer:
-            raise WorkbenchError(
+            raise UsageError(
                 "bench --encode needs a tokenizer: --gpt2 DIR (GPT-2's vocab.json and merges.txt)"
                 " or any tokenizer file, or $BPE_WORKBENCH_GPT2"
             )
@@ -82,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     asked = [name.strip() for name in args.peers.split(",") if name.strip()]
     unknown = [name for name in asked if name not in names]
     if unknown:
-        raise WorkbenchError(
+        raise UsageError(
             f"--peers: unknown trainer {', '.join(unknown)}; choose from hf, rustbpe, ffbpe"
         )
     size = args.path.stat().st_size / 1e6

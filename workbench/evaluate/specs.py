@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from workbench.engine import formats
-from workbench.engine.errors import WorkbenchError
+from workbench.engine.errors import ConfigError, WorkbenchError
 from workbench.engine.tokenizer import Tokenizer
 from workbench.evaluate import references
 
@@ -64,7 +64,7 @@ def run_candidate(store, run_id: int, k: int | None = None, name: str | None = N
     label = f"run {run.id} “{run.name}”"
     if k is not None:
         if not 0 <= k <= len(tok.merges):
-            raise WorkbenchError(f"run:{run_id}@{k}: the run has {len(tok.merges):,} merges")
+            raise ConfigError(f"run:{run_id}@{k}: the run has {len(tok.merges):,} merges")
         tok = tok.prefix(k)
         label += f" @ {k:,}"
     counts = merge_counts(store, run_id)[: len(tok.merges)]
@@ -89,7 +89,7 @@ def resolve(spec: str, db_path: str | Path | None = None, pattern: str | None = 
         with RunStore(db_path, read_only=True) as store:  # a run is only read
             return run_candidate(store, *run, name=spec)
     if spec.startswith("run:"):
-        raise WorkbenchError(f"--tokenizer {spec!r}: write run:ID or run:ID@k (k merges)")
+        raise ConfigError(f"--tokenizer {spec!r}: write run:ID or run:ID@k (k merges)")
     if references.is_reference(spec):
         return Candidate(spec, spec, references.load_reference(spec), "reference")
     path = Path(spec)
