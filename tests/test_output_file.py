@@ -4,6 +4,7 @@ and never replaced, symbolic links to regular files are refused, a full disk cha
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -71,10 +72,8 @@ def test_a_symlink_to_a_pipe_like_dev_stdout_is_written_through_and_kept(tmp_pat
             assert reader.read() == b"to the pipe"
     finally:
         for fd in (read_end, write_end):
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
     assert link.is_symlink()
     assert [p.name for p in tmp_path.iterdir()] == ["stdout"]
 
