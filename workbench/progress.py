@@ -16,13 +16,15 @@ Leaves out: what the work is (see `session/`), and Qt (the window has its own pr
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
 BYTES: dict[str, Any] = {"unit": "B", "unit_scale": True, "unit_divisor": 1000}
-MERGES: dict[str, Any] = {"unit": " merges", "unit_scale": False}
+MERGES: dict[str, Any] = {"unit": " merges", "unit_scale": False}  # whole numbers: 144/144
 DOCUMENTS: dict[str, Any] = {"unit": " documents", "unit_scale": False}
+BAR_FORMAT = "{l_bar}{bar}| {n_fmt}/{total_fmt}{unit} [{elapsed}<{remaining}, {rate_fmt}]"
 STEPS: dict[str, Any] = {"unit": " steps", "unit_scale": False}
 
 
@@ -31,6 +33,16 @@ def is_terminal(stream: TextIO) -> bool:
         return stream.isatty()
     except (AttributeError, ValueError):  # no stream, or a closed one
         return False
+
+
+def _width(stream: TextIO) -> dict[str, Any]:
+    """Follow the terminal's width; a terminal that reports none (0 columns: `script`, some CI
+    pseudo-terminals) gets 100, where tqdm would draw an empty line."""
+    try:
+        columns = os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, OSError, ValueError):
+        columns = 0
+    return {"dynamic_ncols": True} if columns > 0 else {"ncols": 100, "nrows": 20}
 
 
 class ProgressBars:
@@ -94,11 +106,15 @@ class ProgressBars:
         tqdm_class = self._tqdm_class
         if tqdm_class is None:
             from tqdm import tqdm as tqdm_class
+        # With a total, the unit follows the figures ("1.20/3.00 MB", "44/44 merges");
+        # tqdm's own format leaves it out there.
+        shape = {} if total is None else {"bar_format": BAR_FORMAT}
         return tqdm_class(
+            **shape,
             total=total,
             desc=label,
             file=self.stream,
-            dynamic_ncols=True,
+            **_width(self.stream),
             mininterval=0.1,
             leave=True,
             **units,
