@@ -11,7 +11,7 @@ import argparse
 import os
 from pathlib import Path
 
-from workbench.cli._common import UsageError
+from workbench.cli._common import UsageError, shown
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -35,7 +35,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="hf,rustbpe,ffbpe",
         help="trainers to compare with, comma-separated from hf, rustbpe, ffbpe (default: all)",
     )
-    p.add_argument("--make-corpus", type=Path, metavar="OUT", help="assemble a corpus file")
+    p.add_argument(
+        "--make-corpus", metavar="FILE", help="assemble a corpus file (- for standard output)"
+    )
     p.add_argument(
         "--megabytes", type=float, default=28.0, help="size of the --make-corpus file (default 28)"
     )
@@ -52,9 +54,19 @@ def run(args: argparse.Namespace) -> int:
     from workbench.bench import train as bench
 
     if args.make_corpus:
+        import sys
+
+        from workbench.output_file import Kind, write_output_with
+
         sources = args.source or [Path("/usr/share/doc")]
-        n = bench.make_corpus(args.make_corpus, args.megabytes, sources)
-        print(f"wrote {n:,} bytes to {args.make_corpus}")
+        made: list[int] = []
+        kind = write_output_with(
+            args.make_corpus,
+            lambda path: made.append(bench.make_corpus(path, args.megabytes, sources)),
+        )
+        where = sys.stdout if kind is Kind.FILE else sys.stderr  # stdout may carry the corpus
+        name = "standard output" if args.make_corpus == "-" else shown(args.make_corpus)
+        print(f"wrote {made[0]:,} bytes to {name}", file=where)
         return 0
     if args.path is None or not args.path.is_file():
         raise UsageError("bench needs a corpus file (or --make-corpus OUT)")
