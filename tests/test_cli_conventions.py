@@ -202,6 +202,8 @@ def test_commands_run_without_qt(tmp_path, corpora):
         proc = _no_qt(*args)
         assert proc.returncode == 0, (args, proc.stderr)
     assert (tmp_path / "hf" / "tokenizer.json").is_file()
+    proc = _no_qt("render", "--tokenizer", str(out), str(text), "--out", str(tmp_path / "r.png"))
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "[gui]" in proc.stderr
 
 
 def _trained(tmp_path: Path, corpora: Path, name: str | None = None) -> Path:

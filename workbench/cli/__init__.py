@@ -135,13 +135,9 @@ def window_problem() -> str | None:
 
     Asked before Qt loads: without a display Qt aborts the process (exit 134), past any
     handler, and without the [gui] extra there is no Qt at all."""
-    from importlib.util import find_spec
+    from workbench.cli._common import has_qt
 
-    try:  # found, not imported: importing pyqtgraph would cost a second
-        missing = find_spec("PySide6") is None or find_spec("pyqtgraph") is None
-    except ImportError:  # a finder that refuses it
-        missing = True
-    if missing:
+    if not has_qt():
         return f'the window needs Qt: pip install "bpe-workbench[gui]"; {WINDOW_HELP}'
     on_x11_or_wayland = sys.platform.startswith(("linux", "freebsd", "openbsd", "netbsd"))
     has_display = any(os.environ.get(v) for v in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"))

@@ -78,6 +78,17 @@ def print_json(value: object) -> None:
     sys.stdout.write(json_text(value))
 
 
+def has_qt() -> bool:
+    """Whether the [gui] extra (PySide6, pyqtgraph) is installed; found, not imported (an
+    import of pyqtgraph costs a second, and Qt without a display may abort the process)."""
+    from importlib.util import find_spec
+
+    try:
+        return find_spec("PySide6") is not None and find_spec("pyqtgraph") is not None
+    except ImportError:  # a finder that refuses it
+        return False
+
+
 def shown(name: object) -> str:
     """A file or run name for a message or table, its control characters escaped."""
     from workbench.display import escape_controls

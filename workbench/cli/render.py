@@ -14,6 +14,7 @@ from workbench.cli._common import (
     UsageError,
     add_special_options,
     add_tokenizer_options,
+    has_qt,
     hidden_alias,
     load_tokenizer,
     read_text,
@@ -50,7 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from workbench.engine.tokenizer import DisallowedSpecialError
-    from workbench.output_file import Kind, check_output, is_stdout
+    from workbench.output_file import Kind, check_output
     from workbench.render import render_file
 
     source = args.text if args.text is not None else args.text_file
@@ -58,11 +59,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("render needs one text: PATH (or - for standard input)")
     png = _is_png(args)
     kind = check_output(args.out, binary=png)  # a bad --out fails now, not after the work
-    if png and not is_stdout(args.out):
-        from importlib.util import find_spec
-
-        if find_spec("PySide6") is None:
-            raise UsageError('a PNG is drawn with Qt: pip install "bpe-workbench[gui]" (or .html)')
+    if png and not has_qt():
+        raise UsageError('a PNG is drawn with Qt: pip install "bpe-workbench[gui]" (or .html)')
     tokenizer = load_tokenizer(args)
     text = read_text(source)
     try:
@@ -75,26 +73,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _is_png(args: argparse.Namespace) -> bool:
+    """PNG or HTML: --format, else the suffix; `-` and special files (/dev/stdout, a FIFO)
+    have no suffix to go by and get HTML."""
+    from workbench.output_file import Kind, is_stdout, kind_of
+
     if args.format is not None:
         return args.format == "png"
     suffix = Path(args.out).suffix.lower()
-    if is_dash(args.out) or suffix not in SUFFIXES and _is_special(args.out):
+    if suffix in SUFFIXES:
+        return SUFFIXES[suffix]
+    if is_stdout(args.out) or kind_of(args.out) is not Kind.FILE:
         return False
-    if suffix not in SUFFIXES:
-        raise UsageError(f"{shown(args.out)}: the output must end in .html or .png (or --format)")
-    return SUFFIXES[suffix]
-
-
-def is_dash(out: str) -> bool:
-    return out == "-"
-
-
-def _is_special(out: str) -> bool:
-    """An existing non-regular file (/dev/stdout, a FIFO): no suffix to go by, so HTML."""
-    import os
-    import stat
-
-    try:
-        return not stat.S_ISREG(os.stat(out).st_mode)
-    except OSError:
-        return False
+    raise UsageError(f"{shown(args.out)}: the output must end in .html or .png (or --format)")
