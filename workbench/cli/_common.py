@@ -36,8 +36,10 @@ def add_threads_option(parser: argparse.ArgumentParser, what: str) -> None:
 
 
 def check_threads(args: argparse.Namespace) -> None:
-    if args.threads is not None and args.threads < 1:
-        raise UsageError(f"--threads must be at least 1, not {args.threads}")
+    from workbench.engine.config import MAX_WORKERS
+
+    if args.threads is not None and not 1 <= args.threads <= MAX_WORKERS:
+        raise UsageError(f"--threads must be from 1 to {MAX_WORKERS}, not {args.threads}")
 
 
 def add_quiet_option(parser: argparse.ArgumentParser) -> None:
