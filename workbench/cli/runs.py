@@ -276,6 +276,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="also write the tokenizer files here when done (as `train --out-dir`)",
     )
+    hidden_alias(more, "--out", dest="out_dir")  # as `train` took it before --out-dir
     more.add_argument(
         "--format", default="gpt2", help="with --out-dir, comma-separated: gpt2,hf,tiktoken,minbpe"
     )
