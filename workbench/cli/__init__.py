@@ -71,8 +71,8 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The parser of every command; with `argv` naming a command first, of that one alone."""
     parser = argparse.ArgumentParser(
         prog="bpe-workbench",
-        description="Train byte-level BPE tokenizers and inspect them. No command opens the "
-        "window (it needs the [gui] extra and a display).",
+        description="Train byte-level BPE tokenizers and inspect them. Without a COMMAND it "
+        "opens the window (which needs the [gui] extra and a display).",
         epilog="exit status: 0 done, 1 the work failed (a bad or missing file, bad data), "
         "2 usage error, 130 interrupted. `-` as an output file is standard output.",
     )

@@ -256,7 +256,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     listing = action("list", _cmd_list, "every run with its state", with_id=False)
     listing.add_argument("--json", action="store_true", help=LIST_JSON_HELP)
     show = action("show", _cmd_show, "a run's settings, statistics, timings and first merges")
-    show.add_argument("--merges", type=int, default=10, help="how many merges to list (0 or more)")
+    show.add_argument(
+        "--merges", type=int, default=10, metavar="N", help="how many merges to list (0 or more)"
+    )
     show.add_argument("--json", action="store_true", help=SHOW_JSON_HELP)
     export = action("export", _cmd_export, "write a run's tokenizer in a file format")
     export.add_argument("--format", required=True, help="e.g. hf, gpt2, tiktoken, minbpe")
