@@ -16,7 +16,7 @@ from workbench.cli._common import UsageError, shown
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("bench", help="compare speed and memory with the peers")
-    p.add_argument("path", nargs="?", type=Path, help="the corpus (one text file)")
+    p.add_argument("path", nargs="?", type=Path, metavar="PATH", help="the corpus (one text file)")
     p.add_argument(
         "--vocab-size", type=int, default=32000, metavar="N", help="vocabulary to train to"
     )
