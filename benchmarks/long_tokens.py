@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from workbench.engine import formats
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine.encode.tokenizer import Tokenizer
 
 
 def run_tokenizer(length: int) -> Tokenizer:

@@ -35,8 +35,8 @@ import numpy as np
 import regex
 from _paths import corpora  # noqa: E402
 
-from workbench.engine import scanner
-from workbench.engine.patterns import PRESETS
+from workbench.engine.pretokenize import scan as scanner
+from workbench.engine.patterns.regexes import PRESETS
 
 DEFAULT_CORPUS = corpora() / "tinyshakespeare.txt"
 

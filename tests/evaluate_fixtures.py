@@ -37,7 +37,7 @@ def tiktoken_encoding(name: str):
     engine; the pattern string is the workbench's preset, which matches tiktoken's splits)."""
     import tiktoken
 
-    from workbench.engine.patterns import resolve
+    from workbench.engine.patterns.regexes import resolve
 
     ref = references.REFERENCES[name]
     return tiktoken.Encoding(

@@ -13,7 +13,7 @@ import pytest
 
 from workbench.engine.config import TrainConfig
 from workbench.engine.errors import CancelledError
-from workbench.engine.pretokenize import count_corpus
+from workbench.engine.pretokenize.counting import count_corpus
 
 PATHS = ("auto", "regex")
 

@@ -11,11 +11,11 @@ import pytest
 from _corpus_formats import SPECIAL, documents, write_text_folder
 
 from workbench.cli import main
-from workbench.engine import counts_file
+from workbench.engine.pretokenize import counts_file
 from workbench.engine.config import TrainConfig
-from workbench.engine.counts_file import CountsFileError, read_counts, write_counts
-from workbench.engine.pretokenize import PretokenizeResult, count_corpus
-from workbench.engine.trainer import BpeTrainer
+from workbench.engine.pretokenize.counts_file import CountsFileError, read_counts, write_counts
+from workbench.engine.pretokenize.results import PretokenizeResult, count_corpus
+from workbench.engine.train.trainer import BpeTrainer
 
 CONFIG = TrainConfig(vocab_size=400, special_tokens=(SPECIAL,))
 

@@ -10,7 +10,7 @@ import pytest
 
 import workbench
 from workbench.engine import formats
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine.encode.tokenizer import Tokenizer
 
 TEXTS = [
     "aaabdaaabac " * 20,

@@ -12,8 +12,8 @@ import tiktoken
 
 from workbench.cli import main
 from workbench.engine import formats
-from workbench.engine.patterns import PRESETS
-from workbench.engine.tokenizer import DisallowedSpecialError, Tokenizer
+from workbench.engine.patterns.regexes import PRESETS
+from workbench.engine.encode.validation import DisallowedSpecialError, Tokenizer
 
 MERGES = [(b"a", b"b"), (b"\r", b"\n"), (b" ", b"ab"), (b"h", b"e"), (b"<", b"|")]
 EOT = "<|endoftext|>"

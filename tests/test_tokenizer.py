@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from workbench.engine import formats
 from workbench.engine.errors import TokenizerError
-from workbench.engine.patterns import CL100K, GPT2, O200K
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine.patterns.regexes import CL100K, GPT2, O200K
+from workbench.engine.encode.tokenizer import Tokenizer
 
 TEXTS = [
     "corpus.en",

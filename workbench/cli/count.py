@@ -74,7 +74,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.engine import counts_file
+    from workbench.engine.pretokenize import counts_file
     from workbench.engine.config import TrainConfig
     from workbench.output_file import check_output, is_stdout, write_output_with
     from workbench.progress import ProgressBars
@@ -105,12 +105,12 @@ def run(args: argparse.Namespace) -> int:
     with ProgressBars(quiet=args.quiet) as bars:
         progress = bars.bytes("count", corpus_size(args.paths) if bars.enabled else None)
         if args.dask:
-            from workbench.engine.dask_count import TASK_BYTES, count_on_dask
+            from workbench.engine.pretokenize.dask_count import TASK_BYTES, count_on_dask
 
             task_bytes = args.dask_task_bytes or TASK_BYTES
             result = count_on_dask(args.paths, config, args.dask, progress, task_bytes=task_bytes)
         else:
-            from workbench.engine.pretokenize import count_corpus
+            from workbench.engine.pretokenize.counting import count_corpus
 
             result = count_corpus(args.paths, config, progress=progress, workers=args.threads)
     write_output_with(

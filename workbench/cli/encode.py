@@ -48,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from workbench.display import show_bytes
-    from workbench.engine.tokenizer import DisallowedSpecialError
+    from workbench.engine.encode.validation import DisallowedSpecialError
 
     check_threads(args)
     if args.files.count("-") > 1:

@@ -50,7 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.engine.tokenizer import DisallowedSpecialError
+    from workbench.engine.encode.validation import DisallowedSpecialError
     from workbench.output_file import Kind, check_output
     from workbench.render import render_file
 

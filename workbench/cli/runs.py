@@ -149,7 +149,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
 def _cmd_export(args: argparse.Namespace) -> int:
     # Imported here: the tokenizer and formats pull in Numba, which `runs list` does not need.
     from workbench.engine.formats import export
-    from workbench.engine.outputs import check_output_folder
+    from workbench.engine.formats.outputs import check_output_folder
     from workbench.store.tokenizer_of_run import tokenizer_of
 
     if args.out_dir is None:
@@ -190,7 +190,7 @@ def _confirm(question: str) -> None:
 
 
 def _cmd_continue(args: argparse.Namespace) -> int:
-    from workbench.engine.pretokenize import count_corpus
+    from workbench.engine.pretokenize.counting import count_corpus
     from workbench.progress import ProgressBars
     from workbench.session.interrupts import stop_on_signals
     from workbench.session.run import RunSession
@@ -199,7 +199,7 @@ def _cmd_continue(args: argparse.Namespace) -> int:
     formats = [f.strip() for f in args.format.split(",") if f.strip()]
     if args.out_dir is not None:
         from workbench.cli.train import FORMATS
-        from workbench.engine.outputs import check_output_folder
+        from workbench.engine.formats.outputs import check_output_folder
 
         unknown = sorted(set(formats) - set(FORMATS))
         if unknown:

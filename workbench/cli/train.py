@@ -25,7 +25,7 @@ from workbench.cli._common import (
     print_json,
     shown,
 )
-from workbench.engine.outputs import check_output_folder
+from workbench.engine.formats.outputs import check_output_folder
 
 FORMATS = ("gpt2", "hf", "tiktoken", "minbpe")
 # engine.config.TIE_BREAKS (a test keeps them equal): importing the engine here costs --help 0.2 s.
@@ -226,7 +226,7 @@ def _count(args, config, bars, interrupted, quick=None):
     else:  # the same pieces, without waiting for the scanner to compile
         config = counting_config(config, quick)
     if args.from_counts:  # counts made by `bpe-workbench count` replace the counting
-        from workbench.engine.counts_file import read_counts
+        from workbench.engine.pretokenize.counts_file import read_counts
         from workbench.session.run import Counted
 
         result = read_counts(args.from_counts, config.pattern_string, config.special_tokens)
