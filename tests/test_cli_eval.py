@@ -112,22 +112,22 @@ def test_health_alone_needs_no_text(sweep, capsys):
 
 
 @pytest.mark.parametrize(
-    "args, message",
-    [
-        (["--tokenizer", "run:99"], "no run with id 99"),
-        (["--tokenizer", "run:1@100000"], "run:1@100000: the run has"),
-        (["--tokenizer", "run:x"], "write run:ID or run:ID@k"),
-        (["--tokenizer", "nope/nothing.json"], "no such file or folder"),
-        (["--tokenizer", "run:1", "--group-by", "lang"], "--group-by 'lang'"),
-        (["--tokenizer", "run:1", "--tokenizer", "run:1"], "named twice"),
+    "args, message, status",
+    [  # 1: what was named is not there; 2: a wrong option value
+        (["--tokenizer", "run:99"], "no run with id 99", 1),
+        (["--tokenizer", "run:1@100000"], "run:1@100000: the run has", 2),
+        (["--tokenizer", "run:x"], "write run:ID or run:ID@k", 2),
+        (["--tokenizer", "nope/nothing.json"], "no such file or folder", 1),
+        (["--tokenizer", "run:1", "--group-by", "lang"], "--group-by 'lang'", 2),
+        (["--tokenizer", "run:1", "--tokenizer", "run:1"], "named twice", 2),
     ],
 )
-def test_mistakes_are_one_line(sweep, corpora, tmp_path, capsys, args, message):
+def test_mistakes_are_one_line(sweep, corpora, tmp_path, capsys, args, message, status):
     _, db = sweep
     out = tmp_path / "never.json"
     code = main(["eval", "--db", str(db), *args, str(corpora / "german.txt"), "--json", str(out)])
     err = capsys.readouterr().err
-    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+    assert code == status and message in err and len(err.strip().splitlines()) == 1
     assert not out.exists()
 
 
@@ -138,7 +138,7 @@ def test_bad_text_file_names_the_file(sweep, tmp_path, capsys):
     out = tmp_path / "never.json"
     code = main(["eval", "--db", str(db), "--tokenizer", "run:1", str(bad), "--json", str(out)])
     err = capsys.readouterr().err
-    assert code == 2 and "bad.txt" in err and "UTF-8" in err
+    assert code == 1 and "bad.txt" in err and "UTF-8" in err
     assert not out.exists()
     assert main(["eval", "--db", str(db), "--tokenizer", "run:1"]) == 2
     assert "give text" in capsys.readouterr().err
@@ -162,4 +162,4 @@ def test_a_sweep_is_compared_run_by_run(corpora, tmp_path):
     assert code == 0
     rows = json.loads(out.read_text("utf-8"))["tokenizers"]
     assert [r["vocab_size"] for r in rows] == [280, 300, 320]
-    assert main(["eval", "--db", str(db), "--tokenizer", "sweep:nope", str(out)]) == 2
+    assert main(["eval", "--db", str(db), "--tokenizer", "sweep:nope", str(out)]) == 1

@@ -36,7 +36,8 @@ def test_encode_prints_ids(gpt2_path, tmp_path, capsys):
 
 def test_encode_bad_input_is_one_line(tmp_path, capsys):
     (tmp_path / "tokenizer.json").write_text("{oops", "utf-8")
-    assert main(["encode", "--tokenizer", str(tmp_path), str(tmp_path / "none.txt")]) == 2
+    # a bad tokenizer file is failed work (exit 1), not a usage error (2)
+    assert main(["encode", "--tokenizer", str(tmp_path), str(tmp_path / "none.txt")]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "bad JSON" in err
 
@@ -46,7 +47,7 @@ def test_export_then_encode(gpt2_path, tmp_path, capsys):
     assert main(["export", "--tokenizer", gpt2_path, "--format", "hf", "--out", str(out)]) == 0
     assert (out / "tokenizer.json").is_file()
     capsys.readouterr()
-    assert main(["export", "--tokenizer", gpt2_path, "--format", "minbpe", "--out", str(out)]) == 2
+    assert main(["export", "--tokenizer", gpt2_path, "--format", "minbpe", "--out", str(out)]) == 1
     assert "minbpe needs" in capsys.readouterr().err
 
 

@@ -54,11 +54,11 @@ def test_train_writes_gpt2_files_and_records_every_merge(corpora, tmp_path):
 @pytest.mark.parametrize(
     "content, message", [(b"\x00\x00binary", "binary"), (b"fine\n\xff", "invalid UTF-8")]
 )
-def test_bad_input_is_one_line_and_exit_2(tmp_path, content, message):
+def test_bad_input_is_one_line_and_exit_1(tmp_path, content, message):
     bad = tmp_path / "bad.txt"
     bad.write_bytes(content)
     proc = cli("train", str(bad), "--vocab-size", "300", "--out", str(tmp_path / "o"), "--no-db")
-    assert proc.returncode == 2
+    assert proc.returncode == 1
     assert message in proc.stderr and "Traceback" not in proc.stderr
     # One line for the error; with a cold kernel cache a first start's notice may come first.
     lines = proc.stderr.strip().splitlines()
@@ -128,7 +128,7 @@ def test_continue_a_stored_run_to_a_larger_vocabulary(corpora, tmp_path):
     assert pairs == trained([corpus], TrainConfig(vocab_size=600)).merges()
     corpus.write_text("changed", encoding="utf-8")
     proc = cli("runs", "continue", "1", "--vocab-size", "800", "--db", str(db))
-    assert proc.returncode == 2 and "corpus changed" in proc.stderr
+    assert proc.returncode == 1 and "corpus changed" in proc.stderr
 
 
 def test_bench_compares_with_the_peers_asked_for(tmp_path):

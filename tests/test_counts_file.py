@@ -59,7 +59,7 @@ def test_settings_that_differ_are_refused_with_a_clear_line(corpus, tmp_path, ca
         read_counts(path, CONFIG.pattern_string, ())
     out = tmp_path / "tok"
     code = main(["train", "--from-counts", str(path), "--vocab-size", "300", "--out", str(out), "--no-db", "--pattern", "o200k", "--special", SPECIAL])  # fmt: skip
-    assert code == 2 and "counted with pattern gpt2, but o200k" in capsys.readouterr().err
+    assert code == 1 and "counted with pattern gpt2, but o200k" in capsys.readouterr().err
     assert main(["train", "--vocab-size", "300", "--out", str(out), "--no-db"]) == 2
     assert "--from-counts" in capsys.readouterr().err
 
@@ -75,7 +75,7 @@ def test_counts_files_merge_into_the_counts_of_both(corpus, tmp_path, capsys):
     assert merged.stats.documents == 80 and merged.stats.files == 80
     other = TrainConfig(vocab_size=400)
     c = write_counts(count_corpus([corpus], other), other, tmp_path / "c.parquet")
-    assert main(["count", "--merge", str(a), str(c), "--out", str(tmp_path / "x.parquet")]) == 2
+    assert main(["count", "--merge", str(a), str(c), "--out", str(tmp_path / "x.parquet")]) == 1
     assert "special tokens" in capsys.readouterr().err
     assert not (tmp_path / "x.parquet").exists()
 

@@ -85,7 +85,7 @@ def test_cli_encode_refuses_specials_unless_asked(tmp_path, tok, tok_dir, capsys
     source = tmp_path / "in.txt"
     source.write_bytes(TEXT.encode())
     code, out, err = cli_encode(capsys, tok_dir, str(source))
-    assert code == 2 and out == "" and err.count("\n") == 1
+    assert code == 1 and out == "" and err.count("\n") == 1
     assert str(source) in err and "--allow-special" in err and "--no-special" in err
     code, out, _ = cli_encode(capsys, tok_dir, "--allow-special", str(source))
     assert code == 0 and [int(x) for x in out.split()] == tok.encode(TEXT, allowed_special="all")
@@ -131,12 +131,12 @@ def test_invalid_utf8_is_an_error_not_replacement(tmp_path, tok_dir, capsys, mon
     source = tmp_path / "bad.txt"
     source.write_bytes(data)
     code, out, err = cli_encode(capsys, tok_dir, str(source))
-    assert code == 2 and out == "" and err.count("\n") == 1
+    assert code == 1 and out == "" and err.count("\n") == 1
     assert str(source) in err and "not UTF-8" in err and "at byte" in err
     stdin_bytes(monkeypatch, data)
     code, out, err = cli_encode(capsys, tok_dir, "-")
-    assert code == 2 and "standard input: is not UTF-8" in err
+    assert code == 1 and "standard input: is not UTF-8" in err
     out_html = tmp_path / "x.html"
     args = ["--tokenizer", str(tok_dir), "--text-file", str(source), "--out", str(out_html)]
-    assert main(["render", *args]) == 2
+    assert main(["render", *args]) == 1
     assert "not UTF-8" in capsys.readouterr().err and not out_html.exists()

@@ -23,8 +23,8 @@ def small(pattern: str = "gpt2", specials: tuple[str, ...] = ("<|endoftext|>",))
 
 
 def one_line_error(capsys: pytest.CaptureFixture[str], argv: list[str], *needles: str) -> str:
-    """Run the CLI; it must fail with exit 2 and one line of stderr holding every needle."""
-    assert main(argv) == 2
+    """Run the CLI; it must fail with exit 1 (failed work) and one line of stderr holding every needle."""
+    assert main(argv) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err, err
     for needle in needles:

@@ -398,9 +398,9 @@ def test_cli_runs_list_show_delete(store: RunStore, db_path: Path, capsys) -> No
     assert "done" in out and "small" in out
     assert main(["runs", "show", str(run_id), "--db", str(db_path)]) == 0
     assert "·the" in capsys.readouterr().out
-    assert main(["runs", "show", "999", "--db", str(db_path)]) == 2
+    assert main(["runs", "show", "999", "--db", str(db_path)]) == 1
     assert "no run with id 999" in capsys.readouterr().err
-    assert main(["runs", "delete", str(run_id), "--db", str(db_path)]) == 0
+    assert main(["runs", "delete", str(run_id), "-y", "--db", str(db_path)]) == 0
     assert store.list_runs() == []
 
 

@@ -81,6 +81,24 @@ def show_bytes(token: bytes) -> str:
     return _HEX.sub(lambda m: f"<{m.group(1).upper()}>", text)
 
 
+@functools.cache
+def _control_table() -> dict[int, str]:
+    """Code point -> escape, for `escape_controls`: C0 (tab and newline too), DEL, C1, the
+    bidirectional overrides and isolates (which reorder what follows them on screen), and
+    the lone surrogates a file name of invalid UTF-8 decodes to (shown as the byte)."""
+    table = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)]}
+    table.update({c: f"\\u{c:04x}" for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]})
+    table.update({0xDC00 + b: f"\\x{b:02x}" for b in range(0x80, 0x100)})
+    return table
+
+
+def escape_controls(text: str) -> str:
+    """A name or message fit for a terminal line: control characters as Python-style escapes,
+    so a crafted file name cannot retitle, clear or recolour the terminal.
+    escape_controls("doc\\x1b]0;X\\x07.txt") -> "doc\\\\x1b]0;X\\\\x07.txt" (backslash, x, 1, b)."""
+    return text.translate(_control_table())
+
+
 def grapheme_bounds(text: str) -> list[int]:
     """Character offsets where a user-perceived character (grapheme cluster) starts, plus the
     end: a flag or a ZWJ family is one cluster. grapheme_bounds("a🇫🇷") -> [0, 1, 3]."""

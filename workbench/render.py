@@ -187,9 +187,29 @@ def _height(groups: list[TokenGroup], painter: QPainter, width: int) -> int:
     return (boxes[-1][1] if boxes else 0) + metrics.height() + 12
 
 
-def render_file(tokenizer: Tokenizer, text: str, out: Path, **specials: Any) -> Path:
-    """Write `out` as .html or .png (chosen by suffix); `specials` as for `token_groups`."""
-    if out.suffix.lower() == ".png":
-        return render_png(tokenizer, text, out, **specials)
-    out.write_text(render_html(tokenizer, text, out.stem, **specials), encoding="utf-8")
-    return out
+def render_file(
+    tokenizer: Tokenizer,
+    text: str,
+    out: str | os.PathLike[str],
+    png: bool | None = None,
+    **specials: Any,
+) -> Path:
+    """Write `out` as .png or HTML (`png` None: by the suffix); `specials` as for
+    `token_groups`. `out` is written by `workbench.output_file`: `-` is standard output, a
+    regular file is staged and renamed (a full disk leaves the old one), a link is not followed."""
+    from workbench.output_file import write_output, write_output_with
+
+    if png is None:
+        png = Path(out).suffix.lower() == ".png"
+    if png:
+        groups = token_groups(tokenizer, text, **specials)
+
+        def save(path: Path) -> None:
+            if not render_image(groups, 900).save(str(path), "PNG"):
+                raise OSError(f"could not write {path}")
+
+        write_output_with(out, save)
+    else:
+        title = "tokens" if str(out) == "-" else Path(out).stem
+        write_output(out, render_html(tokenizer, text, title, **specials))
+    return Path(out)

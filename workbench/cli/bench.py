@@ -11,13 +11,15 @@ import argparse
 import os
 from pathlib import Path
 
-from workbench.engine.errors import WorkbenchError
+from workbench.cli._common import UsageError, shown
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("bench", help="compare speed and memory with the peers")
-    p.add_argument("path", nargs="?", type=Path, help="the corpus (one text file)")
-    p.add_argument("--vocab-size", type=int, default=32000)
+    p.add_argument("path", nargs="?", type=Path, metavar="PATH", help="the corpus (one text file)")
+    p.add_argument(
+        "--vocab-size", type=int, default=32000, metavar="N", help="vocabulary to train to"
+    )
     p.add_argument("--repeat", type=int, default=3, help="runs of each (the median is shown)")
     p.add_argument("--encode", action="store_true", help="encode throughput vs tiktoken/HF")
     p.add_argument(
@@ -33,8 +35,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="hf,rustbpe,ffbpe",
         help="trainers to compare with, comma-separated from hf, rustbpe, ffbpe (default: all)",
     )
-    p.add_argument("--make-corpus", type=Path, metavar="OUT", help="assemble a corpus file")
-    p.add_argument("--megabytes", type=float, default=28.0)
+    p.add_argument(
+        "--make-corpus", metavar="FILE", help="assemble a corpus file (- for standard output)"
+    )
+    p.add_argument(
+        "--megabytes", type=float, default=28.0, help="size of the --make-corpus file (default 28)"
+    )
     p.add_argument(
         "--source",
         type=Path,
@@ -48,20 +54,30 @@ def run(args: argparse.Namespace) -> int:
     from workbench.bench import train as bench
 
     if args.make_corpus:
+        import sys
+
+        from workbench.output_file import Kind, write_output_with
+
         sources = args.source or [Path("/usr/share/doc")]
-        n = bench.make_corpus(args.make_corpus, args.megabytes, sources)
-        print(f"wrote {n:,} bytes to {args.make_corpus}")
+        made: list[int] = []
+        kind = write_output_with(
+            args.make_corpus,
+            lambda path: made.append(bench.make_corpus(path, args.megabytes, sources)),
+        )
+        where = sys.stdout if kind is Kind.FILE else sys.stderr  # stdout may carry the corpus
+        name = "standard output" if args.make_corpus == "-" else shown(args.make_corpus)
+        print(f"wrote {made[0]:,} bytes to {name}", file=where)
         return 0
     if args.path is None or not args.path.is_file():
-        raise WorkbenchError("bench needs a corpus file (or --make-corpus OUT)")
+        raise UsageError("bench needs a corpus file (or --make-corpus OUT)")
     if args.repeat < 1:
-        raise WorkbenchError(f"--repeat must be at least 1, not {args.repeat}")
+        raise UsageError(f"--repeat must be at least 1, not {args.repeat}")
     if args.encode:
         from workbench.bench.encode import bench_encode
 
         tokenizer = args.gpt2 or os.environ.get("BPE_WORKBENCH_GPT2")
         if not tokenizer:
-            raise WorkbenchError(
+            raise UsageError(
                 "bench --encode needs a tokenizer: --gpt2 DIR (GPT-2's vocab.json and merges.txt)"
                 " or any tokenizer file, or $BPE_WORKBENCH_GPT2"
             )
@@ -82,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     asked = [name.strip() for name in args.peers.split(",") if name.strip()]
     unknown = [name for name in asked if name not in names]
     if unknown:
-        raise WorkbenchError(
+        raise UsageError(
             f"--peers: unknown trainer {', '.join(unknown)}; choose from hf, rustbpe, ffbpe"
         )
     size = args.path.stat().st_size / 1e6

@@ -4,21 +4,33 @@
     bpe-workbench count shards/ --out counts.parquet --dask tcp://scheduler:8786
     bpe-workbench count shards/ --out counts.parquet --dask local:4
     bpe-workbench count --merge a.parquet b.parquet --out all.parquet
-    bpe-workbench train --from-counts counts.parquet --vocab-size 32000 --out tok/ ...
+    bpe-workbench train --from-counts counts.parquet --vocab-size 32000 --out-dir tok/ ...
 
 The counts file (see `workbench/engine/counts_file.py`) holds every unique piece and its count
 with the pattern and special tokens it was counted with; `train --from-counts` refuses one whose
-pattern or specials differ from the ones asked for.
+pattern or specials differ from the ones asked for. `--out -` writes it to standard output (the
+summary then goes to stderr); an existing file is replaced only once the new one is whole.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from workbench.engine.config import TrainConfig
-from workbench.engine.errors import WorkbenchError
+from workbench.cli._common import (
+    UsageError,
+    add_quiet_option,
+    add_threads_option,
+    check_threads,
+    print_json,
+    shown,
+)
+from workbench.cli.train import add_reading_options, corpus_size, skipped_lines
+
+JSON_HELP = (
+    "print the summary as one JSON object: {documents, files, bytes, pre_tokens, "
+    "unique_pieces, seconds, skipped: [MESSAGE], wrote: PATH}"
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -26,12 +38,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "paths", nargs="+", metavar="PATH", help="corpus files/folders (or counts files)"
     )
-    p.add_argument("--out", type=Path, required=True, help="the counts file to write")
+    p.add_argument(
+        "--out",
+        required=True,
+        metavar="FILE",
+        help="the counts file to write (.parquet; - for standard output)",
+    )
     p.add_argument("--merge", action="store_true", help="sum the counts files named as PATHs")
     p.add_argument("--pattern", default="gpt2", help="gpt2, cl100k, o200k or a custom regex")
-    p.add_argument("--special", action="append", default=[], metavar="TOKEN")
+    p.add_argument(
+        "--special",
+        action="append",
+        default=[],
+        metavar="TOKEN",
+        help="a special token: text is cut at it and it is not counted (repeatable)",
+    )
     add_reading_options(p)
-    p.add_argument("--workers", type=int, default=None, help="threads/processes (local count)")
+    add_threads_option(p, "threads/processes for a local count")
     p.add_argument(
         "--dask",
         default=None,
@@ -45,29 +68,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="N",
         help="input bytes per Dask task (default 64 MiB)",
     )
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
+    add_quiet_option(p)
     p.set_defaults(func=run)
 
 
-def add_reading_options(p: argparse.ArgumentParser) -> None:
-    """How to read the corpus (`train` has the same options, defined in its own module)."""
-    p.add_argument("--skip-bad-files", action="store_true", help="skip unreadable files, report")
-    p.add_argument("--text-column", default="text", help="Parquet/Arrow column of the text")
-    p.add_argument("--jsonl-field", default="text", help="JSONL field of the text")
-    p.add_argument(
-        "--regex-pretokenizer",
-        action="store_true",
-        help="pre-tokenize with the regex package even for a preset (same pieces, slower)",
-    )
-
-
 def run(args: argparse.Namespace) -> int:
-    from workbench.cli.train import _Bar
+    from workbench.engine.config import TrainConfig
     from workbench.engine.pretokenize import counts_file
+    from workbench.output_file import check_output, is_stdout, write_output_with
+    from workbench.progress import ProgressBars
 
+    check_threads(args)
+    to_stdout = is_stdout(args.out)
+    if to_stdout and args.json:
+        raise UsageError("--out - and --json both write to standard output; choose one")
+    check_output(args.out, binary=True)  # a bad --out fails now, not after counting
     if args.merge:
-        result = counts_file.merge_counts(args.paths, args.out)
-        _summary(result, args.out)
+        merged: list = []
+        write_output_with(
+            args.out, lambda path: merged.append(counts_file.merge_counts(args.paths, path))
+        )
+        _report(args, merged[0], to_stdout)
         return 0
     config = TrainConfig(
         vocab_size=256 + len(set(args.special)),  # counting does not depend on it
@@ -79,26 +101,40 @@ def run(args: argparse.Namespace) -> int:
         jsonl_field=args.jsonl_field,
     )
     if counts_file.counts_path(args.paths) is not None:
-        raise WorkbenchError(f"{args.paths[0]} is a counts file already (use --merge to sum some)")
-    bar = _Bar(enabled=not args.quiet and sys.stderr.isatty())
-    progress = lambda d, t: bar.show("count", d, t)  # noqa: E731
-    if args.dask:
-        from workbench.engine.pretokenize.dask_count import TASK_BYTES, count_on_dask
+        raise UsageError(f"{args.paths[0]} is a counts file already (use --merge to sum some)")
+    with ProgressBars(quiet=args.quiet) as bars:
+        progress = bars.bytes("count", corpus_size(args.paths) if bars.enabled else None)
+        if args.dask:
+            from workbench.engine.pretokenize.dask_count import TASK_BYTES, count_on_dask
 
-        task_bytes = args.dask_task_bytes or TASK_BYTES
-        result = count_on_dask(args.paths, config, args.dask, progress, task_bytes=task_bytes)
-    else:
-        from workbench.engine.pretokenize.counting import count_corpus
+            task_bytes = args.dask_task_bytes or TASK_BYTES
+            result = count_on_dask(args.paths, config, args.dask, progress, task_bytes=task_bytes)
+        else:
+            from workbench.engine.pretokenize.counting import count_corpus
 
-        result = count_corpus(args.paths, config, progress=progress, workers=args.workers)
-    bar.end()
-    counts_file.write_counts(result, config, args.out, args.paths)
-    _summary(result, args.out)
+            result = count_corpus(args.paths, config, progress=progress, workers=args.threads)
+    write_output_with(
+        args.out, lambda path: counts_file.write_counts(result, config, path, args.paths)
+    )
+    _report(args, result, to_stdout)
     return 0
 
 
-def _summary(result, out: Path) -> None:
+def _report(args: argparse.Namespace, result, to_stderr: bool) -> None:
     s = result.stats
+    summary = {
+        "documents": s.documents,
+        "files": s.files,
+        "bytes": s.bytes,
+        "pre_tokens": s.pieces,
+        "unique_pieces": s.unique_pieces,
+        "seconds": s.seconds,
+        "skipped": list(s.skipped),
+        "wrote": "-" if to_stderr else str(args.out),
+    }
+    if args.json:
+        print_json(summary)
+        return
     lines = [
         f"documents        {s.documents:,} in {s.files:,} files",
         f"bytes            {s.bytes:,}",
@@ -107,6 +143,6 @@ def _summary(result, out: Path) -> None:
     ]
     if s.seconds:
         lines.append(f"time             {s.seconds:.3f} s")
-    lines.extend(f"skipped          {message}" for message in s.skipped)
-    lines.append(f"wrote            {out}")
-    print("\n".join(lines))
+    lines += skipped_lines(list(s.skipped), args.verbose)
+    lines.append(f"wrote            {'standard output' if to_stderr else shown(args.out)}")
+    print("\n".join(lines), file=sys.stderr if to_stderr else sys.stdout)

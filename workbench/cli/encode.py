@@ -1,4 +1,6 @@
-"""`bpe-workbench encode --tokenizer PATH [FILE ...|-]`: print the token ids of texts.
+"""`bpe-workbench encode --tokenizer SPEC [FILE ...|-]`: print the token ids of texts.
+
+SPEC is a tokenizer file or folder, `run:ID` / `run:ID@k` (a stored run), or gpt2/cl100k/o200k.
 
 Ids are separated by spaces; `--pieces` prints one token per line as `id<TAB>bytes`, the bytes of
 a split character shown as `<E2>`. Each text is read as bytes (a CRLF file keeps its CRs) and
@@ -15,24 +17,31 @@ from __future__ import annotations
 import argparse
 
 from workbench.cli._common import (
+    UsageError,
     add_special_options,
+    add_threads_option,
     add_tokenizer_options,
+    check_threads,
     load_tokenizer,
     read_text,
+    shown,
     special_choice,
     special_refusal,
 )
-from workbench.engine.errors import WorkbenchError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("encode", help="print the token ids of texts")
     add_tokenizer_options(p)
-    p.add_argument("files", nargs="*", default=["-"], help="text files, or - for stdin")
-    p.add_argument("--pieces", action="store_true", help="one token per line with its bytes")
     p.add_argument(
-        "--threads", type=int, default=None, help="threads for several files (default: all cores)"
+        "files",
+        nargs="*",
+        default=["-"],
+        metavar="PATH",
+        help="UTF-8 text files, or - for standard input (the default)",
     )
+    p.add_argument("--pieces", action="store_true", help="one token per line with its bytes")
+    add_threads_option(p, "threads for several files")
     add_special_options(p)
     p.set_defaults(func=run)
 
@@ -41,10 +50,9 @@ def run(args: argparse.Namespace) -> int:
     from workbench.display import show_bytes
     from workbench.engine.encode.validation import DisallowedSpecialError
 
-    if args.threads is not None and args.threads < 1:
-        raise WorkbenchError(f"--threads must be at least 1, not {args.threads}")
+    check_threads(args)
     if args.files.count("-") > 1:
-        raise WorkbenchError("standard input (-) can be read only once")
+        raise UsageError("standard input (-) can be read only once")
     tokenizer = load_tokenizer(args)
     texts = [read_text(source) for source in args.files]
     try:
@@ -57,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     several = len(args.files) > 1
     for source, ids in zip(args.files, encoded, strict=True):
         if several:
-            print(f"==> {'standard input' if source == '-' else source} <==")
+            print(f"==> {'standard input' if source == '-' else shown(source)} <==")
         if args.pieces:
             pieces = tokenizer.decode_tokens_bytes(ids)
             for tid, piece in zip(ids, pieces, strict=True):

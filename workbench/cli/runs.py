@@ -2,25 +2,42 @@
 
 `export` rebuilds the tokenizer from the stored merges (the first k merges are the tokenizer at
 rank k, so a run interrupted mid-way exports what it reached) and writes it in a chosen format.
+`delete` asks first on a terminal (`-y` to skip; without a terminal it needs `-y`). `list` and
+`show` take `--json` (shapes in their help). Names in tables are printed with control characters
+escaped. The store is imported when a command runs, so `--help` stays instant.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
-import json
-import sqlite3
+import sys
 from collections.abc import Callable
-from pathlib import Path
 
-from workbench.engine.errors import WorkbenchError
-from workbench.store import RunInfo, RunStore, default_db_path
-from workbench.store.connection import as_store_error
+from workbench.cli._common import (
+    UsageError,
+    add_db_option,
+    add_quiet_option,
+    hidden_alias,
+    print_json,
+    shown,
+)
+
+LIST_JSON_HELP = (
+    "print one JSON array: [{id, name, state, merges, vocab_size, created, updated, stop_reason}]"
+)
+SHOW_JSON_HELP = (
+    "print one JSON object: {id, name, state, created, updated, merges, vocab_size, "
+    "stop_reason, error, settings, corpus, stats, timings, first_merges: [{rank, left_id, "
+    "right_id, new_id, count, token}]} (token: readable bytes, see --merges)"
+)
 
 
-def _open(args: argparse.Namespace, read_only: bool = False) -> RunStore:
+def _open(args: argparse.Namespace, read_only: bool = False):
     """The store at --db (None: $BPE_WORKBENCH_DB or the user's data folder); read-only for
     commands that only read, so a database on a read-only disk can still be listed."""
+    from workbench.store import RunStore
+
     return RunStore(args.db, read_only=read_only)
 
 
@@ -29,6 +46,11 @@ def _store_errors(func: Callable[[argparse.Namespace], int]) -> Callable[[argpar
 
     @functools.wraps(func)
     def run(args: argparse.Namespace) -> int:
+        import sqlite3
+
+        from workbench.store import default_db_path
+        from workbench.store.connection import as_store_error
+
         try:
             return func(args)
         except sqlite3.Error as exc:
@@ -38,11 +60,15 @@ def _store_errors(func: Callable[[argparse.Namespace], int]) -> Callable[[argpar
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    if not (args.db or default_db_path()).exists():
-        print("no runs yet")  # and no database made just to say so
+    from workbench.store import default_db_path
+
+    runs = []
+    if (args.db or default_db_path()).exists():  # and no database made just to say "none"
+        with _open(args, read_only=True) as store:
+            runs = store.list_runs()
+    if args.json:
+        print_json([_brief(run) for run in runs])
         return 0
-    with _open(args, read_only=True) as store:
-        runs = store.list_runs()
     if not runs:
         print("no runs yet")
         return 0
@@ -50,12 +76,25 @@ def _cmd_list(args: argparse.Namespace) -> int:
     for run in runs:
         print(
             f"{run.id:>5}  {run.state:<11}  {run.merge_count:>8}  {run.vocab_size:>7}  "
-            f"{run.created[:19].replace('T', ' '):<19}  {run.name}"
+            f"{run.created[:19].replace('T', ' '):<19}  {shown(run.name)}"
         )
     return 0
 
 
-def _describe(run: RunInfo) -> dict[str, object]:
+def _brief(run) -> dict[str, object]:
+    return {
+        "id": run.id,
+        "name": run.name,
+        "state": str(run.state),
+        "merges": run.merge_count,
+        "vocab_size": run.vocab_size,
+        "created": run.created,
+        "updated": run.updated,
+        "stop_reason": run.stop_reason,
+    }
+
+
+def _describe(run) -> dict[str, object]:
     return {
         "id": run.id,
         "name": run.name,
@@ -74,12 +113,29 @@ def _describe(run: RunInfo) -> dict[str, object]:
 
 
 def _cmd_show(args: argparse.Namespace) -> int:
+    from workbench.cli._common import json_text
+
     if args.merges < 0:  # SQLite would read a negative LIMIT as "all of them"
-        raise WorkbenchError(f"--merges must be 0 or more, not {args.merges}")
+        raise UsageError(f"--merges must be 0 or more, not {args.merges}")
     with _open(args, read_only=True) as store:
         run = store.get_run(args.id)
         first = store.merges(args.id, limit=args.merges)
-    print(json.dumps(_describe(run), indent=2, ensure_ascii=False))
+    described = _describe(run)
+    if args.json:
+        described["first_merges"] = [
+            {
+                "rank": m.rank,
+                "left_id": m.left_id,
+                "right_id": m.right_id,
+                "new_id": m.new_id,
+                "count": m.count,
+                "token": m.readable,
+            }
+            for m in first
+        ]
+        print_json(described)
+        return 0
+    sys.stdout.write(json_text(described))  # json_text escapes every control character
     if first:
         print(f"\nfirst {len(first)} merges:")
         for m in first:
@@ -96,46 +152,90 @@ def _cmd_export(args: argparse.Namespace) -> int:
     from workbench.engine.formats.outputs import check_output_folder
     from workbench.store.tokenizer_of_run import tokenizer_of
 
-    out = check_output_folder(args.out)
+    if args.out_dir is None:
+        raise UsageError("runs export needs --out-dir DIR, the folder for the tokenizer files")
+    out = check_output_folder(args.out_dir)
     with _open(args, read_only=True) as store:
         run = store.get_run(args.id)
         pairs = store.merges_as_pairs(args.id)
     tokenizer = tokenizer_of(run, pairs)
     written = export(tokenizer, args.format, out)
-    print(f"run {run.id} ({len(pairs)} merges) exported as {args.format} to {out}")
+    print(f"run {run.id} ({len(pairs)} merges) exported as {args.format} to {shown(out)}")
     for path in written or ():
-        print(f"  {path}")
+        print(f"  {shown(path)}")
     return 0
 
 
 def _cmd_delete(args: argparse.Namespace) -> int:
     with _open(args) as store:
         run = store.get_run(args.id)
+        what = f"run {run.id} ({shown(run.name)}, {run.merge_count} merges)"
+        if not args.yes:
+            _confirm(f"delete {what}?")
         store.delete(args.id)
-    print(f"deleted run {run.id} ({run.name}, {run.merge_count} merges)")
+    print(f"deleted {what}")
     return 0
+
+
+def _confirm(question: str) -> None:
+    """Ask on the terminal; without one (a script, a pipe) refuse: deleting needs -y there."""
+    if not sys.stdin.isatty():
+        raise UsageError(f"{question[:-1]}: standard input is not a terminal; pass -y to delete")
+    try:
+        answer = input(f"{question} [y/N] ")
+    except EOFError:
+        answer = ""
+    if answer.strip().lower() not in ("y", "yes"):
+        raise UsageError("nothing deleted")
 
 
 def _cmd_continue(args: argparse.Namespace) -> int:
     from workbench.engine.pretokenize.counting import count_corpus
+    from workbench.progress import ProgressBars
     from workbench.session.interrupts import stop_on_signals
     from workbench.session.run import RunSession
     from workbench.session.states import StopReason
 
+    formats = [f.strip() for f in args.format.split(",") if f.strip()]
+    if args.out_dir is not None:
+        from workbench.cli.train import FORMATS
+        from workbench.engine.formats.outputs import check_output_folder
+
+        unknown = sorted(set(formats) - set(FORMATS))
+        if unknown:
+            raise UsageError(
+                f"unknown format {', '.join(unknown)}; choose from {', '.join(FORMATS)}"
+            )
+        check_output_folder(args.out_dir)  # a bad --out-dir fails now, not after training
     with _open(args) as store:
         path = store.path
         before = store.merge_count(args.id)
-    with stop_on_signals() as interrupted:
-        session = RunSession.resume(path, args.id, count_corpus, args.vocab_size)
+        specials = len(store.get_run(args.id).settings.get("special_tokens") or ())
+    with stop_on_signals() as interrupted, ProgressBars(quiet=args.quiet) as bars:
+
+        def count(paths, config):
+            from workbench.cli.train import corpus_size
+
+            size = corpus_size(list(paths)) if bars.enabled else None
+            result = count_corpus(paths, config, progress=bars.bytes("pre-tokenize", size))
+            bars.close()
+            return result
+
+        merges = bars.merges("merge", args.vocab_size - 256 - specials, specials)
+        session = RunSession.resume(path, args.id, count, args.vocab_size, [merges])
         with session:
             reason = session.advance(should_stop=interrupted.check)
+            bars.close()
             if reason is StopReason.INTERRUPTED:
                 raise KeyboardInterrupt
+            written = session.export(formats, args.out_dir) if args.out_dir is not None else []
     trainer = session.trainer
     print(
         f"run {args.id}: {before} -> {trainer.n_merges} merges, vocab {trainer.vocab_size}"
         f" ({reason.words})"
     )
+    for file in written:
+        print(f"wrote {shown(file)}")
     return 0
 
 
@@ -146,23 +246,40 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     def action(
         name: str, func: Callable[[argparse.Namespace], int], help_text: str, with_id: bool = True
     ) -> argparse.ArgumentParser:
-        sub = actions.add_parser(name, help=help_text)
+        sub = actions.add_parser(name, help=help_text, description=help_text)
         if with_id:
-            sub.add_argument("id", type=int, metavar="ID")
-        sub.add_argument(
-            "--db",
-            type=Path,
-            help="run database (default: $BPE_WORKBENCH_DB or runs.db in the user's data folder)",
-        )
+            sub.add_argument("id", type=int, metavar="ID", help="the run's id (see `runs list`)")
+        add_db_option(sub)
         sub.set_defaults(func=_store_errors(func))
         return sub
 
-    action("list", _cmd_list, "every run with its state", with_id=False)
+    listing = action("list", _cmd_list, "every run with its state", with_id=False)
+    listing.add_argument("--json", action="store_true", help=LIST_JSON_HELP)
     show = action("show", _cmd_show, "a run's settings, statistics, timings and first merges")
-    show.add_argument("--merges", type=int, default=10, help="how many merges to list (0 or more)")
+    show.add_argument(
+        "--merges", type=int, default=10, metavar="N", help="how many merges to list (0 or more)"
+    )
+    show.add_argument("--json", action="store_true", help=SHOW_JSON_HELP)
     export = action("export", _cmd_export, "write a run's tokenizer in a file format")
-    export.add_argument("--format", required=True, help="e.g. hf, gpt2, tiktoken")
-    export.add_argument("--out", required=True, type=Path, help="output folder")
-    action("delete", _cmd_delete, "delete a run and its merges")
+    export.add_argument("--format", required=True, help="e.g. hf, gpt2, tiktoken, minbpe")
+    export.add_argument("--out-dir", metavar="DIR", default=None, help="output folder")
+    hidden_alias(export, "--out", dest="out_dir")
+    delete = action("delete", _cmd_delete, "delete a run and its merges (asks first)")
+    delete.add_argument(
+        "-y", "--yes", action="store_true", help="do not ask (needed without a terminal)"
+    )
     more = action("continue", _cmd_continue, "train a stored run on to a larger vocabulary")
-    more.add_argument("--vocab-size", type=int, required=True)
+    more.add_argument(
+        "--vocab-size", type=int, required=True, metavar="N", help="the vocabulary to reach"
+    )
+    more.add_argument(
+        "--out-dir",
+        metavar="DIR",
+        default=None,
+        help="also write the tokenizer files here when done (as `train --out-dir`)",
+    )
+    hidden_alias(more, "--out", dest="out_dir")  # as `train` took it before --out-dir
+    more.add_argument(
+        "--format", default="gpt2", help="with --out-dir, comma-separated: gpt2,hf,tiktoken,minbpe"
+    )
+    add_quiet_option(more)

@@ -1,10 +1,11 @@
 """`bpe-workbench train`: pre-tokenize a corpus, train, write the tokenizer files, record the run.
 
-    bpe-workbench train corpus/ --vocab-size 32000 --out out/ --special "<|endoftext|>"
+    bpe-workbench train corpus/ --vocab-size 32000 --out-dir out/ --special "<|endoftext|>"
 
 Writes `DIR/vocab.json` + `DIR/merges.txt` (and the `--format`s asked for), records the run and
 every merge in the run store as they stream (`--db FILE`, default the user's database;
-`--no-db` to skip), and prints a summary of each stage.
+`--no-db` to skip), and prints a summary of each stage (`--json`: the summary as one JSON
+object, see JSON_HELP).
 """
 
 from __future__ import annotations
@@ -14,84 +15,155 @@ import sys
 import time
 from pathlib import Path
 
-from workbench.engine.config import TIE_BREAKS, TrainConfig
-from workbench.engine.errors import WorkbenchError
+from workbench.cli._common import (
+    UsageError,
+    add_db_option,
+    add_quiet_option,
+    add_threads_option,
+    check_threads,
+    hidden_alias,
+    print_json,
+    shown,
+)
 from workbench.engine.formats.outputs import check_output_folder
 
 FORMATS = ("gpt2", "hf", "tiktoken", "minbpe")
+# engine.config.TIE_BREAKS (a test keeps them equal): importing the engine here costs --help 0.2 s.
+TIE_BREAKS = ("lexicographic", "hf")
+SKIPPED_SHOWN = 5  # bad files listed in the summary; the rest with --verbose or in --json
+JSON_HELP = (
+    "print the summary as one JSON object: {documents, files, bytes, pre_tokens, "
+    "unique_pieces, merges, vocab_size, stop_reason, bytes_per_token, seconds: {STAGE: s, "
+    "total: s}, skipped: [MESSAGE], written: [PATH], run_id (null with --no-db)}; a sweep: "
+    "{sweep, runs: [{label, vocab_size, bytes_per_token, stop_reason, run_id, out_dir}]}"
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("train", help="train a byte-level BPE tokenizer on files/folders")
     p.add_argument(
-        "paths", nargs="*", metavar="PATH", help="files/folders: text, .jsonl, .parquet, .arrow"
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="corpus files/folders: text, .jsonl, .parquet, .arrow (or compressed, or URLs)",
     )
     p.add_argument(
-        "--from-counts", type=Path, default=None, metavar="FILE", help="a `count` counts file"
+        "--from-counts",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="train on a counts file made by `bpe-workbench count` instead of PATHs",
     )
-    p.add_argument("--text-column", default="text", help="Parquet/Arrow column of the text")
-    p.add_argument("--jsonl-field", default="text", help="JSONL field of the text")
+    add_reading_options(p)
     p.add_argument(
         "--vocab-size",
         required=True,
+        metavar="N[,N...]",
         help="bytes + merges + specials; several (8000,16000,32000) train a sweep",
     )
-    p.add_argument("--out", type=Path, required=True, help="folder for the tokenizer files")
+    p.add_argument(
+        "--out-dir", metavar="DIR", type=Path, default=None, help="folder for the tokenizer files"
+    )
+    hidden_alias(p, "--out", dest="out_dir", type=Path)
     p.add_argument(
         "--pattern",
         action="append",
         default=None,
         help="gpt2 (default), cl100k, o200k or a custom regex; give it again to sweep patterns",
     )
-    p.add_argument("--special", action="append", default=[], metavar="TOKEN")
-    p.add_argument("--tie-break", choices=TIE_BREAKS, default="lexicographic")
-    p.add_argument("--min-frequency", type=int, default=0)
+    p.add_argument(
+        "--special",
+        action="append",
+        default=[],
+        metavar="TOKEN",
+        help="a special token, never split or merged (repeatable)",
+    )
+    p.add_argument(
+        "--tie-break",
+        choices=TIE_BREAKS,
+        default="lexicographic",
+        help="which pair wins among equal counts: the greatest bytes (lexicographic, default) "
+        "or Hugging Face tokenizers' order (hf)",
+    )
+    p.add_argument(
+        "--min-frequency",
+        type=int,
+        default=0,
+        metavar="N",
+        help="stop when the most frequent pair occurs fewer than N times (default 0: never)",
+    )
     p.add_argument("--format", default="gpt2", help=f"comma-separated: {','.join(FORMATS)}")
-    p.add_argument("--skip-bad-files", action="store_true", help="skip unreadable files, report")
-    p.add_argument("--workers", type=int, default=None, help="pre-tokenizing threads/processes")
+    add_threads_option(p, "pre-tokenizing threads/processes")
+    add_db_option(p)
+    p.add_argument("--no-db", action="store_true", help="do not record the run")
+    p.add_argument("--name", default=None, help="name of the run in the store")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
+    add_quiet_option(p)
+    p.set_defaults(func=run)
+
+
+def add_reading_options(p: argparse.ArgumentParser) -> None:
+    """How to read the corpus (`train` and `count` alike)."""
+    p.add_argument(
+        "--skip-bad-files",
+        action="store_true",
+        help=f"skip unreadable files; the summary counts them and names the first {SKIPPED_SHOWN}",
+    )
+    p.add_argument(
+        "-v", "--verbose", action="store_true", help="name every skipped file in the summary"
+    )
+    p.add_argument("--text-column", default="text", help="Parquet/Arrow column of the text")
+    p.add_argument("--jsonl-field", default="text", help="JSONL field of the text")
     p.add_argument(
         "--regex-pretokenizer",
         action="store_true",
         help="pre-tokenize with the regex package even for a preset (same pieces, slower)",
     )
-    p.add_argument("--db", type=Path, default=None, help="run store (default: user database)")
-    p.add_argument("--no-db", action="store_true", help="do not record the run")
-    p.add_argument("--name", default=None, help="name of the run in the store")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(func=run)
 
 
-class _Bar:
-    """A one-line progress bar on stderr, redrawn at most ten times a second."""
+def corpus_size(paths: list[str]) -> int | None:
+    """The bytes of the files under `paths`, listed before reading so a bar's total is known
+    from the start; None when they cannot be listed here (URLs; a bad path, which the
+    counting reports in its own words)."""
+    if any("://" in str(p) for p in paths):
+        return None
+    from workbench.engine.corpus import list_files
+    from workbench.engine.errors import WorkbenchError
 
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-        self.last = 0.0
+    try:
+        return sum(f.stat().st_size for f in list_files(paths))
+    except (WorkbenchError, OSError):
+        return None
 
-    def show(self, stage: str, done: int, total: int, force: bool = False) -> None:
-        now = time.monotonic()
-        if not self.enabled or (now - self.last < 0.1 and not force):
-            return
-        self.last = now
-        share = done / total if total else 1.0
-        bar = "#" * int(30 * share)
-        print(f"\r{stage:<12} [{bar:<30}] {done:,}/{total:,}", end="", file=sys.stderr)
 
-    def end(self) -> None:
-        if self.enabled:
-            print(file=sys.stderr)
+def skipped_lines(skipped: list[str], verbose: bool) -> list[str]:
+    """The summary's lines about skipped files: all with --verbose, else a count and the first
+    few (a folder of 200 bad files must not bury the summary)."""
+    if not skipped:
+        return []
+    listed = skipped if verbose else skipped[:SKIPPED_SHOWN]
+    lines = [f"skipped          {len(skipped):,} files"]
+    lines += [f"  {shown(message)}" for message in listed]
+    if len(listed) < len(skipped):
+        lines.append(f"  … and {len(skipped) - len(listed):,} more (--verbose lists them all)")
+    return lines
 
 
 def run(args: argparse.Namespace) -> int:
+    from workbench.engine.config import TrainConfig
+    from workbench.progress import ProgressBars
     from workbench.session.interrupts import stop_on_signals
     from workbench.session.sweep import parse_vocab_sizes, plan_sweep
 
+    if args.out_dir is None:
+        raise UsageError("train needs --out-dir DIR, the folder for the tokenizer files")
     formats = [f.strip() for f in args.format.split(",") if f.strip()]
     unknown = sorted(set(formats) - set(FORMATS))
     if unknown:
-        raise WorkbenchError(
-            f"unknown format {', '.join(unknown)}; choose from {', '.join(FORMATS)}"
-        )
+        raise UsageError(f"unknown format {', '.join(unknown)}; choose from {', '.join(FORMATS)}")
+    check_threads(args)
+    if bool(args.paths) == bool(args.from_counts):
+        raise UsageError("give the corpus PATHs or --from-counts FILE (one of the two)")
     sizes = parse_vocab_sizes(args.vocab_size)
     patterns = args.pattern or ["gpt2"]
     config = TrainConfig(
@@ -105,21 +177,22 @@ def run(args: argparse.Namespace) -> int:
         text_column=args.text_column,
         jsonl_field=args.jsonl_field,
     )
-    if bool(args.paths) == bool(args.from_counts):
-        raise WorkbenchError("give the corpus PATHs or --from-counts FILE (one of the two)")
     steps = plan_sweep(config, sizes, patterns)  # checks every pattern before any counting
-    check_output_folder(args.out)  # a bad --out fails now, not after training
+    check_output_folder(args.out_dir)  # a bad --out-dir fails now, not after training
     from workbench.engine.formats import check_can_hold
 
     for step in steps:  # refuse before counting what a chosen format cannot store
         check_can_hold(["gpt2", *formats], step.config.pattern_string, step.config.special_tokens)
-    bar = _Bar(enabled=not args.quiet and sys.stderr.isatty())
     store_path = None if args.no_db else (args.db or _default_db())
-    with stop_on_signals() as interrupted:
+    with stop_on_signals() as interrupted, ProgressBars(quiet=args.quiet) as bars:
         if len(steps) == 1:
-            _train_one(args, steps[0].config, store_path, formats, bar, interrupted)
+            summary = _train_one(args, steps[0].config, store_path, formats, bars, interrupted)
         else:
-            _train_sweep(args, steps, store_path, formats, bar, interrupted)
+            summary = _train_sweep(args, steps, store_path, formats, bars, interrupted)
+    if args.json:
+        print_json(summary)
+    else:
+        print("\n".join(_summary_lines(summary, args.verbose)))
     return 0
 
 
@@ -139,7 +212,7 @@ def _quick_start(args, config):
     return quick
 
 
-def _count(args, config, bar, interrupted, quick=None):
+def _count(args, config, bars, interrupted, quick=None):
     from workbench.engine.warmup import prepare_training
     from workbench.session.counting import count_paths
     from workbench.session.first_start import counting_config
@@ -158,31 +231,27 @@ def _count(args, config, bar, interrupted, quick=None):
 
         result = read_counts(args.from_counts, config.pattern_string, config.special_tokens)
         return Counted(result, (str(args.from_counts),))
+    total = corpus_size(args.paths) if bars.enabled else None
     counted = count_paths(
         args.paths,
         config,
-        progress=lambda d, t: bar.show("pre-tokenize", d, t),
+        progress=bars.bytes("pre-tokenize", total),
         cancel=lambda: interrupted.is_set,
-        workers=args.workers,
+        workers=args.threads,
     )
-    bar.end()
+    bars.close()
     return counted
 
 
 def _train(
-    counted, config, store_path, name, bar, interrupted, out, formats, sweep=None, quick=None
+    counted, config, store_path, name, bars, interrupted, out, formats, sweep=None, quick=None
 ):
     """One run on counted text: train, export, end. Returns the ended session and files."""
+    from workbench.session.first_start import ready
     from workbench.session.run import RunSession
     from workbench.session.states import StopReason
 
-    target = config.merged_token_target
-
-    def show(batch) -> None:
-        bar.show("merge", batch.vocab_size - len(config.special_tokens) - 256, target)
-
-    from workbench.session.first_start import ready
-
+    show = bars.merges("merge", config.merged_token_target, len(config.special_tokens))
     # Ties are only worth counting for the store (the window shows them from there).
     count_ties = store_path is not None
     with RunSession.start(
@@ -196,7 +265,7 @@ def _train(
         count_ties=count_ties,
     ) as session:
         reason = session.advance(should_stop=interrupted.check)
-        bar.end()
+        bars.close()
         if reason is StopReason.INTERRUPTED:
             raise KeyboardInterrupt
         session.release_trainer()  # writing the files then takes memory the merges gave back
@@ -204,46 +273,50 @@ def _train(
     return session, written
 
 
-def _train_one(args, config, store_path, formats, bar, interrupted) -> None:
+def _train_one(args, config, store_path, formats, bars, interrupted) -> dict:
     from workbench.session.first_start import close
 
     started = time.perf_counter()
     quick = _quick_start(args, config)
     try:
-        counted = _count(args, config, bar, interrupted, quick)
+        counted = _count(args, config, bars, interrupted, quick)
         session, written = _train(
-            counted, config, store_path, args.name, bar, interrupted, args.out, formats,
+            counted, config, store_path, args.name, bars, interrupted, args.out_dir, formats,
             quick=quick,
         )  # fmt: skip
     finally:
         close(quick)
-    _summary(counted.stats, session, time.perf_counter() - started, written)
+    return _summary(counted.stats, session, time.perf_counter() - started, written)
 
 
-def _train_sweep(args, steps, store_path, formats, bar, interrupted) -> None:
+def _train_sweep(args, steps, store_path, formats, bars, interrupted) -> dict:
     """Count once per pattern, train each size; files go to OUT/<pattern>-<size>/."""
     from workbench.session.run import run_name
 
     counted_for: dict[str, object] = {}
-    lines = [f"sweep {steps[0].sweep_id}: {len(steps)} runs"]
+    runs = []
     for step in steps:
         config = step.config
         if config.pattern not in counted_for:
-            counted_for[config.pattern] = _count(args, config, bar, interrupted)
+            counted_for[config.pattern] = _count(args, config, bars, interrupted)
         counted = counted_for[config.pattern]
         name = f"{args.name or run_name(counted.paths, config.vocab_size)} · sweep {step.index}/{step.of}"
-        out = args.out / step.label
+        out = args.out_dir / step.label
         session, _ = _train(
-            counted, config, store_path, name, bar, interrupted, out, formats, step.tag
+            counted, config, store_path, name, bars, interrupted, out, formats, step.tag
         )
         trainer = session.trainer
-        bytes_per_token = counted.stats.bytes / max(trainer.corpus_tokens, 1)
-        run = f"run #{session.run_id}" if session.run_id is not None else "not recorded"
-        lines.append(
-            f"  {step.label:<22} vocab {trainer.vocab_size:>7,}  {bytes_per_token:6.3f} bytes/token"
-            f"  {session.stop_reason.words:<26} {run}  -> {out}"
+        runs.append(
+            {
+                "label": step.label,
+                "vocab_size": trainer.vocab_size,
+                "bytes_per_token": counted.stats.bytes / max(trainer.corpus_tokens, 1),
+                "stop_reason": session.stop_reason.words,
+                "run_id": session.run_id,
+                "out_dir": str(out),
+            }
         )
-    print("\n".join(lines))
+    return {"sweep": str(steps[0].sweep_id), "runs": runs}
 
 
 def _default_db():
@@ -252,25 +325,50 @@ def _default_db():
     return default_db_path()
 
 
-def _summary(stats, session, total, written) -> None:
+def _summary(stats, session, total, written) -> dict:
+    """The summary of one run, as the JSON object JSON_HELP describes."""
     trainer = session.trainer
+    seconds = {stage: round(s, 6) for stage, s in session.timings.items()}
+    seconds["total"] = round(total, 6)
+    return {
+        "documents": stats.documents,
+        "files": stats.files,
+        "bytes": stats.bytes,
+        "pre_tokens": stats.pieces,
+        "unique_pieces": stats.unique_pieces,
+        "merges": trainer.n_merges,
+        "vocab_size": trainer.vocab_size,
+        "stop_reason": session.stop_reason.words,
+        "bytes_per_token": stats.bytes / max(trainer.corpus_tokens, 1),
+        "seconds": seconds,
+        "skipped": list(stats.skipped),
+        "written": [str(p) for p in written],
+        "run_id": session.run_id,
+    }
+
+
+def _summary_lines(summary: dict, verbose: bool) -> list[str]:
+    if "sweep" in summary:
+        lines = [f"sweep {summary['sweep']}: {len(summary['runs'])} runs"]
+        for r in summary["runs"]:
+            run = f"run #{r['run_id']}" if r["run_id"] is not None else "not recorded"
+            lines.append(
+                f"  {r['label']:<22} vocab {r['vocab_size']:>7,}  {r['bytes_per_token']:6.3f}"
+                f" bytes/token  {r['stop_reason']:<26} {run}  -> {shown(r['out_dir'])}"
+            )
+        return lines
+    s = summary
     lines = [
-        f"documents        {stats.documents:,} in {stats.files:,} files",
-        f"bytes            {stats.bytes:,}",
-        f"pre-tokens       {stats.pieces:,}",
-        f"unique           {stats.unique_pieces:,}",
-        f"merges           {trainer.n_merges:,} -> vocab {trainer.vocab_size:,}"
-        f" ({session.stop_reason.words})",
-        f"compression      {stats.bytes / max(trainer.corpus_tokens, 1):.3f} bytes/token",
+        f"documents        {s['documents']:,} in {s['files']:,} files",
+        f"bytes            {s['bytes']:,}",
+        f"pre-tokens       {s['pre_tokens']:,}",
+        f"unique           {s['unique_pieces']:,}",
+        f"merges           {s['merges']:,} -> vocab {s['vocab_size']:,} ({s['stop_reason']})",
+        f"compression      {s['bytes_per_token']:.3f} bytes/token",
     ]
-    for stage, seconds in session.timings.items():
-        lines.append(f"time {stage:<11} {seconds:.3f} s")
-    lines.append(f"time total       {total:.3f} s")
-    for message in stats.skipped:
-        lines.append(f"skipped          {message}")
-    lines.extend(f"wrote            {p}" for p in written)
-    if session.run_id is not None:
-        lines.append(
-            f"run              #{session.run_id} (bpe-workbench runs show {session.run_id})"
-        )
-    print("\n".join(lines))
+    lines += [f"time {stage:<11} {sec:.3f} s" for stage, sec in s["seconds"].items()]
+    lines += skipped_lines(s["skipped"], verbose)
+    lines += [f"wrote            {shown(p)}" for p in s["written"]]
+    if s["run_id"] is not None:
+        lines.append(f"run              #{s['run_id']} (bpe-workbench runs show {s['run_id']})")
+    return lines

@@ -1,6 +1,8 @@
 """Writing an evaluation out: JSON (the whole result), CSV (one row per tokenizer and group, or
 one per token of a health list), HTML (tables, the curves and the per-group bars as inline SVG,
-the health lists). Every file is written to a temp path and renamed: never half a file.
+the health lists). Every file goes through `workbench.output_file` (`-` is standard output; a
+regular file is staged and renamed: never half a file). CSV cells that a spreadsheet would run
+as a formula are quoted (see `csv_cell`).
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ import json
 import math
 from pathlib import Path
 
-from workbench.engine.formats._common import write_atomic
 from workbench.evaluate.health import TokenRow
+from workbench.output_file import write_output
 
 COLUMNS = (
     "documents",
@@ -72,7 +74,13 @@ def to_json(result: dict) -> dict:
 
 
 def write_json(result: dict, path: str | Path) -> Path:
-    return write_atomic(Path(path), json.dumps(to_json(result), indent=1, ensure_ascii=False))
+    write_output(path, json_text(result))
+    return Path(path)
+
+
+def json_text(result: dict) -> str:
+    """The JSON document of a result, ending in a newline (as `jq` and shells expect)."""
+    return json.dumps(to_json(result), indent=1, ensure_ascii=False) + "\n"
 
 
 def metric_rows(result: dict) -> list[dict]:
@@ -86,17 +94,34 @@ def metric_rows(result: dict) -> list[dict]:
     return rows
 
 
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: object) -> object:
+    """A cell a spreadsheet shows as text: a string starting with = + - @ tab or CR gets a
+    leading `'` (OWASP's advice against CSV injection); numbers stay numbers.
+    csv_cell("=HYPERLINK(..)") -> "'=HYPERLINK(..)"; csv_cell(-1.5) -> -1.5."""
+    if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
 def _csv(rows: list[dict]) -> str:
     out = io.StringIO()
     if rows:
-        writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+        # QUOTE_ALL with the `'` prefix: both halves of OWASP's advice, so no reader of the
+        # file takes a cell for a formula, whatever its own quoting rules.
+        writer = csv.DictWriter(
+            out, fieldnames=list(rows[0]), lineterminator="\n", quoting=csv.QUOTE_ALL
+        )
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows({k: csv_cell(v) for k, v in row.items()} for row in rows)
     return out.getvalue()
 
 
 def write_csv(result: dict, path: str | Path) -> Path:
-    return write_atomic(Path(path), _csv(metric_rows(result)))
+    write_output(path, _csv(metric_rows(result)))
+    return Path(path)
 
 
 def health_rows(result: dict) -> list[dict]:
@@ -123,7 +148,8 @@ def health_rows(result: dict) -> list[dict]:
 
 
 def write_health_csv(result: dict, path: str | Path) -> Path:
-    return write_atomic(Path(path), _csv(health_rows(result)))
+    write_output(path, _csv(health_rows(result)))
+    return Path(path)
 
 
 def fmt(value: object) -> str:
@@ -310,4 +336,5 @@ def html_report(result: dict, title: str = "Tokenizer evaluation") -> str:
 
 
 def write_html(result: dict, path: str | Path, title: str = "Tokenizer evaluation") -> Path:
-    return write_atomic(Path(path), html_report(result, title))
+    write_output(path, html_report(result, title))
+    return Path(path)

@@ -18,8 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from workbench.engine.batching import runs_of
-from workbench.engine.corpus.identity import fingerprint
-from workbench.engine.corpus.listing import list_files
+from workbench.engine.corpus import fingerprint, list_files
 from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.engine.errors import CancelledError, CorpusError, WorkbenchError
 from workbench.evaluate import curves, health, metrics

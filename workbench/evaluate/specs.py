@@ -16,7 +16,7 @@ import numpy as np
 
 from workbench.engine import formats
 from workbench.engine.encode.tokenizer import Tokenizer
-from workbench.engine.errors import WorkbenchError
+from workbench.engine.errors import ConfigError, WorkbenchError
 from workbench.evaluate import references
 
 _RUN = re.compile(r"run:(\d+)(?:@(\d+))?$")
@@ -64,7 +64,7 @@ def run_candidate(store, run_id: int, k: int | None = None, name: str | None = N
     label = f"run {run.id} “{run.name}”"
     if k is not None:
         if not 0 <= k <= len(tok.merges):
-            raise WorkbenchError(f"run:{run_id}@{k}: the run has {len(tok.merges):,} merges")
+            raise ConfigError(f"run:{run_id}@{k}: the run has {len(tok.merges):,} merges")
         tok = tok.prefix(k)
         label += f" @ {k:,}"
     counts = merge_counts(store, run_id)[: len(tok.merges)]
@@ -86,10 +86,10 @@ def resolve(spec: str, db_path: str | Path | None = None, pattern: str | None = 
     if run is not None:
         from workbench.store import RunStore
 
-        with RunStore(db_path) as store:
+        with RunStore(db_path, read_only=True) as store:  # a run is only read
             return run_candidate(store, *run, name=spec)
     if spec.startswith("run:"):
-        raise WorkbenchError(f"--tokenizer {spec!r}: write run:ID or run:ID@k (k merges)")
+        raise ConfigError(f"--tokenizer {spec!r}: write run:ID or run:ID@k (k merges)")
     if references.is_reference(spec):
         return Candidate(spec, spec, references.load_reference(spec), "reference")
     path = Path(spec)
@@ -124,7 +124,7 @@ def resolve_all(
             continue
         from workbench.store import RunStore
 
-        with RunStore(db_path) as store:
+        with RunStore(db_path, read_only=True) as store:  # a run is only read
             ids = sweep_runs(store, spec[len(_SWEEP) :])
             if not ids:
                 raise WorkbenchError(f"--tokenizer {spec!r}: no stored run belongs to that sweep")

@@ -14,9 +14,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from workbench.engine.corpus.documents import Document, Segmenter, read_documents
-from workbench.engine.corpus.listing import list_files
-from workbench.engine.errors import WorkbenchError
+from workbench.engine.corpus import Document, Segmenter, list_files, read_documents
+from workbench.engine.errors import ConfigError
 
 ALL = "all"
 NO_FIELD = "(no field)"
@@ -35,7 +34,7 @@ def parse_group_by(value: str | None) -> str | None:
         return None
     if value in ("file", "folder") or (value.startswith("field:") and len(value) > 6):
         return value
-    raise WorkbenchError(f"--group-by {value!r}: use file, folder or field:NAME (e.g. field:lang)")
+    raise ConfigError(f"--group-by {value!r}: use file, folder or field:NAME (e.g. field:lang)")
 
 
 def group_of(document: Document, group_by: str | None) -> str:
