@@ -68,10 +68,25 @@ def token_groups(tokenizer: Tokenizer, text: str, **specials: Any) -> list[Token
     return groups
 
 
+# The spans' look, for the page's <style> (`_SPAN_STYLE` is also inlined where no <style> reaches).
+_SPAN_STYLE = "border-radius:3px;margin-right:1px;padding:1px 0"
+
+
 def to_html(groups: list[TokenGroup], title: str = "tokens") -> str:
     """A standalone page: one `<span data-ids="...">` per group, coloured by its first id (in
     alternating shades, so two equal tokens side by side stay apart); the root `<div>` lists
     every id in `data-all-ids`. A group of several tokens is underlined (dotted)."""
+    style = f"body{{font-family:monospace;white-space:pre-wrap;line-height:1.7}}.t{{{_SPAN_STYLE}}}"
+    return (
+        f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+        f"<style>{style}</style></head>\n<body><h3>{html.escape(title)}</h3>"
+        f"{tokens_div(groups)}</body></html>\n"
+    )
+
+
+def tokens_div(groups: list[TokenGroup], inline_style: bool = False) -> str:
+    """`to_html`'s `<div class='tokens'>` alone, to embed in another page (a notebook's
+    output: `inline_style` puts the spans' look on each span, where no <style> reaches)."""
     spans = []
     for number, group in enumerate(groups):
         red, green, blue = token_rgb(group.ids[0], bool(number & 1))
@@ -81,20 +96,15 @@ def to_html(groups: list[TokenGroup], title: str = "tokens") -> str:
         )
         split = ";text-decoration:underline dotted #c0392b" if len(group.ids) > 1 else ""
         text = html.escape(group.text).replace("\r", CR)
+        look = f"{_SPAN_STYLE};" if inline_style else ""
         spans.append(
             f'<span class="t" data-ids="{ids}" title="{tip}" '
-            f'style="background:#{red:02x}{green:02x}{blue:02x}{split}">{text}</span>'
+            f'style="{look}background:#{red:02x}{green:02x}{blue:02x}{split}">{text}</span>'
         )
     every = " ".join(str(i) for group in groups for i in group.ids)
-    style = (
-        "body{font-family:monospace;white-space:pre-wrap;line-height:1.7}"
-        ".t{border-radius:3px;margin-right:1px;padding:1px 0}"
-    )
-    return (
-        f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-        f"<style>{style}</style></head>\n<body><h3>{html.escape(title)}</h3>"
-        f"<div class='tokens' data-all-ids='{every}'>{''.join(spans)}</div></body></html>\n"
-    )
+    block = "font-family:monospace;white-space:pre-wrap;line-height:1.7" if inline_style else ""
+    style = f" style='{block}'" if block else ""
+    return f"<div class='tokens' data-all-ids='{every}'{style}>{''.join(spans)}</div>"
 
 
 def render_html(tokenizer: Tokenizer, text: str, title: str = "tokens", **specials: Any) -> str:
