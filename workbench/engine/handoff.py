@@ -32,12 +32,10 @@ from workbench.engine.readers.optional import require
 if TYPE_CHECKING:
     from workbench.engine.tokenizer import Tokenizer
 
-_EXTRA = "test"  # the optional-dependency group that installs tiktoken, tokenizers, transformers
-
 
 def to_tiktoken(tokenizer: Tokenizer, name: str = "workbench") -> Any:
     """A `tiktoken.Encoding` with this tokenizer's ranks (= ids), pattern and specials."""
-    tiktoken = require("tiktoken", _EXTRA, "to_tiktoken")
+    tiktoken = require("tiktoken", "tiktoken", "to_tiktoken")
     _check_exportable(tokenizer)
     return tiktoken.Encoding(
         name,
@@ -49,7 +47,7 @@ def to_tiktoken(tokenizer: Tokenizer, name: str = "workbench") -> Any:
 
 def to_tokenizers(tokenizer: Tokenizer) -> Any:
     """A `tokenizers.Tokenizer` built from the tokenizer.json the `hf` format writes."""
-    tokenizers = require("tokenizers", _EXTRA, "to_tokenizers")
+    tokenizers = require("tokenizers", "hf", "to_tokenizers")
     return tokenizers.Tokenizer.from_str(json.dumps(hf_json.to_json(tokenizer)))
 
 
@@ -63,7 +61,7 @@ def to_transformers(
 ) -> Any:
     """A `transformers.PreTrainedTokenizerFast`; roles left out are defaulted from the special
     tokens' names (logged, see `special_roles.choose_roles`)."""
-    require("transformers", _EXTRA, "to_transformers")
+    require("transformers", "hf", "to_transformers")
     roles = special_roles.choose_roles(tokenizer.special_tokens, bos, eos, pad, unk)
     special_roles.LOG.info("%s", roles.note)
     from transformers import PreTrainedTokenizerFast
