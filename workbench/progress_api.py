@@ -69,5 +69,9 @@ def bar(
 
     try:
         yield update
+        # Finished: the bar ends full even if the work ended short of its estimate (a corpus
+        # with fewer pairs than merges asked for); an exception leaves it where it stopped.
+        progress.total = progress.n
+        progress.refresh()
     finally:
         progress.close()
