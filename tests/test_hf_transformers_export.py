@@ -21,7 +21,8 @@ transformers = pytest.importorskip("transformers")
 
 TEXTS = ["Hello world, the theory.", "the", "<|endoftext|> and then", "naïve 東京 🙂\r\n\tx"]
 MERGES = [(b"t", b"h"), (b"th", b"e"), (b" ", b"the"), (b"o", b"r"), (b"e", b"or")]
-# The oldest transformers still common, in a venv of its own (see the report of issue 28).
+# An older transformers (4.4x) in a venv of its own: `python -m venv /work/venv-tf4 &&
+# /work/venv-tf4/bin/pip install "transformers==4.46.*"` (checked also with 4.44 and 4.57).
 OLD_PYTHON = Path(os.environ.get("WORKBENCH_TF4_PYTHON", "/work/venv-tf4/bin/python"))
 
 
@@ -128,8 +129,8 @@ print(json.dumps({"version": transformers.__version__, "ids": [fast.encode(t) fo
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not OLD_PYTHON.is_file(), reason=f"no transformers 4.4x venv at {OLD_PYTHON}")
-def test_transformers_4_4x_loads_the_export(tmp_path: Path, corpora: Path) -> None:
+@pytest.mark.skipif(not OLD_PYTHON.is_file(), reason=f"no transformers 4.x venv at {OLD_PYTHON}")
+def test_an_older_transformers_loads_the_export(tmp_path: Path, corpora: Path) -> None:
     text = (corpora / "tinystories_sample.txt").read_text("utf-8")
     tok = workbench.train([text], 600, special_tokens=["<|endoftext|>"], progress=False).tokenizer
     tok.export("hf", tmp_path)
@@ -143,7 +144,7 @@ def test_transformers_4_4x_loads_the_export(tmp_path: Path, corpora: Path) -> No
     )
     assert done.returncode == 0, done.stderr[-2000:]
     found = json.loads(done.stdout.strip().splitlines()[-1])
-    assert found["version"].startswith("4.4"), found["version"]
+    assert found["version"].startswith("4."), found["version"]
     assert found["ids"] == tok.encode_batch(texts, allowed_special="all")
     assert found["pad"] == "<|endoftext|>"
     assert len({len(row) for row in found["padded"]}) == 1

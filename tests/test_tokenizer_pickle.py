@@ -9,6 +9,7 @@ data loaders do: `copy.deepcopy`, a `spawn` and a `fork` pool mapping `tok.encod
 from __future__ import annotations
 
 import copy
+import gc
 import multiprocessing
 import pickle
 from pathlib import Path
@@ -116,3 +117,19 @@ def test_datasets_fingerprints_encode_alike_for_two_loads(corpora: Path, tmp_pat
     assert len(hashes) == 1
     assert fingerprint.Hasher.hash(again[0].encode) == fingerprint.Hasher.hash(again[1].encode)
     assert fingerprint.Hasher.hash(again[0].prefix(10)) not in hashes  # not a constant
+
+
+def test_loads_in_one_process_share_the_core_while_it_is_used(custom: Tokenizer) -> None:
+    from workbench.engine import tokenizer_state
+
+    data = pickle.dumps(custom)
+    first, second = pickle.loads(data), pickle.loads(data)
+    assert first._core is second._core is custom._core  # a worker's second chunk: no rebuild
+    other = Tokenizer.from_merges([(b"a", b"b")], custom.pattern, list(custom.special_tokens))
+    assert pickle.loads(pickle.dumps(other))._core is not custom._core
+    fresh = Tokenizer.from_merges([(b"q", b"z")], "gpt2")
+    key = tokenizer_state._digest(fresh.__getstate__())
+    assert key in tokenizer_state._built
+    del fresh
+    gc.collect()
+    assert key not in tokenizer_state._built  # kept only while a tokenizer uses it

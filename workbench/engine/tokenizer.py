@@ -210,15 +210,13 @@ class Tokenizer(TokenizerInterop):
     def __getstate__(self) -> dict:
         """The defining data only (`tokenizer_state`): the thread-local buffers and caches and
         the helper threads cannot be pickled and belong to one process; they are rebuilt."""
-        core = self._core
         return tokenizer_state.pack(
-            core.vocab, core.merges, core.results, core.trainer_ids, self.pattern,
-            self.special_tokens, self._max_rank, self._splitter_choice,
-        )  # fmt: skip
+            self._core, self.pattern, self.special_tokens, self._max_rank, self._splitter_choice
+        )
 
     def __setstate__(self, state: dict) -> None:
-        vocab, merges, results, trainer_ids, rest = tokenizer_state.unpack(state)
-        Tokenizer.__init__(self, _build_core(vocab, merges, results, trainer_ids), *rest)
+        core = tokenizer_state.core_of(state, _build_core)
+        Tokenizer.__init__(self, core, *tokenizer_state.settings(state))
 
     # ----- construction -------------------------------------------------------------------
 

@@ -95,7 +95,9 @@ def to_json(tokenizer: Tokenizer) -> dict[str, Any]:
             "byte_fallback": False,
             "ignore_merges": True,
             "vocab": {token: tid for tid, token in mapped.items()},
-            "merges": [[mapped[pairs[r][0]], mapped[pairs[r][1]]] for r in order],
+            # "left right" strings, not pairs: tokenizers before 0.20 (transformers 4.40-4.44)
+            # read only these, later ones both; a mapped token never holds a space.
+            "merges": [f"{mapped[pairs[r][0]]} {mapped[pairs[r][1]]}" for r in order],
         },
     }
 
