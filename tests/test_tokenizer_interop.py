@@ -134,3 +134,22 @@ def test_a_custom_pattern_is_cut_only_after_allowed_specials() -> None:
     assert cutter.cut("one <|e|> two three") == len("one <|e|>")
     assert cutter.cut("one two <|e|>") == 0  # a longer special could still begin there
     assert StreamCutter(("<|e|>",), (), cut_inside=True).cut("one two <|e|> xy") == 7
+
+
+def test_encode_iterable_memory_stays_flat(small: Tokenizer) -> None:
+    """3 MB streamed (generated line by line) with a peak near 1 MB: nothing joins the whole
+    text or keeps its ids (joined, the text alone would take 6 MB: it holds CJK)."""
+    import tracemalloc
+
+    line = "the abc then <|sep|> ab thé 東京 abc abc\n"
+    count = (3 << 20) // len(line)
+    expected = small.encode(line * 5000, allowed_special="all")  # kernels loaded before measuring
+    tracemalloc.start()
+    try:
+        ids = small.encode_iterable((line for _ in range(count)), allowed_special="all")
+        total = sum(1 for _ in ids)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert total == count * len(expected) // 5000
+    assert peak < 3 << 20, f"peak {peak / 2**20:.1f} MB"
