@@ -12,6 +12,8 @@ import copy
 import gc
 import multiprocessing
 import pickle
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -117,6 +119,14 @@ def test_datasets_fingerprints_encode_alike_for_two_loads(corpora: Path, tmp_pat
     assert len(hashes) == 1
     assert fingerprint.Hasher.hash(again[0].encode) == fingerprint.Hasher.hash(again[1].encode)
     assert fingerprint.Hasher.hash(again[0].prefix(10)) not in hashes  # not a constant
+    code = (
+        "import sys, workbench\nfrom datasets.fingerprint import Hasher\n"
+        "print(Hasher.hash(workbench.load(sys.argv[1])))"
+    )
+    other = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True
+    )
+    assert other.stdout.split()[-1] in hashes  # and in another session
 
 
 def test_loads_in_one_process_share_the_core_while_it_is_used(custom: Tokenizer) -> None:
