@@ -35,14 +35,15 @@ from pathlib import Path
 
 import numpy as np
 from _paths import corpora  # noqa: E402
+from workbench.engine._native import id_lists
+from workbench.engine.encode.tokenizer import Tokenizer
+from workbench.engine.patterns.regexes import CL100K, GPT2, O200K
 
 from workbench.bench.train import make_corpus
-from workbench.engine import formats, id_lists
-from workbench.engine.patterns import CL100K, GPT2, O200K
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine import formats
 
 try:
-    from workbench.engine import utf8_text
+    from workbench.engine._native import utf8_text
 except ImportError:  # an older checkout, measured for comparison
     utf8_text = None
 

@@ -15,10 +15,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from workbench.engine.encode.tokenizer import Tokenizer
+from workbench.engine.pretokenize.counting import count_corpus
+from workbench.engine.train.trainer import BpeTrainer
+
 from workbench.engine.config import TrainConfig
-from workbench.engine.pretokenize import count_corpus
-from workbench.engine.tokenizer import Tokenizer
-from workbench.engine.trainer import BpeTrainer
 from workbench.engine.warmup import warm_up
 
 

@@ -16,8 +16,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from workbench.engine.encode.tokenizer import Tokenizer
+
 from workbench.engine import formats
-from workbench.engine.tokenizer import Tokenizer
 
 
 def run_tokenizer(length: int) -> Tokenizer:

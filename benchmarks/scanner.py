@@ -34,9 +34,9 @@ from types import ModuleType
 import numpy as np
 import regex
 from _paths import corpora  # noqa: E402
+from workbench.engine.patterns.regexes import PRESETS
 
-from workbench.engine import scanner
-from workbench.engine.patterns import PRESETS
+from workbench.engine.pretokenize import scan as scanner
 
 DEFAULT_CORPUS = corpora() / "tinyshakespeare.txt"
 

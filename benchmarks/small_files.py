@@ -31,8 +31,9 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from workbench.engine.pretokenize.counting import count_corpus
+
 from workbench.engine.config import TrainConfig
-from workbench.engine.pretokenize import count_corpus
 
 
 def pieces(text: bytes, files: int, size: int) -> list[bytes]:
@@ -85,7 +86,11 @@ def timed(path: Path, config: TrainConfig, workers: int, runs: int) -> tuple[flo
 def thread_cpu(small: Path, config: TrainConfig, workers: int, runs: int, files: int) -> None:
     """Print the thread CPU time spent in each stage of counting `small`, per run and per file,
     by wrapping the stages' functions (a benchmark may reach into the engine; a test may not)."""
-    from workbench.engine import _libc_read, corpus, count_fold, scan_count  # noqa: PLC0415
+    from workbench.engine._native import libc_read as _libc_read
+    from workbench.engine.pretokenize.scan import count as scan_count  # noqa: PLC0415
+    from workbench.engine.pretokenize.scan import fold as count_fold
+
+    from workbench.engine.corpus import reading as corpus
 
     spent: dict[str, float] = collections.defaultdict(float)
     lock = threading.Lock()

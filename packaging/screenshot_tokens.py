@@ -53,8 +53,9 @@ def main() -> int:
     args = parser.parse_args()
     corpora, out = args.corpora, args.out
     app = QApplication(sys.argv[:1])
+    from workbench.engine.encode.tokenizer import Tokenizer
+
     from workbench.engine.config import TrainConfig
-    from workbench.engine.tokenizer import Tokenizer
     from workbench.gui.tokens import TokensPanel
     from workbench.session.counting import count_documents
     from workbench.session.run import RunSession

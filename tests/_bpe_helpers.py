@@ -7,8 +7,7 @@ from pathlib import Path
 
 from hypothesis import settings
 from reference_bpe import train_reference
-
-from workbench.engine.patterns import GPT2, compile_pattern
+from workbench.engine.patterns.regexes import GPT2, compile_pattern
 
 
 def examples(factor: float = 1.0) -> int:

@@ -18,11 +18,12 @@ import sys
 import traceback
 from pathlib import Path
 
+from workbench.engine.pretokenize.counting import count_texts
+from workbench.engine.train.trainer import BpeTrainer
+
 from workbench.cli import main
 from workbench.engine import formats
 from workbench.engine.config import TrainConfig
-from workbench.engine.pretokenize import count_texts
-from workbench.engine.trainer import BpeTrainer
 
 VOCAB = 300
 SPECIALS = ("<|eot|>",)

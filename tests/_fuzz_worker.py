@@ -53,7 +53,7 @@ def handle(request: dict) -> dict:
 
 def main() -> int:
     # Import and compile everything first, so the cap only meets what a file makes us allocate.
-    from workbench.engine.tokenizer import Tokenizer
+    from workbench.engine.encode.tokenizer import Tokenizer
 
     Tokenizer.from_merges([(b"a", b"b")], "gpt2", ["<s>"]).encode("ab <s> é", "all")
     Tokenizer.from_merges([(b"a", b"b")], r"\S+|\s+").encode("ab é", "all")

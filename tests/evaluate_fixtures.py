@@ -36,8 +36,7 @@ def tiktoken_encoding(name: str):
     """tiktoken's Encoding of cl100k / o200k from the wheel's ranks (tiktoken's BPE and regex
     engine; the pattern string is the workbench's preset, which matches tiktoken's splits)."""
     import tiktoken
-
-    from workbench.engine.patterns import resolve
+    from workbench.engine.patterns.regexes import resolve
 
     ref = references.REFERENCES[name]
     return tiktoken.Encoding(

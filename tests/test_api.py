@@ -32,7 +32,7 @@ def test_the_readme_api_example_runs(tmp_path: Path, monkeypatch, capsys) -> Non
 
 def test_public_surface_is_small() -> None:
     assert set(workbench.__all__) == {"train", "load", "Tokenizer", "TrainResult"}
-    from workbench.engine.tokenizer import Tokenizer
+    from workbench.engine.encode.tokenizer import Tokenizer
 
     assert workbench.Tokenizer is Tokenizer
     with pytest.raises(AttributeError):

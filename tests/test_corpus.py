@@ -12,12 +12,12 @@ import pytest
 from _bpe_helpers import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from workbench.engine.patterns.regexes import PRESETS, compile_pattern
+from workbench.engine.pretokenize.counting import count_corpus
 
 from workbench.engine.config import TrainConfig
 from workbench.engine.corpus import Segmenter, _stream_text, list_files
 from workbench.engine.errors import CorpusError
-from workbench.engine.patterns import PRESETS, compile_pattern
-from workbench.engine.pretokenize import count_corpus
 
 EXAMPLES = examples(1.5)
 
@@ -91,8 +91,8 @@ def test_skip_bad_files_reports_them(tmp_path, pretokenizer):
 
 
 def test_large_bad_file_is_dropped_whole(tmp_path, monkeypatch, pretokenizer):
-    import workbench.engine.pretokenize as pre
-    import workbench.engine.scan_count as scan
+    import workbench.engine.pretokenize.counting as pre
+    import workbench.engine.pretokenize.scan.count as scan
 
     monkeypatch.setattr(pre, "BATCH_CHARS", 64)  # stream it in many tasks
     monkeypatch.setattr(scan, "UNIT_BYTES", 64)
@@ -162,7 +162,7 @@ def test_chunked_reading_gives_the_same_pieces(text, chunk, preset, specials):
 
 
 def test_parallel_count_equals_single_process(corpora, tmp_path, monkeypatch):
-    import workbench.engine.pretokenize as pre
+    import workbench.engine.pretokenize.counting as pre
 
     monkeypatch.setattr(pre, "PARALLEL_FROM_BYTES", 0)
     monkeypatch.setattr(pre, "BATCH_CHARS", 50_000)
@@ -181,7 +181,7 @@ def test_parallel_count_equals_single_process(corpora, tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("specials", [(), ("<|endoftext|>",)])
 def test_scanner_path_equals_regex_path_on_real_text(corpora, monkeypatch, specials):
-    import workbench.engine.scan_count as scan
+    import workbench.engine.pretokenize.scan.count as scan
 
     monkeypatch.setattr(scan, "UNIT_BYTES", 20_000)  # many units, cut at safe points
     paths = sorted(corpora.glob("*.txt")) + [corpora / "corpus.en"]

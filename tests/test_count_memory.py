@@ -23,7 +23,7 @@ GROWTH_LIMIT = 12 * MB  # the larger corpus adds 32 MB of text: streaming keeps 
 SCRIPT = """
 import json, resource, sys
 from workbench.engine.config import TrainConfig
-from workbench.engine.pretokenize import count_corpus
+from workbench.engine.pretokenize.counting import count_corpus
 result = count_corpus([sys.argv[1]], TrainConfig(vocab_size=300), workers=2)
 print(json.dumps({"unique": len(result.words), "pieces": result.stats.pieces,
                   "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))

@@ -7,12 +7,14 @@ import os
 
 import numpy as np
 import pytest
+from workbench.engine.pretokenize.counting import count_corpus, count_texts
+from workbench.engine.pretokenize.scan import count as scan_count
+from workbench.engine.pretokenize.scan.fold import CountTable
 
-from workbench.engine import corpus, scan_count, scanner
 from workbench.engine.config import TrainConfig
-from workbench.engine.count_fold import CountTable
+from workbench.engine.corpus import reading as corpus
 from workbench.engine.errors import CorpusError
-from workbench.engine.pretokenize import count_corpus, count_texts
+from workbench.engine.pretokenize import scan as scanner
 
 SPECIAL = "<|end of text|>"
 

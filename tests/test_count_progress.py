@@ -10,10 +10,10 @@ import random
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from workbench.engine.pretokenize.counting import count_corpus
 
 from workbench.engine.config import TrainConfig
 from workbench.engine.errors import CancelledError
-from workbench.engine.pretokenize import count_corpus
 
 PATHS = ("auto", "regex")
 

@@ -14,10 +14,10 @@ from collections import Counter
 
 import numpy as np
 import regex
+from workbench.engine.patterns.regexes import PRESETS
+from workbench.engine.pretokenize.scan.fold import CountTable
 
-from workbench.engine import scanner
-from workbench.engine.count_fold import CountTable
-from workbench.engine.patterns import PRESETS
+from workbench.engine.pretokenize import scan as scanner
 
 Table = tuple[np.ndarray, np.ndarray, np.ndarray]
 

@@ -7,11 +7,11 @@ import sys
 
 import pytest
 from _corpus_formats import SPECIAL, documents, jsonl_bytes, write_parquet_shards
+from workbench.engine.pretokenize.counting import count_corpus
 
 from workbench.cli import main
 from workbench.engine.config import TrainConfig
 from workbench.engine.errors import WorkbenchError
-from workbench.engine.pretokenize import count_corpus
 
 fsspec = pytest.importorskip("fsspec")
 

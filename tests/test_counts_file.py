@@ -9,13 +9,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from _corpus_formats import SPECIAL, documents, write_text_folder
+from workbench.engine.pretokenize.counting import PretokenizeResult, count_corpus
+from workbench.engine.pretokenize.counts_file import CountsFileError, read_counts, write_counts
+from workbench.engine.train.trainer import BpeTrainer
 
 from workbench.cli import main
-from workbench.engine import counts_file
 from workbench.engine.config import TrainConfig
-from workbench.engine.counts_file import CountsFileError, read_counts, write_counts
-from workbench.engine.pretokenize import PretokenizeResult, count_corpus
-from workbench.engine.trainer import BpeTrainer
+from workbench.engine.pretokenize import counts_file
 
 CONFIG = TrainConfig(vocab_size=400, special_tokens=(SPECIAL,))
 

@@ -15,11 +15,9 @@ from _corpus_formats import (
     write_parquet_shards,
     write_saved_dataset,
 )
-
-from workbench.cli import main
-from workbench.engine import dask_count
-from workbench.engine.config import TrainConfig
-from workbench.engine.dask_count import (
+from workbench.engine.patterns.specials import specials_bytes_regex
+from workbench.engine.pretokenize.counting import count_corpus
+from workbench.engine.pretokenize.dask_count import (
     Partial,
     combine_file,
     combine_files,
@@ -27,9 +25,11 @@ from workbench.engine.dask_count import (
     next_cut,
     plan,
 )
+
+from workbench.cli import main
+from workbench.engine.config import TrainConfig
 from workbench.engine.errors import ConfigError, CorpusError, WorkbenchError
-from workbench.engine.pretokenize import count_corpus
-from workbench.engine.specials import specials_bytes_regex
+from workbench.engine.pretokenize import dask_count
 
 pytestmark = pytest.mark.dask
 
@@ -76,7 +76,7 @@ def test_ranges_counted_apart_and_summed_in_order_equal_the_whole(tmp_path, task
     parts = [count_task(t, CONFIG) for t in tasks]
     whole = combine_files(combine_file(*parts), stop_on_bad=True)
     expected = count_corpus([path], CONFIG, workers=1)
-    from workbench.engine.words import WordTable
+    from workbench.engine.pretokenize.words import WordTable
 
     assert WordTable.from_arrays(*whole.table).to_dict() == expected.words.to_dict()
     assert whole.documents == 1

@@ -15,11 +15,11 @@ import pytest
 from _bpe_helpers import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from workbench.engine.encode.validation import DisallowedSpecialError
 
 from workbench.cli import main
 from workbench.engine import formats
 from workbench.engine.batching import RunPool
-from workbench.engine.tokenizer import DisallowedSpecialError
 
 EOT = "<|endoftext|>"
 WORDS = ["the", " cat", " sat", "\n", "  ", "你好世界", " était", "int main(void) {", "—", "🙂"]
@@ -330,7 +330,7 @@ def test_every_encode_path_compiles_one_encoder(gpt2):
     """encode (bytes) and encode_batch (its reused text buffer) give the kernel the same array
     type, so the warm-up's compilation serves both: a writable buffer would be a second
     compilation of the whole encoder on a user's first batch."""
-    from workbench.engine import _encode_kernels
+    from workbench.engine.encode import _kernels as _encode_kernels
 
     texts = _texts(3, seed=9)
     gpt2.encode(texts[0])

@@ -13,9 +13,8 @@ from _bpe_helpers import EXAMPLES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference_bpe import train_reference
-
-from workbench.engine.patterns import CL100K, O200K
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine.encode.tokenizer import Tokenizer
+from workbench.engine.patterns.regexes import CL100K, O200K
 
 # Characters sharing lead and continuation bytes (中 E4 B8 AD, 丰 E4 B8 B0, 串 E4 B8 B2, ...),
 # two-byte ones, and ASCII between them.

@@ -6,14 +6,14 @@ import pytest
 from _bpe_helpers import EXAMPLES, HARD_PARTS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from workbench.engine.encode.pieces import RegexSplitter
+from workbench.engine.encode.tokenizer import Tokenizer
+from workbench.engine.patterns.regexes import CL100K, GPT2, O200K
 
-from workbench.engine import _encode_kernels as encode_kernels
 from workbench.engine import formats
-from workbench.engine import tokenizer as tokenizer_module
+from workbench.engine.encode import _kernels as encode_kernels
+from workbench.engine.encode import tokenizer as tokenizer_module
 from workbench.engine.errors import TokenizerError
-from workbench.engine.patterns import CL100K, GPT2, O200K
-from workbench.engine.pieces import RegexSplitter
-from workbench.engine.tokenizer import Tokenizer
 
 PATTERNS = {"gpt2": GPT2, "cl100k": CL100K, "o200k": O200K}
 

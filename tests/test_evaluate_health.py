@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
+from workbench.engine.encode.tokenizer import Tokenizer
 
-from workbench.engine.tokenizer import Tokenizer
 from workbench.evaluate import health
 from workbench.evaluate.run import Options, evaluate
 from workbench.evaluate.specs import Candidate

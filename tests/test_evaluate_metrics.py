@@ -10,11 +10,11 @@ import sys
 
 import numpy as np
 import pytest
+from workbench.engine.encode.tokenizer import Tokenizer
 
 from tests._bpe_helpers import gpt2_tiktoken, naive_merges
 from tests.evaluate_fixtures import fill_gpt2_cache, tiktoken_encoding
 from workbench.engine import formats
-from workbench.engine.tokenizer import Tokenizer
 from workbench.evaluate import metrics, references, report
 from workbench.evaluate.run import Options, evaluate
 from workbench.evaluate.specs import Candidate, resolve

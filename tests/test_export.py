@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from workbench.engine.encode.tokenizer import Tokenizer
 
 import workbench
 from workbench.engine import formats
-from workbench.engine.tokenizer import Tokenizer
 
 TEXTS = [
     "aaabdaaabac " * 20,

@@ -9,11 +9,11 @@ import pytest
 from _bpe_helpers import EXAMPLES, naive_merges
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from workbench.engine.encode.tokenizer import Tokenizer
+from workbench.engine.patterns.regexes import CL100K, GPT2
 
 from workbench.engine import formats
 from workbench.engine.errors import TokenizerError, TokenizerFileError, WorkbenchError
-from workbench.engine.patterns import CL100K, GPT2
-from workbench.engine.tokenizer import Tokenizer
 
 FORMATS = ["hf", "gpt2", "tiktoken", "minbpe"]
 SAMPLE = "Hello world! It's 2024: 12345678 cafés, 日本語, 👩‍👩‍👧\r\n\n  trailing   <|endoftext|> x"

@@ -23,8 +23,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine.encode.tokenizer import Tokenizer
 
 LONG = "long" in (os.environ.get("BPE_WORKBENCH_FUZZ"), os.environ.get("HYPOTHESIS_PROFILE"))
 EXAMPLES = 5000 if LONG else 100

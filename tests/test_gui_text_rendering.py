@@ -10,10 +10,10 @@ pytest.importorskip("pytestqt")
 from gui_fixtures import no_qthread_left  # noqa: E402, F401  (autouse fixture)
 from PySide6.QtCore import QMimeData  # noqa: E402
 from PySide6.QtGui import QFont, QFontDatabase, QRawFont, QTextCursor  # noqa: E402
+from workbench.engine.encode.tokenizer import Tokenizer  # noqa: E402
+from workbench.engine.patterns.regexes import resolve  # noqa: E402
 
 from workbench import display  # noqa: E402
-from workbench.engine.patterns import resolve  # noqa: E402
-from workbench.engine.tokenizer import Tokenizer  # noqa: E402
 from workbench.gui.tokens.encoded import TokenTable, cluster_starts, encode_text  # noqa: E402
 from workbench.gui.tokens.tokens_view import TokensView  # noqa: E402
 from workbench.render import render_html, token_groups  # noqa: E402

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from _bpe_helpers import trained
 from PySide6.QtGui import QColor
+from workbench.engine.encode.tokenizer import Tokenizer
 
 from workbench.engine.config import TrainConfig
-from workbench.engine.tokenizer import Tokenizer
 from workbench.gui.tokens.colors import token_color
 from workbench.gui.tokens.encoded import TokenTable, encode_text
 from workbench.gui.tokens.strip import build_strip

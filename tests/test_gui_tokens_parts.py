@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 from _bpe_helpers import trained
+from workbench.engine.encode.tokenizer import Tokenizer
+from workbench.engine.pretokenize.counting import count_texts
+from workbench.engine.train.trainer import BpeTrainer
 
 from workbench.engine.config import TrainConfig
-from workbench.engine.pretokenize import count_texts
-from workbench.engine.tokenizer import Tokenizer
-from workbench.engine.trainer import BpeTrainer
 from workbench.gui.tokens import TokensPanel
 from workbench.gui.tokens.compare import CompareView
 from workbench.gui.tokens.drilldown import DrillDown, find_token

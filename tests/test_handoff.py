@@ -15,11 +15,11 @@ import pytest
 from _bpe_helpers import HARD_PARTS, examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from workbench.engine.corpus.readers.optional import MissingPackageError
+from workbench.engine.encode.tokenizer import Tokenizer
 
 import workbench
 from workbench.engine.errors import ConfigError, TokenizerError
-from workbench.engine.readers.optional import MissingPackageError
-from workbench.engine.tokenizer import Tokenizer
 
 tiktoken = pytest.importorskip("tiktoken")
 tokenizers = pytest.importorskip("tokenizers")

@@ -12,13 +12,15 @@ import sys
 from collections import Counter
 
 import pytest
+from workbench.engine._native import libc_read as _libc_read
+from workbench.engine.pretokenize.counting import count_corpus, count_texts
+from workbench.engine.pretokenize.scan import count as scan_count
 
 from tests._harden_helpers import assert_one_line_error, run_cli
-from workbench.engine import _libc_read, corpus, scan_count
-from workbench.engine import pretokenize as pre
 from workbench.engine.config import TrainConfig
+from workbench.engine.corpus import reading as corpus
 from workbench.engine.errors import CorpusError
-from workbench.engine.pretokenize import count_corpus, count_texts
+from workbench.engine.pretokenize import counting as pre
 
 SPECIAL = "<|end of text|>"
 

@@ -9,11 +9,11 @@ import sys
 
 import pytest
 import tiktoken
+from workbench.engine.encode.validation import DisallowedSpecialError, Tokenizer
+from workbench.engine.patterns.regexes import PRESETS
 
 from workbench.cli import main
 from workbench.engine import formats
-from workbench.engine.patterns import PRESETS
-from workbench.engine.tokenizer import DisallowedSpecialError, Tokenizer
 
 MERGES = [(b"a", b"b"), (b"\r", b"\n"), (b" ", b"ab"), (b"h", b"e"), (b"<", b"|")]
 EOT = "<|endoftext|>"

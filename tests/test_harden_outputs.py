@@ -9,13 +9,17 @@ import threading
 from pathlib import Path
 
 import pytest
+from workbench.engine.encode.tokenizer import Tokenizer
+from workbench.engine.formats.outputs import (
+    OutputError,
+    check_output_folder,
+    write_formats_atomically,
+)
+from workbench.engine.patterns.regexes import resolve
 
 from tests._harden_helpers import assert_one_line_error, run_cli
-from workbench.engine import formats, outputs
-from workbench.engine.formats import gpt2_files
-from workbench.engine.outputs import OutputError, check_output_folder, write_formats_atomically
-from workbench.engine.patterns import resolve
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine import formats
+from workbench.engine.formats import gpt2_files, outputs
 
 
 def tokenizer(*pairs: tuple[bytes, bytes]) -> Tokenizer:

@@ -8,11 +8,11 @@ import sys
 
 import numpy as np
 import pytest
+from workbench.engine.pretokenize.counting import count_corpus
 
 from tests._harden_helpers import assert_one_line_error, run_cli
 from workbench.engine.config import MAX_VOCAB_SIZE, TrainConfig, check_workers
 from workbench.engine.errors import ConfigError
-from workbench.engine.pretokenize import count_corpus
 from workbench.store import RunStore
 
 
@@ -136,7 +136,7 @@ CATASTROPHIC = r"(a|aa)+$|\S|\s"
 
 @pytest.fixture
 def quick_timeout(monkeypatch):
-    from workbench.engine import _pretokenize_worker as worker
+    from workbench.engine.pretokenize import _regex_worker as worker
 
     monkeypatch.setattr(worker, "TIMEOUT_SECONDS", 0.2)
 
@@ -151,8 +151,9 @@ def test_catastrophic_pattern_on_the_command_line(tmp_path, capsys, quick_timeou
 
 
 def test_catastrophic_pattern_through_the_api(quick_timeout):
+    from workbench.engine.pretokenize.counting import count_texts
+
     from workbench.engine.errors import PatternError
-    from workbench.engine.pretokenize import count_texts
 
     with pytest.raises(PatternError, match="backtracks"):
         count_texts(["fine", "a" * 60 + "!"], TrainConfig(pattern=CATASTROPHIC))
@@ -174,8 +175,9 @@ def test_a_pattern_that_skips_text_in_context_stops_training(tmp_path, capsys):
 
 
 def test_a_pattern_that_skips_text_in_context_through_the_api():
+    from workbench.engine.pretokenize.counting import count_texts
+
     from workbench.engine.errors import PatternError
-    from workbench.engine.pretokenize import count_texts
 
     with pytest.raises(PatternError, match="matches no piece at ' 12'"):
         count_texts(["ab cd", "ab 12"], TrainConfig(pattern=GAPPY))
@@ -185,7 +187,7 @@ def test_a_pattern_that_skips_text_in_context_through_the_api():
 
 def test_a_pattern_with_groups_counts_whole_matches(tmp_path, capsys):
     """`findall` would hand back the groups (tuples, or one group's text)."""
-    from workbench.engine.pretokenize import count_texts
+    from workbench.engine.pretokenize.counting import count_texts
 
     config = TrainConfig(pattern=r"(\w)(\w*)|\s+|[^\w\s]+")
     assert count_texts(["hello, hello"], config).to_dict() == {b"hello": 2, b",": 1, b" ": 1}

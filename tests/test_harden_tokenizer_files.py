@@ -8,12 +8,12 @@ import json
 from pathlib import Path
 
 import pytest
+from workbench.engine.encode.tokenizer import Tokenizer
+from workbench.engine.patterns.regexes import NO_SPLIT, PRESETS, compile_pattern
 
 from workbench.cli import main
 from workbench.engine import formats
 from workbench.engine.errors import ConfigError, PatternError, TokenizerError, TokenizerFileError
-from workbench.engine.patterns import NO_SPLIT, PRESETS, compile_pattern
-from workbench.engine.tokenizer import Tokenizer
 
 MERGES = [(b"a", b"b"), (b"ab", b"c"), (b" ", b"ab"), (b"h", b"e"), (b"he", b"l")]
 
@@ -353,7 +353,7 @@ def test_a_pattern_that_drops_text_only_in_context_refuses_the_text(tmp_path, ca
 
 
 def test_a_catastrophic_pattern_does_not_hang_encode(tmp_path, capsys, monkeypatch):
-    from workbench.engine import pieces
+    from workbench.engine.encode import pieces
 
     monkeypatch.setattr(pieces, "TIMEOUT_BASE", 0.5)
     doc = hf_doc(small())

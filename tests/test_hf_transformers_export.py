@@ -10,12 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from workbench.engine.encode.tokenizer import Tokenizer
 
 import workbench
 from workbench.cli import main
+from workbench.engine.encode.special_roles import choose_roles
 from workbench.engine.errors import TokenizerError
-from workbench.engine.special_roles import choose_roles
-from workbench.engine.tokenizer import Tokenizer
 
 transformers = pytest.importorskip("transformers")
 

@@ -10,10 +10,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
-
-from workbench.engine import id_lists
-from workbench.engine.id_lists import ReadyInts
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine._native import id_lists
+from workbench.engine._native.id_lists import ReadyInts
+from workbench.engine.encode.tokenizer import Tokenizer
 
 
 @pytest.fixture(params=[True, False], ids=["kernel", "numpy"])

@@ -18,12 +18,12 @@ from _corpus_formats import (
     write_parquet_shards,
     write_saved_dataset,
 )
+from workbench.engine.pretokenize.counting import count_corpus
 
 from workbench.cli import main
 from workbench.engine.config import TrainConfig
 from workbench.engine.corpus import list_files
 from workbench.engine.errors import CorpusError, WorkbenchError
-from workbench.engine.pretokenize import count_corpus
 
 CUSTOM = r"\w+|\s+|[^\w\s]+"
 
@@ -184,7 +184,7 @@ def test_a_missing_optional_package_says_which_extra(tmp_path, monkeypatch):
 
 
 def test_the_window_offers_the_new_formats():
-    from workbench.engine.readers import CORPUS_FILE_PATTERNS
+    from workbench.engine.corpus.readers import CORPUS_FILE_PATTERNS
 
     for pattern in ("*.parquet", "*.arrow", "*.jsonl.zst", "*.zst", "*.xz", "*.bz2", "*.gz"):
         assert pattern in CORPUS_FILE_PATTERNS

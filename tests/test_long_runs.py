@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import pytest
 from reference_bpe import train_reference
+from workbench.engine.encode.tokenizer import Tokenizer
+from workbench.engine.patterns.regexes import GPT2, O200K
+from workbench.engine.pretokenize.counting import count_corpus, count_texts
+from workbench.engine.pretokenize.scan.count import UNIT_BYTES
+from workbench.engine.pretokenize.words import WordTable
+from workbench.engine.train._kernels import SPAN
+from workbench.engine.train.trainer import BpeTrainer
 
-from workbench.engine._train_kernels import SPAN
 from workbench.engine.config import TrainConfig
-from workbench.engine.patterns import GPT2, O200K
-from workbench.engine.pretokenize import count_corpus, count_texts
-from workbench.engine.scan_count import UNIT_BYTES
-from workbench.engine.tokenizer import Tokenizer
-from workbench.engine.trainer import BpeTrainer
-from workbench.engine.words import WordTable
 
 
 def _train(words: dict[bytes, int], vocab_size: int) -> tuple[BpeTrainer, list[int]]:

@@ -8,10 +8,10 @@ import re
 from pathlib import Path
 
 import pytest
+from workbench.engine.encode.tokenizer import Tokenizer
 
 import workbench
 from workbench import notebook_html, progress_api
-from workbench.engine.tokenizer import Tokenizer
 
 DOCS = ["the cat sat on the mat, the end. " * 30, "a <b>bold</b> claim & more " * 20]
 

@@ -12,12 +12,12 @@ import sys
 import textwrap
 from pathlib import Path
 
-from workbench.engine import numba_config
+from workbench.engine._native import numba_config
 
 KERNEL = textwrap.dedent(
     """
     import numpy as np
-    from workbench.engine.numba_config import njit
+    from workbench.engine._native.numba_config import njit
 
     @njit
     def doubled_sum(values):

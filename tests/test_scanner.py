@@ -18,10 +18,10 @@ import regex
 from _bpe_helpers import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from workbench.engine.patterns.regexes import PRESETS, compile_pattern
 
-from workbench.engine import scanner
-from workbench.engine import unicode_classes as uc
-from workbench.engine.patterns import PRESETS, compile_pattern
+from workbench.engine.patterns import unicode_classes as uc
+from workbench.engine.pretokenize import scan as scanner
 
 SCANNABLE = scanner.PRESETS_SCANNABLE
 EXAMPLES = examples(20)

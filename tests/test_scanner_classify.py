@@ -11,7 +11,7 @@ import random
 import numpy as np
 import pytest
 
-from workbench.engine import scanner
+from workbench.engine.pretokenize import scan as scanner
 
 # ASCII of every class, 2-, 3- and 4-byte characters, and bytes that start no valid sequence:
 # a lone continuation byte, a cut-off lead, an overlong form, a surrogate, and 0xFF.

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from test_scanner_classify import PARTS, classified, reference
 
-from workbench.engine import scanner
+from workbench.engine.pretokenize import scan as scanner
 
 # Boundary values of each UTF-8 form, and the malformed ones next to them.
 VALID = [

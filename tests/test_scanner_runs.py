@@ -11,9 +11,9 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from workbench.engine.patterns.regexes import PRESETS, compile_pattern
 
-from workbench.engine import scanner
-from workbench.engine.patterns import PRESETS, compile_pattern
+from workbench.engine.pretokenize import scan as scanner
 
 # One character per class the runs test: ASCII lower/upper/digit/punctuation/space, \r \n, then
 # non-ASCII right after ASCII: é (Ll), ǅ (Lt: upper class only), ʰ (Lm: both case classes), 中

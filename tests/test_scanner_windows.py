@@ -16,9 +16,9 @@ import pytest
 from _bpe_helpers import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from workbench.engine.patterns.regexes import PRESETS, compile_pattern
 
-from workbench.engine import scanner
-from workbench.engine.patterns import PRESETS, compile_pattern
+from workbench.engine.pretokenize import scan as scanner
 
 ASCII_UNITS = [" ", "\n", "\t", "'", "s", "t", "l", "v", "e", "A", "1", ".", "ab"]
 # Characters of 2-4 bytes: letters (é, 中, 𝐀), whitespace (NBSP and NEL: \s but not " ";

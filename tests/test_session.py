@@ -15,10 +15,10 @@ import time
 from pathlib import Path
 
 import pytest
+from workbench.engine.pretokenize.counting import count_corpus
 
 from workbench.engine.config import TrainConfig
 from workbench.engine.errors import WorkbenchError
-from workbench.engine.pretokenize import count_corpus
 from workbench.session import RunState, StopReason, describe
 from workbench.session.counting import count_documents, count_paths
 from workbench.session.run import RunDeleted, RunSession

@@ -8,10 +8,10 @@ import gzip
 import os
 
 import pytest
+from workbench.engine.pretokenize.counting import count_corpus, count_texts
+from workbench.engine.pretokenize.scan import count as scan_count
 
-from workbench.engine import scan_count
 from workbench.engine.config import TrainConfig
-from workbench.engine.pretokenize import count_corpus, count_texts
 
 SPECIAL = "<|end of text|>"
 

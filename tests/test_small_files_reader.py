@@ -10,10 +10,11 @@ import sys
 import textwrap
 
 import pytest
+from workbench.engine._native import libc_read as _libc_read
+from workbench.engine.pretokenize.counting import count_corpus, count_texts
 
-from workbench.engine import _libc_read, corpus
 from workbench.engine.config import TrainConfig
-from workbench.engine.pretokenize import count_corpus, count_texts
+from workbench.engine.corpus import reading as corpus
 
 pytestmark = pytest.mark.skipif(not _libc_read.available(), reason="no libc kernel here")
 
@@ -153,7 +154,8 @@ def test_many_small_files_count_as_the_files_one_by_one(tmp_path, monkeypatch):
 LOAD = textwrap.dedent(
     """
     import os, sys
-    from workbench.engine import _libc_read, corpus
+    from workbench.engine._native import libc_read as _libc_read
+    from workbench.engine.corpus import reading as corpus
     names = sys.argv[1:]
     pack = corpus.read_text_pack(names, 0, len(names), 1 << 20)
     stats = _libc_read.read_files.stats

@@ -15,13 +15,13 @@ import pytest
 from _bpe_helpers import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from workbench.engine.pretokenize.words import WordTable
+from workbench.engine.train.py_trainer import PyTrainer
+from workbench.engine.train.starting import StartingTrainer, python_can_start, trainer_for
+from workbench.engine.train.trainer import TIE_LIMIT, BpeTrainer
 
-from workbench.engine import scanner
 from workbench.engine.config import TrainConfig
-from workbench.engine.py_trainer import PyTrainer
-from workbench.engine.starting_trainer import StartingTrainer, python_can_start, trainer_for
-from workbench.engine.trainer import TIE_LIMIT, BpeTrainer
-from workbench.engine.words import WordTable
+from workbench.engine.pretokenize import scan as scanner
 
 CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 FIELDS = ("left", "right", "new_id", "count", "is_new", "ties", "corpus_tokens")

@@ -405,7 +405,7 @@ def test_cli_runs_list_show_delete(store: RunStore, db_path: Path, capsys) -> No
 
 
 def test_cli_runs_export(store: RunStore, db_path: Path, tmp_path: Path) -> None:
-    pytest.importorskip("workbench.engine.tokenizer")
+    pytest.importorskip("workbench.engine.encode.tokenizer")
     formats = pytest.importorskip("workbench.engine.formats")
     if not hasattr(formats, "export"):
         pytest.skip("workbench.engine.formats.export not written yet")

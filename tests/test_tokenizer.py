@@ -6,11 +6,11 @@ import pytest
 from _bpe_helpers import EXAMPLES, HARD_PARTS, gpt2_tiktoken, naive_merges
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from workbench.engine.encode.tokenizer import Tokenizer
+from workbench.engine.patterns.regexes import CL100K, GPT2, O200K
 
 from workbench.engine import formats
 from workbench.engine.errors import TokenizerError
-from workbench.engine.patterns import CL100K, GPT2, O200K
-from workbench.engine.tokenizer import Tokenizer
 
 TEXTS = [
     "corpus.en",

@@ -14,12 +14,12 @@ import pytest
 from _bpe_helpers import HARD_PARTS, examples, gpt2_tiktoken
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from workbench.engine.encode.tokenizer import Tokenizer
 
 import workbench
-from workbench.engine.encode_stream import StreamCutter, encode_iterable
+from workbench.engine.encode.interop import NoEndOfTextError
+from workbench.engine.encode.stream import StreamCutter, encode_iterable
 from workbench.engine.errors import TokenizerError
-from workbench.engine.tokenizer import Tokenizer
-from workbench.engine.tokenizer_interop import NoEndOfTextError
 
 TEXTS = ["Hello world", "naïve café 🙂", "", "<|endoftext|> as text", " \n\n  x"]
 

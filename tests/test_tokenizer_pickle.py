@@ -17,9 +17,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from workbench.engine.encode.tokenizer import Tokenizer
 
 import workbench
-from workbench.engine.tokenizer import Tokenizer
 
 TEXT = "Hello world! It's 2024, naïve café 東京 🙂\n\n  <|endoftext|> the end  "
 
@@ -130,7 +130,7 @@ def test_datasets_fingerprints_encode_alike_for_two_loads(corpora: Path, tmp_pat
 
 
 def test_loads_in_one_process_share_the_core_while_it_is_used(custom: Tokenizer) -> None:
-    from workbench.engine import tokenizer_state
+    from workbench.engine.encode import state as tokenizer_state
 
     data = pickle.dumps(custom)
     first, second = pickle.loads(data), pickle.loads(data)

@@ -9,13 +9,13 @@ from _bpe_helpers import examples, trained
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference_bpe import train_reference
+from workbench.engine.pretokenize.counting import count_texts
+from workbench.engine.pretokenize.words import WordTable
+from workbench.engine.train.trainer import BpeTrainer
 
 from workbench.engine.byte_mapping import from_mapped, to_mapped
 from workbench.engine.config import TrainConfig
 from workbench.engine.errors import ConfigError, PatternError
-from workbench.engine.pretokenize import count_texts
-from workbench.engine.trainer import BpeTrainer
-from workbench.engine.words import WordTable
 
 EXAMPLES = examples(1.5)
 

@@ -17,10 +17,10 @@ import os
 import numpy as np
 import pytest
 import tiktoken
+from workbench.engine.encode.tokenizer import Tokenizer
+from workbench.engine.patterns.regexes import PRESETS, PinnedPattern
 
-from workbench.engine import unicode_classes as uc
-from workbench.engine.patterns import PRESETS, PinnedPattern
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine.patterns import unicode_classes as uc
 
 BYTES = {bytes([b]): b for b in range(256)}
 # Surrogates cannot be UTF-8, so tiktoken never sees them; every other code point is checked.

@@ -8,10 +8,9 @@ import pytest
 from _bpe_helpers import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from workbench.engine import utf8_text
-from workbench.engine.tokenizer import Tokenizer
-from workbench.engine.utf8_text import joined_utf8, utf8
+from workbench.engine._native import utf8_text
+from workbench.engine._native.utf8_text import joined_utf8, utf8
+from workbench.engine.encode.tokenizer import Tokenizer
 
 LONG = utf8_text._KERNEL_FROM
 

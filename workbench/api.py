@@ -22,10 +22,10 @@ from typing import Any
 
 from workbench import progress_api
 from workbench.engine.config import TrainConfig
+from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.engine.errors import ConfigError
 from workbench.engine.events import MergeBatch
-from workbench.engine.pretokenize import CorpusStats
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine.pretokenize.results import CorpusStats
 from workbench.session import first_start
 from workbench.session.counting import count_documents, count_paths
 from workbench.session.interrupts import stop_on_signals
@@ -134,7 +134,7 @@ def load(path: str | os.PathLike | Any, pattern: str | None = None) -> Tokenizer
     if isinstance(path, Tokenizer):
         return path
     if not isinstance(path, str | os.PathLike):
-        from workbench.engine import handoff
+        from workbench.engine.formats import handoff
 
         found = handoff.from_object(path, pattern)
         if found is None:

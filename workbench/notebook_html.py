@@ -13,11 +13,11 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
-from workbench.engine.patterns import preset_name
+from workbench.engine.patterns.regexes import preset_name
 
 if TYPE_CHECKING:
     from workbench.api import TrainResult
-    from workbench.engine.tokenizer import Tokenizer
+    from workbench.engine.encode.tokenizer import Tokenizer
 
 SAMPLE = (
     "The quick brown fox can't jump 3,141 fences: naïve Zürich, 東京, 🙂!\n\tdef f(x): return x"

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from workbench.bench import Measurement, run_measured
-from workbench.engine.patterns import GPT2
+from workbench.engine.patterns.regexes import GPT2
 
 _HF = """
 import sys

@@ -63,7 +63,7 @@ def add_reading_options(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from workbench.cli.train import _Bar
-    from workbench.engine import counts_file
+    from workbench.engine.pretokenize import counts_file
 
     if args.merge:
         result = counts_file.merge_counts(args.paths, args.out)
@@ -83,12 +83,12 @@ def run(args: argparse.Namespace) -> int:
     bar = _Bar(enabled=not args.quiet and sys.stderr.isatty())
     progress = lambda d, t: bar.show("count", d, t)  # noqa: E731
     if args.dask:
-        from workbench.engine.dask_count import TASK_BYTES, count_on_dask
+        from workbench.engine.pretokenize.dask_count import TASK_BYTES, count_on_dask
 
         task_bytes = args.dask_task_bytes or TASK_BYTES
         result = count_on_dask(args.paths, config, args.dask, progress, task_bytes=task_bytes)
     else:
-        from workbench.engine.pretokenize import count_corpus
+        from workbench.engine.pretokenize.counting import count_corpus
 
         result = count_corpus(args.paths, config, progress=progress, workers=args.workers)
     bar.end()

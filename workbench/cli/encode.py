@@ -39,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from workbench.display import show_bytes
-    from workbench.engine.tokenizer import DisallowedSpecialError
+    from workbench.engine.encode.validation import DisallowedSpecialError
 
     if args.threads is not None and args.threads < 1:
         raise WorkbenchError(f"--threads must be at least 1, not {args.threads}")

@@ -35,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from workbench.engine import formats
-    from workbench.engine.special_roles import choose_roles
+    from workbench.engine.encode.special_roles import choose_roles
 
     given = {
         role: getattr(args, role) or None for role in _ROLES if getattr(args, role) is not None

@@ -30,7 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.engine.tokenizer import DisallowedSpecialError
+    from workbench.engine.encode.validation import DisallowedSpecialError
     from workbench.render import render_file
 
     out = Path(args.out)

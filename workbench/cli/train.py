@@ -16,7 +16,7 @@ from pathlib import Path
 
 from workbench.engine.config import TIE_BREAKS, TrainConfig
 from workbench.engine.errors import WorkbenchError
-from workbench.engine.outputs import check_output_folder
+from workbench.engine.formats.outputs import check_output_folder
 
 FORMATS = ("gpt2", "hf", "tiktoken", "minbpe")
 
@@ -153,7 +153,7 @@ def _count(args, config, bar, interrupted, quick=None):
     else:  # the same pieces, without waiting for the scanner to compile
         config = counting_config(config, quick)
     if args.from_counts:  # counts made by `bpe-workbench count` replace the counting
-        from workbench.engine.counts_file import read_counts
+        from workbench.engine.pretokenize.counts_file import read_counts
         from workbench.session.run import Counted
 
         result = read_counts(args.from_counts, config.pattern_string, config.special_tokens)

@@ -37,7 +37,7 @@ import numpy as np
 import regex
 
 from workbench.engine import _encode_kernels as kernels
-from workbench.engine import scanner, tokenizer_state
+from workbench.engine import scanner
 from workbench.engine.batching import RunPool, runs_of
 from workbench.engine.errors import TokenizerError
 from workbench.engine.id_lists import ReadyInts
@@ -45,7 +45,6 @@ from workbench.engine.ids import check_dense, check_id
 from workbench.engine.patterns import compile_pattern, resolve
 from workbench.engine.pieces import RegexSplitter, Splitter, char_to_byte
 from workbench.engine.specials import specials_bytes_regex, specials_regex
-from workbench.engine.tokenizer_interop import TokenizerInterop
 from workbench.engine.utf8_text import joined_utf8, utf8
 
 # tiktoken's convention: specials in the text are an error unless allowed ("all" or a set);
@@ -161,11 +160,8 @@ def _cache_bits(size: int) -> int:
     return min(17, max(8, (size // 4).bit_length()))
 
 
-class Tokenizer(TokenizerInterop):
-    """Byte-level BPE with tiktoken's encoding; cheap prefixes for "the tokenizer at merge k".
-
-    The names tiktoken and Hugging Face users type, the conversions to their objects and the
-    notebook display come from `TokenizerInterop` (see `tokenizer_interop.py`)."""
+class Tokenizer:
+    """Byte-level BPE with tiktoken's encoding; cheap prefixes for "the tokenizer at merge k"."""
 
     def __init__(
         self,
@@ -204,19 +200,6 @@ class Tokenizer(TokenizerInterop):
         self._local = threading.local()
         # encode_batch's helper threads: kept between calls so their piece caches stay warm.
         self._pool = RunPool("bpe-encode")
-
-    # ----- pickling ---------------------------------------------------------------------------
-
-    def __getstate__(self) -> dict:
-        """The defining data only (`tokenizer_state`): the thread-local buffers and caches and
-        the helper threads cannot be pickled and belong to one process; they are rebuilt."""
-        return tokenizer_state.pack(
-            self._core, self.pattern, self.special_tokens, self._max_rank, self._splitter_choice
-        )
-
-    def __setstate__(self, state: dict) -> None:
-        core = tokenizer_state.core_of(state, _build_core)
-        Tokenizer.__init__(self, core, *tokenizer_state.settings(state))
 
     # ----- construction -------------------------------------------------------------------
 
@@ -526,12 +509,11 @@ class Tokenizer(TokenizerInterop):
         found = kernels.recover_merges(results, self._core.tables)
         return [None if left < 0 else (int(left), int(right)) for left, right in found.tolist()]
 
-    def export(self, format: str, out: str | os.PathLike[str], **options: object) -> list[Path]:
-        """Write this tokenizer as `format` (gpt2, hf, tiktoken, minbpe) into folder `out`;
-        `options` go to the format (hf: `bos`, `eos`, `pad`, `unk`, `model_max_length`)."""
+    def export(self, format: str, out: str | os.PathLike[str]) -> list[Path]:
+        """Write this tokenizer as `format` (gpt2, hf, tiktoken, minbpe) into folder `out`."""
         from workbench.engine import formats
 
-        return formats.export(self, format, out, **options)
+        return formats.export(self, format, out)
 
     # ----- internals --------------------------------------------------------------------------
 

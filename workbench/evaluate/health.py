@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.store.readable import readable
 
 

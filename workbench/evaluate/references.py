@@ -17,9 +17,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.engine.errors import WorkbenchError
 from workbench.engine.formats import gpt2_files, tiktoken_file
-from workbench.engine.tokenizer import Tokenizer
 
 _BLOB = "https://openaipublic.blob.core.windows.net/"
 
@@ -27,7 +27,7 @@ _BLOB = "https://openaipublic.blob.core.windows.net/"
 @dataclass(frozen=True)
 class Reference:
     name: str
-    pattern: str  # a preset name of `workbench.engine.patterns`
+    pattern: str  # a preset name of `workbench.engine.patterns.regexes`
     specials: dict[str, int]
     wheel_file: str | None  # inside bpe_openai/data
     tiktoken_url: str | None  # a .tiktoken in tiktoken's cache, with its SHA-256

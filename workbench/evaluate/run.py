@@ -19,8 +19,8 @@ import numpy as np
 
 from workbench.engine.batching import runs_of
 from workbench.engine.corpus import fingerprint, list_files
+from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.engine.errors import CancelledError, CorpusError, WorkbenchError
-from workbench.engine.tokenizer import Tokenizer
 from workbench.evaluate import curves, health, metrics
 from workbench.evaluate.specs import Candidate
 from workbench.evaluate.texts import Doc, batches, iter_docs

@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from workbench.engine import formats
+from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.engine.errors import WorkbenchError
-from workbench.engine.tokenizer import Tokenizer
 from workbench.evaluate import references
 
 _RUN = re.compile(r"run:(\d+)(?:@(\d+))?$")

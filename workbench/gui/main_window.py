@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 from workbench.engine.config import TrainConfig
 from workbench.engine.errors import WorkbenchError
 from workbench.engine.events import MergeBatch
-from workbench.engine.patterns import PRESETS
+from workbench.engine.patterns.regexes import PRESETS
 from workbench.gui import settings as settings_io
 from workbench.gui.charts import ChartsPanel
 from workbench.gui.controls import TrainingControls, parse_specials
@@ -369,7 +369,7 @@ class MainWindow(QMainWindow):
         self.recount_timer.start()
 
     def open_files(self) -> None:
-        from workbench.engine.readers import corpus_file_filter  # Parquet, Arrow, .zst, ...
+        from workbench.engine.corpus.readers import corpus_file_filter  # Parquet, Arrow, .zst, ...
 
         files, _ = QFileDialog.getOpenFileNames(self, "Open corpus files", "", corpus_file_filter())
         if files:
@@ -833,7 +833,7 @@ def _size(n_bytes: int) -> str:
 def _sample_text(paths: list[Path]) -> str:
     """The start of the corpus (read as training reads it), for teaching mode's sample: its
     first paragraph longer than a title line."""
-    from workbench.engine.corpus_lines import corpus_lines
+    from workbench.engine.corpus.lines import corpus_lines
 
     lines: list[str] = []
     size = 0

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.display import NEWLINE, readable, show_whitespace, token_hex
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.gui.elided_label import ElidedLabel
 from workbench.render import token_groups
 

@@ -232,7 +232,7 @@ class TrainWorker(QObject):
     def resume_stored(self, run_id: int, target: int | None, max_merges: int | None) -> None:
         """Continue a stored run (after a restart): recount its corpus, replay its merges
         (checked against the store), then train on."""
-        from workbench.engine.pretokenize import count_corpus
+        from workbench.engine.pretokenize.counting import count_corpus
 
         self._end_session()
         if self.db_path is None:
@@ -279,7 +279,7 @@ class TrainWorker(QObject):
         """The corpus counted and the kernels ready, or None (said to the window) when it was
         stopped or could not be read. `quick`: on a first start, a run the Python trainer can
         start (`starting_trainer`) does not wait for the trainer's kernels."""
-        from workbench.engine.starting_trainer import python_can_start
+        from workbench.engine.train.starting import python_can_start
 
         try:
             result = self._count(paths, config)
@@ -305,7 +305,7 @@ class TrainWorker(QObject):
             self.session = None
 
     def _count(self, paths: tuple[str, ...], config: TrainConfig) -> Any:
-        from workbench.engine.pretokenize import count_corpus
+        from workbench.engine.pretokenize.counting import count_corpus
         from workbench.session.first_start import small_corpus
 
         key = _corpus_key(paths, config)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from workbench.engine.config import TrainConfig
 from workbench.engine.errors import ConfigError
-from workbench.engine.patterns import PRESETS
+from workbench.engine.patterns.regexes import PRESETS
 
 
 @dataclass(frozen=True)

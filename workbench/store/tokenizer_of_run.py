@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from workbench.engine.patterns import resolve
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine.encode.tokenizer import Tokenizer
+from workbench.engine.patterns.regexes import resolve
 from workbench.store.models import RunInfo
 from workbench.store.runs import RunStore
 

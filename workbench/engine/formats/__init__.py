@@ -17,7 +17,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from workbench.engine import special_roles
+from workbench.engine.encode import special_roles
+from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.engine.errors import TokenizerError, TokenizerFileError, WorkbenchError
 from workbench.engine.formats import (
     gpt2_files,
@@ -25,8 +26,7 @@ from workbench.engine.formats import (
     minbpe_model,
     tiktoken_file,
 )
-from workbench.engine.outputs import write_staged
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine.formats.outputs import write_staged
 
 FORMATS = {
     "hf": hf_json.export,

@@ -27,6 +27,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.engine.errors import TokenizerError, TokenizerFileError
 from workbench.engine.formats import hf_transformers
 from workbench.engine.formats._common import (
@@ -37,8 +38,7 @@ from workbench.engine.formats._common import (
     unmapped,
     write_atomic,
 )
-from workbench.engine.patterns import GPT2, resolve
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine.patterns.regexes import GPT2, resolve
 
 FILE = "tokenizer.json"
 

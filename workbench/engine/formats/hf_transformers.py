@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from workbench.engine.special_roles import AUTO, LOG, Role, SpecialRoles, choose_roles
+from workbench.engine.encode.special_roles import AUTO, LOG, Role, SpecialRoles, choose_roles
 
 CONFIG = "tokenizer_config.json"
 SPECIAL_MAP = "special_tokens_map.json"

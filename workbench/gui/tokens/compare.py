@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.engine import formats
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.gui.table_model import ListTableModel
 from workbench.gui.tokens.encoded import Encoded, TokenTable, differing_tokens, encode_text
 from workbench.gui.tokens.highlight import TokenHighlighter

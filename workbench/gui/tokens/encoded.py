@@ -26,7 +26,7 @@ import numpy as np
 import regex
 
 from workbench.display import grapheme_bounds
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine.encode.tokenizer import Tokenizer
 
 _WORD = regex.compile(r"\S+")
 _CRLF = regex.compile(r"\r\n")

@@ -20,8 +20,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.engine.formats import FORMATS
-from workbench.engine.tokenizer import Tokenizer
 from workbench.gui.tokens.jobs import JobLane
 from workbench.gui.tokens.roundtrip import CheckResult, export_and_check
 

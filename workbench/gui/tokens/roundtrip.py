@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from workbench.engine import formats
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine.encode.tokenizer import Tokenizer
 
 # Emoji, CJK, a combining mark, CRLF, a long digit run, trailing whitespace: the usual breakers.
 TRICKY = "Héllo wörld 😀👍🏽 中文字 e\u0301 tab\there\r\nline 12345678901234  \n  end   "

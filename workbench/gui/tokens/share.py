@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.render import render_html, render_png
 
 

@@ -12,7 +12,7 @@ from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QFormLayout, QLabel, QPushButton, QTreeView, QVBoxLayout, QWidget
 
 from workbench.engine.byte_mapping import to_mapped
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.gui.merge_tree import ID_ROLE, tree_item
 from workbench.store import RunStore, readable
 

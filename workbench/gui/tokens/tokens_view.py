@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.display import CR, GLYPH_LEGEND, NEWLINE, SPACE, TAB
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.gui.elided_label import fit_width
 from workbench.gui.tokens.encoded import Encoded, TokenTable, clean_text, encode_text
 from workbench.gui.tokens.highlight import RangeHighlighter, TokenHighlighter

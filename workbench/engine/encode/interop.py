@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from workbench.engine.encode.special_roles import AUTO, Role
 from workbench.engine.errors import TokenizerError
-from workbench.engine.special_roles import AUTO, Role
 
 if TYPE_CHECKING:
-    from workbench.engine.tokenizer import AllowedSpecial, DisallowedSpecial, Tokenizer
+    from workbench.engine.encode.tokenizer import AllowedSpecial, DisallowedSpecial, Tokenizer
 
 END_OF_TEXT = "<|endoftext|>"
 
@@ -147,7 +147,7 @@ class TokenizerInterop:
     ) -> Iterator[int]:
         """The ids of `"".join(iterable)` one by one, holding only a stretch of the text at a
         time (see `encode_stream`): a file opened as text streams line by line."""
-        from workbench.engine.encode_stream import encode_iterable
+        from workbench.engine.encode.stream import encode_iterable
 
         return encode_iterable(self, iterable, allowed_special, disallowed_special)
 
@@ -155,13 +155,13 @@ class TokenizerInterop:
 
     def to_tiktoken(self: Tokenizer, name: str = "workbench") -> Any:
         """A `tiktoken.Encoding` giving the same ids (needs tiktoken)."""
-        from workbench.engine import handoff
+        from workbench.engine.formats import handoff
 
         return handoff.to_tiktoken(self, name)
 
     def to_tokenizers(self: Tokenizer) -> Any:
         """A Hugging Face `tokenizers.Tokenizer` giving the same ids (needs tokenizers)."""
-        from workbench.engine import handoff
+        from workbench.engine.formats import handoff
 
         return handoff.to_tokenizers(self)
 
@@ -176,7 +176,7 @@ class TokenizerInterop:
         """A transformers `PreTrainedTokenizerFast` giving the same ids (needs transformers).
         Each role names one of the special tokens, or None for none; left out, it is chosen
         from their names (`special_roles`) and the choice is logged."""
-        from workbench.engine import handoff
+        from workbench.engine.formats import handoff
 
         return handoff.to_transformers(self, bos, eos, pad, unk, model_max_length)
 

@@ -18,14 +18,14 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 import regex
+from workbench.engine.corpus.documents import _SAFE_CUT, safe_cut  # the reader's cut rule, shared
+from workbench.engine.patterns.regexes import preset_name
+from workbench.engine.patterns.specials import specials_regex
 
-from workbench.engine.corpus import _SAFE_CUT, safe_cut  # the reader's cut rule, shared
 from workbench.engine.errors import TokenizerError
-from workbench.engine.patterns import preset_name
-from workbench.engine.specials import specials_regex
 
 if TYPE_CHECKING:
-    from workbench.engine.tokenizer import AllowedSpecial, DisallowedSpecial, Tokenizer
+    from workbench.engine.encode.tokenizer import AllowedSpecial, DisallowedSpecial, Tokenizer
 
 HOLD_CHARS = 1 << 16  # characters gathered before looking for a cut (then encoded in one call):
 # 64K keeps a stream's peak near 1 MB (256K: 9 MB, the encoder's buffers and cache grow with it)

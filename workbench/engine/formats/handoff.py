@@ -23,14 +23,14 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.engine import special_roles
+from workbench.engine.corpus.readers.optional import require
+from workbench.engine.encode import special_roles
 from workbench.engine.errors import TokenizerError
 from workbench.engine.formats import hf_json
 from workbench.engine.formats.tiktoken_file import _check_exportable  # the same rule as the file
-from workbench.engine.readers.optional import require
 
 if TYPE_CHECKING:
-    from workbench.engine.tokenizer import Tokenizer
+    from workbench.engine.encode.tokenizer import Tokenizer
 
 
 def to_tiktoken(tokenizer: Tokenizer, name: str = "workbench") -> Any:
@@ -78,7 +78,7 @@ def to_transformers(
 def from_object(obj: Any, pattern: str | None = None) -> Tokenizer | None:
     """Our tokenizer for a tiktoken `Encoding`, a `tokenizers.Tokenizer` or a transformers fast
     tokenizer (None when `obj` is none of them); `pattern` as for files that name none."""
-    from workbench.engine.tokenizer import Tokenizer
+    from workbench.engine.encode.tokenizer import Tokenizer
 
     kind = f"{type(obj).__module__}.{type(obj).__qualname__}"
     if kind.startswith("tiktoken") and hasattr(obj, "_mergeable_ranks"):
