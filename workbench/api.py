@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sized
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from workbench import progress_api
 from workbench.engine.config import TrainConfig
 from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.engine.errors import ConfigError
@@ -45,6 +47,20 @@ class TrainResult:
     timings: dict[str, float]
     run_id: int | None
 
+    def __repr__(self) -> str:  # the dataclass's would print every merge (hundreds of KB)
+        stats = self.stats
+        run = f", run {self.run_id}" if self.run_id is not None else ""
+        return (
+            f"TrainResult({self.tokenizer.vocab_size} tokens, {len(self.merges)} merges, "
+            f"{stats.documents} documents, {stats.bytes} bytes, "
+            f"stopped: {self.stop_reason.words}{run})"
+        )
+
+    def _repr_html_(self) -> str:
+        from workbench.notebook_html import train_result_html
+
+        return train_result_html(self)
+
 
 def train(
     corpus: Corpus,
@@ -57,6 +73,7 @@ def train(
     on_merge_batch: Callable[[MergeBatch], None] | None = None,
     db: str | os.PathLike | None = None,
     name: str | None = None,
+    progress: bool = True,
 ) -> TrainResult:
     """Train a byte-level BPE tokenizer on `corpus`.
 
@@ -67,7 +84,9 @@ def train(
     naming it, or with `skip_bad_files` is left out and named in `stats.skipped`.
     `db` records the run in that run-store file (None: not recorded). `on_merge_batch` is
     called with each batch of merges as it is made. Ctrl-C stops between batches and raises
-    KeyboardInterrupt with the run recorded as interrupted.
+    KeyboardInterrupt with the run recorded as interrupted. `progress`: bars for counting
+    and merging (`tqdm.auto`: a widget in Jupyter), drawn only on a terminal or in a notebook;
+    False draws none.
     """
     config = TrainConfig(
         vocab_size=vocab_size,
@@ -79,17 +98,20 @@ def train(
     )
     # A first start on a small corpus on disk does not wait for the compiler (first_start).
     quick = first_start.quick_start([corpus], config) if _is_path(corpus) else None
+    merges_wanted = max(vocab_size - 256 - len(config.special_tokens), 0)
     try:
-        counted = _count(corpus, first_start.counting_config(config, quick))
-        listeners = [on_merge_batch] if on_merge_batch is not None else []
-        session = RunSession.start(
-            counted, config, db, name=name, listeners=listeners,
-            kernels_ready=first_start.ready(quick),
-        )  # fmt: skip
-        with session, stop_on_signals() as interrupted:
-            reason = session.advance(should_stop=interrupted.check)
-            if reason is StopReason.INTERRUPTED:
-                raise KeyboardInterrupt
+        counted = _count(corpus, first_start.counting_config(config, quick), progress)
+        with progress_api.bar(merges_wanted, "merges", "merging", progress) as merged:
+            listeners = [lambda batch: merged(batch.end_rank)]
+            listeners += [on_merge_batch] if on_merge_batch is not None else []
+            session = RunSession.start(
+                counted, config, db, name=name, listeners=listeners,
+                kernels_ready=first_start.ready(quick),
+            )  # fmt: skip
+            with session, stop_on_signals() as interrupted:
+                reason = session.advance(should_stop=interrupted.check)
+                if reason is StopReason.INTERRUPTED:
+                    raise KeyboardInterrupt
     finally:
         first_start.close(quick)
     session.release_trainer()  # the run has ended: the tokenizer is built without its arrays
@@ -103,18 +125,34 @@ def train(
     )
 
 
-def load(path: str | os.PathLike, pattern: str | None = None) -> Tokenizer:
+def load(path: str | os.PathLike | Any, pattern: str | None = None) -> Tokenizer:
     """A tokenizer from a file or folder: Hugging Face `tokenizer.json`, GPT-2 `vocab.json` +
-    `merges.txt`, a tiktoken file, or a minbpe `.model`. `pattern` is used for files that do
+    `merges.txt`, a tiktoken file, or a minbpe `.model`; or from an object in memory: a
+    `tiktoken.Encoding`, a `tokenizers.Tokenizer` or a transformers fast tokenizer (what
+    `to_tiktoken`, `to_tokenizers`, `to_transformers` make). `pattern` is used for files that do
     not name one."""
+    if isinstance(path, Tokenizer):
+        return path
+    if not isinstance(path, str | os.PathLike):
+        from workbench.engine.formats import handoff
+
+        found = handoff.from_object(path, pattern)
+        if found is None:
+            raise ConfigError(
+                f"cannot load a {type(path).__name__}: give a path, a tiktoken Encoding, a"
+                " tokenizers.Tokenizer or a transformers fast tokenizer"
+            )
+        return found
     from workbench.engine import formats
 
     return formats.load(path, pattern)
 
 
-def _count(corpus: Corpus, config: TrainConfig) -> Counted:
+def _count(corpus: Corpus, config: TrainConfig, progress: bool = False) -> Counted:
     if isinstance(corpus, str | os.PathLike):
-        return count_paths([corpus], config)
+        with progress_api.bar(None, "B", "counting", progress, scale=True) as counted:
+            return count_paths([corpus], config, progress=counted)
+    total = len(corpus) if isinstance(corpus, Sized) else None
     items = iter(corpus)
     first = next(items, None)
     if first is None:
@@ -128,8 +166,21 @@ def _count(corpus: Corpus, config: TrainConfig) -> Counted:
                 f"the corpus mixes paths and documents ({str(stray)[:40]!r} is not a file or"
                 " folder); give one or the other"
             )
-        return count_paths(paths, config)
-    return count_documents(rest, config)
+        with progress_api.bar(None, "B", "counting", progress, scale=True) as counted:
+            return count_paths(paths, config, progress=counted)
+    with progress_api.bar(total, "docs", "counting", progress) as counted:
+        return count_documents(_ticking(rest, counted), config)
+
+
+def _ticking(items: Iterable[str], update: Callable[[int], None]) -> Iterator[str]:
+    """`items`, moving a progress bar every 1024 documents (a call per document would cost
+    more than counting a short one)."""
+    number = 0
+    for number, item in enumerate(items, 1):
+        if number % 1024 == 0:
+            update(number)
+        yield item
+    update(number)
 
 
 def _is_path(item: object) -> bool:

@@ -1,4 +1,5 @@
-"""Show how a tokenizer splits a text: token groups, as HTML or painted with QPainter.
+"""Show how a tokenizer splits a text: token groups painted with QPainter (PNG), beside the HTML
+of `token_html` (re-exported here).
 
 A group is one token, or the run of tokens that split one character between them (byte-level BPE
 can cut `é` = C3 A9 in two): the viewer never prints U+FFFD for half a character, it shows the
@@ -11,96 +12,20 @@ The Qt part is imported lazily so the HTML path (and the engine) never need a di
 
 from __future__ import annotations
 
-import html
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workbench.display import CR, NEWLINE, TAB, grapheme_bounds, show_bytes, token_rgb
+from workbench.display import CR, NEWLINE, TAB, token_rgb
 from workbench.engine.encode.tokenizer import Tokenizer
+from workbench.token_html import (  # the HTML half, re-exported for its callers
+    TokenGroup,
+    render_html,
+    token_groups,
+)
 
 if TYPE_CHECKING:
     from PySide6.QtGui import QImage, QPainter
-
-
-@dataclass(frozen=True, slots=True)
-class TokenGroup:
-    """Tokens `ids` covering `text` (characters `char_start:char_end` of the source)."""
-
-    ids: tuple[int, ...]
-    text: str
-    char_start: int
-    char_end: int
-    shown: tuple[str, ...]  # each token's bytes, readable: b"\xe2\x80" -> "<E2><80>"
-
-
-def token_groups(tokenizer: Tokenizer, text: str, **specials: Any) -> list[TokenGroup]:
-    """Group tokens whose character spans overlap (a character split across tokens) or that
-    share one user-perceived character (a flag, an emoji ZWJ sequence).
-
-    `specials`: `allowed_special` / `disallowed_special` as for `Tokenizer.encode` (default:
-    "all", since a viewer shows a user's own tokenizer on a user's own text).
-    """
-    table = tokenizer.decode_table()
-    cluster_starts = set(grapheme_bounds(text))
-    groups: list[TokenGroup] = []
-    run: list = []
-
-    def flush() -> None:
-        if run:
-            start, end = run[0].char_start, max(s.char_end for s in run)
-            ids = tuple(s.id for s in run)
-            shown = tuple(show_bytes(table[i]) for i in ids)
-            groups.append(TokenGroup(ids, text[start:end], start, end, shown))
-            run.clear()
-
-    specials = specials or {"allowed_special": "all"}
-    for span in tokenizer.encode_with_spans(text, **specials):
-        if (
-            run
-            and span.char_start >= max(s.char_end for s in run)
-            and span.char_start in cluster_starts
-        ):
-            flush()
-        run.append(span)
-    flush()
-    return groups
-
-
-def to_html(groups: list[TokenGroup], title: str = "tokens") -> str:
-    """A standalone page: one `<span data-ids="...">` per group, coloured by its first id (in
-    alternating shades, so two equal tokens side by side stay apart); the root `<div>` lists
-    every id in `data-all-ids`. A group of several tokens is underlined (dotted)."""
-    spans = []
-    for number, group in enumerate(groups):
-        red, green, blue = token_rgb(group.ids[0], bool(number & 1))
-        ids = " ".join(map(str, group.ids))
-        tip = html.escape(
-            " | ".join(f"{i}: {s}" for i, s in zip(group.ids, group.shown, strict=True))
-        )
-        split = ";text-decoration:underline dotted #c0392b" if len(group.ids) > 1 else ""
-        text = html.escape(group.text).replace("\r", CR)
-        spans.append(
-            f'<span class="t" data-ids="{ids}" title="{tip}" '
-            f'style="background:#{red:02x}{green:02x}{blue:02x}{split}">{text}</span>'
-        )
-    every = " ".join(str(i) for group in groups for i in group.ids)
-    style = (
-        "body{font-family:monospace;white-space:pre-wrap;line-height:1.7}"
-        ".t{border-radius:3px;margin-right:1px;padding:1px 0}"
-    )
-    return (
-        f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-        f"<style>{style}</style></head>\n<body><h3>{html.escape(title)}</h3>"
-        f"<div class='tokens' data-all-ids='{every}'>{''.join(spans)}</div></body></html>\n"
-    )
-
-
-def render_html(tokenizer: Tokenizer, text: str, title: str = "tokens", **specials: Any) -> str:
-    """The page `to_html` makes for `text` cut by `tokenizer` (`specials` as for
-    `token_groups`)."""
-    return to_html(token_groups(tokenizer, text, **specials), title)
 
 
 def render_png(

@@ -30,7 +30,6 @@ import functools
 import os
 import threading
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import Literal, NamedTuple
 
 import numpy as np
@@ -39,6 +38,7 @@ from workbench.engine._native.utf8_text import joined_utf8, utf8
 from workbench.engine.batching import RunPool, runs_of
 from workbench.engine.encode import _core, _merge, _scanned
 from workbench.engine.encode._core import Core, build_core, give_back, taken
+from workbench.engine.encode.interop import TokenizerInterop
 from workbench.engine.encode.pieces import RegexSplitter, Splitter, char_to_byte
 from workbench.engine.encode.validation import (
     AllowedSpecial,
@@ -69,8 +69,12 @@ class TokenSpan(NamedTuple):
     splits_char: bool
 
 
-class Tokenizer:
-    """Byte-level BPE with tiktoken's encoding; cheap prefixes for "the tokenizer at merge k"."""
+class Tokenizer(TokenizerInterop):
+    """Byte-level BPE with tiktoken's encoding; cheap prefixes for "the tokenizer at merge k".
+
+    The names tiktoken and Hugging Face users type, the conversions to their objects and the
+    notebook display, `export` and pickling (only the defining data, `state.py`; the per-thread
+    buffers and caches are rebuilt on load) come from `TokenizerInterop` (`interop.py`)."""
 
     def __init__(
         self,
@@ -421,12 +425,6 @@ class Tokenizer:
         results = np.array(self.merge_results, dtype=np.int64)
         found = _merge.recover_merges(results, self._core.tables)
         return [None if left < 0 else (int(left), int(right)) for left, right in found.tolist()]
-
-    def export(self, format: str, out: str | os.PathLike[str]) -> list[Path]:
-        """Write this tokenizer as `format` (gpt2, hf, tiktoken, minbpe) into folder `out`."""
-        from workbench.engine import formats
-
-        return formats.export(self, format, out)
 
     # ----- internals --------------------------------------------------------------------------
 

@@ -15,10 +15,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
+from workbench.engine.encode import special_roles
 from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.engine.errors import TokenizerError, TokenizerFileError, WorkbenchError
-from workbench.engine.formats import gpt2_files, hf_json, minbpe_model, tiktoken_file
+from workbench.engine.formats import (
+    gpt2_files,
+    hf_json,
+    minbpe_model,
+    tiktoken_file,
+)
 from workbench.engine.formats.outputs import write_staged
 
 FORMATS = {
@@ -36,13 +43,25 @@ def exporter(fmt: str) -> Callable[[Tokenizer, Path], list[Path]]:
     return FORMATS[fmt]
 
 
-def export(tokenizer: Tokenizer, fmt: str, out_dir: str | Path) -> list[Path]:
+def export(tokenizer: Tokenizer, fmt: str, out_dir: str | Path, **options: Any) -> list[Path]:
     """Write `tokenizer` in format `fmt` into `out_dir` (created if needed); the files written.
+    `options`: only hf takes some (the special tokens' roles, see `special_roles`).
 
     The format's files are staged and renamed into place together (see outputs.py): a failed
     write replaces nothing, and an older set is never left half-replaced."""
     write = exporter(fmt)
-    return write_staged(out_dir, lambda stage: write(tokenizer, stage))
+    if options and fmt != "hf":
+        raise TokenizerError(f"format {fmt!r} takes no options ({', '.join(options)})")
+    if fmt == "hf":  # checked before anything is staged: a bad role is a one-line error
+        special_roles.choose_roles(tokenizer.special_tokens, **_roles_only(options))
+    return write_staged(out_dir, lambda stage: write(tokenizer, stage, **options))
+
+
+def _roles_only(options: dict[str, Any]) -> dict[str, Any]:
+    unknown = set(options) - {*special_roles.ROLES, "model_max_length"}
+    if unknown:
+        raise TokenizerError(f"unknown hf export options: {', '.join(sorted(unknown))}")
+    return {k: v for k, v in options.items() if k in special_roles.ROLES}
 
 
 def check_can_hold(formats: Iterable[str], pattern: str, special_tokens: Iterable[str]) -> None:

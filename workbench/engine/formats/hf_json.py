@@ -29,6 +29,7 @@ from typing import Any
 
 from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.engine.errors import TokenizerError, TokenizerFileError
+from workbench.engine.formats import hf_transformers
 from workbench.engine.formats._common import (
     as_file_error,
     file_id,
@@ -94,14 +95,20 @@ def to_json(tokenizer: Tokenizer) -> dict[str, Any]:
             "byte_fallback": False,
             "ignore_merges": True,
             "vocab": {token: tid for tid, token in mapped.items()},
-            "merges": [[mapped[pairs[r][0]], mapped[pairs[r][1]]] for r in order],
+            # "left right" strings, not pairs: tokenizers before 0.20 (transformers 4.40-4.44)
+            # read only these, later ones both; a mapped token never holds a space.
+            "merges": [f"{mapped[pairs[r][0]]} {mapped[pairs[r][1]]}" for r in order],
         },
     }
 
 
-def export(tokenizer: Tokenizer, out_dir: Path) -> list[Path]:
+def export(tokenizer: Tokenizer, out_dir: Path, **roles: Any) -> list[Path]:
+    """tokenizer.json, plus the two files transformers reads (`hf_transformers`); `roles`:
+    `bos`, `eos`, `pad`, `unk`, `model_max_length`, else defaulted from the specials."""
+    others = hf_transformers.transformers_files(tokenizer.special_tokens, **roles)
     text = json.dumps(to_json(tokenizer), ensure_ascii=False, indent=1)
-    return [write_atomic(out_dir / FILE, text + "\n")]
+    written = [write_atomic(out_dir / FILE, text + "\n")]
+    return written + [write_atomic(out_dir / name, body) for name, body in others.items()]
 
 
 def _pattern(path: Path, pre: Any) -> str | None:
@@ -203,7 +210,11 @@ def _specials(path: Path, added: Any) -> dict[str, int]:
 
 
 def load(path: Path, pattern: str | None = None) -> Tokenizer:
-    doc = read_json(path)
+    return from_document(read_json(path), path, pattern)
+
+
+def from_document(doc: Any, path: Path, pattern: str | None = None) -> Tokenizer:
+    """The tokenizer of a parsed tokenizer.json (`path`: named in errors)."""
     model = _check_model(path, doc)
     file_pattern = _pattern(path, doc["pre_tokenizer"])
     specials = _specials(path, doc.get("added_tokens"))
