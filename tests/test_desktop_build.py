@@ -10,9 +10,11 @@ from __future__ import annotations
 import argparse
 import ast
 import configparser
+import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -44,18 +46,8 @@ def _command_modules() -> dict[str, str]:
     return found
 
 
-def _spec_hidden_imports_call() -> ast.expr:
-    tree = ast.parse((PACKAGING / "bpe-workbench.spec").read_text(encoding="utf-8"))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Analysis":
-            for keyword in node.keywords:
-                if keyword.arg == "hiddenimports":
-                    return keyword.value
-    raise AssertionError("the spec has no Analysis(hiddenimports=...)")
-
-
 def test_the_spec_takes_its_hidden_imports_from_the_package_tree() -> None:
-    call = _spec_hidden_imports_call()
+    call = _spec_keyword("hiddenimports")
     assert isinstance(call, ast.Call) and getattr(call.func, "id", None) == "hidden_imports"
 
 
@@ -70,6 +62,34 @@ def test_every_command_the_cli_registers_is_a_hidden_import() -> None:
     # Loaded by name, never by an import statement PyInstaller could follow.
     assert {"workbench.gui.app", "workbench.cli"} <= hidden
     assert all(m.startswith("workbench") and "__pycache__" not in m for m in hidden)
+
+
+def _spec_keyword(name: str) -> ast.expr:
+    tree = ast.parse((PACKAGING / "bpe-workbench.spec").read_text(encoding="utf-8"))
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    for call in calls:
+        if getattr(call.func, "id", None) == "Analysis":
+            for keyword in call.keywords:
+                if keyword.arg == name:
+                    return keyword.value
+    raise AssertionError(f"the spec has no Analysis({name}=...)")
+
+
+def test_the_spec_excludes_no_required_dependency() -> None:
+    excluded = set(ast.literal_eval(_spec_keyword("excludes")))
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    required = list(project["dependencies"]) + list(
+        project.get("optional-dependencies", {}).get("gui", [])
+    )
+    modules = {
+        re.split(r"[<>=!\[ ;]", spec, maxsplit=1)[0].lower().replace("-", "_") for spec in required
+    }
+    # Distribution names that differ from the module they install.
+    modules = {
+        {"pyside6_essentials": "PySide6", "sqlite_utils": "sqlite_utils"}.get(m, m) for m in modules
+    }
+    assert modules & excluded == set()
+    assert "PySide6" in modules and "numba" in modules
 
 
 def test_hidden_imports_follow_the_source_tree(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """Every command and option the README and docs/ show exists, so the pages cannot drift.
 
-What is checked, in README.md and docs/*.md:
+What is checked, in README.md, docs/*.md, packaging/README.md and benchmarks/README.md:
 - each `bpe-workbench ...` command line (in a code block, or an inline code span) names a real
   command (and `runs` action), and each of its options belongs to that command's parser;
 - each inline span that starts with a command name and shows options (`train --from-counts`)
@@ -24,7 +24,12 @@ import pytest
 from workbench.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [
+    ROOT / "README.md",
+    *sorted((ROOT / "docs").glob("*.md")),
+    ROOT / "packaging" / "README.md",
+    ROOT / "benchmarks" / "README.md",
+]
 PROGRAM = "bpe-workbench"
 OPTION = re.compile(r"^--?[A-Za-z][\w-]*")
 
@@ -89,13 +94,17 @@ def _pieces(line: str) -> list[list[str]]:
     return [_words(part) for part in re.split(r"&&|;|\|", line) if part.strip()]
 
 
+def _name(page: Path) -> str:
+    return str(page.relative_to(ROOT))
+
+
 def _shown() -> list[tuple[str, list[str]]]:
     """(page, words) of every command line or span the pages show."""
     found = []
     for page in PAGES:
         blocks, spans = _code(page.read_text(encoding="utf-8"))
         for line in blocks + spans:
-            found += [(page.name, words) for words in _pieces(line) if words]
+            found += [(_name(page), words) for words in _pieces(line) if words]
     return found
 
 
@@ -141,7 +150,7 @@ def test_the_pages_show_commands_at_all() -> None:
     }
 
 
-@pytest.mark.parametrize("page", [p.name for p in PAGES])
+@pytest.mark.parametrize("page", [_name(p) for p in PAGES])
 def test_every_command_line_shown_exists(page: str) -> None:
     problems = []
     for where, words in SHOWN:
@@ -154,7 +163,7 @@ def test_every_command_line_shown_exists(page: str) -> None:
     assert problems == []
 
 
-@pytest.mark.parametrize("page", [p.name for p in PAGES])
+@pytest.mark.parametrize("page", [_name(p) for p in PAGES])
 def test_every_option_shown_exists(page: str) -> None:
     problems = []
     for where, words in SHOWN:
@@ -208,5 +217,5 @@ def test_every_relative_link_of_the_pages_resolves() -> None:
                 continue  # a URL or a heading of the same page
             path = target.split("#")[0]
             if not (page.parent / path).exists():
-                broken.append(f"{page.name}: {target}")
+                broken.append(f"{_name(page)}: {target}")
     assert broken == []
