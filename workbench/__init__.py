@@ -16,7 +16,7 @@ __all__ = ["Tokenizer", "TrainResult", "load", "train"]
 
 if TYPE_CHECKING:
     from workbench.api import TrainResult, load, train
-    from workbench.engine.tokenizer import Tokenizer
+    from workbench.engine.encode.tokenizer import Tokenizer
 
 
 def __getattr__(name: str) -> Any:
@@ -25,7 +25,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(api, name)
     if name == "Tokenizer":
-        from workbench.engine.tokenizer import Tokenizer
+        from workbench.engine.encode.tokenizer import Tokenizer
 
         return Tokenizer
     raise AttributeError(f"module 'workbench' has no attribute {name!r}")
