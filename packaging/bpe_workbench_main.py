@@ -7,11 +7,12 @@ read-only, so the cache goes to the user's cache folder (set before numba is imp
 import multiprocessing
 import os
 import sys
-from pathlib import Path
+
+import platformdirs
 
 if __name__ == "__main__":
     multiprocessing.freeze_support()  # the corpus counter spawns worker processes
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "bpe-workbench"
+    cache = platformdirs.user_cache_path("bpe-workbench", appauthor=False)  # ~/.cache/... on Linux
     os.environ.setdefault("NUMBA_CACHE_DIR", str(cache / "numba"))
     from workbench.cli import main
 

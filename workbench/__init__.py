@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from workbench._version import version
+
+__version__ = version()  # from the package metadata: pyproject.toml is the one place it is written
 __all__ = ["Tokenizer", "TrainResult", "load", "train"]
 
 if TYPE_CHECKING:

@@ -10,6 +10,7 @@ from PySide6.QtCore import QCoreApplication, QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
+import workbench
 from workbench.gui.resources import icon_path
 
 ORGANIZATION = "bpe-workbench"
@@ -20,7 +21,7 @@ def configure_application() -> None:
     """Names QSettings and the desktop entry use (settings land in ~/.config/bpe-workbench/)."""
     QCoreApplication.setOrganizationName(ORGANIZATION)
     QCoreApplication.setApplicationName(APPLICATION)
-    QCoreApplication.setApplicationVersion("0.1.0")
+    QCoreApplication.setApplicationVersion(workbench.__version__)
     QApplication.setDesktopFileName("io.github.bpe_workbench.BpeWorkbench")
 
 

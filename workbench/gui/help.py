@@ -16,6 +16,7 @@ from PySide6.QtCore import QRectF, Qt, QUrl
 from PySide6.QtGui import QColor, QFont, QImage, QPainter, QTextDocument
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QTextBrowser, QVBoxLayout, QWidget
 
+import workbench
 from workbench.display import GLYPH_LEGEND, token_rgb
 
 CHART_HELP = {
@@ -178,7 +179,7 @@ def versions() -> dict[str, str]:
             return "not installed"
 
     return {
-        "BPE Workbench": dist("bpe-workbench"),
+        "BPE Workbench": workbench.__version__,  # also right in a checkout without metadata
         "Python": platform.python_version(),
         "PySide6": PySide6.__version__,
         "Qt": QtCore.qVersion(),

@@ -1,13 +1,16 @@
 """Where the app finds its icon and demo corpus, in a checkout, an install or a frozen build.
 
+They are package data of `workbench.resources` (see `resources/__init__.py`).
+
 The demo corpus is text that ships with the project (`resources/demo/about_bpe.txt`) plus a few
 megabytes of the running Python's own standard-library sources, so nothing is downloaded and the
 first start has enough text for a few thousand merges. A PyInstaller build has no stdlib
-sources, so its spec copies the same files to `resources/demo/python-stdlib/`.
+sources, so its spec copies the same files to `demo/python-stdlib/` among the resources.
 """
 
 from __future__ import annotations
 
+import importlib.resources
 import sys
 import sysconfig
 from pathlib import Path
@@ -16,18 +19,37 @@ DEMO_STDLIB_BYTES = 3_000_000  # enough for ~5k merges in seconds; small enough 
 
 
 def resource_dir() -> Path:
-    """The `resources/` folder: beside a frozen app, in the package data, or at the repo top."""
+    """The resources folder: the installed package `workbench.resources`, else the repo's top.
+
+    A wheel, `pip install --user` and an editable install map `resources/` into the package
+    (pyproject's `package-dir`); a frozen app carries it at `workbench/resources` beside its
+    modules; a checkout run through `PYTHONPATH` has it at the top of the repository.
+    """
     candidates = []
+    packaged = _packaged_resources()
+    if packaged is not None:
+        candidates.append(packaged)
     frozen = getattr(sys, "_MEIPASS", None)
     if frozen:
-        candidates.append(Path(frozen) / "resources")
-    here = Path(__file__).resolve()
-    candidates += [here.parents[1] / "resources", here.parents[2] / "resources"]
-    candidates.append(Path(sys.prefix) / "share" / "bpe-workbench" / "resources")  # pip install .
+        candidates.append(Path(frozen) / "workbench" / "resources")
+    candidates.append(Path(__file__).resolve().parents[2] / "resources")  # a checkout
     for candidate in candidates:
         if (candidate / "icons").is_dir():
             return candidate
     return candidates[-1]
+
+
+def _packaged_resources() -> Path | None:
+    """`workbench.resources` as a folder on disk, or None when absent or inside an archive.
+
+    Qt and the corpus reader need real paths, and every supported install (wheel, editable,
+    frozen folder) unpacks the package to files, so a zipped install simply falls through.
+    """
+    try:
+        root = importlib.resources.files("workbench.resources")
+    except ModuleNotFoundError:  # a checkout on PYTHONPATH: no package of that name
+        return None
+    return root if isinstance(root, Path) else None
 
 
 def icon_path() -> Path:

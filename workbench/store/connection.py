@@ -12,9 +12,10 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-import sys
 from collections.abc import Iterator
 from pathlib import Path
+
+import platformdirs
 
 from workbench.store.errors import StoreError
 
@@ -24,21 +25,16 @@ BUSY_TIMEOUT_MS = 5000
 
 
 def default_db_path() -> Path:
-    """`$BPE_WORKBENCH_DB`, else `runs.db` in the platform's per-user data folder.
+    """`$BPE_WORKBENCH_DB`, else `runs.db` in the platform's per-user data folder (platformdirs).
 
     Linux: `$XDG_DATA_HOME/bpe-workbench/runs.db` (default `~/.local/share/...`); macOS:
-    `~/Library/Application Support/...`; Windows: `%APPDATA%\\...`.
+    `~/Library/Application Support/...`; Windows: `%APPDATA%\\...` (roaming, as before
+    platformdirs chose it: existing databases stay where they are).
     """
     override = os.environ.get(ENV_DB)
     if override:
         return Path(override).expanduser()
-    if sys.platform == "win32":
-        base = Path(os.environ.get("APPDATA") or Path.home() / "AppData" / "Roaming")
-    elif sys.platform == "darwin":
-        base = Path.home() / "Library" / "Application Support"
-    else:
-        base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
-    return base / APP_DIR / "runs.db"
+    return platformdirs.user_data_path(APP_DIR, appauthor=False, roaming=True) / "runs.db"
 
 
 def configure(conn: sqlite3.Connection) -> sqlite3.Connection:
