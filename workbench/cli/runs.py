@@ -92,17 +92,13 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
 def _cmd_export(args: argparse.Namespace) -> int:
     # Imported here: the tokenizer and formats pull in Numba, which `runs list` does not need.
-    from workbench.engine.formats import export
     from workbench.engine.outputs import check_output_folder
-    from workbench.store.tokenizer_of_run import tokenizer_of
+    from workbench.store.tokenizer_of_run import export_run
 
     out = check_output_folder(args.out)
     with _open(args, read_only=True) as store:
-        run = store.get_run(args.id)
-        pairs = store.merges_as_pairs(args.id)
-    tokenizer = tokenizer_of(run, pairs)
-    written = export(tokenizer, args.format, out)
-    print(f"run {run.id} ({len(pairs)} merges) exported as {args.format} to {out}")
+        run, tokenizer, written = export_run(store, args.id, args.format, out)
+    print(f"run {run.id} ({len(tokenizer.merges)} merges) exported as {args.format} to {out}")
     for path in written or ():
         print(f"  {path}")
     return 0
