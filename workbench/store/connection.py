@@ -128,3 +128,10 @@ def as_store_error(where: str | os.PathLike[str] | None, exc: sqlite3.Error) -> 
     if "malformed" in reason or "not a database" in reason:
         reason += " (the file is damaged; restore a copy or point --db at another file)"
     return StoreError(f"{where or 'run database'}: {reason}")
+
+
+def naming(where: str | os.PathLike[str] | None, exc: StoreError) -> StoreError:
+    """`exc` with the database's name in front, unless its message names it already."""
+    if where is None or str(where) in str(exc):
+        return exc
+    return StoreError(f"{where}: {exc}")

@@ -21,7 +21,13 @@ from sqlite_utils import Database
 
 from workbench.store import search as _search
 from workbench.store.checks import MAX_ID, CraftedRow
-from workbench.store.connection import as_store_error, connect, default_db_path, transaction
+from workbench.store.connection import (
+    as_store_error,
+    connect,
+    default_db_path,
+    naming,
+    transaction,
+)
 from workbench.store.errors import RunNotFound, StoreError
 from workbench.store.liveness import owner_alive, owner_token
 from workbench.store.models import MERGE_COLUMNS, RunInfo, StoredMerge
@@ -122,6 +128,9 @@ class RunStore:
         except sqlite3.Error as exc:
             conn.close()
             raise as_store_error(self.path, exc) from None
+        except StoreError as exc:
+            conn.close()
+            raise naming(self.path, exc) from None
         except BaseException:
             conn.close()
             raise
@@ -225,7 +234,7 @@ class RunStore:
         # A read-only store cannot mark a dead process's run; it shows it as marked.
         if (
             self.read_only
-            and row["state"] in ("running", "paused")
+            and row.get("state") in ("running", "paused")
             and not owner_alive(row.get("owner"), row.get("pid"))
         ):
             row = {**row, "state": "interrupted"}

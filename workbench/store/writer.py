@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from workbench.engine.events import MergeBatch
-from workbench.store.connection import as_store_error, connect, transaction
-from workbench.store.errors import RunNotFound
+from workbench.store.connection import as_store_error, connect, naming, transaction
+from workbench.store.errors import RunNotFound, StoreError
 from workbench.store.liveness import owner_token
 from workbench.store.readable import readable
 from workbench.store.runs import now_iso, to_json
@@ -67,6 +67,12 @@ class RunWriter:
         except sqlite3.Error as exc:
             self.conn.close()
             raise as_store_error(self.path, exc) from None
+        except RunNotFound:
+            self.conn.close()
+            raise
+        except StoreError as exc:
+            self.conn.close()
+            raise naming(self.path, exc) from None
         except BaseException:
             self.conn.close()
             raise
