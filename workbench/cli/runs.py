@@ -31,7 +31,7 @@ def _store_errors(func: Callable[[argparse.Namespace], int]) -> Callable[[argpar
     def run(args: argparse.Namespace) -> int:
         try:
             return func(args)
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
             raise as_store_error(args.db or default_db_path(), exc) from None
 
     return run

@@ -56,7 +56,7 @@ def _refusing(method: Callable[_P, _R]) -> Callable[_P, _R]:
         store = args[0]
         try:
             return method(*args, **kwargs)
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
             raise as_store_error(store.path, exc) from None  # type: ignore[attr-defined]
         except (CraftedRow, OverflowError) as exc:
             raise StoreError(f"{store.path or 'run database'}: {exc}") from None  # type: ignore[attr-defined]
@@ -125,12 +125,15 @@ class RunStore:
             self._texts: dict[int, list[str]] = {}  # run id -> token text by rank (regex)
             if not read_only:
                 self.mark_interrupted_stale()
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
             conn.close()
             raise as_store_error(self.path, exc) from None
         except StoreError as exc:
             conn.close()
             raise naming(self.path, exc) from None
+        except CraftedRow as exc:
+            conn.close()
+            raise StoreError(f"{self.path}: {exc}") from None
         except BaseException:
             conn.close()
             raise

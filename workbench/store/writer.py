@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.engine.events import MergeBatch
+from workbench.store.checks import CraftedRow
 from workbench.store.connection import as_store_error, connect, naming, transaction
 from workbench.store.errors import RunNotFound, StoreError
 from workbench.store.liveness import owner_token
@@ -64,7 +65,7 @@ class RunWriter:
                 "merge_count = ? WHERE id = ?",
                 [os.getpid(), owner_token(), now_iso(), self.next_rank, run_id],
             )
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
             self.conn.close()
             raise as_store_error(self.path, exc) from None
         except RunNotFound:
@@ -73,6 +74,9 @@ class RunWriter:
         except StoreError as exc:
             self.conn.close()
             raise naming(self.path, exc) from None
+        except CraftedRow as exc:
+            self.conn.close()
+            raise StoreError(f"{self.path}: {exc}") from None
         except BaseException:
             self.conn.close()
             raise
@@ -84,7 +88,7 @@ class RunWriter:
         try:
             with transaction(self.conn) as conn:
                 yield conn
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
             raise as_store_error(self.path, exc) from None
 
     def _stored_count(self) -> int:
