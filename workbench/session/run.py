@@ -41,6 +41,11 @@ class RunDeleted(WorkbenchError):
     """The run was deleted from the store while this session still trained it."""
 
 
+class RunLost(WorkbenchError):
+    """The run's end could not be recorded: its database was deleted, replaced or made
+    read-only, or the run deleted, while it trained."""
+
+
 @dataclass
 class Counted:
     """A counted corpus: the word table, its statistics, the files read and the paths given
@@ -87,6 +92,9 @@ class RunSession:
     timings: dict[str, float] = field(default_factory=dict)
     listeners: list[BatchListener] = field(default_factory=list)
     ended: bool = False  # end() was called: the run is final and nothing more is written
+    # Why the run's final state could not be recorded (the database deleted, replaced, made
+    # read-only or full), or None; leaving the session then raises it (see __exit__).
+    lost: str | None = None
     _writer: Any = None
 
     # -- opening ---------------------------------------------------------------------------
@@ -274,7 +282,8 @@ class RunSession:
             self._writer.close()
             self._writer = None
             self.state, self.stop_reason, self.ended = RunState.FAILED, StopReason.DELETED, True
-            raise RunDeleted(f"run {self.run_id} was deleted while it trained") from None
+            self.lost = f"run {self.run_id} was deleted while it trained"
+            raise RunDeleted(self.lost) from None
 
     def _add_time(self, stage: str, started: float) -> None:
         self.timings[stage] = round(self.timings.get(stage, 0.0) + time.perf_counter() - started, 3)
@@ -308,8 +317,8 @@ class RunSession:
             return
         try:
             writer.set_state(state, stop_reason=reason, error=error, timings=self.timings)
-        except WorkbenchError:
-            pass  # deleted meanwhile: there is no run left to mark
+        except WorkbenchError as exc:  # deleted meanwhile, or the file gone: nothing to mark
+            self.lost = str(exc)
         finally:
             writer.close()
 
@@ -364,3 +373,5 @@ class RunSession:
             self.end(RunState.FAILED, error=str(exc) or type(exc).__name__)
         else:
             self.end()
+            if self.lost is not None:  # never report a run the store no longer holds
+                raise RunLost(self.lost)
