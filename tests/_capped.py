@@ -3,11 +3,16 @@
 Numba and LLVM reserve far more address space than they touch, so the cap is set after the
 process has imported and compiled what it needs: at what it has then plus `extra` bytes. Work
 that allocates more than `extra` fails with a MemoryError (or is refused in one line), which
-is what the memory tests look for. Linux only (reads /proc/self/status)."""
+is what the memory tests look for. Linux only (reads /proc/self/status).
+
+Arrow's default allocator (mimalloc) reserves address space in 1 GiB arenas it never touches,
+which an address-space cap counts; the subprocess uses the system allocator
+(`ARROW_DEFAULT_MEMORY_POOL=system`) so the cap measures what is really allocated."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -34,6 +39,7 @@ except MemoryError:
 except Exception as exc:
     answer = {{"kind": "error", "type": type(exc).__name__, "message": str(exc)}}
 answer["rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+answer["base"] = base
 print("RESULT " + json.dumps(answer, default=str))
 """
 
@@ -47,9 +53,11 @@ def run_capped(prepare: str, work: str, extra: int, cwd: Path | None = None) -> 
         extra=int(extra),
         work=textwrap.indent(textwrap.dedent(work), "    "),
     )
+    env = {**os.environ, "ARROW_DEFAULT_MEMORY_POOL": "system"}
     done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, cwd=cwd, timeout=600
-    )
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=cwd, timeout=600,
+        env=env,
+    )  # fmt: skip
     for line in done.stdout.splitlines():
         if line.startswith("RESULT "):
             return json.loads(line[len("RESULT ") :])

@@ -19,11 +19,14 @@ EXPANDED = 256 * MB
 CAP = 160 * MB  # far below the 256 MB a reader holding the whole output would need
 LINE = b"the quick brown fox jumps over the lazy dog 0123456789\n" * 64
 
+# Counting a small text and a small Parquet file first starts every thread (ours, pyarrow's
+# CPU and I/O pools, each with a stack and an allocator arena) before the cap is set.
 PREPARE = """
-import sys
+import pyarrow as pa, pyarrow.parquet as pq
 from workbench.engine.config import TrainConfig
 from workbench.engine.pretokenize import count_corpus
-count_corpus([sys.argv[1] if len(sys.argv) > 1 else "{warm}"], TrainConfig(vocab_size=300), workers=1)
+pq.write_table(pa.table({{"text": ["warm up"] * 10}}), "{warm}.parquet")
+count_corpus(["{warm}", "{warm}.parquet"], TrainConfig(vocab_size=300), workers=1)
 """
 WORK = """
 result = count_corpus([r"{path}"], TrainConfig(vocab_size=300), workers=1)
@@ -67,3 +70,78 @@ def test_a_compression_bomb_counts_under_a_memory_cap(tmp_path, suffix):
     print(
         f"{suffix}: {bomb.stat().st_size:,} bytes -> {answer['bytes']:,}, rss {answer['rss'] / MB:.0f} MB"
     )
+
+
+# -- Parquet and Arrow: batches bounded by bytes -----------------------------------------------
+
+VALUE = "words in a very long record " * 3700  # ~100 KB, one dictionary value
+
+
+def test_a_parquet_dictionary_bomb_counts_under_a_memory_cap(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = 2500  # 250 MB once decoded, from a file of a few KB
+    path = tmp_path / "bomb.parquet"
+    table = pa.table({"text": pa.array([VALUE] * rows)})
+    pq.write_table(table, path, compression="zstd", row_group_size=rows)
+    assert path.stat().st_size < 64 * 1024
+    answer = _count_capped(tmp_path, path)
+    assert answer["kind"] == "ok", answer
+    assert answer["bytes"] == rows * len(VALUE)
+
+
+def test_a_compressed_arrow_batch_counts_under_a_memory_cap(tmp_path):
+    import pyarrow as pa
+
+    rows = 1300  # one record batch of 130 MB, compressed to a few hundred KB
+    path = tmp_path / "bomb.arrow"
+    table = pa.table({"text": pa.array([VALUE] * rows)})
+    options = pa.ipc.IpcWriteOptions(compression="zstd")
+    with (
+        pa.OSFile(str(path), "wb") as sink,
+        pa.ipc.new_stream(sink, table.schema, options=options) as w,
+    ):
+        w.write_table(table, max_chunksize=rows)
+    warm = tmp_path / "warm.txt"
+    warm.write_bytes(LINE)
+    # the batch itself (130 MB) must be decompressed whole: the cap leaves room for it, not
+    # for the three copies a reader without slicing made
+    answer = run_capped(PREPARE.format(warm=warm), WORK.format(path=path), 256 * MB)
+    assert answer["kind"] == "ok", answer
+    assert answer["bytes"] == rows * len(VALUE)
+
+
+def test_a_dictionary_encoded_arrow_column_is_text(tmp_path):
+    import pyarrow as pa
+
+    from workbench.engine.errors import CorpusError
+    from workbench.engine.readers.columnar import BATCH_BYTES, text_blocks
+
+    path = tmp_path / "dict.arrow"
+    indices = pa.array([0, 1, 1, 2, 0] * 400, pa.int32())
+    column = pa.DictionaryArray.from_arrays(indices, pa.array(["ab", VALUE, "c"]))
+    table = pa.table({"text": column})
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(sink, table.schema) as w:
+        w.write_table(table)
+    blocks = list(text_blocks(path, "text", block_bytes=1 << 20))
+    text = b"".join(data for data, _ in blocks)
+    assert text == ("ab" + VALUE + VALUE + "c" + "ab").encode() * 400
+    assert sum(len(offsets) - 1 for _, offsets in blocks) == 2000
+    # a block is whole slices up to block_bytes: at most one slice (BATCH_BYTES) past it
+    assert max(len(data) for data, _ in blocks) <= (1 << 20) + BATCH_BYTES
+    nulls = pa.DictionaryArray.from_arrays(pa.array([0, None], pa.int32()), pa.array(["ab"]))
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(sink, table.schema) as w:
+        w.write_table(pa.table({"text": nulls}))
+    with pytest.raises(CorpusError, match="row 1: the text is null"):
+        list(text_blocks(path, "text"))
+
+
+def test_slices_cut_by_bytes_and_keep_records_whole():
+    import pyarrow as pa
+
+    from workbench.engine.readers.columnar import _bounded
+
+    array = pa.array(["x" * 10, "y" * 10, "z" * 10, "w" * 50, "v"])
+    cuts = [(first, piece.to_pylist()) for first, piece in _bounded(array, budget=20)]
+    assert cuts == [(0, ["x" * 10, "y" * 10]), (2, ["z" * 10]), (3, ["w" * 50]), (4, ["v"])]
