@@ -351,9 +351,9 @@ def merge_counts(paths: Sequence[str | os.PathLike], out: str | os.PathLike) -> 
     merged = WordTable.from_arrays(*scanner.merge_count_tables(arrays))
     first = metas[0]
     stats = CorpusStats(
-        files=sum(m["stats"]["files"] for m in metas),
-        documents=sum(m["stats"]["documents"] for m in metas),
-        skipped=[s for m in metas for s in m["stats"]["skipped"]],
+        files=sum(m["stats"].get("files", 0) for m in metas),
+        documents=sum(m["stats"].get("documents", 0) for m in metas),
+        skipped=[s for m in metas for s in m["stats"].get("skipped", [])],
     )
     result = _result(merged, stats, [Path(p) for p in paths])
     meta = dict(first)
