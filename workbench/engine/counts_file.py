@@ -63,7 +63,7 @@ def is_counts_file(path: str | os.PathLike) -> bool:
     pa, pq = _arrow()
     try:
         metadata = pq.read_schema(path).metadata or {}
-    except (pa.ArrowException, OSError):
+    except (pa.ArrowException, OSError, UnicodeDecodeError):
         return False  # not readable as Parquet: the corpus reader will say so
     return KEY in metadata
 
@@ -133,7 +133,7 @@ def _load(path: Path) -> tuple[WordTable, dict]:
     where = str(path)
     try:
         table = pq.read_table(path)
-    except (pa.ArrowException, OSError) as exc:
+    except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
         line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise CountsFileError(where, f"not a readable counts file ({line})") from None
     raw = (table.schema.metadata or {}).get(KEY)
@@ -144,8 +144,12 @@ def _load(path: Path) -> tuple[WordTable, dict]:
     except (ValueError, RecursionError):  # RecursionError: '[[[[...' nested very deep
         raise CountsFileError(where, "its counts metadata is not valid JSON") from None
     meta = _checked_meta(where, meta)
-    if table.column_names != ["piece", "count"]:
-        raise CountsFileError(where, f"expected columns piece, count; found {table.column_names}")
+    try:
+        names = table.column_names
+    except UnicodeDecodeError:  # a damaged footer's column name
+        raise CountsFileError(where, "a column name is not UTF-8") from None
+    if names != ["piece", "count"]:
+        raise CountsFileError(where, f"expected columns piece, count; found {names}"[:200])
     return _checked_table(where, table), meta
 
 
@@ -276,7 +280,7 @@ def read_meta(path: str | os.PathLike) -> dict:
     pa, pq = _arrow()
     try:
         raw = (pq.read_schema(path).metadata or {}).get(KEY)
-    except (pa.ArrowException, OSError) as exc:
+    except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
         raise CountsFileError(str(path), f"not a readable counts file ({exc})") from None
     if raw is None:
         raise CountsFileError(str(path), "a Parquet file, but not a bpe-workbench counts file")
