@@ -62,7 +62,10 @@ def main(argv: list[str] | None = None) -> int:
         return code
     except WorkbenchError as exc:
         print(f"bpe-workbench: {exc}", file=sys.stderr)
-        return 2
+        return getattr(exc, "exit_code", 2)  # 1: work that failed (out of memory), 2: usage
+    except MemoryError:  # a stage no session names: still one line, never a traceback
+        print(f"bpe-workbench: out of memory while running {args.command}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("bpe-workbench: interrupted", file=sys.stderr)
         return 130

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator
 from workbench.engine.config import TrainConfig
 from workbench.engine.errors import CorpusError
 from workbench.engine.pretokenize import CorpusStats, PretokenizeResult, count_corpus, count_texts
+from workbench.session import memory
 from workbench.session.run import Counted
 
 
@@ -25,7 +26,8 @@ def count_paths(
 ) -> Counted:
     """Count the files and folders under `paths` (see `engine.pretokenize.count_corpus`)."""
     paths = tuple(str(p) for p in paths)
-    result = count_corpus(paths, config, progress=progress, cancel=cancel, workers=workers)
+    with memory.stage("counting the corpus"):
+        result = count_corpus(paths, config, progress=progress, cancel=cancel, workers=workers)
     return Counted(result, paths)
 
 
@@ -41,7 +43,8 @@ def count_documents(texts: Iterable[str], config: TrainConfig) -> Counted:
             stats.documents += 1
             yield text
 
-    words = count_texts(documents(), config)
+    with memory.stage("counting the documents"):
+        words = count_texts(documents(), config)
     if len(words) == 0:
         raise CorpusError("documents", "the corpus holds no text to train on")
     stats.pieces = words.total_pieces

@@ -28,6 +28,7 @@ from workbench.engine.corpus import corpus_record, fingerprint, list_files
 from workbench.engine.errors import CorpusError, WorkbenchError
 from workbench.engine.events import MergeBatch
 from workbench.engine.pretokenize import CorpusStats, PretokenizeResult
+from workbench.session import memory
 from workbench.session.states import RunState, StopReason
 
 TOP_PIECES = 200  # most frequent pre-tokens kept with a run (the corpus panel shows them)
@@ -120,7 +121,8 @@ class RunSession:
         from workbench.engine.starting_trainer import trainer_for  # Numba loads here
 
         started = time.perf_counter()
-        trainer = trainer_for(counted.result.words, config, kernels_ready, count_ties)
+        with memory.stage("indexing the corpus for training"):
+            trainer = trainer_for(counted.result.words, config, kernels_ready, count_ties)
         session = cls(trainer, config, counted, listeners=list(listeners))
         session.timings = {"pretokenize": round(counted.stats.seconds, 3)}
         session.timings["index"] = round(time.perf_counter() - started, 3)
@@ -246,6 +248,11 @@ class RunSession:
             self._add_time("merge", started)
             self.end(RunState.INTERRUPTED, StopReason.INTERRUPTED)
             raise
+        except MemoryError:
+            self._add_time("merge", started)
+            message = self._out_of_memory()
+            self.end(RunState.FAILED, error=message)
+            raise memory.OutOfMemory(message) from None
         except BaseException as exc:
             self._add_time("merge", started)
             self.end(RunState.FAILED, error=str(exc) or type(exc).__name__)
@@ -268,6 +275,13 @@ class RunSession:
         else:
             self._set(RunState.DONE, reason)
         return reason
+
+    def _out_of_memory(self) -> str:
+        """`out of memory while merging (after 1,200 merges, kept in run 3)`."""
+        if self._writer is None:
+            return "out of memory while merging"
+        kept = self._writer.next_rank
+        return f"out of memory while merging (after {kept:,} merges, kept in run {self.run_id})"
 
     def _write(self, batch: MergeBatch) -> None:
         self._to_store(self._writer.write, batch)
@@ -359,7 +373,8 @@ class RunSession:
 
         started = time.perf_counter()
         # all formats staged, then renamed into place together (a full disk replaces nothing)
-        written = write_formats_atomically(self.tokenizer(), formats, out)
+        with memory.stage("writing the tokenizer files"):
+            written = write_formats_atomically(self.tokenizer(), formats, out)
         self._add_time("export", started)
         return written
 
