@@ -31,10 +31,19 @@ SEEN: Counter[str] = Counter()
 
 counts = st.one_of(
     st.integers(1, 1000),
+    st.integers(1, 1000),
     st.sampled_from([0, -1, 2**62, 2**63 - 1, -(2**63), 2**31]),
     st.integers(-(2**63), 2**63 - 1),
 )
-rows = st.lists(st.tuples(st.binary(max_size=6), counts), max_size=8)
+rows = st.one_of(
+    st.lists(  # rows a counter could have written
+        st.tuples(st.binary(min_size=1, max_size=6), st.integers(1, 10**9)),
+        min_size=1,
+        max_size=8,
+        unique_by=lambda row: row[0],
+    ),
+    st.lists(st.tuples(st.binary(max_size=6), counts), max_size=8),
+)
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=12),
     lambda inner: (
@@ -42,12 +51,19 @@ json_values = st.recursive(
     ),
     max_leaves=6,
 )
-meta_edits = st.lists(
-    st.tuples(st.sampled_from(sorted(GOOD_META)), st.one_of(st.just(...), json_values)),
-    max_size=3,
+# Half the cases keep good metadata and bytes, so the rows themselves get fuzzed too.
+meta_edits = st.one_of(
+    st.just([]),
+    st.lists(
+        st.tuples(st.sampled_from(sorted(GOOD_META)), st.one_of(st.just(...), json_values)),
+        min_size=1,
+        max_size=3,
+    ),
 )
 types = st.sampled_from(
     [
+        (pa.large_binary(), pa.int64()),
+        (pa.large_binary(), pa.int64()),
         (pa.large_binary(), pa.int64()),
         (pa.binary(), pa.int64()),
         (pa.large_binary(), pa.int32()),
@@ -56,7 +72,9 @@ types = st.sampled_from(
         (pa.string(), pa.int64()),
     ]
 )
-damage = st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)), max_size=2)
+damage = st.one_of(
+    st.just([]), st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)), max_size=2)
+)
 
 
 def _refused_or_ok(call, path: Path) -> str:
@@ -75,7 +93,13 @@ def _refused_or_ok(call, path: Path) -> str:
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
-@given(rows=rows, edits=meta_edits, column_types=types, flips=damage, cut=st.booleans())
+@given(
+    rows=rows,
+    edits=meta_edits,
+    column_types=types,
+    flips=damage,
+    cut=st.sampled_from([False, False, False, True]),
+)
 def test_crafted_counts_files_read_or_refuse_in_one_line(rows, edits, column_types, flips, cut):
     folder = Path(tempfile.mkdtemp(prefix="fuzz-counts-"))
     try:
