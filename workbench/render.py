@@ -23,9 +23,9 @@ from workbench.engine.tokenizer import Tokenizer
 if TYPE_CHECKING:
     from PySide6.QtGui import QImage, QPainter
 
-# Text a page or picture is drawn for at most, unless asked for more: a token is ~200 bytes of
-# HTML and several Python objects, so 24 MB of text made a 727 MB page and took 10 GB; 1 MB
-# makes a page of ~40 MB in a few seconds, already more than a browser shows comfortably.
+# Text a page or picture is drawn for at most, unless asked for more: every token becomes HTML
+# and several Python objects, so 24 MB of text made a 727 MB page and took 10 GB; 1 MB makes a
+# page of ~31 MB in ~10 s (a 2,000-token vocabulary), already more than a browser shows well.
 MAX_BYTES = 1 << 20
 
 
