@@ -101,9 +101,12 @@ def test_crafted_database_is_refused_in_one_line(tmp_path, capsys, case):
         ["runs", "show", "1"],
         ["runs", "export", "1", "--format", "hf", "--out", str(out)],
         ["runs", "export", "1", "--format", "tiktoken", "--out", str(tmp_path / "tk")],
+        ["runs", "continue", "1", "--vocab-size", "400"],
     ):
         code, _, err = run_cli(capsys, *args, "--db", str(db))
-        if code != 0:
+        if args[1] == "continue":  # a run trained on documents cannot go on: that may be why
+            assert code == 0 or assert_one_line_error(code, err) is None
+        elif code != 0:
             assert_one_line_error(code, err, "runs.db")
             refused += 1
     assert refused or case in WINDOW_ONLY, "every command accepted the crafted database"
@@ -140,3 +143,24 @@ def test_the_good_database_reads_and_exports(tmp_path, capsys):
     assert _hf_loads(tmp_path / "out")
     with RunStore(db, read_only=True) as store:
         assert store.merge_count(1) == 20
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "json_set(settings, '$.special_tokens', 'abc')",
+        "json_set(settings, '$.tie_break', 5)",
+        "json_set(settings, '$.min_frequency', 'lots')",
+    ],
+)
+def test_continue_of_a_run_with_crafted_settings_is_one_line(tmp_path, capsys, change):
+    import workbench
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("low lower lowest newer newest\n" * 50, encoding="utf-8")
+    db = tmp_path / "runs.db"
+    workbench.train([corpus], 270, db=db)
+    with sqlite3.connect(db) as conn:
+        conn.execute(f"UPDATE runs SET settings = {change}")
+    code, _, err = run_cli(capsys, "runs", "continue", "1", "--vocab-size", "400", "--db", str(db))
+    assert_one_line_error(code, err, "run 1")

@@ -75,7 +75,10 @@ def stored_config(settings: dict, vocab_size: int) -> TrainConfig:
     """A stored run's settings as a TrainConfig, with a new vocab size."""
     known = {f.name for f in fields(TrainConfig)}
     values = {k: v for k, v in settings.items() if k in known}
-    values["special_tokens"] = tuple(values.get("special_tokens") or ())
+    specials = values.get("special_tokens") or ()
+    if not isinstance(specials, list | tuple) or not all(isinstance(t, str) for t in specials):
+        raise ValueError("special_tokens is not a list of strings")
+    values["special_tokens"] = tuple(specials)
     values["vocab_size"] = vocab_size
     return TrainConfig(**values)
 
@@ -172,6 +175,8 @@ class RunSession:
             stored = store.merges_as_pairs(run_id)
         paths = run.corpus.get("paths")
         recorded = run.corpus.get("fingerprint")
+        if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+            paths = None  # a crafted record: as good as none
         if not paths or not recorded:
             raise WorkbenchError(
                 f"run {run_id} did not record its corpus files, so it cannot be continued"
@@ -193,7 +198,12 @@ class RunSession:
                 f"run {run_id} already has {run.vocab_size:,} tokens; ask for more"
             )
         target = vocab_size if vocab_size is not None else run.settings.get("vocab_size", 0)
-        config = stored_config(run.settings, max(int(target), run.vocab_size))
+        try:  # the database may be crafted: settings of other types than this app writes
+            config = stored_config(run.settings, max(int(target), run.vocab_size))
+        except (TypeError, ValueError, WorkbenchError) as exc:  # WorkbenchError: ConfigError
+            raise WorkbenchError(
+                f"{store_path}: run {run_id}: its stored settings cannot be used ({exc})"
+            ) from None
         result = count(paths, config)
         trainer = BpeTrainer(result.words, config)
         trainer.step(len(stored))
