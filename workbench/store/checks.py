@@ -100,7 +100,32 @@ def run_row(row: dict[str, Any]) -> dict[str, Any]:
 
 def merge_row(row: tuple[Any, ...]) -> tuple[Any, ...]:
     """A row selected as `MERGE_COLUMNS`, checked: integers where ids and counts go, bytes for
-    the token, text for its readable form."""
+    the token, text for its readable form. The merge list reads pages of 500 and `eval`
+    every merge of a run, so a good row passes one expression (~1 us); a bad one is then
+    looked at field by field for the message."""
+    rank, new_id, left, right, token, text, count, length, is_new, ties, tokens = row
+    if (
+        type(rank) is type(new_id) is type(left) is type(right) is int
+        and type(count) is type(length) is type(is_new) is type(ties) is int
+        and (tokens is None or type(tokens) is int)
+        and type(token) is bytes
+        and type(text) is str
+        and 0 <= rank <= MAX_ID
+        and 0 <= new_id <= MAX_ID
+        and 0 <= left <= MAX_ID
+        and 0 <= right <= MAX_ID
+        and token
+        and len(text) <= MAX_TEXT
+        and length >= 0
+        and 0 <= is_new <= 1
+        and ties >= 0
+        and (tokens is None or tokens >= 0)
+    ):
+        return row
+    return _merge_row_fields(row)
+
+
+def _merge_row_fields(row: tuple[Any, ...]) -> tuple[Any, ...]:
     rank, new_id, left, right, token, text, count, length, is_new, ties, tokens = row
     where = f"merge {rank!r}"
     _int(where, "rank", rank, 0, MAX_ID)
