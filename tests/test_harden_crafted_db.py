@@ -164,3 +164,13 @@ def test_continue_of_a_run_with_crafted_settings_is_one_line(tmp_path, capsys, c
         conn.execute(f"UPDATE runs SET settings = {change}")
     code, _, err = run_cli(capsys, "runs", "continue", "1", "--vocab-size", "400", "--db", str(db))
     assert_one_line_error(code, err, "run 1")
+
+
+def test_eval_of_a_sweep_with_a_crafted_index(tmp_path, capsys):
+    db = _craft(tmp_path, ["UPDATE runs SET settings = json_set(settings, '$.sweep', "
+                           "json('{\"id\": \"s1\", \"index\": \"first\"}'))"])  # fmt: skip
+    text = tmp_path / "t.txt"
+    text.write_text("lower newest\n", encoding="utf-8")
+    code, out, err = run_cli(capsys, "eval", str(text), "--tokenizer", "sweep:s1", "--db", str(db))
+    assert code == 0 and err == "", err
+    assert "bytes_per_token" in out

@@ -110,7 +110,12 @@ def sweep_of(run) -> str | None:
 def sweep_runs(store, sweep_id: str) -> list[int]:
     """The ids of the runs of sweep `sweep_id`, in the sweep's order."""
     runs = [r for r in store.list_runs() if sweep_of(r) == sweep_id]
-    return [r.id for r in sorted(runs, key=lambda r: (r.settings["sweep"].get("index", 0), r.id))]
+
+    def order(run) -> tuple[int, int]:
+        index = run.settings["sweep"].get("index", 0)
+        return (index if type(index) is int else 0, run.id)  # a crafted index sorts first
+
+    return [r.id for r in sorted(runs, key=order)]
 
 
 def resolve_all(
