@@ -167,8 +167,16 @@ def test_continue_of_a_run_with_crafted_settings_is_one_line(tmp_path, capsys, c
 
 
 def test_eval_of_a_sweep_with_a_crafted_index(tmp_path, capsys):
-    db = _craft(tmp_path, ["UPDATE runs SET settings = json_set(settings, '$.sweep', "
-                           "json('{\"id\": \"s1\", \"index\": \"first\"}'))"])  # fmt: skip
+    sweep = 'json_set(settings, \'$.sweep\', json(\'{"id": "s1", "index": %s}\'))'
+    db = _craft(
+        tmp_path,
+        [
+            f"UPDATE runs SET settings = {sweep % 1}",
+            "INSERT INTO runs (name, created, updated, state, settings, merge_count, vocab_size) "
+            "SELECT 'copy', created, updated, 'done', settings, 0, 256 FROM runs WHERE id = 1",
+            "UPDATE runs SET settings = " + sweep % '"first"' + " WHERE id = 2",
+        ],
+    )
     text = tmp_path / "t.txt"
     text.write_text("lower newest\n", encoding="utf-8")
     code, out, err = run_cli(capsys, "eval", str(text), "--tokenizer", "sweep:s1", "--db", str(db))
