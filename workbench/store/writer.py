@@ -108,8 +108,7 @@ class RunWriter:
             )
         if self._identity[2] and not now[2]:
             raise StoreError(
-                f"{self.path}: the run database was made read-only while run {self.run_id} "
-                "trained"
+                f"{self.path}: the run database was made read-only while run {self.run_id} trained"
             )
 
     @contextlib.contextmanager
