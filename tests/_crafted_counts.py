@@ -10,8 +10,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from workbench.engine.counts_file import KEY, unicode_version
-from workbench.engine.patterns import resolve
+from workbench.engine.pretokenize.counts_file import KEY, unicode_version
+from workbench.engine.patterns.regexes import resolve
 
 GOOD_META: dict[str, Any] = {
     "format": "bpe-workbench counts",

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from tests._bpe_helpers import examples
 from tests._crafted_counts import GOOD_META, meta_with, write_crafted
-from workbench.engine.counts_file import merge_counts, read_counts
+from workbench.engine.pretokenize.counts_file import merge_counts, read_counts
 from workbench.engine.errors import WorkbenchError
 
 LONG = "long" in (os.environ.get("BPE_WORKBENCH_FUZZ"), os.environ.get("HYPOTHESIS_PROFILE"))

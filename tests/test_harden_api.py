@@ -9,7 +9,7 @@ import pytest
 
 import workbench
 from workbench.engine.errors import WorkbenchError
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine.encode.tokenizer import Tokenizer
 
 SECRET = "planted secret zqxjkv zqxjkv zqxjkv zqxjkv"
 

@@ -24,7 +24,7 @@ LINE = b"the quick brown fox jumps over the lazy dog 0123456789\n" * 64
 PREPARE = """
 import pyarrow as pa, pyarrow.parquet as pq
 from workbench.engine.config import TrainConfig
-from workbench.engine.pretokenize import count_corpus
+from workbench.engine.pretokenize.counting import count_corpus
 pq.write_table(pa.table({{"text": ["warm up"] * 10}}), "{warm}.parquet")
 count_corpus(["{warm}", "{warm}.parquet"], TrainConfig(vocab_size=300), workers=1)
 """
@@ -116,7 +116,7 @@ def test_a_dictionary_encoded_arrow_column_is_text(tmp_path):
     import pyarrow as pa
 
     from workbench.engine.errors import CorpusError
-    from workbench.engine.readers.columnar import BATCH_BYTES, text_blocks
+    from workbench.engine.corpus.readers.columnar import BATCH_BYTES, text_blocks
 
     path = tmp_path / "dict.arrow"
     indices = pa.array([0, 1, 1, 2, 0] * 400, pa.int32())
@@ -140,7 +140,7 @@ def test_a_dictionary_encoded_arrow_column_is_text(tmp_path):
 def test_slices_cut_by_bytes_and_keep_records_whole():
     import pyarrow as pa
 
-    from workbench.engine.readers.columnar import _bounded
+    from workbench.engine.corpus.readers.columnar import _bounded
 
     array = pa.array(["x" * 10, "y" * 10, "z" * 10, "w" * 50, "v"])
     cuts = [(first, piece.to_pylist()) for first, piece in _bounded(array, budget=20)]

@@ -8,8 +8,8 @@ import pytest
 
 from tests._crafted_counts import GOOD_ROWS, meta_with, write_crafted
 from tests._harden_helpers import assert_one_line_error, run_cli
-from workbench.engine.counts_file import CountsFileError, merge_counts, read_counts
-from workbench.engine.patterns import resolve
+from workbench.engine.pretokenize.counts_file import CountsFileError, merge_counts, read_counts
+from workbench.engine.patterns.regexes import resolve
 
 SPECIALS = ["<|endoftext|>"]
 HALF = 2**62

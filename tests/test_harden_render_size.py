@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from tests._harden_helpers import assert_one_line_error, run_cli
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.render import MAX_BYTES, size_refusal
 
 

@@ -22,8 +22,8 @@ from pathlib import Path
 from workbench.engine.config import TrainConfig
 from workbench.engine.errors import ConfigError
 from workbench.engine.events import MergeBatch
-from workbench.engine.pretokenize import CorpusStats
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine.pretokenize.results import CorpusStats
+from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.session import first_start
 from workbench.session.counting import count_documents, count_paths
 from workbench.session.interrupts import stop_on_signals

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.display import CR, NEWLINE, TAB, grapheme_bounds, show_bytes, token_rgb
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine.encode.tokenizer import Tokenizer
 
 if TYPE_CHECKING:
     from PySide6.QtGui import QImage, QPainter
@@ -60,7 +60,7 @@ def token_groups(tokenizer: Tokenizer, text: str, **specials: Any) -> list[Token
     `specials`: `allowed_special` / `disallowed_special` as for `Tokenizer.encode` (default:
     "all", since a viewer shows a user's own tokenizer on a user's own text).
     """
-    table = tokenizer._decode_table()
+    table = tokenizer.decode_table()
     cluster_starts = set(grapheme_bounds(text))
     groups: list[TokenGroup] = []
     run: list = []

@@ -39,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from workbench.engine.tokenizer import DisallowedSpecialError
+    from workbench.engine.encode.validation import DisallowedSpecialError
     from workbench.render import MAX_BYTES, render_file, size_refusal
 
     out = Path(args.out)

@@ -92,7 +92,7 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
 def _cmd_export(args: argparse.Namespace) -> int:
     # Imported here: the tokenizer and formats pull in Numba, which `runs list` does not need.
-    from workbench.engine.outputs import check_output_folder
+    from workbench.engine.formats.outputs import check_output_folder
     from workbench.store.tokenizer_of_run import export_run
 
     out = check_output_folder(args.out)
@@ -113,7 +113,7 @@ def _cmd_delete(args: argparse.Namespace) -> int:
 
 
 def _cmd_continue(args: argparse.Namespace) -> int:
-    from workbench.engine.pretokenize import count_corpus
+    from workbench.engine.pretokenize.counting import count_corpus
     from workbench.session.interrupts import stop_on_signals
     from workbench.session.run import RunSession
     from workbench.session.states import StopReason

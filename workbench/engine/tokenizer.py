@@ -385,7 +385,6 @@ class Tokenizer:
         rest as ordinary text) raises `DisallowedSpecialError`: text from users or files must not
         turn into control tokens by accident.
         """
-        _check_text(text)
         allowed = self._specials_for(text, allowed_special, disallowed_special)
         return self._handed_out(self._encode(text, allowed, want_starts=False)[0], lists=True)
 
@@ -400,7 +399,6 @@ class Tokenizer:
         disallowed_special: DisallowedSpecial = "all",
     ) -> np.ndarray:
         """Like `encode`, as an int32 array (no Python int per token)."""
-        _check_text(text)
         allowed = self._specials_for(text, allowed_special, disallowed_special)
         return self._handed_out(self._encode(text, allowed, want_starts=False)[0], lists=False)
 
@@ -415,7 +413,6 @@ class Tokenizer:
         A token that ends inside a character (byte-level BPE can cut `é` = C3 A9 in two) covers
         that character in its character span and has `splits_char` set. Specials as in `encode`.
         """
-        _check_text(text)
         text = _clean_text(text)
         allowed = self._specials_for(text, allowed_special, disallowed_special)
         ids, starts, data_len = self._encode(text, allowed, want_starts=True)
@@ -473,9 +470,7 @@ class Tokenizer:
     ) -> list[list[int]]:
         """`encode` of each text, in threads (the kernels release the GIL); keyword arguments
         as tiktoken's `encode_batch`. Raises what `encode` raises for the first failing text."""
-        return self._batch(
-            _checked_texts(texts), num_threads, allowed_special, disallowed_special, True
-        )
+        return self._batch(list(texts), num_threads, allowed_special, disallowed_special, True)
 
     def encode_batch_arrays(
         self,
@@ -488,9 +483,7 @@ class Tokenizer:
         """`encode_batch` as int32 arrays: no Python int per token, so the threads hardly ever
         wait for one another (a list's ints need the GIL: ~40% of a warm call on English). The
         arrays of one run of texts may be views of one array."""
-        return self._batch(
-            _checked_texts(texts), num_threads, allowed_special, disallowed_special, False
-        )
+        return self._batch(list(texts), num_threads, allowed_special, disallowed_special, False)
 
     def close(self) -> None:
         """Stop `encode_batch`'s helper threads now rather than when the tokenizer is collected
@@ -861,24 +854,6 @@ def _refuse(refused: regex.Pattern | None, text: str) -> None:
     found = refused.search(text, concurrent=True) if refused is not None else None
     if found is not None:
         raise DisallowedSpecialError(found.group(), found.start())
-
-
-def _check_text(text: object, name: str = "text") -> None:
-    """TypeError naming the parameter for anything but a str (None, bytes, a number, a list)."""
-    if not isinstance(text, str):
-        what = "items of texts" if name == "texts" else name
-        raise TypeError(f"{what} must be str, not {type(text).__name__}")
-
-
-def _checked_texts(texts: object) -> list[str]:
-    """`texts` as a list of str; TypeError naming `texts` for a bare str (its letters would be
-    encoded one by one), bytes, a non-iterable or an item that is not a str."""
-    if isinstance(texts, str | bytes | bytearray) or not isinstance(texts, Iterable):
-        raise TypeError(f"texts must be a list of str, not {type(texts).__name__}")
-    texts = list(texts)
-    for text in texts:
-        _check_text(text, "texts")
-    return texts
 
 
 def check_specials(specials: dict[str, int]) -> None:

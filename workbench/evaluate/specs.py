@@ -16,7 +16,7 @@ import numpy as np
 
 from workbench.engine import formats
 from workbench.engine.errors import WorkbenchError
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.evaluate import references
 
 _RUN = re.compile(r"run:(\d+)(?:@(\d+))?$")

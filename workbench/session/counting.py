@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 from workbench.engine.config import TrainConfig
 from workbench.engine.errors import CorpusError
-from workbench.engine.pretokenize import CorpusStats, PretokenizeResult, count_corpus, count_texts
+from workbench.engine.pretokenize.counting import CorpusStats, PretokenizeResult, count_corpus, count_texts
 from workbench.session import memory
 from workbench.session.run import Counted
 

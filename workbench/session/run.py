@@ -27,7 +27,7 @@ from workbench.engine.config import TrainConfig
 from workbench.engine.corpus import corpus_record, fingerprint, list_files
 from workbench.engine.errors import CorpusError, WorkbenchError
 from workbench.engine.events import MergeBatch
-from workbench.engine.pretokenize import CorpusStats, PretokenizeResult
+from workbench.engine.pretokenize.results import CorpusStats, PretokenizeResult
 from workbench.session import memory
 from workbench.session.states import RunState, StopReason
 
@@ -121,7 +121,7 @@ class RunSession:
         small run may start in Python and move to them when this says so.
         `count_ties=False` leaves every batch's `ties` at 0: counting them is a sixth of the
         merge loop, wasted when nothing records or shows them (`train --no-db`)."""
-        from workbench.engine.starting_trainer import trainer_for  # Numba loads here
+        from workbench.engine.train.starting import trainer_for  # Numba loads here
 
         started = time.perf_counter()
         with memory.stage("indexing the corpus for training"):
@@ -163,7 +163,7 @@ class RunSession:
         settings replays the same merges (the trainer is deterministic), which is checked
         against the store before anything new is written. `count(paths, config)` counts the
         corpus (the caller's progress and cancel ride along)."""
-        from workbench.engine.trainer import BpeTrainer
+        from workbench.engine.train.trainer import BpeTrainer
         from workbench.store import RunStore
 
         # Opening the store marks runs whose process died as interrupted, so a run still
@@ -358,7 +358,7 @@ class RunSession:
 
     def tokenizer(self):
         """The tokenizer of the merges made so far (`engine.tokenizer.Tokenizer`)."""
-        from workbench.engine.tokenizer import Tokenizer
+        from workbench.engine.encode.tokenizer import Tokenizer
 
         trainer = self.trainer
         return Tokenizer.from_trainer(
@@ -379,7 +379,7 @@ class RunSession:
 
     def export(self, formats: Sequence[str], out: str | Path) -> list[Path]:
         """Write the tokenizer in each format into folder `out`; records the time taken."""
-        from workbench.engine.outputs import write_formats_atomically
+        from workbench.engine.formats.outputs import write_formats_atomically
 
         started = time.perf_counter()
         # all formats staged, then renamed into place together (a full disk replaces nothing)

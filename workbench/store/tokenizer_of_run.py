@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from workbench.engine.errors import WorkbenchError
-from workbench.engine.patterns import resolve
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine.patterns.regexes import resolve
+from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.store import checks
 from workbench.store.errors import StoreError
 from workbench.store.models import RunInfo
@@ -60,7 +60,7 @@ def export_run(
     The files are staged, loaded back with `formats.load` and their merges compared with the
     tokenizer's before they replace anything (`outputs.write_staged`)."""
     from workbench.engine import formats
-    from workbench.engine.outputs import write_staged
+    from workbench.engine.formats.outputs import write_staged
 
     run = store.get_run(run_id)
     tok = tokenizer_of(run, store.merges_as_pairs(run_id), store.path)
