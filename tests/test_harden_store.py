@@ -133,7 +133,7 @@ def test_reading_commands_open_the_database_read_only(tmp_path, capsys):
     code, out, err = run_cli(capsys, "runs", "show", "2", "--db", str(db))
     assert code == 0 and '"state": "interrupted"' in out
     assert db.read_bytes() == before  # ... without writing a byte
-    with RunStore(db, read_only=True) as store, pytest.raises(sqlite3.OperationalError):
+    with RunStore(db, read_only=True) as store, pytest.raises(StoreError, match="readonly"):
         store.rename(1, "new name")  # query_only: nothing can be written through it
 
 

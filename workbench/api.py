@@ -66,7 +66,7 @@ def train(
     corpus: Corpus,
     vocab_size: int,
     pattern: str = "gpt2",
-    special_tokens: Iterable[str] = (),
+    special_tokens: Iterable[str] | str = (),
     tie_break: str = "lexicographic",
     min_frequency: int = 0,
     skip_bad_files: bool = False,
@@ -78,8 +78,13 @@ def train(
     """Train a byte-level BPE tokenizer on `corpus`.
 
     `corpus` is a path (file or folder: text, `.jsonl`, their `.gz` forms), a list of paths,
-    or an iterable of documents as strings. In a list, `Path` objects and strings naming an
-    existing file or folder are paths; other strings are documents (a list may not mix them).
+    or an iterable of documents as strings. A list is read by its first item: a `Path` (any
+    `os.PathLike`) or a non-empty, one-line string naming an existing file or folder makes it
+    a list of paths, every item of which must then be one; anything else makes it a list of
+    documents, every item a `str` (an empty string is an empty document, never the current
+    folder; a `Path` among documents is refused). Pass `Path` objects to say "path" for sure.
+    `special_tokens` is an iterable of strings, or one string for a single special token
+    (`special_tokens="<|endoftext|>"` is one special, not thirteen letters).
     A bad file (binary, not UTF-8, a broken JSONL line) stops training with a `CorpusError`
     naming it, or with `skip_bad_files` is left out and named in `stats.skipped`.
     `db` records the run in that run-store file (None: not recorded). `on_merge_batch` is
@@ -91,11 +96,15 @@ def train(
     config = TrainConfig(
         vocab_size=vocab_size,
         pattern=pattern,
-        special_tokens=tuple(special_tokens),
+        special_tokens=_specials(special_tokens),
         tie_break=tie_break,
         min_frequency=min_frequency,
         on_bad_file="skip" if skip_bad_files else "stop",
     )
+    if isinstance(corpus, str | os.PathLike) and not str(os.fspath(corpus)):
+        raise ConfigError(
+            "the corpus is an empty path; give a file or folder, or documents in a list"
+        )
     # A first start on a small corpus on disk does not wait for the compiler (first_start).
     quick = first_start.quick_start([corpus], config) if _is_path(corpus) else None
     merges_wanted = max(vocab_size - 256 - len(config.special_tokens), 0)
@@ -148,10 +157,31 @@ def load(path: str | os.PathLike | Any, pattern: str | None = None) -> Tokenizer
     return formats.load(path, pattern)
 
 
+def _specials(special_tokens: Iterable[str] | str) -> tuple[str, ...]:
+    """special_tokens as a tuple: "<|endoftext|>" -> ("<|endoftext|>",); ["a", "b"] -> ("a", "b").
+    Anything but strings raises TypeError naming the parameter."""
+    if isinstance(special_tokens, str):
+        return (special_tokens,)
+    if isinstance(special_tokens, bytes | bytearray) or not isinstance(special_tokens, Iterable):
+        raise TypeError(
+            f"special_tokens must be strings (or one string), not {type(special_tokens).__name__}"
+        )
+    names = tuple(special_tokens)
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"special_tokens must be strings, not {type(name).__name__}")
+    return names
+
+
 def _count(corpus: Corpus, config: TrainConfig, progress: bool = False) -> Counted:
     if isinstance(corpus, str | os.PathLike):
         with progress_api.bar(None, "B", "counting", progress, scale=True) as counted:
             return count_paths([corpus], config, progress=counted)
+    if isinstance(corpus, bytes | bytearray) or not isinstance(corpus, Iterable):
+        raise TypeError(
+            "corpus must be a path, a list of paths or an iterable of str documents, "
+            f"not {type(corpus).__name__}"
+        )
     total = len(corpus) if isinstance(corpus, Sized) else None
     items = iter(corpus)
     first = next(items, None)
@@ -169,7 +199,7 @@ def _count(corpus: Corpus, config: TrainConfig, progress: bool = False) -> Count
         with progress_api.bar(None, "B", "counting", progress, scale=True) as counted:
             return count_paths(paths, config, progress=counted)
     with progress_api.bar(total, "docs", "counting", progress) as counted:
-        return count_documents(_ticking(rest, counted), config)
+        return count_documents(_ticking(_documents(rest), counted), config)
 
 
 def _ticking(items: Iterable[str], update: Callable[[int], None]) -> Iterator[str]:
@@ -183,10 +213,23 @@ def _ticking(items: Iterable[str], update: Callable[[int], None]) -> Iterator[st
     update(number)
 
 
+def _documents(items: Iterable[object]) -> Iterable[object]:
+    """The documents, refusing a path among them (a list is paths or documents, not both)."""
+    for item in items:
+        if isinstance(item, os.PathLike):
+            raise ConfigError(
+                f"the corpus mixes paths and documents ({str(item)[:40]!r} is a path after a "
+                "document); give one or the other"
+            )
+        yield item
+
+
 def _is_path(item: object) -> bool:
+    """A PathLike, or a non-empty one-line str naming an existing file or folder ("" would
+    name the current folder: it is an empty document instead)."""
     if isinstance(item, os.PathLike):
         return True
-    if not isinstance(item, str) or "\n" in item or "\0" in item:
+    if not isinstance(item, str) or not item or "\n" in item or "\0" in item:
         return False
     try:
         return Path(item).exists()

@@ -18,14 +18,29 @@ from typing import TYPE_CHECKING, Any
 
 from workbench.display import CR, NEWLINE, TAB, token_rgb
 from workbench.engine.encode.tokenizer import Tokenizer
-from workbench.token_html import (  # the HTML half, re-exported for its callers
-    TokenGroup,
-    render_html,
-    token_groups,
-)
+from workbench.token_html import TokenGroup, render_html, token_groups
 
 if TYPE_CHECKING:
     from PySide6.QtGui import QImage, QPainter
+
+
+# Text a page or picture is drawn for at most, unless asked for more: every token becomes HTML
+# and several Python objects, so 24 MB of text made a 727 MB page and took 10 GB; 1 MB makes a
+# page of ~31 MB in ~10 s (a 2,000-token vocabulary), already more than a browser shows well.
+MAX_BYTES = 1 << 20
+
+
+def size_refusal(name: str, size: int, max_bytes: int = MAX_BYTES) -> str | None:
+    """Why a text of `size` UTF-8 bytes is not drawn, or None when it may be.
+
+    size_refusal("a.txt", 3_000_000) -> "a.txt: 3,000,000 bytes of text, more than render
+    draws (1,048,576; --max-bytes N for more, or give part of the text)"."""
+    if size <= max_bytes:
+        return None
+    return (
+        f"{name}: {size:,} bytes of text, more than render draws ({max_bytes:,}; "
+        "--max-bytes N for more, or give part of the text)"
+    )
 
 
 def render_png(

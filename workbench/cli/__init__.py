@@ -102,6 +102,9 @@ def main(argv: list[str] | None = None) -> int:
         return code
     except WorkbenchError as exc:
         return _fail(exc)
+    except MemoryError:  # a stage no session names: still one line, never a traceback
+        print(f"bpe-workbench: out of memory while running {args.command}", file=sys.stderr)
+        return EXIT_FAILED
     except KeyboardInterrupt:
         print("bpe-workbench: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -8,6 +8,8 @@ standard output; a PNG needs the window's extra (`pip install "bpe-workbench[gui
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from pathlib import Path
 
 from workbench.cli._common import (
@@ -45,6 +47,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="html or png (default: from the suffix of --out)",
     )
+    p.add_argument(
+        "--max-bytes",
+        type=int,
+        default=None,
+        metavar="N",
+        help="draw at most N bytes of text (default 1 MB); a longer text is refused",
+    )
     add_special_options(p)
     p.set_defaults(func=run)
 
@@ -52,17 +61,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from workbench.engine.encode.validation import DisallowedSpecialError
     from workbench.output_file import Kind, check_output
-    from workbench.render import render_file
+    from workbench.render import MAX_BYTES, render_file, size_refusal
 
     source = args.text if args.text is not None else args.text_file
     if source is None or (args.text is not None and args.text_file is not None):
         raise UsageError("render needs one text: PATH (or - for standard input)")
+    limit = MAX_BYTES if args.max_bytes is None else args.max_bytes
+    if limit < 1:
+        raise UsageError(f"--max-bytes must be 1 or more, not {args.max_bytes}")
     png = _is_png(args)
     kind = check_output(args.out, binary=png)  # a bad --out fails now, not after the work
     if png and not has_qt():
         raise UsageError('a PNG is drawn with Qt: pip install "bpe-workbench[gui]" (or .html)')
+    name = "standard input" if source == "-" else shown(source)
+    if source != "-" and (refusal := size_refusal(name, _file_size(source), limit)):
+        return _refuse(refusal)  # before reading a byte of it
     tokenizer = load_tokenizer(args)
     text = read_text(source)
+    if refusal := size_refusal(name, len(text.encode("utf-8")), limit):
+        return _refuse(refusal)
     try:
         render_file(tokenizer, text, args.out, png=png, **special_choice(args))
     except DisallowedSpecialError as exc:
@@ -85,3 +102,17 @@ def _is_png(args: argparse.Namespace) -> bool:
     if is_stdout(args.out) or kind_of(args.out) is not Kind.FILE:
         return False
     raise UsageError(f"{shown(args.out)}: the output must end in .html or .png (or --format)")
+
+
+def _file_size(path: str) -> int:
+    """The size on disk, 0 when it cannot be told (read_text then says why it cannot read)."""
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+def _refuse(message: str) -> int:
+    """Too much text is failed work, not a usage error: one line and exit status 1."""
+    print(f"bpe-workbench: {message}", file=sys.stderr)
+    return 1

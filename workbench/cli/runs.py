@@ -53,7 +53,7 @@ def _store_errors(func: Callable[[argparse.Namespace], int]) -> Callable[[argpar
 
         try:
             return func(args)
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
             raise as_store_error(args.db or default_db_path(), exc) from None
 
     return run
@@ -148,19 +148,17 @@ def _cmd_show(args: argparse.Namespace) -> int:
 
 def _cmd_export(args: argparse.Namespace) -> int:
     # Imported here: the tokenizer and formats pull in Numba, which `runs list` does not need.
-    from workbench.engine.formats import export
     from workbench.engine.formats.outputs import check_output_folder
-    from workbench.store.tokenizer_of_run import tokenizer_of
+    from workbench.store.tokenizer_of_run import export_run
 
     if args.out_dir is None:
         raise UsageError("runs export needs --out-dir DIR, the folder for the tokenizer files")
     out = check_output_folder(args.out_dir)
     with _open(args, read_only=True) as store:
-        run = store.get_run(args.id)
-        pairs = store.merges_as_pairs(args.id)
-    tokenizer = tokenizer_of(run, pairs)
-    written = export(tokenizer, args.format, out)
-    print(f"run {run.id} ({len(pairs)} merges) exported as {args.format} to {shown(out)}")
+        run, tokenizer, written = export_run(store, args.id, args.format, out)
+    print(
+        f"run {run.id} ({len(tokenizer.merges)} merges) exported as {args.format} to {shown(out)}"
+    )
     for path in written or ():
         print(f"  {shown(path)}")
     return 0

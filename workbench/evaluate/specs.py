@@ -60,7 +60,7 @@ def run_candidate(store, run_id: int, k: int | None = None, name: str | None = N
     from workbench.store.tokenizer_of_run import merge_counts, tokenizer_of
 
     run = store.get_run(run_id)
-    tok = tokenizer_of(run, store.merges_as_pairs(run_id))
+    tok = tokenizer_of(run, store.merges_as_pairs(run_id), store.path)
     label = f"run {run.id} “{run.name}”"
     if k is not None:
         if not 0 <= k <= len(tok.merges):
@@ -86,7 +86,7 @@ def resolve(spec: str, db_path: str | Path | None = None, pattern: str | None = 
     if run is not None:
         from workbench.store import RunStore
 
-        with RunStore(db_path, read_only=True) as store:  # a run is only read
+        with RunStore(db_path, read_only=True) as store:  # eval only reads: a read-only db works
             return run_candidate(store, *run, name=spec)
     if spec.startswith("run:"):
         raise ConfigError(f"--tokenizer {spec!r}: write run:ID or run:ID@k (k merges)")
@@ -110,7 +110,12 @@ def sweep_of(run) -> str | None:
 def sweep_runs(store, sweep_id: str) -> list[int]:
     """The ids of the runs of sweep `sweep_id`, in the sweep's order."""
     runs = [r for r in store.list_runs() if sweep_of(r) == sweep_id]
-    return [r.id for r in sorted(runs, key=lambda r: (r.settings["sweep"].get("index", 0), r.id))]
+
+    def order(run) -> tuple[int, int]:
+        index = run.settings["sweep"].get("index", 0)
+        return (index if type(index) is int else 0, run.id)  # a crafted index sorts first
+
+    return [r.id for r in sorted(runs, key=order)]
 
 
 def resolve_all(
@@ -124,7 +129,7 @@ def resolve_all(
             continue
         from workbench.store import RunStore
 
-        with RunStore(db_path, read_only=True) as store:  # a run is only read
+        with RunStore(db_path, read_only=True) as store:
             ids = sweep_runs(store, spec[len(_SWEEP) :])
             if not ids:
                 raise WorkbenchError(f"--tokenizer {spec!r}: no stored run belongs to that sweep")

@@ -14,6 +14,7 @@ from workbench.engine.config import TrainConfig
 from workbench.engine.errors import CorpusError
 from workbench.engine.pretokenize.counting import count_corpus, count_texts
 from workbench.engine.pretokenize.results import CorpusStats, PretokenizeResult
+from workbench.session import memory
 from workbench.session.run import Counted
 
 
@@ -26,7 +27,8 @@ def count_paths(
 ) -> Counted:
     """Count the files and folders under `paths` (see `engine.pretokenize.count_corpus`)."""
     paths = tuple(str(p) for p in paths)
-    result = count_corpus(paths, config, progress=progress, cancel=cancel, workers=workers)
+    with memory.stage("counting the corpus"):
+        result = count_corpus(paths, config, progress=progress, cancel=cancel, workers=workers)
     return Counted(result, paths)
 
 
@@ -42,7 +44,8 @@ def count_documents(texts: Iterable[str], config: TrainConfig) -> Counted:
             stats.documents += 1
             yield text
 
-    words = count_texts(documents(), config)
+    with memory.stage("counting the documents"):
+        words = count_texts(documents(), config)
     if len(words) == 0:
         raise CorpusError("documents", "the corpus holds no text to train on")
     stats.pieces = words.total_pieces

@@ -29,6 +29,7 @@ from workbench.engine.corpus.listing import list_files
 from workbench.engine.errors import CorpusError, WorkbenchError
 from workbench.engine.events import MergeBatch
 from workbench.engine.pretokenize.results import CorpusStats, PretokenizeResult
+from workbench.session import memory
 from workbench.session.states import RunState, StopReason
 
 TOP_PIECES = 200  # most frequent pre-tokens kept with a run (the corpus panel shows them)
@@ -40,6 +41,11 @@ StopCheck = Callable[[], StopReason | None]
 
 class RunDeleted(WorkbenchError):
     """The run was deleted from the store while this session still trained it."""
+
+
+class RunLost(WorkbenchError):
+    """The run's end could not be recorded: its database was deleted, replaced or made
+    read-only, or the run deleted, while it trained."""
 
 
 @dataclass
@@ -70,7 +76,10 @@ def stored_config(settings: dict, vocab_size: int) -> TrainConfig:
     """A stored run's settings as a TrainConfig, with a new vocab size."""
     known = {f.name for f in fields(TrainConfig)}
     values = {k: v for k, v in settings.items() if k in known}
-    values["special_tokens"] = tuple(values.get("special_tokens") or ())
+    specials = values.get("special_tokens") or ()
+    if not isinstance(specials, list | tuple) or not all(isinstance(t, str) for t in specials):
+        raise ValueError("special_tokens is not a list of strings")
+    values["special_tokens"] = tuple(specials)
     values["vocab_size"] = vocab_size
     return TrainConfig(**values)
 
@@ -88,6 +97,9 @@ class RunSession:
     timings: dict[str, float] = field(default_factory=dict)
     listeners: list[BatchListener] = field(default_factory=list)
     ended: bool = False  # end() was called: the run is final and nothing more is written
+    # Why the run's final state could not be recorded (the database deleted, replaced, made
+    # read-only or full), or None; leaving the session then raises it (see __exit__).
+    lost: str | None = None
     _writer: Any = None
 
     # -- opening ---------------------------------------------------------------------------
@@ -113,7 +125,8 @@ class RunSession:
         from workbench.engine.train.starting import trainer_for  # Numba loads here
 
         started = time.perf_counter()
-        trainer = trainer_for(counted.result.words, config, kernels_ready, count_ties)
+        with memory.stage("indexing the corpus for training"):
+            trainer = trainer_for(counted.result.words, config, kernels_ready, count_ties)
         session = cls(trainer, config, counted, listeners=list(listeners))
         session.timings = {"pretokenize": round(counted.stats.seconds, 3)}
         session.timings["index"] = round(time.perf_counter() - started, 3)
@@ -163,6 +176,8 @@ class RunSession:
             stored = store.merges_as_pairs(run_id)
         paths = run.corpus.get("paths")
         recorded = run.corpus.get("fingerprint")
+        if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+            paths = None  # a crafted record: as good as none
         if not paths or not recorded:
             raise WorkbenchError(
                 f"run {run_id} did not record its corpus files, so it cannot be continued"
@@ -184,7 +199,12 @@ class RunSession:
                 f"run {run_id} already has {run.vocab_size:,} tokens; ask for more"
             )
         target = vocab_size if vocab_size is not None else run.settings.get("vocab_size", 0)
-        config = stored_config(run.settings, max(int(target), run.vocab_size))
+        try:  # the database may be crafted: settings of other types than this app writes
+            config = stored_config(run.settings, max(int(target), run.vocab_size))
+        except (TypeError, ValueError, WorkbenchError) as exc:  # WorkbenchError: ConfigError
+            raise WorkbenchError(
+                f"{store_path}: run {run_id}: its stored settings cannot be used ({exc})"
+            ) from None
         result = count(paths, config)
         trainer = BpeTrainer(result.words, config)
         trainer.step(len(stored))
@@ -239,15 +259,25 @@ class RunSession:
             self._add_time("merge", started)
             self.end(RunState.INTERRUPTED, StopReason.INTERRUPTED)
             raise
+        except MemoryError:
+            self._add_time("merge", started)
+            message = self._out_of_memory()
+            self.end(RunState.FAILED, error=message)
+            raise memory.OutOfMemory(message) from None
         except BaseException as exc:
             self._add_time("merge", started)
             self.end(RunState.FAILED, error=str(exc) or type(exc).__name__)
             raise
         self._add_time("merge", started)
+        return self._settle(reason, stepped=max_merges is not None)
+
+    def _settle(self, reason: StopReason | None, stepped: bool) -> StopReason:
+        """The state after the merges `advance` made: the reason given between batches, else
+        the trainer's, else a step's or the vocabulary size's."""
         if reason is None:
             if self.trainer.stop_reason is not None:
                 reason = StopReason(self.trainer.stop_reason)
-            elif max_merges is not None:
+            elif stepped:
                 reason = StopReason.STEPPED
             else:
                 reason = StopReason.VOCAB_SIZE
@@ -262,6 +292,13 @@ class RunSession:
             self._set(RunState.DONE, reason)
         return reason
 
+    def _out_of_memory(self) -> str:
+        """`out of memory while merging (after 1,200 merges, kept in run 3)`."""
+        if self._writer is None:
+            return "out of memory while merging"
+        kept = self._writer.next_rank
+        return f"out of memory while merging (after {kept:,} merges, kept in run {self.run_id})"
+
     def _write(self, batch: MergeBatch) -> None:
         self._to_store(self._writer.write, batch)
 
@@ -275,7 +312,8 @@ class RunSession:
             self._writer.close()
             self._writer = None
             self.state, self.stop_reason, self.ended = RunState.FAILED, StopReason.DELETED, True
-            raise RunDeleted(f"run {self.run_id} was deleted while it trained") from None
+            self.lost = f"run {self.run_id} was deleted while it trained"
+            raise RunDeleted(self.lost) from None
 
     def _add_time(self, stage: str, started: float) -> None:
         self.timings[stage] = round(self.timings.get(stage, 0.0) + time.perf_counter() - started, 3)
@@ -309,8 +347,8 @@ class RunSession:
             return
         try:
             writer.set_state(state, stop_reason=reason, error=error, timings=self.timings)
-        except WorkbenchError:
-            pass  # deleted meanwhile: there is no run left to mark
+        except WorkbenchError as exc:  # deleted meanwhile, or the file gone: nothing to mark
+            self.lost = str(exc)
         finally:
             writer.close()
 
@@ -351,7 +389,8 @@ class RunSession:
 
         started = time.perf_counter()
         # all formats staged, then renamed into place together (a full disk replaces nothing)
-        written = write_formats_atomically(self.tokenizer(), formats, out)
+        with memory.stage("writing the tokenizer files"):
+            written = write_formats_atomically(self.tokenizer(), formats, out)
         self._add_time("export", started)
         return written
 
@@ -365,3 +404,5 @@ class RunSession:
             self.end(RunState.FAILED, error=str(exc) or type(exc).__name__)
         else:
             self.end()
+            if self.lost is not None:  # never report a run the store no longer holds
+                raise RunLost(self.lost)

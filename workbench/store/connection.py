@@ -17,6 +17,7 @@ from pathlib import Path
 
 import platformdirs
 
+from workbench.store.checks import CraftedRow
 from workbench.store.errors import StoreError
 
 ENV_DB = "BPE_WORKBENCH_DB"
@@ -37,8 +38,18 @@ def default_db_path() -> Path:
     return platformdirs.user_data_path(APP_DIR, appauthor=False, roaming=True) / "runs.db"
 
 
+def utf8_text(data: bytes) -> str:
+    """SQLite hands back what a TEXT value holds, UTF-8 or not: a crafted file's bad bytes are
+    refused (`CraftedRow`, one line naming the file) rather than a UnicodeDecodeError."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CraftedRow(f"a text value is not UTF-8: {data[:40]!r}") from None
+
+
 def configure(conn: sqlite3.Connection) -> sqlite3.Connection:
     """Apply the store's pragmas to a connection (also to one a test injects)."""
+    conn.text_factory = utf8_text
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys = ON")
     # An in-memory database answers "memory" here; WAL only applies to files.
@@ -73,21 +84,25 @@ def connect(path: str | os.PathLike[str], read_only: bool = False) -> sqlite3.Co
         return configure(conn)
     except sqlite3.Error as exc:
         raise StoreError(f"{path}: cannot open the run database ({exc})") from None
+    except (CraftedRow, UnicodeDecodeError) as exc:
+        raise StoreError(f"{path}: cannot open the run database ({_reason(exc)})") from None
 
 
 def _connect_read_only(path: Path) -> sqlite3.Connection:
     """`mode=ro`; where even that cannot start (a WAL database in a folder this user cannot
     write holds no -shm file to share), `immutable=1`: no writer can be at work there."""
-    last: sqlite3.Error | None = None
+    last: Exception | None = None
     for options in ("mode=ro", "mode=ro&immutable=1"):
         uri = f"{path.resolve().as_uri()}?{options}"
         conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+        conn.text_factory = utf8_text
         try:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             conn.execute("PRAGMA query_only = ON")
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # bad files fail here
             return conn
-        except sqlite3.OperationalError as exc:
+        except (sqlite3.OperationalError, UnicodeDecodeError) as exc:
+            # UnicodeDecodeError: SQLite's own message quoting a damaged schema's bytes
             conn.close()
             last = exc
         except BaseException:
@@ -118,9 +133,24 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         raise
 
 
-def as_store_error(where: str | os.PathLike[str] | None, exc: sqlite3.Error) -> StoreError:
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, UnicodeDecodeError):  # SQLite quoting bytes of a damaged schema
+        return "database disk image is malformed (text that is not UTF-8)"
+    return str(exc) or type(exc).__name__
+
+
+def as_store_error(
+    where: str | os.PathLike[str] | None, exc: sqlite3.Error | UnicodeDecodeError
+) -> StoreError:
     """A SQLite error as a one-line StoreError naming the database."""
-    reason = str(exc) or type(exc).__name__
+    reason = _reason(exc)
     if "malformed" in reason or "not a database" in reason:
         reason += " (the file is damaged; restore a copy or point --db at another file)"
     return StoreError(f"{where or 'run database'}: {reason}")
+
+
+def naming(where: str | os.PathLike[str] | None, exc: StoreError) -> StoreError:
+    """`exc` with the database's name in front, unless its message names it already."""
+    if where is None or str(where) in str(exc):
+        return exc
+    return StoreError(f"{where}: {exc}")

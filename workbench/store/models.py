@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
+
+from workbench.store import checks
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,21 +29,23 @@ class RunInfo:
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> RunInfo:
+        """Raises `checks.CraftedRow` for a value this app never writes."""
+        row = checks.run_row(row)
         return cls(
             id=row["id"],
             name=row["name"],
             created=row["created"],
             updated=row["updated"],
             state=row["state"],
-            pid=row["pid"],
+            pid=row.get("pid"),
             merge_count=row["merge_count"],
             vocab_size=row["vocab_size"],
-            settings=json.loads(row["settings"]),
-            corpus=json.loads(row["corpus"]),
-            stats=json.loads(row["stats"]),
-            timings=json.loads(row["timings"]),
-            stop_reason=row["stop_reason"],
-            error=row["error"],
+            settings=row["settings"],
+            corpus=row["corpus"],
+            stats=row["stats"],
+            timings=row["timings"],
+            stop_reason=row.get("stop_reason"),
+            error=row.get("error"),
         )
 
 
@@ -69,8 +72,11 @@ class StoredMerge:
 
     @classmethod
     def from_tuple(cls, row: tuple[Any, ...]) -> StoredMerge:
-        """From a row selected as `MERGE_COLUMNS`."""
-        rank, new_id, left_id, right_id, token, text, count, length, is_new, ties, tokens = row
+        """From a row selected as `MERGE_COLUMNS`; raises `checks.CraftedRow` for a value this
+        app never writes (a text token, a float id)."""
+        rank, new_id, left_id, right_id, token, text, count, length, is_new, ties, tokens = (
+            checks.merge_row(row)
+        )
         return cls(
             rank, new_id, left_id, right_id, bytes(token), text, count, length, bool(is_new), ties,
             tokens,

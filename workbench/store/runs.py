@@ -12,15 +12,22 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from sqlite_utils import Database
 
 from workbench.store import search as _search
-from workbench.store.connection import as_store_error, connect, default_db_path, transaction
+from workbench.store.checks import MAX_ID, CraftedRow
+from workbench.store.connection import (
+    as_store_error,
+    connect,
+    default_db_path,
+    naming,
+    transaction,
+)
 from workbench.store.errors import RunNotFound, StoreError
 from workbench.store.liveness import owner_alive, owner_token
 from workbench.store.models import MERGE_COLUMNS, RunInfo, StoredMerge
@@ -31,6 +38,32 @@ if TYPE_CHECKING:
     from workbench.store.writer import RunWriter
 
 DEFAULT_PAGE = 500
+# A stored token longer than this is compared in SQL rather than read: a crafted 1 GB blob is
+# refused without holding it (real tokens are pieces of words, rarely past a few hundred bytes).
+_READ_TOKEN_UP_TO = 1 << 16
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _refusing(method: Callable[_P, _R]) -> Callable[_P, _R]:
+    """SQLite's errors and crafted values as one `StoreError` line naming the database file.
+
+    A foreign table (no such column), a damaged page, a text where an id goes: whichever read
+    meets it, the caller gets `runs.db: <reason>`, never a traceback."""
+
+    def checked(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        store = args[0]
+        try:
+            return method(*args, **kwargs)
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
+            raise as_store_error(store.path, exc) from None  # type: ignore[attr-defined]
+        except (CraftedRow, OverflowError) as exc:
+            raise StoreError(f"{store.path or 'run database'}: {exc}") from None  # type: ignore[attr-defined]
+
+    checked.__name__ = method.__name__
+    checked.__doc__ = method.__doc__
+    return checked
 
 
 def is_row_id(value: int) -> bool:
@@ -92,9 +125,15 @@ class RunStore:
             self._texts: dict[int, list[str]] = {}  # run id -> token text by rank (regex)
             if not read_only:
                 self.mark_interrupted_stale()
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
             conn.close()
             raise as_store_error(self.path, exc) from None
+        except StoreError as exc:
+            conn.close()
+            raise naming(self.path, exc) from None
+        except CraftedRow as exc:
+            conn.close()
+            raise StoreError(f"{self.path}: {exc}") from None
         except BaseException:
             conn.close()
             raise
@@ -120,6 +159,7 @@ class RunStore:
 
     # -- runs ------------------------------------------------------------------------------
 
+    @_refusing
     def create_run(
         self,
         name: str,
@@ -153,13 +193,16 @@ class RunStore:
         with self._lock:
             self.db.table("runs").update(run_id, {**values, "updated": now_iso()})
 
+    @_refusing
     def rename(self, run_id: int, name: str) -> None:
         self._update_run(run_id, {"name": name})
 
+    @_refusing
     def set_stats(self, run_id: int, stats: Any) -> None:
         """Corpus statistics often arrive after the run is created (pre-tokenizing is a stage)."""
         self._update_run(run_id, {"stats": to_json(stats)})
 
+    @_refusing
     def delete(self, run_id: int) -> None:
         """Delete a run and all it holds; refused while its process is still training it."""
         with self._lock:
@@ -173,12 +216,14 @@ class RunStore:
                 self.conn.execute("DELETE FROM runs WHERE id = ?", [run_id])
             self._texts.pop(run_id, None)
 
+    @_refusing
     def list_runs(self) -> list[RunInfo]:
         """All runs, newest first."""
         with self._lock:
             rows = list(self.db.query("SELECT * FROM runs ORDER BY id DESC"))
         return [self._info(row) for row in rows]
 
+    @_refusing
     def get_run(self, run_id: int) -> RunInfo:
         if not 1 <= run_id < 2**63:  # ids are positive SQLite INTEGERs (signed 64-bit)
             raise RunNotFound(run_id)
@@ -192,13 +237,14 @@ class RunStore:
         # A read-only store cannot mark a dead process's run; it shows it as marked.
         if (
             self.read_only
-            and row["state"] in ("running", "paused")
+            and row.get("state") in ("running", "paused")
             and not owner_alive(row.get("owner"), row.get("pid"))
         ):
             row = {**row, "state": "interrupted"}
             row["stop_reason"] = row.get("stop_reason") or "process ended"
         return RunInfo.from_row(row)
 
+    @_refusing
     def mark_interrupted_stale(self) -> list[int]:
         """Mark `running`/`paused` runs whose process is gone as `interrupted`; returns their ids.
 
@@ -222,14 +268,22 @@ class RunStore:
 
     # -- merges ----------------------------------------------------------------------------
 
+    @_refusing
     def merge_count(self, run_id: int) -> int:
         """Merges stored for a run (ranks are gap-free from 0, so max + 1; an index lookup)."""
         with self._lock:
             row = self.conn.execute(
                 "SELECT max(rank) FROM merges WHERE run_id = ?", [run_id]
             ).fetchone()
-        return 0 if row[0] is None else int(row[0]) + 1
+        if row[0] is None:
+            return 0
+        if type(row[0]) is not int or not 0 <= row[0] < MAX_ID:
+            raise CraftedRow(
+                f"run {run_id}: the last merge's rank {str(row[0])[:40]!r} is not a rank"
+            )
+        return row[0] + 1
 
+    @_refusing
     def merges(
         self, run_id: int, after_rank: int = -1, limit: int = DEFAULT_PAGE
     ) -> list[StoredMerge]:
@@ -247,6 +301,7 @@ class RunStore:
             ).fetchall()
         return [StoredMerge.from_tuple(row) for row in rows]
 
+    @_refusing
     def merge_by_id(self, run_id: int, token_id: int) -> StoredMerge | None:
         """The merge that first made token `token_id` (None for a byte or unknown id)."""
         # `+rank`: left to itself the planner walks the primary key in rank order to satisfy
@@ -260,6 +315,7 @@ class RunStore:
             ).fetchone()
         return None if row is None else StoredMerge.from_tuple(row)
 
+    @_refusing
     def merges_using(self, run_id: int, token_id: int, limit: int = 200) -> list[StoredMerge]:
         """Merges that take `token_id` as a part (left or right), in rank order."""
         with self._lock:
@@ -272,27 +328,76 @@ class RunStore:
             ).fetchall()
         return [StoredMerge.from_tuple(row) for row in rows]
 
+    @_refusing
     def merges_as_pairs(self, run_id: int) -> list[tuple[bytes, bytes]]:
-        """(left bytes, right bytes) in rank order: what `Tokenizer.from_merges` takes."""
+        """(left bytes, right bytes) in rank order: what `Tokenizer.from_merges` takes.
+
+        Checked as it is read, since the file may be crafted: ranks gap-free from 0, ids known
+        when used, each token the bytes of its two parts, one id never two different tokens.
+        """
+        if not is_row_id(run_id):
+            return []
         token_of = {i: bytes([i]) for i in range(256)}
         pairs: list[tuple[bytes, bytes]] = []
         with self._lock:
             cursor = self.conn.execute(
-                "SELECT rank, left_id, right_id, new_id, token FROM merges "
-                "WHERE run_id = ? ORDER BY rank",
+                "SELECT rank, left_id, right_id, new_id, length(token), typeof(token), "
+                f"CASE WHEN length(token) <= {_READ_TOKEN_UP_TO} THEN token END "
+                "FROM merges WHERE run_id = ? ORDER BY rank",
                 [run_id],
             )
-            for rank, left, right, new_id, token in cursor:
-                try:
-                    pair = (token_of[left], token_of[right])
-                except KeyError:
-                    raise StoreError(
-                        f"run {run_id}: merge {rank} uses a token no earlier merge made"
-                    ) from None
+            for rank, left, right, new_id, length, kind, token in cursor:
+                pair = self._checked_pair(run_id, len(pairs), token_of, rank, left, right, new_id)
+                made = pair[0] + pair[1]
+                if kind != "blob" or length != len(made):
+                    raise CraftedRow(
+                        f"run {run_id}: merge {rank}'s token is not its two parts joined"
+                    )
+                if token is None:  # too long to read: let SQLite compare it
+                    token = self._long_token(run_id, rank, made)
+                if token != made:
+                    raise CraftedRow(
+                        f"run {run_id}: merge {rank}'s token is not its two parts joined"
+                    )
+                if token_of.setdefault(new_id, made) != made:
+                    raise CraftedRow(
+                        f"run {run_id}: merge {rank} reuses id {new_id} for other bytes"
+                    )
                 pairs.append(pair)
-                token_of[new_id] = bytes(token)
         return pairs
 
+    @staticmethod
+    def _checked_pair(
+        run_id: int,
+        expected: int,
+        token_of: dict[int, bytes],
+        rank: object,
+        left: object,
+        right: object,
+        new_id: object,
+    ) -> tuple[bytes, bytes]:
+        """The parts' bytes of the merge at `rank`, which must be the next rank, its ids
+        integers in range, its parts tokens made earlier."""
+        if rank != expected or type(rank) is not int:
+            raise CraftedRow(f"run {run_id}: merge {expected} is missing (found rank {rank!r})")
+        for name, value in (("left_id", left), ("right_id", right), ("new_id", new_id)):
+            if type(value) is not int or not 0 <= value <= MAX_ID:
+                raise CraftedRow(f"run {run_id}: merge {rank}: {name} {value!r} is not a token id")
+        try:
+            return token_of[left], token_of[right]  # type: ignore[index]
+        except KeyError:
+            raise CraftedRow(
+                f"run {run_id}: merge {rank} uses a token no earlier merge made"
+            ) from None
+
+    def _long_token(self, run_id: int, rank: int, made: bytes) -> bytes:
+        """`made` if the stored token of merge `rank` equals it, else b"" (never equal)."""
+        row = self.conn.execute(
+            "SELECT token = ? FROM merges WHERE run_id = ? AND rank = ?", [made, run_id, rank]
+        ).fetchone()
+        return made if row and row[0] == 1 else b""
+
+    @_refusing
     def search(
         self,
         run_id: int,
@@ -352,6 +457,7 @@ class RunStore:
                     break
         return found[offset : offset + limit]
 
+    @_refusing
     def search_count(self, run_id: int, **filters: Any) -> int:
         """How many merges `search(run_id, **filters)` would find over all pages."""
         for paging in ("limit", "offset", "after_rank"):
@@ -380,9 +486,13 @@ class RunStore:
             "SELECT token FROM merges WHERE run_id = ? AND rank >= ? ORDER BY rank",
             [run_id, len(texts)],
         ).fetchall()
-        texts.extend(real_text(bytes(row[0])) for row in rows)
+        for (token,) in rows:
+            if type(token) is not bytes:
+                raise CraftedRow(f"run {run_id}: merge {len(texts)}: a token is not bytes")
+            texts.append(real_text(token))
         return texts
 
+    @_refusing
     def top_pieces(self, run_id: int, limit: int = 100) -> list[tuple[bytes, int]]:
         """The corpus's most frequent pre-tokens, most frequent first."""
         with self._lock:
@@ -391,4 +501,7 @@ class RunStore:
                 "ORDER BY count DESC, piece LIMIT ?",
                 [run_id, limit],
             ).fetchall()
-        return [(bytes(piece), int(count)) for piece, count in rows]
+        for piece, count in rows:
+            if type(piece) is not bytes or type(count) is not int:
+                raise CraftedRow(f"run {run_id}: a top piece is not bytes with an integer count")
+        return [(piece, count) for piece, count in rows]

@@ -165,7 +165,30 @@ def check_schema(conn: sqlite3.Connection) -> int:
             "this SQLite file is not a BPE Workbench run database (it holds other tables: "
             f"{shown}); point --db or BPE_WORKBENCH_DB at another file"
         )
+    if current > 0:
+        _check_columns(conn)
     return current
+
+
+# The columns each of our tables must have (a foreign file may have tables of our names).
+_COLUMNS = {
+    "runs": {"id", "name", "created", "updated", "state", "pid", "owner", "corpus", "settings",
+             "timings", "stats", "merge_count", "vocab_size", "stop_reason", "error"},
+    "merges": {"run_id", "rank", "new_id", "left_id", "right_id", "token", "readable", "count",
+               "length", "is_new", "ties", "corpus_tokens"},
+    "top_pieces": {"run_id", "piece", "count"},
+}  # fmt: skip
+
+
+def _check_columns(conn: sqlite3.Connection) -> None:
+    for table, wanted in _COLUMNS.items():
+        have = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        missing = sorted(wanted - have)
+        if missing:
+            raise StoreError(
+                f"this SQLite file is not a BPE Workbench run database (its {table} table has "
+                f"no column {missing[0]}); point --db or BPE_WORKBENCH_DB at another file"
+            )
 
 
 def has_fts(conn: sqlite3.Connection) -> bool:

@@ -4,28 +4,82 @@ The run's merges come from the store in rank order; its pattern and special toke
 settings. The CLI (`runs export`, `eval run:ID`), the Tokens tab and the Evaluate tab all call
 `tokenizer_of_run`. Imported on demand (it pulls in the Numba engine, which `runs list` and the
 store's own users do not need).
+
+The database may be crafted, so what it makes is checked as an imported file would be
+(`Tokenizer.from_vocab_merges`), and `export_run` reads every file back with the project's own
+loader before it replaces anything: a run that cannot become a tokenizer file is one line naming
+the database, never a file the loader then refuses.
 """
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import numpy as np
 
 from workbench.engine.encode.tokenizer import Tokenizer
+from workbench.engine.errors import WorkbenchError
 from workbench.engine.patterns.regexes import resolve
+from workbench.store import checks
+from workbench.store.errors import StoreError
 from workbench.store.models import RunInfo
 from workbench.store.runs import RunStore
 
 
 def tokenizer_of_run(store: RunStore, run_id: int) -> Tokenizer:
     """The tokenizer of every merge run `run_id` has stored so far."""
-    return tokenizer_of(store.get_run(run_id), store.merges_as_pairs(run_id))
+    return tokenizer_of(store.get_run(run_id), store.merges_as_pairs(run_id), store.path)
 
 
-def tokenizer_of(run: RunInfo, pairs: list[tuple[bytes, bytes]]) -> Tokenizer:
-    """The tokenizer of `pairs` (a run's merges) with `run`'s pattern and special tokens."""
-    settings = run.settings
-    specials = tuple(settings.get("special_tokens") or ())
-    return Tokenizer.from_merges(pairs, resolve(settings.get("pattern")), specials)
+def tokenizer_of(
+    run: RunInfo,
+    pairs: list[tuple[bytes, bytes]],
+    where: str | os.PathLike[str] | None = None,
+) -> Tokenizer:
+    """The tokenizer of `pairs` (a run's merges) with `run`'s pattern and special tokens.
+
+    `where` (the database) names the file in the one-line StoreError a crafted run gets."""
+    try:
+        settings = run.settings
+        specials = checks.special_names(f"run {run.id}", settings.get("special_tokens"))
+        pattern = checks.pattern_setting(f"run {run.id}", settings.get("pattern"))
+        tok = Tokenizer.from_merges(pairs, resolve(pattern), specials)
+        # The checks an imported file gets: no pair twice, every id made once, specials apart.
+        Tokenizer.from_vocab_merges(tok.vocab, tok.merges, tok.pattern, tok.special_tokens)
+    except (checks.CraftedRow, WorkbenchError) as exc:
+        raise StoreError(f"{where or 'run database'}: run {run.id}: {exc}") from None
+    return tok
+
+
+def export_run(
+    store: RunStore, run_id: int, fmt: str, out: str | os.PathLike[str]
+) -> tuple[RunInfo, Tokenizer, list[Path]]:
+    """Write run `run_id`'s tokenizer in format `fmt` into `out`: (run, tokenizer, files).
+
+    The files are staged, loaded back with `formats.load` and their merges compared with the
+    tokenizer's before they replace anything (`outputs.write_staged`)."""
+    from workbench.engine import formats
+    from workbench.engine.formats.outputs import write_staged
+
+    run = store.get_run(run_id)
+    tok = tokenizer_of(run, store.merges_as_pairs(run_id), store.path)
+    write = formats.exporter(fmt)
+
+    def written_and_read_back(stage: Path) -> list[Path]:
+        written = write(tok, stage)
+        try:
+            again = formats.load(stage, tok.pattern)
+        except WorkbenchError as exc:
+            raise StoreError(
+                f"{store.path}: run {run_id} does not make a valid {fmt} file ({exc})"
+            ) from None
+        # Ids may be renumbered by a format (tiktoken's are ranks); the merges may not change.
+        if again.merge_bytes != tok.merge_bytes:
+            raise StoreError(f"{store.path}: run {run_id}'s {fmt} file reads back differently")
+        return written
+
+    return run, tok, write_staged(out, written_and_read_back)
 
 
 def merge_counts(store: RunStore, run_id: int) -> np.ndarray:

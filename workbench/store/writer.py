@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from workbench.engine.events import MergeBatch
-from workbench.store.connection import as_store_error, connect, transaction
-from workbench.store.errors import RunNotFound
+from workbench.store.checks import CraftedRow
+from workbench.store.connection import as_store_error, connect, naming, transaction
+from workbench.store.errors import RunNotFound, StoreError
 from workbench.store.liveness import owner_token
 from workbench.store.readable import readable
 from workbench.store.runs import now_iso, to_json
@@ -39,6 +40,18 @@ def _column(batch: MergeBatch, name: str, n: int) -> list[Any]:
 _INSERT_FTS = "INSERT INTO merges_fts (rowid, readable) VALUES (?, ?)"
 
 
+def _identity(path: Path) -> tuple[int, int, bool] | None:
+    """(device, inode, writable) of the file at `path`, None when there is none. Writable
+    means a write bit is set and this user may write (root passes `access` whatever the mode,
+    so a `chmod a-w` is read from the bits)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    writable = bool(info.st_mode & 0o222) and os.access(path, os.W_OK)
+    return info.st_dev, info.st_ino, writable
+
+
 class RunWriter:
     """Appends merges to run `run_id` and records its state; claims the run for this process.
 
@@ -50,6 +63,7 @@ class RunWriter:
         self.path = Path(path)
         self.run_id = run_id
         self.conn: sqlite3.Connection = connect(self.path)
+        self._identity = _identity(self.path)
         try:
             init_db(self.conn)
             row = self.conn.execute(
@@ -64,21 +78,49 @@ class RunWriter:
                 "merge_count = ? WHERE id = ?",
                 [os.getpid(), owner_token(), now_iso(), self.next_rank, run_id],
             )
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
             self.conn.close()
             raise as_store_error(self.path, exc) from None
+        except RunNotFound:
+            self.conn.close()
+            raise
+        except StoreError as exc:
+            self.conn.close()
+            raise naming(self.path, exc) from None
+        except CraftedRow as exc:
+            self.conn.close()
+            raise StoreError(f"{self.path}: {exc}") from None
         except BaseException:
             self.conn.close()
             raise
 
+    def check_file(self) -> None:
+        """Raise StoreError if the database file was deleted, replaced or made read-only since
+        this writer opened it. SQLite keeps writing to a deleted file's open inode without a
+        word, so without this a run would "succeed" into a file nobody can open again."""
+        if self._identity is None:  # no file to watch (a special path)
+            return
+        now = _identity(self.path)
+        if now is None or now[:2] != self._identity[:2]:
+            raise StoreError(
+                f"{self.path}: the run database was deleted or replaced while run "
+                f"{self.run_id} trained; its merges are lost"
+            )
+        if self._identity[2] and not now[2]:
+            raise StoreError(
+                f"{self.path}: the run database was made read-only while run {self.run_id} trained"
+            )
+
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         """One transaction; a SQLite failure (a full disk) surfaces as a one-line StoreError
-        with SQLite's own reason, never as the failed ROLLBACK that may follow it."""
+        with SQLite's own reason, never as the failed ROLLBACK that may follow it. The file
+        is checked first (`check_file`)."""
+        self.check_file()
         try:
             with transaction(self.conn) as conn:
                 yield conn
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
             raise as_store_error(self.path, exc) from None
 
     def _stored_count(self) -> int:

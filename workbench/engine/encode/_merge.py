@@ -7,6 +7,13 @@ ties).
 file's merges. The tables arrive as one tuple (`_core.Core.tables`). Not here: building the
 tables (`_tables.py`, `_chars.py`), the scanner's fused encoder and its piece cache
 (`_scanned.py`).
+
+Why the concatenation (tiktoken) and not the listed `(left, right)` merge (Hugging Face): the two
+differ only when some bytes can be made in two ways. With merges `b+c`, `a+b`, `ab+c` (-> abc),
+`bc+d`, `a+bc` (-> abc again), the text `abcd` becomes `a bc d`; tiktoken then merges `a+bc` at the
+rank of `abc` (2) -> `abc d`, while Hugging Face ranks `a+bc` by its own line (4) and merges
+`bc+d` first -> `a bcd`. We follow tiktoken because its ids are the contract; the Hugging Face
+exporter lists merges in result-rank order (see `formats/hf_json.py`) so the two agree on real text.
 """
 
 from __future__ import annotations

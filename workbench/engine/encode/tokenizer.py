@@ -4,14 +4,7 @@ Encoding gives exactly tiktoken's ids for the same ranks and pattern: special to
 out first (longest wins), the rest is cut into pieces by the pattern, and within a piece the
 adjacent pair whose concatenated bytes form the lowest-ranked token merges first (leftmost on
 ties), after looking the whole piece up. A token's rank is the index of the first merge that
-makes it.
-
-Why the concatenation (tiktoken) and not the listed `(left, right)` merge (Hugging Face): the two
-differ only when some bytes can be made in two ways. With merges `b+c`, `a+b`, `ab+c` (-> abc),
-`bc+d`, `a+bc` (-> abc again), the text `abcd` becomes `a bc d`; tiktoken then merges `a+bc` at the
-rank of `abc` (2) -> `abc d`, while Hugging Face ranks `a+bc` by its own line (4) and merges
-`bc+d` first -> `a bcd`. We follow tiktoken because its ids are the contract; the Hugging Face
-exporter lists merges in result-rank order (see `formats/hf_json.py`) so the two agree on real text.
+makes it (why the concatenation, not the listed `(left, right)` merge as Hugging Face: `_merge.py`).
 
 Pre-tokenizing: when the pattern is a preset (`scanner.can_scan`), the default is the Numba
 scanner fused with the merging (`_scanned.encode_scanned`: one call per text, no Python
@@ -43,8 +36,10 @@ from workbench.engine.encode.pieces import RegexSplitter, Splitter, char_to_byte
 from workbench.engine.encode.validation import (
     AllowedSpecial,
     DisallowedSpecial,
+    check_text,
     check_vocab_merges,
     checked_pattern,
+    checked_texts,
     number_specials,
     refuse,
     special_rules,
@@ -307,6 +302,7 @@ class Tokenizer(TokenizerInterop):
         rest as ordinary text) raises `DisallowedSpecialError`: text from users or files must not
         turn into control tokens by accident.
         """
+        check_text(text)
         allowed = self._specials_for(text, allowed_special, disallowed_special)
         return self._handed_out(self._encode(text, allowed, want_starts=False)[0], lists=True)
 
@@ -321,6 +317,7 @@ class Tokenizer(TokenizerInterop):
         disallowed_special: DisallowedSpecial = "all",
     ) -> np.ndarray:
         """Like `encode`, as an int32 array (no Python int per token)."""
+        check_text(text)
         allowed = self._specials_for(text, allowed_special, disallowed_special)
         return self._handed_out(self._encode(text, allowed, want_starts=False)[0], lists=False)
 
@@ -335,6 +332,7 @@ class Tokenizer(TokenizerInterop):
         A token that ends inside a character (byte-level BPE can cut `é` = C3 A9 in two) covers
         that character in its character span and has `splits_char` set. Specials as in `encode`.
         """
+        check_text(text)
         text = _core.clean_text(text)
         allowed = self._specials_for(text, allowed_special, disallowed_special)
         ids, starts, _ = self._encode(text, allowed, want_starts=True)
@@ -387,7 +385,9 @@ class Tokenizer(TokenizerInterop):
     ) -> list[list[int]]:
         """`encode` of each text, in threads (the kernels release the GIL); keyword arguments
         as tiktoken's `encode_batch`. Raises what `encode` raises for the first failing text."""
-        return self._batch(list(texts), num_threads, allowed_special, disallowed_special, True)
+        return self._batch(
+            checked_texts(texts), num_threads, allowed_special, disallowed_special, True
+        )
 
     def encode_batch_arrays(
         self,
@@ -400,7 +400,9 @@ class Tokenizer(TokenizerInterop):
         """`encode_batch` as int32 arrays: no Python int per token, so the threads hardly ever
         wait for one another (a list's ints need the GIL: ~40% of a warm call on English). The
         arrays of one run of texts may be views of one array."""
-        return self._batch(list(texts), num_threads, allowed_special, disallowed_special, False)
+        return self._batch(
+            checked_texts(texts), num_threads, allowed_special, disallowed_special, False
+        )
 
     def close(self) -> None:
         """Stop `encode_batch`'s helper threads now rather than when the tokenizer is collected

@@ -7,7 +7,7 @@ on). Not here: checking single ids and dense id ranges (`ids.py`), parsing files
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Literal
 
@@ -195,3 +195,21 @@ def _check_part(rank: int, part: object, vocab: dict[int, bytes], made: set[int]
         raise TokenizerError(
             f"merge {rank}: token {vocab[part]!r} is used before any merge makes it"
         )
+
+
+def check_text(text: object, name: str = "text") -> None:
+    """TypeError naming the parameter for anything but a str (None, bytes, a number, a list)."""
+    if not isinstance(text, str):
+        what = "items of texts" if name == "texts" else name
+        raise TypeError(f"{what} must be str, not {type(text).__name__}")
+
+
+def checked_texts(texts: object) -> list[str]:
+    """`texts` as a list of str; TypeError naming `texts` for a bare str (its letters would be
+    encoded one by one), bytes, a non-iterable or an item that is not a str."""
+    if isinstance(texts, str | bytes | bytearray) or not isinstance(texts, Iterable):
+        raise TypeError(f"texts must be a list of str, not {type(texts).__name__}")
+    texts = list(texts)
+    for text in texts:
+        check_text(text, "texts")
+    return texts

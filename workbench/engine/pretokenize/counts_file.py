@@ -36,6 +36,7 @@ from workbench.engine.pretokenize.words import WordTable
 KEY = b"bpe_workbench.counts"
 FORMAT_VERSION = 1
 STAT_FIELDS = ("files", "documents", "skipped")  # bytes, pieces, unique: from the table itself
+_MAX_META_TEXT = 1 << 16  # a pattern, a special token or a field name longer is not ours
 
 
 class CountsFileError(CorpusError):
@@ -62,7 +63,7 @@ def is_counts_file(path: str | os.PathLike) -> bool:
     pa, pq = _arrow()
     try:
         metadata = pq.read_schema(path).metadata or {}
-    except (pa.ArrowException, OSError):
+    except (pa.ArrowException, OSError, UnicodeDecodeError):
         return False  # not readable as Parquet: the corpus reader will say so
     return KEY in metadata
 
@@ -132,7 +133,7 @@ def _load(path: Path) -> tuple[WordTable, dict]:
     where = str(path)
     try:
         table = pq.read_table(path)
-    except (pa.ArrowException, OSError) as exc:
+    except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
         line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise CountsFileError(where, f"not a readable counts file ({line})") from None
     raw = (table.schema.metadata or {}).get(KEY)
@@ -140,13 +141,83 @@ def _load(path: Path) -> tuple[WordTable, dict]:
         raise CountsFileError(where, "a Parquet file, but not a bpe-workbench counts file")
     try:
         meta = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: '[[[[...' nested very deep
         raise CountsFileError(where, "its counts metadata is not valid JSON") from None
-    if not isinstance(meta, dict) or meta.get("version") != FORMAT_VERSION:
-        raise CountsFileError(where, f"unknown counts file version {meta.get('version')!r}")
-    if table.column_names != ["piece", "count"]:
-        raise CountsFileError(where, f"expected columns piece, count; found {table.column_names}")
+    meta = _checked_meta(where, meta)
+    try:
+        names = table.column_names
+    except UnicodeDecodeError:  # a damaged footer's column name
+        raise CountsFileError(where, "a column name is not UTF-8") from None
+    if names != ["piece", "count"]:
+        raise CountsFileError(where, f"expected columns piece, count; found {names}"[:200])
     return _checked_table(where, table), meta
+
+
+def _checked_meta(where: str, meta: object) -> dict:
+    """The metadata if every field has the type and form this app writes; else one line.
+
+    `{"version": 1, "pattern": "...", "specials": [...], "stats": {...}, "fingerprint": "ab12..",
+    "unicode": "regex 2024.11.6", ...}`: a bare string for `specials` would be taken letter by
+    letter, a number for `pattern` would fail far from here, so each is refused now."""
+    if not isinstance(meta, dict):
+        raise CountsFileError(where, "its counts metadata is not a JSON object")
+    if meta.get("version") != FORMAT_VERSION or type(meta.get("version")) is not int:
+        raise CountsFileError(
+            where, f"unknown counts file version {str(meta.get('version'))[:40]!r}"
+        )
+    for key in ("pattern", "specials", "stats", "fingerprint", "unicode"):
+        if key not in meta:
+            raise CountsFileError(where, f"its counts metadata has no {key!r}")
+    pattern = meta["pattern"]
+    if type(pattern) is not str or not pattern or len(pattern) > _MAX_META_TEXT:
+        raise CountsFileError(where, "its pattern is not a pattern string")
+    try:
+        regex.compile(pattern)
+    except (regex.error, RecursionError, OverflowError):
+        raise CountsFileError(where, "its pattern is not a valid regular expression") from None
+    specials = meta["specials"]
+    if (
+        not isinstance(specials, list)
+        or not all(type(t) is str and t and len(t) <= _MAX_META_TEXT for t in specials)
+        or len(set(specials)) != len(specials)
+    ):
+        raise CountsFileError(where, "its special tokens are not a list of distinct strings")
+    fingerprint = meta["fingerprint"]
+    if type(fingerprint) is not str or not regex.fullmatch(r"[0-9a-f]{8,128}", fingerprint):
+        raise CountsFileError(where, "its fingerprint is not a hex digest")
+    _check_unicode(where, meta["unicode"])
+    _check_stats(where, meta["stats"])
+    for key in ("text_column", "jsonl_field"):
+        if key in meta and (type(meta[key]) is not str or len(meta[key]) > _MAX_META_TEXT):
+            raise CountsFileError(where, f"its {key} is not a string")
+    inputs = meta.get("inputs", [])
+    if not isinstance(inputs, list) or not all(type(i) is str for i in inputs):
+        raise CountsFileError(where, "its inputs are not a list of names")
+    return meta
+
+
+def _check_unicode(where: str, value: object) -> None:
+    """Counts made with other Unicode tables split text differently from this install's."""
+    if type(value) is not str or not regex.fullmatch(r"regex [0-9][0-9A-Za-z.+-]{0,40}", value):
+        raise CountsFileError(where, "its Unicode version is not one this app writes")
+    if value != unicode_version():
+        raise CountsFileError(
+            where,
+            f"counted with the Unicode tables of {value}, this install has {unicode_version()};"
+            " count again here (or install that regex version)",
+        )
+
+
+def _check_stats(where: str, stats: object) -> None:
+    if not isinstance(stats, dict):
+        raise CountsFileError(where, "its corpus statistics are not a JSON object")
+    for key in ("files", "documents", "bytes", "pieces", "unique_pieces"):
+        value = stats.get(key, 0)
+        if type(value) is not int or not 0 <= value < 2**63:
+            raise CountsFileError(where, f"its statistic {key!r} is not a count")
+    skipped = stats.get("skipped", [])
+    if not isinstance(skipped, list) or not all(type(s) is str for s in skipped):
+        raise CountsFileError(where, "its list of skipped files is not a list of strings")
 
 
 def _checked_table(where: str, table) -> WordTable:
@@ -173,7 +244,35 @@ def _checked_table(where: str, table) -> WordTable:
     start = int(offsets[0]) if len(offsets) else 0
     end = int(offsets[-1]) if len(offsets) else 0
     buf = np.frombuffer(data, np.uint8)[start:end] if data is not None else np.empty(0, np.uint8)
-    return WordTable.from_arrays(buf.copy(), offsets - start, counts.to_numpy())
+    words = WordTable.from_arrays(buf.copy(), offsets - start, counts.to_numpy())
+    check_totals(where, [words])
+    return words
+
+
+def _exact_total(counts: np.ndarray, weights: np.ndarray) -> int:
+    """sum(counts * weights) as an exact Python int, never wrapping at 64 bits.
+
+    _exact_total([2**62, 2**62], [1, 1]) == 2**63. A float estimate settles nearly every file;
+    only totals near the limit are summed exactly, in 32-bit halves (each product fits)."""
+    estimate = float(np.dot(counts.astype(np.float64), weights.astype(np.float64)))
+    if estimate < 2.0**61:
+        return int(np.dot(counts, weights))  # far below the limit: int64 cannot wrap here
+    high, low = counts >> 32, counts & 0xFFFFFFFF
+    return sum(
+        (int(h) * int(w) << 32) + int(lo) * int(w)
+        for h, lo, w in zip(high.tolist(), low.tolist(), weights.tolist(), strict=True)
+    )
+
+
+def check_totals(where: str, tables: Sequence[WordTable]) -> None:
+    """Refuse counts whose bytes, summed over `tables`, reach 2**63: the trainer's pair counts,
+    the corpus's token count and a merge's sums are at most that, and int64 would wrap to a
+    negative count ("compression -8.000 bytes/token"). Summing counts files checks them
+    together, since each may be within the limit and their sum not."""
+    total = sum(_exact_total(t.counts, np.diff(t.offsets)) for t in tables)
+    if total >= 2**63:
+        whose = "its counts" if len(tables) == 1 else "its counts with those before it"
+        raise CountsFileError(where, f"{whose} overflow 64 bits ({total:,} bytes in all)")
 
 
 def read_meta(path: str | os.PathLike) -> dict:
@@ -181,11 +280,15 @@ def read_meta(path: str | os.PathLike) -> dict:
     pa, pq = _arrow()
     try:
         raw = (pq.read_schema(path).metadata or {}).get(KEY)
-    except (pa.ArrowException, OSError) as exc:
+    except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
         raise CountsFileError(str(path), f"not a readable counts file ({exc})") from None
     if raw is None:
         raise CountsFileError(str(path), "a Parquet file, but not a bpe-workbench counts file")
-    return json.loads(raw)
+    try:
+        meta = json.loads(raw)
+    except (ValueError, RecursionError):
+        raise CountsFileError(str(path), "its counts metadata is not valid JSON") from None
+    return _checked_meta(str(path), meta)
 
 
 def _check_settings(where: str, meta: dict, pattern: str | None, specials: Iterable[str] | None):
@@ -244,14 +347,17 @@ def merge_counts(paths: Sequence[str | os.PathLike], out: str | os.PathLike) -> 
         words, meta = _load(Path(path))
         if metas:
             _check_settings(str(path), meta, metas[0]["pattern"], metas[0]["specials"])
-        tables.append((words.data, words.offsets, words.counts))
+        tables.append(words)
         metas.append(meta)
-    merged = WordTable.from_arrays(*scanner.merge_count_tables(tables))
+        if len(tables) > 1:  # names the file whose counts push the sum past 64 bits
+            check_totals(str(path), tables)
+    arrays = [(w.data, w.offsets, w.counts) for w in tables]
+    merged = WordTable.from_arrays(*scanner.merge_count_tables(arrays))
     first = metas[0]
     stats = CorpusStats(
-        files=sum(m["stats"]["files"] for m in metas),
-        documents=sum(m["stats"]["documents"] for m in metas),
-        skipped=[s for m in metas for s in m["stats"]["skipped"]],
+        files=sum(m["stats"].get("files", 0) for m in metas),
+        documents=sum(m["stats"].get("documents", 0) for m in metas),
+        skipped=[s for m in metas for s in m["stats"].get("skipped", [])],
     )
     result = _result(merged, stats, [Path(p) for p in paths])
     meta = dict(first)

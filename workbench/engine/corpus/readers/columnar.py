@@ -5,6 +5,13 @@ an Arrow file (`.arrow`, the IPC stream format `datasets.save_to_disk` writes, o
 format) batch by batch from a memory map. The text column's UTF-8 buffer goes to the counter as
 it is (one bytes object + document offsets), with no Python string per record.
 
+Memory is bounded by bytes, not rows: a 336-byte Parquet file can hold one 100 KB dictionary
+value repeated in 5,000 rows (500 MB once decoded). So a row group is read in batches of as many
+rows as `BATCH_BYTES` allows at its longest dictionary value or its mean row size
+(`_batch_rows`), and every batch is cut into slices of at most `BATCH_BYTES` of text before any
+copy is made (`_bounded`); a dictionary-encoded column is decoded slice by slice. A single
+record is never cut: one record larger than the budget is one slice.
+
 Bad input raises `CorpusError` naming the file and where: `shard.parquet: row group 3, row 17:
 the text is null`, a missing or non-text column, invalid UTF-8, a file pyarrow cannot read.
 """
@@ -20,7 +27,12 @@ from workbench.engine.corpus.readers.meter import advance_share
 from workbench.engine.corpus.readers.optional import require
 from workbench.engine.errors import CorpusError
 
-BATCH_ROWS = 8192  # rows per Parquet read inside a row group
+BATCH_ROWS = 8192  # at most this many rows per Parquet read inside a row group
+BATCH_BYTES = 4 << 20  # text per Parquet read (estimated) and per slice handed on (exact)
+# A chunk whose dictionary, repeated over its rows, could decode to more than this many times
+# its own size is read at its longest value per row (see _batch_rows).
+REPEAT_FACTOR = 8
+READ_BUFFER = 1 << 20  # Parquet pages are read through a buffer of this size, not chunk-whole
 BLOCK_BYTES = 2 << 20  # text per block handed to the counter (as scan_count's units)
 
 
@@ -37,7 +49,9 @@ def is_columnar(path: Path) -> bool:
 
 
 def _pyarrow():
-    return require("pyarrow", "parquet", "to read Parquet and Arrow files")
+    pa = require("pyarrow", "parquet", "to read Parquet and Arrow files")
+    require("pyarrow.compute", "parquet", "to read Parquet and Arrow files")  # pa.compute
+    return pa
 
 
 def _first_line(exc: BaseException) -> str:
@@ -79,7 +93,7 @@ def _parquet_arrays(path: Path, column: str, row_groups: list[int] | None):
     pa = _pyarrow()
     pq = require("pyarrow.parquet", "parquet")
     try:
-        handle = pq.ParquetFile(path)
+        handle = pq.ParquetFile(path, buffer_size=READ_BUFFER)
     except (pa.ArrowException, OSError) as exc:
         raise CorpusError(str(path), f"not a readable Parquet file ({_first_line(exc)})") from None
     with handle:
@@ -89,7 +103,12 @@ def _parquet_arrays(path: Path, column: str, row_groups: list[int] | None):
         read = 0
         for g in groups:
             first = 0
-            batches = handle.iter_batches(BATCH_ROWS, row_groups=[g], columns=[column])
+            try:
+                size = _batch_rows(path, handle, g, column)
+                batches = handle.iter_batches(size, row_groups=[g], columns=[column])
+            except (pa.ArrowException, OSError) as exc:
+                message = f"row group {g}: cannot read ({_first_line(exc)})"
+                raise CorpusError(str(path), message) from None
             while True:
                 try:
                     batch = next(batches, None)
@@ -102,6 +121,86 @@ def _parquet_arrays(path: Path, column: str, row_groups: list[int] | None):
                 advance_share(read, rows)
                 yield f"row group {g}, row", first, batch.column(0)
                 first += batch.num_rows
+
+
+def _batch_rows(path: Path, handle, group: int, column: str) -> int:
+    """Rows per read of row group `group` so that a read decodes about `BATCH_BYTES`.
+
+    The column chunk's mean bytes per row (its uncompressed size / rows) is right for plain
+    pages. A dictionary value costs an index per row whatever its length, so a chunk whose
+    longest value times its rows exceeds REPEAT_FACTOR times its size (a 100 KB value in 5,000
+    rows of a 336-byte file) is read at that longest value per row; below the factor, a read
+    of the mean's rows decodes at most REPEAT_FACTOR x BATCH_BYTES even if every row in it is
+    the longest value.
+
+    _batch_rows(.., 100 KB value x 2,500 rows, ..) -> 40; plain text of 600 bytes a row -> 6990."""
+    meta = handle.metadata.row_group(group)
+    rows = max(1, meta.num_rows)
+    chunk = next(
+        (
+            meta.column(i)
+            for i in range(meta.num_columns)
+            if meta.column(i).path_in_schema == column
+        ),
+        None,
+    )
+    size = max(1, chunk.total_uncompressed_size if chunk is not None else meta.total_byte_size)
+    per_row = size / rows
+    if chunk is None or chunk.has_dictionary_page:
+        longest = _longest_dictionary_value(path, group, column)
+        if longest * rows > REPEAT_FACTOR * size:
+            per_row = max(per_row, longest)
+    return int(min(BATCH_ROWS, max(1, BATCH_BYTES // max(1, int(per_row)))))
+
+
+def _longest_dictionary_value(path: Path, group: int, column: str) -> int:
+    """Bytes of the longest value in the dictionary of `column`'s chunk in row group `group`
+    (reads its dictionary page and one row, as a dictionary array; 0 if it has none)."""
+    pa = _pyarrow()
+    pq = require("pyarrow.parquet", "parquet")
+    with pq.ParquetFile(path, read_dictionary=[column], buffer_size=READ_BUFFER) as handle:
+        batch = next(handle.iter_batches(1, row_groups=[group], columns=[column]), None)
+    if batch is None or not pa.types.is_dictionary(batch.column(0).type):
+        return 0
+    values = batch.column(0).dictionary
+    if not len(values) or not _is_text_type(values.type):
+        return 0
+    return int(pa.compute.max(pa.compute.binary_length(values)).as_py() or 0)
+
+
+def _is_text_type(kind) -> bool:
+    pa = _pyarrow()
+    view = getattr(pa.types, "is_string_view", lambda _: False)
+    return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind) or view(kind))
+
+
+def _bounded(array, budget: int = BATCH_BYTES):
+    """(first row, slice) of `array` cut into slices of at most `budget` bytes of text (a
+    longer record alone), a dictionary array decoded slice by slice; other types as they are.
+
+    Rows of 10, 10, 10 bytes with budget 20 -> (0, rows 0-1), (2, row 2)."""
+    pa = _pyarrow()
+    pc = pa.compute
+    dictionary = pa.types.is_dictionary(array.type)
+    values = array.dictionary if dictionary else array
+    if not _is_text_type(values.type) or len(array) == 0:
+        yield 0, array
+        return
+    lengths = pc.binary_length(values).fill_null(0).to_numpy(zero_copy_only=False)
+    if dictionary:
+        indices = array.indices.fill_null(0).to_numpy(zero_copy_only=False)
+        lengths = lengths[indices] if len(lengths) else np.zeros(len(array), np.int64)
+    ends = np.cumsum(lengths, dtype=np.int64)
+    if ends[-1] <= budget and not dictionary:
+        yield 0, array
+        return
+    start = 0
+    while start < len(array):
+        before = int(ends[start - 1]) if start else 0
+        stop = max(start + 1, int(np.searchsorted(ends, before + budget, side="right")))
+        piece = array.slice(start, stop - start)
+        yield start, (piece.dictionary_decode() if dictionary else piece)
+        start = stop
 
 
 def _arrow_reader(path: Path):
@@ -156,12 +255,14 @@ def text_arrays(path: Path, column: str, row_groups: list[int] | None = None):
         if is_parquet(path)
         else _arrow_arrays(path, column)
     )
-    for where, first, array in arrays:
-        array = _as_text(path, array, f"{where} {first}")
-        if array.null_count:
-            row = first + int(np.flatnonzero(~np.asarray(array.is_valid()))[0])
-            raise CorpusError(str(path), f"{where} {row}: the text is null")
-        yield where, first, array
+    for where, batch_first, batch in arrays:
+        for offset, array in _bounded(batch):
+            first = batch_first + offset
+            array = _as_text(path, array, f"{where} {first}")
+            if array.null_count:
+                row = first + int(np.flatnonzero(~np.asarray(array.is_valid()))[0])
+                raise CorpusError(str(path), f"{where} {row}: the text is null")
+            yield where, first, array
 
 
 def _utf8_block(array) -> tuple[bytes, np.ndarray]:

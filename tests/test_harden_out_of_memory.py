@@ -1,0 +1,108 @@
+"""Out of memory while training (issue 33): under an address-space cap (RLIMIT_AS) or any
+MemoryError, the command says `out of memory while <stage>` in one line with exit status 1, and
+a run already recorded is marked failed with the merges it had stored."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from pathlib import Path
+
+from tests._capped import MB, run_capped
+from tests._harden_helpers import assert_one_line_error, run_cli
+from workbench.cli import train as cli_train
+from workbench.store import RunStore
+
+WARMUP = "preparing the fast kernels"
+
+
+def _corpus(path: Path, words: int, seed: int = 3) -> Path:
+    rng = random.Random(seed)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    vocab = ["".join(rng.choice(letters) for _ in range(rng.randint(3, 12))) for _ in range(words)]
+    path.write_text(" ".join(vocab * 3), encoding="utf-8")
+    return path
+
+
+def test_memory_error_while_merging_keeps_the_stored_merges(tmp_path, capsys, monkeypatch):
+    corpus = _corpus(tmp_path / "c.txt", 3000)
+    db = tmp_path / "runs.db"
+    real_show = cli_train._Bar.show
+
+    def show(self, stage, done, total, force=False):
+        if stage == "merge":  # after the first batch is stored, before the next is made
+            raise MemoryError
+        return real_show(self, stage, done, total, force)
+
+    monkeypatch.setattr(cli_train._Bar, "show", show)
+    code, out, err = run_cli(capsys, "train", str(corpus), "--vocab-size", "5000", "--out",
+                             str(tmp_path / "out"), "--db", str(db))  # fmt: skip
+    err = "\n".join(x for x in err.splitlines() if not x.startswith(WARMUP))
+    assert_one_line_error(code, err, "out of memory while merging", "kept in run 1")
+    assert code == 1 and "run #" not in out
+    with RunStore(db) as store:
+        (run,) = store.list_runs()
+        assert run.state == "failed" and "out of memory while merging" in (run.error or "")
+        kept = store.merge_count(run.id)
+        assert kept > 0 and f"after {kept:,} merges" in err
+
+
+def test_a_memory_error_no_stage_names_is_still_one_line(tmp_path, capsys, monkeypatch):
+    corpus = _corpus(tmp_path / "c.txt", 100)
+
+    def broken(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(cli_train, "_summary", broken)
+    code, _, err = run_cli(capsys, "train", str(corpus), "--vocab-size", "300", "--out",
+                           str(tmp_path / "out"), "--no-db", "--quiet")  # fmt: skip
+    assert_one_line_error(code, err, "out of memory while running train")
+    assert code == 1
+
+
+PREPARE = """
+import os
+from workbench.cli import main
+main(["train", r"{warm}", "--vocab-size", "270", "--out", r"{out}", "--no-db", "--quiet"])
+"""
+WORK = """
+import contextlib, io
+err = io.StringIO()
+with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+    answer["code"] = main(["train", r"{corpus}", "--vocab-size", "60000", "--out", r"{out}",
+                           "--db", r"{db}", "--quiet", "--workers", "1"])
+answer["err"] = err.getvalue()
+"""
+
+
+def _train_capped(tmp_path: Path, extra: int) -> tuple[dict, Path]:
+    warm = _corpus(tmp_path / "warm.txt", 200, seed=1)
+    corpus = _corpus(tmp_path / "big.txt", 400_000)  # ~3 MB of unique words, many pairs
+    db = tmp_path / f"runs{extra}.db"
+    answer = run_capped(
+        PREPARE.format(warm=warm, out=tmp_path / "w"),
+        WORK.format(corpus=corpus, out=tmp_path / "out", db=db),
+        extra,
+    )
+    assert answer["kind"] == "ok", answer  # no MemoryError escaped the command
+    lines = answer["err"].strip().splitlines()
+    assert answer["code"] == 1 and len(lines) == 1, answer
+    assert lines[0].startswith("bpe-workbench: out of memory while"), answer
+    print(lines[0], f"(peak rss {answer['rss'] / MB:.0f} MB)")
+    return answer, db
+
+
+def test_training_under_an_address_space_cap_keeps_its_merges(tmp_path):
+    # 160 MB more than a warmed-up process: counting fits, the merge loop's tables do not
+    answer, db = _train_capped(tmp_path, 160 * MB)
+    assert "out of memory while merging (after " in answer["err"]
+    with sqlite3.connect(db) as conn:
+        ((state, error, merges),) = conn.execute("SELECT state, error, merge_count FROM runs")
+        stored = conn.execute("SELECT count(*) FROM merges").fetchone()[0]
+    assert state == "failed" and "out of memory while merging" in error
+    assert merges == stored > 0 and f"after {stored:,} merges" in answer["err"]
+
+
+def test_counting_under_a_tighter_cap_ends_in_one_line(tmp_path):
+    answer, db = _train_capped(tmp_path, 48 * MB)
+    assert "out of memory while counting the corpus" in answer["err"]
