@@ -170,7 +170,7 @@ class TokensPanel(QWidget):
         )
 
     def busy(self) -> bool:
-        parts = (self.view, self.scrubber._lane, self.compare, self.drilldown, self._loader)
+        parts = (self.view, self.scrubber, self.compare, self.drilldown, self._loader)
         return any(p.busy() for p in parts)
 
     def shutdown(self) -> None:

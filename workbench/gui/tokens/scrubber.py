@@ -105,6 +105,10 @@ class Scrubber(QWidget):
     def set_rank(self, k: int) -> None:
         self.slider.setValue(k)
 
+    def busy(self) -> bool:
+        """Whether its curve is still being computed in the background."""
+        return self._lane.busy()
+
     def shutdown(self) -> None:
         self._timer.stop()
         self._lane.shutdown()
