@@ -13,7 +13,15 @@ import sqlite3
 from importlib import metadata
 
 from PySide6.QtCore import QRectF, Qt, QUrl
-from PySide6.QtGui import QColor, QFont, QImage, QPainter, QTextDocument
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QImage,
+    QKeySequence,
+    QPainter,
+    QShortcut,
+    QTextDocument,
+)
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QTextBrowser, QVBoxLayout, QWidget
 
 from workbench.display import GLYPH_LEGEND, token_rgb
@@ -56,6 +64,7 @@ SHORTCUTS = (
     ("Ctrl+.", "Stop"),
     ("Ctrl+1 / 2 / 3", "+1 / +10 / +100 merges"),
     ("Ctrl+O", "Open corpus files"),
+    ("Ctrl+E", "Export the open run's tokenizer"),
     ("Ctrl+End (in the merge list)", "the newest merge"),
     ("F1", "This guide"),
     ("Shift+F1", "What's this? — then click any chart or control"),
@@ -126,6 +135,11 @@ tokens) and press <b>Train</b>. Pause, step +1/+10/+100 and Resume at any time.<
 in a sample of the corpus.</li>
 <li>The <b>Tokens</b> tab cuts any text with the trained tokenizer; <b>Runs</b> keeps every
 run.</li>
+<li><b>Export</b> the tokenizer: File ▸ Export tokenizer… (Ctrl+E) for the open run, or
+select a run in the <b>Runs</b> tab and press Export… (or right-click it). Tick one or more
+formats (Hugging Face <code>tokenizer.json</code>, GPT-2 <code>vocab.json</code> +
+<code>merges.txt</code>, tiktoken, minbpe) and a folder; <b>Export and check</b> writes them
+and reads each back to prove it gives the same ids.</li>
 </ol>
 <h2>The charts</h2>{'<p><img src="guide:charts"></p>' if charts_picture else ""}<ul>{charts}</ul>
 <p>Hover a chart to read the merge under the cursor in the line below the charts.</p>
@@ -160,6 +174,11 @@ class GuideDialog(QDialog):
         self.browser.setHtml(guide_html(charts_picture=charts is not None))
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         buttons.rejected.connect(self.close)
+        # The browser keeps the focus, and a shown (not exec'd) dialog may not have it at
+        # all: Escape closes the guide wherever the focus is inside it.
+        close = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
+        close.setContext(Qt.ShortcutContext.WindowShortcut)
+        close.activated.connect(self.close)
         layout = QVBoxLayout(self)
         layout.addWidget(self.browser, 1)
         layout.addWidget(buttons)

@@ -42,7 +42,9 @@ from workbench.gui.resources import demo_corpus, icon_path
 from workbench.gui.run_history import RunHistoryPanel
 from workbench.gui.status import RateMeter, TrainingStatus
 from workbench.gui.teaching import TeachingDriver, TeachingPanel
+from workbench.gui.tokens.export_dialog import ExportDialog
 from workbench.gui.tokens_tab import TokensTab
+from workbench.gui.tokens_tab import tokenizer_of_run as stored_tokenizer
 from workbench.gui.worker import CorpusReport, IdleState, KernelWarmer, TrainWorker
 from workbench.session.states import StopReason, describe
 from workbench.store import RunStore, StoreError
@@ -92,7 +94,9 @@ class MainWindow(QMainWindow):
             from workbench.store import default_db_path
 
             db_path = default_db_path()
+        self.db_path = db_path
         self.store = RunStore(db_path)
+        self.export_dialogs: list[ExportDialog] = []
         self.mode = "idle"  # idle | training | paused | finished
         self.can_continue = False
         self.stored_run: int | None = None  # a run opened from the history that can go on
@@ -217,6 +221,15 @@ class MainWindow(QMainWindow):
         self.recent_menu = QMenu("Recent corpora", self)
         file_menu.addMenu(self.recent_menu)
         file_menu.addSeparator()
+        self.export_action = file_menu.addAction(
+            "Export tokenizer…", QKeySequence("Ctrl+E"), self.export_tokenizer
+        )
+        self.export_action.setObjectName("export")
+        self.export_action.setToolTip(
+            "Write the open run's tokenizer (Hugging Face, GPT-2, tiktoken, minbpe) and check"
+            " that each file reads back the same (Ctrl+E)"
+        )
+        file_menu.addSeparator()
         file_menu.addAction("Quit", QKeySequence.StandardKey.Quit, self.close)
         train_menu = self.menuBar().addMenu("&Train")
         for action in self.actions_by_name.values():
@@ -246,6 +259,7 @@ class MainWindow(QMainWindow):
             self.guide_dialog = GuideDialog(self, self.charts.graphics)
         self.guide_dialog.show()
         self.guide_dialog.raise_()
+        self.guide_dialog.activateWindow()
         return self.guide_dialog
 
     def about(self) -> None:
@@ -281,6 +295,7 @@ class MainWindow(QMainWindow):
         self.corpus_panel.sigCancel.connect(self.worker.cancel_flag.set)
         self.runs.sigOpenRun.connect(self.open_run)
         self.runs.sigDeleted.connect(self._run_deleted)
+        self.runs.sigExportRun.connect(self.export_tokenizer)
         self.tokens.panel.sigJumpToRank.connect(self.jump_to_rank)
         self.evaluate.connect_window(self)
 
@@ -753,6 +768,39 @@ class MainWindow(QMainWindow):
         self.status.stage.setText(f"Run {run_id} deleted")
         self._update_actions()
 
+    def export_tokenizer(self, run_id: int | None = None) -> ExportDialog | None:
+        """File ▸ Export tokenizer… (the open run) or the Runs tab's Export (the chosen run).
+
+        The tokenizer is built from the store in the dialog's own thread, so a run of 100k
+        merges opens the dialog at once."""
+        if not isinstance(run_id, int):  # the menu's triggered(bool) lands here too
+            run_id = self.run_id
+        if run_id is None:
+            self.statusBar().showMessage(
+                "No run to export: train one, or open one in the Runs tab", 8000
+            )
+            return None
+        try:
+            run = self.store.get_run(run_id)
+        except StoreError as exc:
+            self.statusBar().showMessage(str(exc), 8000)
+            return None
+        db_path = self.db_path
+        sample = self.tokens.panel.view.text()[:4000]
+        self.export_dialogs = [d for d in self.export_dialogs if d.isVisible() or d.busy()]
+        dialog = ExportDialog(
+            lambda: stored_tokenizer(db_path, run_id)[0],
+            sample,
+            str(Path.home() / "bpe-exports" / f"run-{run.id}"),
+            parent=self,
+            title=f"run {run.id} “{run.name}” ({run.merge_count:,} merges)",
+        )
+        self.export_dialogs.append(dialog)
+        dialog.show()
+        dialog.raise_()
+        dialog.activateWindow()
+        return dialog
+
     def jump_to_rank(self, rank: int) -> None:
         """Show merge `rank` in the merge list (the Tokens tab asks for this on a click)."""
         self.tabs.setCurrentIndex(0)
@@ -805,6 +853,8 @@ class MainWindow(QMainWindow):
         self.status_timer.stop()
         self.history.cancel()
         self.tokens.shutdown()
+        for dialog in self.export_dialogs:
+            dialog.shutdown()
         self.evaluate.shutdown()
         self.merge_list.shutdown()
         self.store.close()

@@ -7,13 +7,14 @@ run are what the lazy merge list is for.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
     QHeaderView,
     QInputDialog,
     QLabel,
+    QMenu,
     QMessageBox,
     QPushButton,
     QTableView,
@@ -69,6 +70,7 @@ class RunHistoryPanel(QWidget):
 
     sigOpenRun = Signal(int)
     sigDeleted = Signal(int)
+    sigExportRun = Signal(int)
 
     def __init__(self, store: RunStore | None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -83,17 +85,33 @@ class RunHistoryPanel(QWidget):
         self.view.doubleClicked.connect(lambda _index: self.open_selected())
         self.message = QLabel()
         buttons = QHBoxLayout()
-        for text, slot in (
-            ("Open", self.open_selected),
-            ("Rename…", self.rename_selected),
-            ("Delete", self.delete_selected),
-            ("Refresh", self.refresh),
+        self.buttons: dict[str, QPushButton] = {}
+        for text, slot, tip in (
+            ("Open", self.open_selected, "Show the run's merges and charts (double-click)"),
+            (
+                "Export…",
+                self.export_selected,
+                "Write the run's tokenizer in one or more formats and check they read back",
+            ),
+            ("Rename…", self.rename_selected, "Give the run a name of your own"),
+            ("Delete", self.delete_selected, "Delete the run and its merges from the store"),
+            ("Refresh", self.refresh, "Read the list of runs again"),
         ):
             button = QPushButton(text)
-            button.setObjectName(f"runs_{text.rstrip('…').lower()}")
+            name = text.rstrip("…").lower()
+            button.setObjectName(f"runs_{name}")
+            button.setToolTip(tip)
+            button.setWhatsThis(tip)
             # clicked(bool) would land in the slots' optional arguments: drop it.
             button.clicked.connect(lambda _checked=False, slot=slot: slot())
             buttons.addWidget(button)
+            self.buttons[name] = button
+        self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.view.customContextMenuRequested.connect(self._context_menu)
+        self.view.setWhatsThis(
+            "Every run you trained, newest first. Double-click to open one; right-click to"
+            " export, rename or delete it."
+        )
         buttons.addStretch(1)
         buttons.addWidget(self.message)
         layout = QVBoxLayout(self)
@@ -113,6 +131,31 @@ class RunHistoryPanel(QWidget):
             if self.model.run_at(row).id == run_id:
                 self.view.selectRow(row)
                 return
+
+    def context_menu(self) -> QMenu:
+        """The actions for the selected run (right-click on a row)."""
+        menu = QMenu(self)
+        for name, slot in (
+            ("Open", self.open_selected),
+            ("Export…", self.export_selected),
+            ("Rename…", self.rename_selected),
+            ("Delete", self.delete_selected),
+        ):
+            action = menu.addAction(name)
+            action.triggered.connect(lambda _checked=False, slot=slot: slot())
+        return menu
+
+    def _context_menu(self, pos: QPoint) -> None:
+        index = self.view.indexAt(pos)
+        if not index.isValid():
+            return
+        self.view.selectRow(index.row())
+        self.context_menu().exec(self.view.viewport().mapToGlobal(pos))
+
+    def export_selected(self) -> None:
+        run = self.selected_run()
+        if run is not None:
+            self.sigExportRun.emit(run.id)
 
     def open_selected(self) -> None:
         run = self.selected_run()
