@@ -38,7 +38,8 @@ def test_export_without_a_run_says_what_to_do(window):
     action = next(a for a in _file_menu(window).actions() if a.objectName() == "export")
     assert action.text() == "Export tokenizer…"
     assert action.shortcut() == QKeySequence("Ctrl+E")
-    action.trigger()
+    assert not action.isEnabled()  # no run open
+    assert window.export_tokenizer() is None
     assert window.export_dialogs == []
     assert "No run to export" in window.statusBar().currentMessage()
 

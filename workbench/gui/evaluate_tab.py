@@ -187,6 +187,10 @@ class EvaluateTab(QWidget):
     def refresh_runs(self) -> None:
         self.tokenizers.set_runs(self.store.list_runs())
 
+    def forget_run(self, _run_id: int) -> None:
+        """A run was deleted: the list of runs to evaluate no longer offers it."""
+        self.refresh_runs()
+
     def start(self) -> bool:
         """Evaluate what is picked, in the background; False when nothing to do or busy."""
         specs = self.tokenizers.specs()

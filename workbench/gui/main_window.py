@@ -9,6 +9,7 @@ threads have finished, so no merge is lost and no QThread outlives its window.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from dataclasses import replace
@@ -45,8 +46,9 @@ from workbench.gui.teaching import TeachingDriver, TeachingPanel
 from workbench.gui.tokens.export_dialog import ExportDialog
 from workbench.gui.tokens_tab import TokensTab
 from workbench.gui.tokens_tab import tokenizer_of_run as stored_tokenizer
+from workbench.gui.window_state import Actions, WindowState, grown_name
 from workbench.gui.worker import CorpusReport, IdleState, KernelWarmer, TrainWorker
-from workbench.session.states import StopReason, describe
+from workbench.session.states import StopReason
 from workbench.store import RunStore, StoreError
 from workbench.store.tokenizer_of_run import tokenizer_of_run
 
@@ -97,13 +99,10 @@ class MainWindow(QMainWindow):
         self.db_path = db_path
         self.store = RunStore(db_path)
         self.export_dialogs: list[ExportDialog] = []
-        self.mode = "idle"  # idle | training | paused | finished
-        self.can_continue = False
-        self.stored_run: int | None = None  # a run opened from the history that can go on
+        # The open run as the window shows it; actions and status lines follow from it.
+        self.state = WindowState()
         self.sweep: tuple[int, int] | None = None  # (run i, of n) while a sweep trains
         self.corpus_bytes = 0
-        self.stored_vocab = 0
-        self.run_id: int | None = None
         self.merges_done = 0
         self.corpus_paths: list[Path] = []
         self.meter = RateMeter()
@@ -165,6 +164,19 @@ class MainWindow(QMainWindow):
         else:
             self.load_demo()
         self._update_actions()
+
+    @property
+    def mode(self) -> str:
+        """ "idle", "training", "paused" or "finished" (the state's phase)."""
+        return self.state.phase.value
+
+    @property
+    def run_id(self) -> int | None:
+        return self.state.run_id
+
+    @property
+    def can_continue(self) -> bool:
+        return self.state.can_grow
 
     # --- construction ----------------------------------------------------------------------
     def _make_actions(self) -> dict[str, QAction]:
@@ -342,16 +354,15 @@ class MainWindow(QMainWindow):
         (the run stays in the Runs tab) and say so."""
         if self.run_id is None and not self.merges_done:
             return
-        if self.mode in ("paused", "finished"):
-            self.stop()
+        self._release_run()
         self.teacher.stop()
         self.history.cancel()
         self.charts.reset(0, "New corpus: no run on it yet — press Train (earlier runs: Runs tab)")
         self.merge_list.set_run(None, None)
-        self.run_id = None
+        self.state = self.state.cleared("New corpus loaded: press Train to start a run on it")
         self.merges_done = 0
         self.status.clear()
-        self.status.stage.setText("New corpus loaded: press Train to start a run on it")
+        self.status.stage.setText(self.state.status_line())
 
     def counting_config(self) -> TrainConfig | None:
         """A config good enough to count with (vocab size does not matter for counting)."""
@@ -430,9 +441,10 @@ class MainWindow(QMainWindow):
         self.charts.reset(0, f"This run: {corpus}")
         self.meter.reset()
         self.merges_done = 0
-        self.run_id = None
-        self.stored_run = None
+        self._release_run()
+        self.state = self.state.new_run()
         self.merge_list.set_run(None, None)
+        self.merge_list.clear_search()  # the last run's search would hide the new run's merges
         self.merge_list.follow.setChecked(True)
         self.target_merges = config.merged_token_target
         self._begin_training()
@@ -475,7 +487,9 @@ class MainWindow(QMainWindow):
             self._on_failed(str(exc).replace("--vocab-size", "sweep"))
             return
         self.history.cancel()
-        self.stored_run = None
+        self._release_run()
+        self.state = self.state.new_run()
+        self.merge_list.clear_search()
         self.sweep = (0, len(plan))
         self._begin_training()
         self.corpus_panel.set_counting(True)
@@ -500,10 +514,8 @@ class MainWindow(QMainWindow):
         self._update_actions()
 
     def resume(self) -> None:
-        if self.mode in ("paused", "finished") and self.can_continue:
+        if self._actions().resume:
             vocab = self.controls.vocab.value()
-            if self.stored_run is not None:
-                vocab = max(vocab, self.stored_vocab + 1)
             self.target_merges = max(self.target_merges, vocab - self._base_vocab())
             self.merge_list.model.set_highlight(None)
             self.merge_list.follow.setChecked(True)
@@ -515,7 +527,7 @@ class MainWindow(QMainWindow):
             self._continue(vocab, None)
 
     def step(self, n: int) -> None:
-        if self.mode in ("paused", "finished") and self.can_continue:
+        if self.state.can_grow:
             self.target_merges = max(self.target_merges, self.merges_done + n)
             # Tint what this step makes, so the new merges stand out in the list.
             self.merge_list.model.set_highlight(self.merges_done)
@@ -526,7 +538,7 @@ class MainWindow(QMainWindow):
 
     def _teach_step(self, n: int | None) -> None:
         """A teaching tick: `n` more merges towards the vocab size (None: all the rest)."""
-        if self.mode not in ("paused", "finished") or not self.can_continue:
+        if not self.state.can_grow:
             return
         if n is None:
             self.resume()
@@ -540,29 +552,41 @@ class MainWindow(QMainWindow):
         self._continue(self.controls.vocab.value(), n)
 
     def stop(self) -> None:
+        """Stop: a training run stops at its next batch (the worker answers), a paused one
+        is finished where it stands. Either can still grow later, as a stopped run opened
+        from the Runs tab can (its corpus is replayed first)."""
+        teaching = self.teacher.running
         self.teacher.stop()
         if self.mode == "training":
             self.worker.request_stop()
-        if self.mode in ("training", "paused", "finished"):
+        elif self.mode == "paused":
             self.worker.sigFinishRequested.emit()
-            self.can_continue = False
-            self.stored_run = None
-            if self.mode != "training":
-                self.mode = "idle"
+            self.state = self.state.stopped()
+            self.status.stage.setText(self.state.status_line())
+            self.runs.refresh()
+        elif teaching:
+            self.status.stage.setText(self.state.status_line())
         self._update_actions()
 
+    def _release_run(self) -> None:
+        """Let the worker end the session it holds (the run stays as it is in the store)."""
+        if self.state.live:
+            self.worker.sigFinishRequested.emit()
+        self.state = self.state.released()
+
     def _continue(self, target: int, max_merges: int | None) -> None:
+        live = self.state.live
+        run_id = self.state.run_id
         self._begin_training()
         self.worker.arm()
-        if self.stored_run is not None:  # a run opened from the history: replay, then go on
-            run_id, self.stored_run = self.stored_run, None
+        if not live and run_id is not None:  # stopped or opened: replay the corpus, go on
             self.worker.sigResumeStoredRequested.emit(run_id, target, max_merges)
         else:
             self.worker.sigContinueRequested.emit(target, max_merges)
         self._update_actions()
 
     def _begin_training(self) -> None:
-        self.mode = "training"
+        self.state = self.state.training()
         # A recount still pending from an edit is moot (a run counts the corpus itself, or
         # goes on with the counts it has); fired after a quick run, it would put "Corpus
         # read" over the run's "Done" line.
@@ -572,7 +596,7 @@ class MainWindow(QMainWindow):
         """No run started or opened yet: only then do the first start's warm-up lines take the
         status (a quick run in Python may have ended before the kernels were ready, and its
         "Done: ..." or "Paused" must stay)."""
-        return self.mode == "idle" and self.run_id is None
+        return self.mode == "idle" and self.run_id is None and not self.merges_done
 
     def _base_vocab(self) -> int:
         return 256 + len(parse_specials(self.controls.specials.text()))
@@ -604,7 +628,12 @@ class MainWindow(QMainWindow):
         if self.sweep is not None:
             index, total = self.sweep
             self.status.stage.setText(f"Sweep: run {index} of {total}")
-        self.run_id = run_id if run_id >= 0 else None
+        run_id_or_none = run_id if run_id >= 0 else None
+        name = ""
+        if run_id_or_none is not None:
+            with contextlib.suppress(StoreError):  # deleted already: the next answer says so
+                name = self.store.get_run(run_id_or_none).name
+        self.state = self.state.started(run_id_or_none, name)
         self.merge_list.set_run(self.store, self.run_id, 0)
         self.runs.refresh()
 
@@ -631,22 +660,15 @@ class MainWindow(QMainWindow):
             self.status.stage.setText(f"Sweep: run {sweep[0]} of {sweep[1]} done")
             self.runs.refresh()
             return
-        self.can_continue = state.can_continue and state.reason != StopReason.STOPPED
-        teaching = self.teacher.running and state.reason in (StopReason.PAUSED, StopReason.STEPPED)
+        self.state = self.state.after_idle(
+            state.reason, state.merges, state.vocab_size, state.can_continue
+        )
+        self._follow_size()
+        teaching = self.teacher.running and self.mode == "paused"
         if teaching:
-            self.mode = "paused"
             stage = f"Teaching: {state.merges:,} of {self.target_merges:,} merges"
-        elif state.reason in (StopReason.PAUSED, StopReason.STEPPED):
-            self.mode = "paused"
-            stage = f"Paused at {state.merges:,} merges"
-        elif state.reason in (StopReason.STOPPED, StopReason.DELETED, StopReason.INTERRUPTED):
-            self.mode = "idle"
-            stage = f"{state.reason.words.capitalize()} at {state.merges:,} merges"
         else:
-            self.mode = "finished"
-            stage = (
-                f"Done: {state.merges:,} merges, vocab {state.vocab_size:,} — {state.reason.words}"
-            )
+            stage = self.state.status_line()
         if sweep is not None:
             ended = "finished" if sweep[0] == sweep[1] else f"ended at run {sweep[0]}"
             stage = f"Sweep of {sweep[1]} runs {ended} — {stage}"
@@ -657,7 +679,7 @@ class MainWindow(QMainWindow):
             self.merge_list.select_rank(state.merges - 1)  # the newest of the merges just made
         self._show_teaching_sample(every_tick=teaching)
         if teaching:
-            self.teacher.worker_idle(self.can_continue and state.merges < self.target_merges)
+            self.teacher.worker_idle(self.state.can_grow and state.merges < self.target_merges)
         else:
             self.teacher.stop()
             self.runs.refresh()
@@ -666,6 +688,21 @@ class MainWindow(QMainWindow):
         self._update_actions()
         if self._closing:
             self._shutdown()
+
+    def _follow_size(self) -> None:
+        """A continued run whose name the workbench gave ("corpus · 32,000") takes its new
+        size ("corpus · 48,000"); a name the user chose stays."""
+        run_id = self.state.run_id
+        if run_id is None:
+            return
+        try:  # the name now, not when the run started: the user may have renamed it since
+            name = grown_name(self.store.get_run(run_id).name, self.state.vocab_size)
+            if name is None:
+                return
+            self.store.rename(run_id, name)
+        except StoreError:
+            return
+        self.state = replace(self.state, name=name)
 
     def _show_teaching_sample(self, every_tick: bool = False) -> None:
         """Cut the teaching sample with the merges so far (the run's, read from the store).
@@ -699,8 +736,8 @@ class MainWindow(QMainWindow):
         self.sweep = None
         self.corpus_panel.set_counting(False)
         if self.mode == "training":
-            self.mode = "idle"
             self.meter.stop()
+        self.state = self.state.failed(message)
         self.status.stage.setText(message)
         self.statusBar().showMessage(message, 10000)
         self._update_actions()
@@ -726,46 +763,48 @@ class MainWindow(QMainWindow):
         if self.mode == "training":
             self.statusBar().showMessage("Pause or stop training before opening a run", 5000)
             return
-        if self.mode in ("paused", "finished"):
+        try:
+            run = self.store.get_run(run_id)
+        except StoreError as exc:
+            self.statusBar().showMessage(str(exc), 8000)
+            self.runs.refresh()
+            return
+        if self.mode == "paused":
             self.stop()
-        run = self.store.get_run(run_id)
-        self.run_id = run_id
+        self._release_run()
+        self.teacher.stop()
+        self.state = self.state.opened(
+            run.id,
+            run.name,
+            run.merge_count,
+            run.vocab_size,
+            run.stop_reason,
+            bool(run.corpus.get("fingerprint")),
+        )
         self.merges_done = run.merge_count
         self.target_merges = run.merge_count
         self.merge_list.set_run(self.store, run_id, run.merge_count)
         self.history.load(self.store, run)
         self.charts.caption.setText(f"Stored run {run.id} “{run.name}”")
         self.tokens.show_run(run_id)
-        text = f"Run {run.id} “{run.name}”: {run.merge_count:,} merges"
-        # A run whose corpus was recorded can be trained on: Resume or +N replays it first.
-        self.stored_run = run_id if run.corpus.get("fingerprint") else None
-        self.stored_vocab = run.vocab_size
-        self.can_continue = self.stored_run is not None and describe(run.stop_reason) not in (
-            StopReason.NO_PAIRS.words,
-            StopReason.MIN_FREQUENCY.words,
-        )
-        if self.can_continue:
-            self.mode = "finished"
-            text += " — Resume or +N trains it further"
-        elif self.stored_run is None:
-            text += " — its corpus was not recorded, so it cannot be trained further"
-        self.status.stage.setText(text)
+        self.status.stage.setText(self.state.status_line())
         self._update_actions()
         self.tabs.setCurrentIndex(0)
 
     def _run_deleted(self, run_id: int) -> None:
         """The Runs tab deleted a run; if it is the one shown, let it go everywhere."""
+        self.tokens.forget_run(run_id)
+        self.evaluate.forget_run(run_id)
         if run_id != self.run_id:
             return
-        if self.stored_run == run_id:
-            self.stored_run = None
-        if self.mode in ("paused", "finished"):
-            self.worker.sigFinishRequested.emit()
-            self.mode = "idle"
-        self.can_continue = False
-        self.run_id = None
+        self._release_run()
+        self.state = self.state.deleted(run_id)
+        self.history.cancel()
         self.merge_list.set_run(None, None)
-        self.status.stage.setText(f"Run {run_id} deleted")
+        self.merges_done = 0
+        self.charts.reset(self.corpus_bytes, f"Run {run_id} was deleted")
+        self.status.clear()
+        self.status.stage.setText(self.state.status_line())
         self._update_actions()
 
     def export_tokenizer(self, run_id: int | None = None) -> ExportDialog | None:
@@ -773,7 +812,7 @@ class MainWindow(QMainWindow):
 
         The tokenizer is built from the store in the dialog's own thread, so a run of 100k
         merges opens the dialog at once."""
-        if not isinstance(run_id, int):  # the menu's triggered(bool) lands here too
+        if not isinstance(run_id, int) or isinstance(run_id, bool):  # the menu's triggered(bool)
             run_id = self.run_id
         if run_id is None:
             self.statusBar().showMessage(
@@ -815,18 +854,23 @@ class MainWindow(QMainWindow):
             )
         self.merge_list.poke()
 
+    def _actions(self) -> Actions:
+        ok = self.controls.pattern_ok() and self.controls.vocab_ok()
+        return self.state.actions(self.controls.vocab.value(), ok, self.teacher.running)
+
     def _update_actions(self) -> None:
+        """Render the state's actions: every button and shortcut follows `self.state`."""
         a = self.actions_by_name
-        can_more = self.mode in ("paused", "finished") and self.can_continue
-        a["train"].setEnabled(
-            self.mode != "training" and self.controls.pattern_ok() and self.controls.vocab_ok()
-        )
-        a["pause"].setEnabled(self.mode == "training" or self.teacher.running)
-        a["resume"].setEnabled(can_more)
-        a["stop"].setEnabled(self.mode in ("training", "paused", "finished"))
+        enabled = self._actions()
+        a["train"].setEnabled(enabled.train)
+        a["pause"].setEnabled(enabled.pause)
+        a["resume"].setEnabled(enabled.resume)
+        a["resume"].setToolTip(f"{enabled.resume_tip} ({ACTIONS['resume'][1]})")
+        a["stop"].setEnabled(enabled.stop)
         for name in STEPS:
-            a[name].setEnabled(can_more)
-        self.controls.set_settings_enabled(self.mode not in ("training", "paused"))
+            a[name].setEnabled(enabled.step)
+        self.export_action.setEnabled(enabled.export)
+        self.controls.set_settings_enabled(enabled.settings)
 
     # --- closing ---------------------------------------------------------------------------
     def threads_running(self) -> bool:

@@ -228,6 +228,15 @@ class MergeListPanel(QWidget):
         self.tree.clear()
         self.apply_search()
 
+    def clear_search(self) -> None:
+        """Empty the search box (a new run: the last run's search would show "No matches"
+        while the new run trains)."""
+        self._timer.stop()
+        self.search.blockSignals(True)
+        self.search.clear()
+        self.search.blockSignals(False)
+        self.apply_search()
+
     def apply_search(self) -> None:
         """Run the search box's query now (the debounce timer calls this)."""
         self._timer.stop()

@@ -23,7 +23,8 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.gui.table_model import ListTableModel
-from workbench.session.states import describe
+from workbench.gui.window_state import run_state_words
+from workbench.session.states import RunState, describe
 from workbench.store import RunInfo, RunStore, StoreError
 
 _HEADERS = ("id", "name", "state", "merges", "vocab", "pattern", "created")
@@ -50,8 +51,7 @@ class RunHistoryModel(ListTableModel):
             values = (
                 str(run.id),
                 run.name,
-                describe(run.state)
-                + (f" ({describe(run.stop_reason)})" if run.stop_reason else ""),
+                run_state_words(run.state, run.stop_reason),
                 f"{run.merge_count:,}",
                 f"{run.vocab_size:,}",
                 pattern if len(pattern) < 24 else pattern[:21] + "…",
@@ -84,6 +84,7 @@ class RunHistoryPanel(QWidget):
         self.view.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.view.doubleClicked.connect(lambda _index: self.open_selected())
         self.message = QLabel()
+        self.message.setTextFormat(Qt.TextFormat.PlainText)  # errors quote run names
         buttons = QHBoxLayout()
         self.buttons: dict[str, QPushButton] = {}
         for text, slot, tip in (
@@ -178,6 +179,16 @@ class RunHistoryPanel(QWidget):
     def delete_selected(self, confirm: bool = True) -> None:
         run = self.selected_run()
         if run is None or self.store is None:
+            return
+        try:
+            run = self.store.get_run(run.id)  # the list may be older than the run's state
+        except StoreError as exc:
+            self.message.setText(str(exc))
+            self.refresh()
+            return
+        if run.state in (RunState.RUNNING, RunState.PAUSED):
+            # Refused before asking: a question answered Yes, then refused, helps nobody.
+            self.message.setText(f"run {run.id} is {describe(run.state)}: stop it before deleting")
             return
         if confirm:
             answer = QMessageBox.question(

@@ -49,6 +49,10 @@ class TokensTab(QObject):
         db_path = self.db_path
         self.lane.submit(lambda: tokenizer_of_run(db_path, run_id))
 
+    def forget_run(self, run_id: int) -> None:
+        """Run `run_id` was deleted: the panel and its Compare let it go."""
+        self.panel.forget_run(run_id)
+
     def set_corpus_paths(self, paths: list[Path]) -> None:
         self.panel.set_corpus_paths(paths)
 

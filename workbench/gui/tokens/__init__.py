@@ -9,6 +9,7 @@ round-trip check (`export_dialog`) and share as HTML/PNG (`share`). The window n
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -116,16 +117,31 @@ class TokensPanel(QWidget):
         """Inspect `tok` (a finished or paused run, or an imported file)."""
         self._base, self._label = tok, source_label
         self._store, self._run_id = store, run_id
+        # A run's or a file's name is the user's text: shown as it is, never as markup.
         self.source.setText(
-            f"<b>{source_label}</b> — {len(tok.merges):,} merges, vocab {tok.vocab_size:,}"
+            f"<b>{html.escape(source_label)}</b> — {len(tok.merges):,} merges,"
+            f" vocab {tok.vocab_size:,}"
         )
         self.scrubber.set_tokenizer(tok)
         self.details.set_source(tok, store, run_id)
         self.compare.set_store(store)
-        self.compare.set_primary(source_label, tok)
+        self.compare.set_primary(source_label, tok, run_id)
         self.view.set_tokenizer(tok)
         self.export_button.setEnabled(True)
         self.share_button.setEnabled(True)
+
+    def forget_run(self, run_id: int) -> None:
+        """Run `run_id` was deleted: nothing of it stays on show, here or in Compare."""
+        self.compare.forget_run(run_id)
+        if self._run_id != run_id:
+            return
+        self._base, self._label, self._store, self._run_id = None, "", None, None
+        self.view.set_tokenizer(None)
+        self.scrubber.set_tokenizer(None)
+        self.details.set_source(None)
+        self.export_button.setEnabled(False)
+        self.share_button.setEnabled(False)
+        self.source.setText(f"run {run_id} was deleted: train a run or open a tokenizer file")
 
     def set_corpus_paths(self, paths) -> None:
         self.drilldown.set_corpus_paths(paths)
@@ -142,7 +158,7 @@ class TokensPanel(QWidget):
         self.view.set_tokenizer(shown)
         self.details.set_source(shown, self._store, self._run_id)
         label = self._label if shown is base else f"{self._label} @ {k:,} merges"
-        self.compare.set_primary(label, shown)
+        self.compare.set_primary(label, shown, self._run_id)
 
     def open_tokenizer_file(self, path: str | Path) -> None:
         """Load a tokenizer file in the background and inspect it."""

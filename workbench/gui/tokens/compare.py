@@ -8,6 +8,7 @@ tokenizer: `differing_tokens` in `encoded.py`. Loading files and encoding run in
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,6 +46,7 @@ class CompareRow:
     tokenizer: Tokenizer
     encoded: Encoded | None = None
     differs: np.ndarray | None = None
+    run_id: int | None = None  # the stored run it was made from (dropped when it is deleted)
 
 
 def compare_texts(
@@ -106,7 +108,7 @@ class _Pane(QWidget):
 
     def __init__(self, label: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.title = QLabel(f"<b>{label}</b>", self)
+        self.title = QLabel(f"<b>{html.escape(label)}</b>", self)
         self.edit = QPlainTextEdit(self, readOnly=True)
         self.highlighter = TokenHighlighter(self.edit.document())
         layout = QVBoxLayout(self)
@@ -169,9 +171,9 @@ class CompareView(QWidget):
             for run in store.list_runs():
                 self.runs.addItem(f"#{run.id} {run.name} ({run.vocab_size:,})", run.id)
 
-    def set_primary(self, label: str, tok: Tokenizer) -> None:
+    def set_primary(self, label: str, tok: Tokenizer, run_id: int | None = None) -> None:
         rows = list(self.rows)
-        row = CompareRow(label, tok)
+        row = CompareRow(label, tok, run_id=run_id)
         if rows:
             rows[0] = row
         else:
@@ -194,7 +196,19 @@ class CompareView(QWidget):
         from workbench.store.tokenizer_of_run import tokenizer_of_run
 
         run = store.get_run(run_id)
-        self.add_tokenizer(f"run #{run.id} {run.name}", tokenizer_of_run(store, run_id))
+        row = CompareRow(
+            f"run #{run.id} {run.name}", tokenizer_of_run(store, run_id), run_id=run_id
+        )
+        self._set_rows([*self.rows, row])
+
+    def forget_run(self, run_id: int) -> None:
+        """Run `run_id` was deleted: its rows go (the primary too), and the run list follows."""
+        rows = [r for r in self.rows if r.run_id != run_id]
+        if self.rows and self.rows[0].run_id == run_id:
+            rows = []  # the others were compared with it; with it gone, start afresh
+        if rows != self.rows:
+            self._set_rows(rows)
+        self.set_store(self._store)
 
     def remove(self, row: int) -> None:
         if 0 < row < len(self.rows):  # the primary stays
@@ -223,7 +237,7 @@ class CompareView(QWidget):
             self.panes.widget(self.panes.count() - 1).setParent(None)
         for i, row in enumerate(rows):
             if i < self.panes.count():
-                self.panes.widget(i).title.setText(f"<b>{row.label}</b>")
+                self.panes.widget(i).title.setText(f"<b>{html.escape(row.label)}</b>")
             else:
                 self.panes.addWidget(_Pane(row.label, self.panes))
         self._encode()
