@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from workbench.evaluate import references
 from workbench.evaluate.specs import sweep_of
+from workbench.gui.tokens.reference_menu import DESCRIPTIONS, missing_note
 from workbench.store import RunInfo
 
 RUN_ID_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -52,9 +53,9 @@ class TokenizerPicker(QGroupBox):
         self.sweeps.activated.connect(self._sweep_chosen)
         self.references = {name: QCheckBox(name, self) for name in references.REFERENCES}
         for name, box in self.references.items():
-            if not references.available(name):
-                box.setEnabled(False)
-                box.setToolTip(f"the {name} ranks are not on this machine (pip install bpe-openai)")
+            note = missing_note(name)
+            box.setEnabled(not note)
+            box.setToolTip(note or f"{DESCRIPTIONS.get(name, name)}, found offline")
         self.files = QListWidget(self)
         self.files.setMaximumHeight(60)
         self.add_file_button = QPushButton("Add tokenizer file…", self)

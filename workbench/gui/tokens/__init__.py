@@ -33,6 +33,7 @@ from workbench.gui.tokens.drilldown import DrillDown
 from workbench.gui.tokens.encoded import Encoded
 from workbench.gui.tokens.export_dialog import ExportDialog
 from workbench.gui.tokens.jobs import JobLane
+from workbench.gui.tokens.reference_menu import ReferenceButton
 from workbench.gui.tokens.scrubber import Scrubber
 from workbench.gui.tokens.share import save_html, save_png
 from workbench.gui.tokens.token_details import TokenDetails
@@ -58,6 +59,7 @@ class TokensPanel(QWidget):
         self.source = QLabel("no tokenizer: train a run or open a tokenizer file", self)
         fit_width(self.source)
         self.open_button = QPushButton("Open tokenizer…", self)
+        self.reference_button = ReferenceButton("Reference", self)
         self.export_button = QPushButton("Export…", self, enabled=False)
         self.share_button = QPushButton("Share HTML + PNG…", self, enabled=False)
         self.view = TokensView(self)
@@ -79,7 +81,12 @@ class TokensPanel(QWidget):
     def _layout(self, side: QTabWidget) -> None:
         bar = QHBoxLayout()
         bar.addWidget(self.source, 1)
-        for button in (self.open_button, self.export_button, self.share_button):
+        for button in (
+            self.open_button,
+            self.reference_button,
+            self.export_button,
+            self.share_button,
+        ):
             bar.addWidget(button)
         split = QSplitter(Qt.Orientation.Horizontal, self)
         split.addWidget(self.tabs)
@@ -93,6 +100,7 @@ class TokensPanel(QWidget):
 
     def _connect(self) -> None:
         self.open_button.clicked.connect(self._open_dialog)
+        self.reference_button.sigChosen.connect(self.open_reference)
         self.export_button.clicked.connect(self.open_export_dialog)
         self.share_button.clicked.connect(self._share_dialog)
         self.view.sigEncoded.connect(self._on_encoded)
@@ -165,6 +173,13 @@ class TokensPanel(QWidget):
         path = Path(path)
         self.source.setText(f"opening {path.name}…")
         self._loader.submit(lambda: (formats.load(path), path.name))
+
+    def open_reference(self, name: str) -> None:
+        """Inspect a built-in reference (gpt2, cl100k, o200k), loaded in the background."""
+        from workbench.evaluate.references import load_reference
+
+        self.source.setText(f"opening {name}…")
+        self._loader.submit(lambda: (load_reference(name), name))
 
     def open_export_dialog(self) -> ExportDialog | None:
         if self._base is None:

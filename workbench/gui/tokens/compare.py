@@ -33,6 +33,7 @@ from workbench.gui.table_model import ListTableModel
 from workbench.gui.tokens.encoded import Encoded, TokenTable, differing_tokens, encode_text
 from workbench.gui.tokens.highlight import TokenHighlighter
 from workbench.gui.tokens.jobs import JobLane
+from workbench.gui.tokens.reference_menu import ReferenceButton
 from workbench.gui.tokens.tokens_view import to_display
 from workbench.store import RunStore
 
@@ -136,12 +137,20 @@ class CompareView(QWidget):
         self.add_run_button.clicked.connect(self._add_selected_run)
         self.add_file_button = QPushButton("Add tokenizer file…", self)
         self.add_file_button.clicked.connect(self._add_file_dialog)
+        self.reference_button = ReferenceButton("Add reference", self)
+        self.reference_button.sigChosen.connect(self.add_reference)
         self.remove_button = QPushButton("Remove", self)
         self.remove_button.clicked.connect(self._remove_selected)
         self.status = QLabel("", self)
         self.panes = QSplitter(Qt.Orientation.Horizontal, self)
         bar = QHBoxLayout()
-        for w in (self.runs, self.add_run_button, self.add_file_button, self.remove_button):
+        for w in (
+            self.runs,
+            self.add_run_button,
+            self.reference_button,
+            self.add_file_button,
+            self.remove_button,
+        ):
             bar.addWidget(w)
         bar.addWidget(self.status, 1)
         layout = QVBoxLayout(self)
@@ -188,6 +197,13 @@ class CompareView(QWidget):
         path = Path(path)
         self.status.setText(f"loading {path.name}…")
         self._loader.submit(lambda: (path.name, formats.load(path)))
+
+    def add_reference(self, name: str) -> None:
+        """Add a built-in reference (gpt2, cl100k, o200k), loaded in the background."""
+        from workbench.evaluate.references import load_reference
+
+        self.status.setText(f"loading {name}…")
+        self._loader.submit(lambda: (name, load_reference(name)))
 
     def add_run(self, run_id: int) -> None:
         store = self._store
