@@ -825,7 +825,9 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(str(exc), 8000)
             return None
         db_path = self.db_path
-        sample = self.tokens.panel.view.text()[:4000]
+        # The check's text: what the Tokens tab shows, else the start of the corpus (4 KB).
+        sample = self.tokens.panel.view.text() or self.teaching.sample_text()
+        sample = sample[:4000]
         self.export_dialogs = [d for d in self.export_dialogs if d.isVisible() or d.busy()]
         dialog = ExportDialog(
             lambda: stored_tokenizer(db_path, run_id)[0],

@@ -82,6 +82,11 @@ class RunHistoryPanel(QWidget):
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.view.verticalHeader().hide()
         self.view.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        # One row per run: fitting the state's words ("finished (reached vocabulary size)")
+        # costs nothing, and a cut state says nothing.
+        self.view.horizontalHeader().setSectionResizeMode(
+            2, QHeaderView.ResizeMode.ResizeToContents
+        )
         self.view.doubleClicked.connect(lambda _index: self.open_selected())
         self.message = QLabel()
         self.message.setTextFormat(Qt.TextFormat.PlainText)  # errors quote run names

@@ -113,6 +113,10 @@ class TeachingPanel(QWidget):
     def teaching(self) -> bool:
         return self.enabled_box.isChecked()
 
+    def sample_text(self) -> str:
+        """The sample as given (the start of the corpus)."""
+        return self._text
+
     def set_sample(self, text: str) -> None:
         """The corpus text to cut (its first few hundred characters)."""
         self._text = text[:SAMPLE_CHARS]
