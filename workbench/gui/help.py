@@ -29,13 +29,13 @@ from workbench.display import GLYPH_LEGEND, token_rgb
 CHART_HELP = {
     "Pair count at merge": (
         "How often the merged pair occurred in the corpus when it was merged, by merge rank "
-        "(log scale). It falls steeply: the first merges join pairs seen millions of times, "
+        "(0 is the first merge; log scale). It falls steeply: the first merges join pairs seen millions of times, "
         "late ones pairs seen a few dozen times. A flat tail means the vocabulary is spending "
         "tokens on rare pieces."
     ),
     "Compression": (
-        "Bytes per token over the whole corpus after each merge: 1.0 before any merge, higher "
-        "is better. The curve flattens as merges find ever rarer pairs; where it stops rising "
+        "Bytes per token over the whole corpus after each number of merges made (1 is after "
+        "the first merge): 1.0 before any merge, higher is better. The curve flattens as merges find ever rarer pairs; where it stops rising "
         "much, more vocabulary buys little."
     ),
     "Speed": (
@@ -54,7 +54,7 @@ COLUMN_HELP = {
     "token": "the new token's bytes, readable (see the glyphs below)",
     "left / right": "the two tokens that were joined, with their ids",
     "count": "how often the pair occurred when it was merged",
-    "length": "the token's length in bytes",
+    "bytes": "the token's length in bytes (what the search's len:3-5 counts)",
 }
 
 SHORTCUTS = (

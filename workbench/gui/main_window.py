@@ -678,6 +678,8 @@ class MainWindow(QMainWindow):
         if self.merge_list.model.highlight_from is not None:
             self.merge_list.select_rank(state.merges - 1)  # the newest of the merges just made
         self._show_teaching_sample(every_tick=teaching)
+        if not teaching:
+            self.charts.fit_to_data()  # the axes' growing room is for merges not coming now
         if teaching:
             self.teacher.worker_idle(self.state.can_grow and state.merges < self.target_merges)
         else:

@@ -31,6 +31,7 @@ from workbench.gui.merge_table import (
     HEADERS,
     ID,
     LEFT,
+    LENGTH,
     RANK,
     RIGHT,
     TOKEN,
@@ -62,7 +63,8 @@ SEARCH_HELP = (
 # Rows measured per arriving page, as Qt's own precision default: a filtered page's left/right
 # parts may each need a store lookup, and the first rows are the ones in view.
 FIT_ROWS = 64
-_FITTED = (RANK, ID, TOKEN, LEFT, RIGHT, COUNT)  # LENGTH stretches over what is left
+# LEFT and RIGHT share what is left (stretched), so a long part is cut, never a bare "…".
+_FITTED = (RANK, ID, TOKEN, COUNT, LENGTH)
 
 
 class MergeListPanel(QWidget):
@@ -101,6 +103,8 @@ class MergeListPanel(QWidget):
         self.no_matches.hide()
         self._size_columns()
         self.tree = MergeTreePanel()
+        self.tree.sigGoToRank.connect(self.show_rank)
+        self.view.horizontalHeader().sortIndicatorChanged.connect(self._sorted)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(SEARCH_DELAY_MS)
@@ -145,7 +149,9 @@ class MergeListPanel(QWidget):
         """
         header = self.view.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setStretchLastSection(True)
+        header.setStretchLastSection(False)
+        for column in (LEFT, RIGHT):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch)
         self.model.modelReset.connect(self._fit_all_columns)
         self.model.rowsInserted.connect(
             lambda _parent, first, last: self._fit_columns(first, last, grow_only=True)
@@ -297,6 +303,13 @@ class MergeListPanel(QWidget):
         self.view.selectRow(row)
         self.view.scrollTo(self.model.index(row, 0))
         return True
+
+    def _sorted(self, column: int, _order: Qt.SortOrder) -> None:
+        """A sort by anything but rank shows the top of the sorted list: Follow newest would
+        keep the view where the newest merge is (the bottom), so it is turned off."""
+        if column not in (RANK, ID):
+            self.follow.setChecked(False)
+            self.view.scrollToTop()
 
     def show_rank(self, rank: int) -> None:
         """Clear the search and select merge `rank` (the Tokens tab asks for this)."""

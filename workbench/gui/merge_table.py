@@ -38,7 +38,8 @@ from workbench.store import RunStore, StoredMerge
 
 PAGE = 256
 RANK, ID, TOKEN, LEFT, RIGHT, COUNT, LENGTH = range(7)
-HEADERS = ("rank", "id", "token", "left", "right", "count", "length")
+# "bytes", not "length": a token's length is counted in bytes (the search's len: too).
+HEADERS = ("rank", "id", "token", "left", "right", "count", "bytes")
 # Header clicks sort by these columns (the store's order names); id follows rank.
 SORTABLE = {RANK: "rank", ID: "rank", TOKEN: "token", COUNT: "count", LENGTH: "length"}
 RECENT = QColor(255, 214, 102, 90)  # merges of the last step
