@@ -137,6 +137,10 @@ class CorpusPanel(QWidget):
         self.title.setObjectName("corpusTitle")
         open_files = QPushButton("Open files…")
         open_folder = QPushButton("Open folder…")
+        open_files.setToolTip(
+            "Open corpus files: text, JSONL, Parquet, Arrow, compressed (.gz, .zst) (Ctrl+O)"
+        )
+        open_folder.setToolTip("Open a folder: every readable file under it is the corpus")
         self.cancel = QPushButton("Cancel")
         self.cancel.setEnabled(False)
         self.progress = QProgressBar()

@@ -141,6 +141,29 @@ formats (Hugging Face <code>tokenizer.json</code>, GPT-2 <code>vocab.json</code>
 <code>merges.txt</code>, tiktoken, minbpe) and a folder; <b>Export and check</b> writes them
 and reads each back to prove it gives the same ids.</li>
 </ol>
+<h2>Continuing a run</h2>
+<p>A paused run goes on with <b>Resume</b> (to the Vocab size) or <b>+1 / +10 / +100</b>. A
+finished run grows too: raise the Vocab size and press Resume, or press +N. A run you stopped,
+or one you open from the <b>Runs</b> tab (even after a restart), goes on the same way: its
+corpus is read again and its merges replayed (checked against the stored ones) before new
+merges are made, so the corpus must not have changed. A run named by the workbench
+(“corpus.txt · 8,000”) takes its new size as its name.</p>
+<h2>The Tokens tab</h2>
+<p>Type or paste any text: it is cut with the open run's tokenizer as you type, each token its
+colour. Hover a token for its id, bytes and merge tree; click it to see where it occurs in the
+corpus. The <b>merges</b> slider cuts the text with only the first k merges, and the chart
+under it shows bytes per token for every k. <b>Open tokenizer…</b> inspects a tokenizer file,
+<b>Reference</b> one of OpenAI's (gpt2, cl100k, o200k) when they are on this machine.</p>
+<h2>Compare</h2>
+<p>The Tokens tab's <b>Compare</b> page cuts the same text with several tokenizers side by side:
+add stored runs, tokenizer files or a reference. Token edges that the others do not share are
+bold with a wavy underline; the table gives each one's token count and bytes per token.</p>
+<h2>Evaluate</h2>
+<p>The <b>Evaluate</b> tab answers “which tokenizer is cheaper on my text?”: tick runs (each at
+any number of its first merges), files and references, add held-out files or paste text, and
+press Evaluate. It reports tokens and bytes per token for each, by file or by a JSONL field,
+optionally the token health (tokens never or rarely used) and compression curves, and saves
+it all as one HTML page.</p>
 <h2>The charts</h2>{'<p><img src="guide:charts"></p>' if charts_picture else ""}<ul>{charts}</ul>
 <p>Hover a chart to read the merge under the cursor in the line below the charts.</p>
 <h2>The merge list</h2><ul>{columns}</ul>

@@ -32,6 +32,7 @@ from workbench.engine.errors import WorkbenchError
 from workbench.engine.events import MergeBatch
 from workbench.engine.patterns import PRESETS
 from workbench.gui import settings as settings_io
+from workbench.gui import whats_this
 from workbench.gui.charts import ChartsPanel
 from workbench.gui.controls import TrainingControls, parse_specials
 from workbench.gui.corpus_panel import CorpusPanel
@@ -124,6 +125,7 @@ class MainWindow(QMainWindow):
         self._layout()
         self.status = TrainingStatus(self.statusBar())
         self._make_menus()
+        whats_this.fill(self)  # Shift+F1 then a click explains any control
 
         self.warm_event = threading.Event()
         self.train_thread = QThread(self)
@@ -187,6 +189,7 @@ class MainWindow(QMainWindow):
             action.setShortcut(QKeySequence(shortcut))
             action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
             action.setToolTip(f"{tip} ({shortcut})")
+            action.setWhatsThis(tip)
             self.addAction(action)
             actions[name] = action
         actions["train"].triggered.connect(self.train)
