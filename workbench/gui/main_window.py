@@ -165,7 +165,38 @@ class MainWindow(QMainWindow):
             self.load_corpus(paths)
         else:
             self.load_demo()
+        self._restore_session()
         self._update_actions()
+
+    def _restore_session(self) -> None:
+        """Where the user left off: the open run, the Tokens text, the Evaluate choices, and
+        the tab (anything gone since, a deleted run or a moved file, is dropped quietly)."""
+        v = self.values
+        if v.tokens_text:
+            self.tokens.panel.set_text(v.tokens_text)
+        self.evaluate.refresh_runs()
+        self.evaluate.tokenizers.restore(v.eval_tokenizers)
+        self.evaluate.text.restore(v.eval_paths, v.eval_pasted, v.eval_group, v.eval_field)
+        if v.open_run:
+            try:
+                self.store.get_run(v.open_run)
+            except StoreError:
+                pass
+            else:
+                self.open_run(v.open_run)
+        if 0 <= v.tab < self.tabs.count():
+            self.tabs.setCurrentIndex(v.tab)
+
+    def _remember_session(self) -> None:
+        v = self.values
+        v.open_run = self.run_id or 0
+        v.tab = self.tabs.currentIndex()
+        v.tokens_text = self.tokens.panel.view.text()
+        v.eval_tokenizers = self.evaluate.tokenizers.specs()
+        v.eval_paths = self.evaluate.text.path_list()
+        v.eval_pasted = self.evaluate.text.pasted.toPlainText()
+        v.eval_group = self.evaluate.text.group_by.currentText()
+        v.eval_field = self.evaluate.text.field.text()
 
     @property
     def mode(self) -> str:
@@ -890,6 +921,7 @@ class MainWindow(QMainWindow):
             self.controls.store(self.values)
             self.values.geometry = self.saveGeometry()
             self.values.window_state = self.saveState()
+            self._remember_session()
             settings_io.save(self.qsettings, self.values)
         if self.threads_running():
             event.ignore()

@@ -144,6 +144,20 @@ class TokenizerPicker(QGroupBox):
         if path:
             self.add_file(path)
 
+    def restore(self, specs: list[str]) -> None:
+        """Tick again what `specs()` gave before a restart: runs still stored (at their k),
+        files still there, references on this machine; the rest is dropped quietly."""
+        for spec in specs:
+            if spec.startswith("run:"):
+                run_part, _, k = spec[4:].partition("@")
+                if run_part.isdigit() and (not k or k.isdigit()):
+                    self.pick_run(int(run_part), int(k) if k else None)
+            elif spec in self.references:
+                box = self.references[spec]
+                box.setChecked(box.isEnabled())
+            elif Path(spec).is_file():
+                self.add_file(spec)
+
     def specs(self) -> list[str]:
         """`run:ID` / `run:ID@k`, file paths and reference names, in the order shown."""
         out = []
@@ -198,6 +212,16 @@ class TextPicker(QGroupBox):
 
     def add_path(self, path: str | Path) -> None:
         self.paths.addItem(str(path))
+
+    def restore(self, paths: list[str], pasted: str, group: str, field: str) -> None:
+        """Put back the held-out text chosen before a restart (paths still there)."""
+        for path in paths:
+            if Path(path).exists():
+                self.add_path(path)
+        self.pasted.setPlainText(pasted)
+        if group in self.GROUPINGS:
+            self.group_by.setCurrentText(group)
+        self.field.setText(field)
 
     def path_list(self) -> list[str]:
         return [self.paths.item(i).text() for i in range(self.paths.count())]
