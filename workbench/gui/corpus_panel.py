@@ -133,6 +133,7 @@ class CorpusPanel(QWidget):
         super().__init__(parent)
         self.paths: list[Path] = []
         self.title = QLabel("No corpus")
+        self.title.setTextFormat(Qt.TextFormat.PlainText)  # it names files and folders
         self.title.setWordWrap(True)
         self.title.setObjectName("corpusTitle")
         open_files = QPushButton("Open files…")

@@ -83,6 +83,7 @@ class EvaluateTab(QWidget):
         self.progress.setTextVisible(False)
         self.progress.setMaximumHeight(10)
         self.status = QLabel("pick tokenizers and text, then Evaluate", self)
+        self.status.setTextFormat(Qt.TextFormat.PlainText)  # paths and error messages
         self.status.setWordWrap(True)
         self.metrics = MetricsModel(self)
         self.metrics_view, self.metrics_proxy = _sortable(self.metrics, self)
@@ -90,6 +91,7 @@ class EvaluateTab(QWidget):
         self.text_counts = QLabel(self)
         self.curves = CurvesPlot(self)
         self.findings = QLabel(self)
+        self.findings.setTextFormat(Qt.TextFormat.PlainText)  # they name runs
         self.findings.setWordWrap(True)
         self.findings.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.bars = GroupBars(self)

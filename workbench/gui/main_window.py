@@ -36,6 +36,7 @@ from workbench.gui import whats_this
 from workbench.gui.charts import ChartsPanel
 from workbench.gui.controls import TrainingControls, parse_specials
 from workbench.gui.corpus_panel import CorpusPanel
+from workbench.gui.elided_label import plain_tip
 from workbench.gui.evaluate_tab import EvaluateTab
 from workbench.gui.help import GuideDialog, about_html
 from workbench.gui.history_loader import HistoryLoader
@@ -378,7 +379,7 @@ class MainWindow(QMainWindow):
         self.corpus_panel.set_paths(self.corpus_paths, title)
         self.controls.corpus_summary.setText(title)
         self.tokens.set_corpus_paths(self.corpus_paths)
-        self.controls.setToolTip(title)
+        self.controls.setToolTip(plain_tip(title))
         self.teaching.set_sample(_sample_text(self.corpus_paths))
         self._pattern_changed()
         self.analyze()

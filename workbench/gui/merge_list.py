@@ -98,6 +98,7 @@ class MergeListPanel(QWidget):
         self.view.setSortingEnabled(True)
         self.view.horizontalHeader().setSortIndicator(RANK, Qt.SortOrder.AscendingOrder)
         self.no_matches = QLabel("No matches", self.view.viewport())
+        self.no_matches.setTextFormat(Qt.TextFormat.PlainText)  # it quotes the typed search
         self.no_matches.setObjectName("noMatches")
         self.no_matches.setStyleSheet("color: #888; font-size: 15px; padding: 12px")
         self.no_matches.hide()

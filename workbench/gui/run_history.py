@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from workbench.gui.elided_label import plain_tip
 from workbench.gui.table_model import ListTableModel
 from workbench.gui.window_state import run_state_words
 from workbench.session.states import RunState, describe
@@ -59,7 +60,7 @@ class RunHistoryModel(ListTableModel):
             )
             return values[index.column()]
         if role == Qt.ItemDataRole.ToolTipRole and run.error:
-            return run.error
+            return plain_tip(run.error)
         if role == Qt.ItemDataRole.UserRole:
             return run.id
         return None

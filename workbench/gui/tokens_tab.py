@@ -7,6 +7,7 @@ handed to the panel. The build opens its own store connection, so it never share
 
 from __future__ import annotations
 
+from html import escape
 from pathlib import Path
 
 from PySide6.QtCore import QObject
@@ -40,7 +41,7 @@ class TokensTab(QObject):
         self.panel = TokensPanel()
         self.lane = JobLane(self)
         self.lane.sigResult.connect(self._on_tokenizer)
-        self.lane.sigError.connect(lambda message: self.panel.source.setText(message))
+        self.lane.sigError.connect(lambda message: self.panel.source.setText(escape(message)))
 
     def show_run(self, run_id: int | None) -> None:
         """Inspect run `run_id` as it is in the store now (None: leave the panel as it is)."""

@@ -57,6 +57,8 @@ class TokensPanel(QWidget):
         self._compare_dirty = True
         self.export_dialog: ExportDialog | None = None
         self.source = QLabel("no tokenizer: train a run or open a tokenizer file", self)
+        # Rich text (the name in bold), so every name or message in it is escaped.
+        self.source.setTextFormat(Qt.TextFormat.RichText)
         fit_width(self.source)
         self.open_button = QPushButton("Open tokenizer…", self)
         self.reference_button = ReferenceButton("Reference", self)
@@ -111,7 +113,9 @@ class TokensPanel(QWidget):
         self.details.sigShowToken.connect(self._show_token)
         self.tabs.currentChanged.connect(lambda _: self._sync_compare())
         self._loader.sigResult.connect(lambda r: self.set_tokenizer(*r))
-        self._loader.sigError.connect(lambda m: self.source.setText(f"cannot open: {m}"))
+        self._loader.sigError.connect(
+            lambda m: self.source.setText(f"cannot open: {html.escape(m)}")
+        )
 
     # ----- the window's API ---------------------------------------------------------------------
 
@@ -171,7 +175,7 @@ class TokensPanel(QWidget):
     def open_tokenizer_file(self, path: str | Path) -> None:
         """Load a tokenizer file in the background and inspect it."""
         path = Path(path)
-        self.source.setText(f"opening {path.name}…")
+        self.source.setText(f"opening {html.escape(path.name)}…")
         self._loader.submit(lambda: (formats.load(path), path.name))
 
     def open_reference(self, name: str) -> None:

@@ -142,6 +142,7 @@ class CompareView(QWidget):
         self.remove_button = QPushButton("Remove", self)
         self.remove_button.clicked.connect(self._remove_selected)
         self.status = QLabel("", self)
+        self.status.setTextFormat(Qt.TextFormat.PlainText)  # file names, load errors
         self.panes = QSplitter(Qt.Orientation.Horizontal, self)
         bar = QHBoxLayout()
         for w in (
