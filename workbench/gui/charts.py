@@ -295,6 +295,23 @@ class ChartsPanel(QWidget):
         super().showEvent(event)
         self.redraw_if_dirty()
 
+    def show_replay(self, k: int | None) -> None:
+        """A replay at merge k: both merge charts marked where the run stood after k merges,
+        and the line below says which merge that was (None: the replay is over)."""
+        if k is None or not self.data.n:
+            for marker in self.markers:
+                marker.hide()
+            self.hover_label.setText(HOVER_HINT)
+            return
+        last = min(max(k, 1), self.data.n) - 1  # the k-th merge has rank k - 1
+        self.markers[0].setValue(last)
+        self.markers[1].setValue(last + 1)  # the Compression chart counts merges made
+        for marker in self.markers:
+            marker.show()
+        self.hover_label.setText(
+            f"replay: after {k:,} merges — " + self.describe(last) if k else "replay: no merges"
+        )
+
     # --- hover ---------------------------------------------------------------------------
     def _on_mouse_moved(self, pos: QPointF) -> None:
         for plot, offset, marker in (

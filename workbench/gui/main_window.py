@@ -24,7 +24,9 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QSplitter,
     QTabWidget,
+    QVBoxLayout,
     QWhatsThis,
+    QWidget,
 )
 
 from workbench.engine.config import TrainConfig
@@ -41,6 +43,7 @@ from workbench.gui.evaluate_tab import EvaluateTab
 from workbench.gui.help import GuideDialog, about_html
 from workbench.gui.history_loader import HistoryLoader
 from workbench.gui.merge_list import MergeListPanel
+from workbench.gui.replay import ReplayBar
 from workbench.gui.resources import demo_corpus, icon_path
 from workbench.gui.run_history import RunHistoryPanel
 from workbench.gui.status import RateMeter, TrainingStatus
@@ -116,6 +119,7 @@ class MainWindow(QMainWindow):
         self.corpus_panel = CorpusPanel()
         self.charts = ChartsPanel()
         self.teaching = TeachingPanel()
+        self.replay = ReplayBar()
         self.teacher = TeachingDriver(self.teaching, self)
         self._sample_built = (0.0, 0.0)  # when the teaching sample was last cut, and its cost
         self.merge_list = MergeListPanel()
@@ -233,8 +237,14 @@ class MainWindow(QMainWindow):
         return actions
 
     def _layout(self) -> None:
+        charts = QWidget()
+        charts_layout = QVBoxLayout(charts)
+        charts_layout.setContentsMargins(0, 0, 0, 0)
+        charts_layout.setSpacing(2)
+        charts_layout.addWidget(self.replay)
+        charts_layout.addWidget(self.charts, 1)
         watch = QSplitter(Qt.Orientation.Vertical)
-        watch.addWidget(self.charts)
+        watch.addWidget(charts)
         watch.addWidget(self.teaching)
         watch.setStretchFactor(0, 4)
         watch.setStretchFactor(1, 1)
@@ -344,6 +354,7 @@ class MainWindow(QMainWindow):
         self.runs.sigDeleted.connect(self._run_deleted)
         self.runs.sigExportRun.connect(self.export_tokenizer)
         self.tokens.panel.sigJumpToRank.connect(self.jump_to_rank)
+        self.replay.sigRank.connect(self._replay_at)
         self.evaluate.connect_window(self)
 
     def start_threads(self) -> None:
@@ -622,6 +633,7 @@ class MainWindow(QMainWindow):
 
     def _begin_training(self) -> None:
         self.state = self.state.training()
+        self._end_replay()
         # A recount still pending from an edit is moot (a run counts the corpus itself, or
         # goes on with the counts it has); fired after a quick run, it would put "Corpus
         # read" over the run's "Done" line.
@@ -893,6 +905,31 @@ class MainWindow(QMainWindow):
             )
         self.merge_list.poke()
 
+    # --- replay ----------------------------------------------------------------------------
+    def _replay_at(self, k: int) -> None:
+        """The timeline shows the run after its first k merges, in every view of it."""
+        total = self.replay.clock.total
+        at = None if k >= total else k
+        self.charts.show_replay(at)
+        self.merge_list.show_replay(at)
+        panel = self.tokens.panel
+        if panel._run_id is not None and panel._run_id == self.run_id:
+            panel.scrubber.set_rank(k)  # debounced there: prefix(k) and a re-cut
+
+    def _end_replay(self) -> None:
+        """Training or another run: the timeline starts over at the whole run."""
+        if self.replay.clock.k < self.replay.clock.total:
+            self._replay_at(self.replay.clock.total)
+        self.replay.set_total(0)
+
+    def _offer_replay(self) -> None:
+        """A run at rest (paused, finished, opened) can be replayed over all its merges."""
+        total = self.merges_done if self.mode in ("paused", "finished") else 0
+        if total != self.replay.clock.total:
+            if self.replay.clock.k < self.replay.clock.total:
+                self._replay_at(self.replay.clock.total)
+            self.replay.set_total(total)
+
     def _actions(self) -> Actions:
         ok = self.controls.pattern_ok() and self.controls.vocab_ok()
         return self.state.actions(self.controls.vocab.value(), ok, self.teacher.running)
@@ -909,6 +946,7 @@ class MainWindow(QMainWindow):
         for name in STEPS:
             a[name].setEnabled(enabled.step)
         self.export_action.setEnabled(enabled.export)
+        self._offer_replay()
         self.controls.set_settings_enabled(enabled.settings)
 
     # --- closing ---------------------------------------------------------------------------

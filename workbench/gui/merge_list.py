@@ -305,6 +305,21 @@ class MergeListPanel(QWidget):
         self.view.scrollTo(self.model.index(row, 0))
         return True
 
+    def show_replay(self, k: int | None) -> None:
+        """A replay at merge k: later merges greyed and the k-th in view (None: over)."""
+        self.model.set_replay(k)
+        if k is None:
+            return
+        self.follow.setChecked(False)  # else the next tick scrolls to the newest
+        model = self.model
+        if model.filter or model.order not in ("rank", "newest"):
+            return  # finding the row of a rank in a search or a sort reads the store
+        row = model.row_of_rank(max(k - 1, 0))
+        if row is not None:
+            self.view.scrollTo(
+                self.model.index(row, 0), QAbstractItemView.ScrollHint.PositionAtCenter
+            )
+
     def _sorted(self, column: int, _order: Qt.SortOrder) -> None:
         """A sort by anything but rank shows the top of the sorted list: Follow newest would
         keep the view where the newest merge is (the bottom), so it is turned off."""

@@ -44,6 +44,7 @@ HEADERS = ("rank", "id", "token", "left", "right", "count", "bytes")
 SORTABLE = {RANK: "rank", ID: "rank", TOKEN: "token", COUNT: "count", LENGTH: "length"}
 RECENT = QColor(255, 214, 102, 90)  # merges of the last step
 NEWEST = QColor(255, 183, 3, 150)  # the newest merge
+LATER = QColor(150, 150, 150)  # merges after the replay's k: not made yet at that point
 PENDING = "…"  # shown in text columns while a row's page is being read
 _INDEX = QModelIndex | QPersistentModelIndex
 
@@ -128,6 +129,7 @@ class MergeTableModel(ListTableModel):
         self._total = 0  # merges known to exist (unfiltered)
         self._names: dict[int, str] = {}
         self.highlight_from: int | None = None  # ranks >= this are tinted
+        self.replay_at: int | None = None  # a replay at merge k: ranks >= k are greyed
         self.stale = False  # a search's count is behind `note_total`
         self.mono_font = QFont("monospace")
         self.mono_font.setStyleHint(QFont.StyleHint.Monospace)
@@ -240,6 +242,18 @@ class MergeTableModel(ListTableModel):
         self.endInsertRows()
         if self.order != "rank" or self.filter:
             self.dataChanged.emit(self.index(0, 0), self.index(count - 1, len(HEADERS) - 1))
+
+    def set_replay(self, k: int | None) -> None:
+        """Grey the merges from rank `k` on (a replay showing the first k; None: none)."""
+        if k == self.replay_at:
+            return
+        self.replay_at = k
+        if self._count:
+            self.dataChanged.emit(
+                self.index(0, 0),
+                self.index(self._count - 1, len(HEADERS) - 1),
+                [Qt.ItemDataRole.ForegroundRole],
+            )
 
     def set_highlight(self, from_rank: int | None) -> None:
         """Tint merges from rank `from_rank` on (None: no tint)."""
@@ -354,6 +368,7 @@ class MergeTableModel(ListTableModel):
         if role not in (
             Qt.ItemDataRole.DisplayRole,
             Qt.ItemDataRole.BackgroundRole,
+            Qt.ItemDataRole.ForegroundRole,
             Qt.ItemDataRole.ToolTipRole,
             Qt.ItemDataRole.UserRole,
         ):
@@ -367,6 +382,9 @@ class MergeTableModel(ListTableModel):
             if self.highlight_from is not None and rank is not None and rank >= self.highlight_from:
                 return NEWEST if rank == self._total - 1 else RECENT
             return None
+        if role == Qt.ItemDataRole.ForegroundRole:
+            later = self.replay_at is not None and rank is not None and rank >= self.replay_at
+            return LATER if later else None
         if merge is None:  # the page is on its way
             if role == Qt.ItemDataRole.DisplayRole and column in (TOKEN, LEFT, RIGHT):
                 return PENDING
