@@ -779,6 +779,21 @@ class MainWindow(QMainWindow):
         last = tok.merges[-1:]
         vocab = tok.vocab
         self.teaching.show_tokenizer(tok, (vocab[last[0][0]], vocab[last[0][1]]) if last else None)
+        self._explain_newest(len(tok.merges))
+
+    def _explain_newest(self, n: int) -> None:
+        """Teaching's "why": the newest merge's count, ties and rule, and the next merge."""
+        if self.run_id is None or n <= 0:
+            self.teaching.explain(None, None, "")
+            return
+        try:
+            around = self.store.merges(self.run_id, after_rank=n - 2, limit=2)
+            rule = str(self.store.get_run(self.run_id).settings.get("tie_break", "lexicographic"))
+        except StoreError:
+            return
+        newest = next((m for m in around if m.rank == n - 1), None)
+        following = next((m for m in around if m.rank == n), None)
+        self.teaching.explain(newest, following, rule)
 
     def _on_failed(self, message: str) -> None:
         self.teacher.stop()

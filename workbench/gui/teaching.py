@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
+    QLabel,
     QSpinBox,
     QTextBrowser,
     QVBoxLayout,
@@ -28,6 +29,7 @@ from workbench.display import NEWLINE, readable, show_whitespace, token_hex
 from workbench.engine.tokenizer import Tokenizer
 from workbench.gui.elided_label import ElidedLabel
 from workbench.render import token_groups
+from workbench.store import StoredMerge
 
 MIN_TICK_MS = 50  # above 20 merges/s a tick makes several merges rather than ticking faster
 MAX_SPEED = 100_000
@@ -63,6 +65,32 @@ def sample_html(tok: Tokenizer, text: str, newest: bytes | None) -> tuple[str, i
     return f'<div style="{style}">{body}</div>', places
 
 
+TIE_RULES = {
+    "lexicographic": "the pair with the greatest (left, right) bytes wins",
+    "hf": "the pair Hugging Face's BpeTrainer would take wins",
+}
+
+
+def why_chosen(merge: StoredMerge, following: StoredMerge | None, tie_break: str) -> str:
+    """Why merge `merge` was made, in words: its count, the ties and the rule that settled
+    them, and the merge that came next (the best pair once this one was made)."""
+    count = f"{merge.count:,} time{'s' if merge.count != 1 else ''}"
+    text = f"Why: its pair occurred {count} when it was merged, more than any other pair"
+    if merge.ties:
+        others = f"{merge.ties:,} other pair{'s' if merge.ties != 1 else ''}"
+        rule = TIE_RULES.get(tie_break, f"the {tie_break} rule decides")
+        text = (
+            f"Why: its pair occurred {count}; {others} occurred as often, and the tie-break"
+            f" chose it ({tie_break}: {rule})"
+        )
+    if following is not None:
+        text += (
+            f". Next: “{readable(following.token)}” ({following.count:,} times once this"
+            " merge was made)"
+        )
+    return text + "."
+
+
 class TeachingPanel(QWidget):
     """The speed control, the newest merge and the live sample (see the module docstring)."""
 
@@ -89,6 +117,14 @@ class TeachingPanel(QWidget):
         bigger.setPointSizeF(bigger.pointSizeF() * 1.15)
         bigger.setBold(True)
         self.newest.setFont(bigger)
+        self.why = QLabel("")
+        self.why.setObjectName("whyMerge")
+        self.why.setWordWrap(True)
+        self.why.setTextFormat(Qt.TextFormat.PlainText)  # tokens' text, shown as it is
+        self.why.setToolTip(
+            "Why the newest merge was made: BPE joins the most frequent pair of neighbouring"
+            " tokens; among pairs of equal count the tie-break rule chooses"
+        )
         self.sample = QTextBrowser()
         self.sample.setObjectName("teachingSample")
         self.sample.setToolTip(
@@ -105,6 +141,7 @@ class TeachingPanel(QWidget):
         layout.setSpacing(2)
         layout.addLayout(bar)
         layout.addWidget(self.newest)
+        layout.addWidget(self.why)
         layout.addWidget(self.sample, 1)
         self.enabled_box.toggled.connect(self.sigModeChanged)
         self._text = ""
@@ -122,6 +159,11 @@ class TeachingPanel(QWidget):
         self._text = text[:SAMPLE_CHARS]
         self.sample.setPlainText(self._text)
         self.newest.setText("Train to watch the merges arrive.")
+        self.why.setText("")
+
+    def explain(self, merge: StoredMerge | None, following: StoredMerge | None, rule: str) -> None:
+        """Say why the newest merge was made (None: no merge yet)."""
+        self.why.setText("" if merge is None else why_chosen(merge, following, rule))
 
     def show_tokenizer(self, tok: Tokenizer, newest_pair: tuple[bytes, bytes] | None) -> None:
         """Cut the sample with `tok`; `newest_pair` is the last merge's (left, right)."""
