@@ -87,3 +87,15 @@ def test_tokens_inspects_a_reference(qtbot):
         assert panel.export_button.isEnabled()
     finally:
         panel.shutdown()
+
+
+def test_the_tokens_tab_fits_a_1400_pixel_window(qtbot):
+    """The reference buttons and Compare's status line never push the window wider."""
+    panel = TokensPanel()
+    qtbot.addWidget(panel)
+    try:
+        panel.compare.status.setText("bold, wavy underline: " + "a long explanation " * 20)
+        panel.tabs.setCurrentWidget(panel.compare)
+        assert panel.minimumSizeHint().width() < 1400 - 300  # the settings column takes ~300
+    finally:
+        panel.shutdown()

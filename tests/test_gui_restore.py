@@ -67,3 +67,14 @@ def test_a_restart_comes_back_where_it_was_left(qtbot, settings_path, db_path, t
         assert third.evaluate.tokenizers.specs() == []
     finally:
         close_window(qtbot, third)
+
+
+def test_held_out_files_and_tokenizer_files_are_listed_once(qapp, tmp_path):
+    from workbench.gui.evaluate.picker import TextPicker, TokenizerPicker
+
+    text, tokenizers = TextPicker(), TokenizerPicker()
+    for _ in range(2):
+        text.add_path(tmp_path / "held.txt")
+        tokenizers.add_file(tmp_path / "tok.json")
+    assert text.path_list() == [str(tmp_path / "held.txt")]
+    assert tokenizers.specs() == [str(tmp_path / "tok.json")]

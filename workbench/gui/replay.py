@@ -66,6 +66,7 @@ class ReplayBar(QWidget):
             " the Tokens tab's text cut with those k merges"
         )
         self.slider.valueChanged.connect(self._slider_moved)
+        self.slider.setMinimumWidth(120)
         self.speed = QComboBox(self)
         for speed in SPEEDS:
             self.speed.addItem(f"{speed:,} merges/s", speed)
@@ -154,4 +155,7 @@ class ReplayBar(QWidget):
         self.sigRank.emit(self.clock.k)
 
     def _show_label(self) -> None:
-        self.label.setText(f"{self.clock.k:,} / {self.clock.total:,} merges")
+        self.label.setText(f"{self.clock.k:,} / {self.clock.total:,}")
+        self.label.setToolTip(
+            f"the first {self.clock.k:,} of the run's {self.clock.total:,} merges"
+        )

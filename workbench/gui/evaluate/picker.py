@@ -135,7 +135,8 @@ class TokenizerPicker(QGroupBox):
                     spin.setValue(k)
 
     def add_file(self, path: str | Path) -> None:
-        self.files.addItem(str(path))
+        if str(path) not in [self.files.item(i).text() for i in range(self.files.count())]:
+            self.files.addItem(str(path))  # twice would evaluate it twice
 
     def _add_file_dialog(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
@@ -211,7 +212,8 @@ class TextPicker(QGroupBox):
         layout.addLayout(grouping)
 
     def add_path(self, path: str | Path) -> None:
-        self.paths.addItem(str(path))
+        if str(path) not in self.path_list():  # twice would count its text twice
+            self.paths.addItem(str(path))
 
     def restore(self, paths: list[str], pasted: str, group: str, field: str) -> None:
         """Put back the held-out text chosen before a restart (paths still there)."""

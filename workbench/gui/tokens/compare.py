@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from workbench.engine import formats
 from workbench.engine.tokenizer import Tokenizer
+from workbench.gui.elided_label import fit_width
 from workbench.gui.table_model import ListTableModel
 from workbench.gui.tokens.encoded import Encoded, TokenTable, differing_tokens, encode_text
 from workbench.gui.tokens.highlight import TokenHighlighter
@@ -143,6 +144,7 @@ class CompareView(QWidget):
         self.remove_button.clicked.connect(self._remove_selected)
         self.status = QLabel("", self)
         self.status.setTextFormat(Qt.TextFormat.PlainText)  # file names, load errors
+        fit_width(self.status)  # a long line is cut, never widens the window
         self.panes = QSplitter(Qt.Orientation.Horizontal, self)
         bar = QHBoxLayout()
         for w in (
