@@ -54,6 +54,10 @@ def test_a_restart_comes_back_where_it_was_left(qtbot, settings_path, db_path, t
         assert second.evaluate.text.pasted.toPlainText() == "pasted held-out text"
         assert second.evaluate.text.group_by.currentText() == "file"
         assert second.actions_by_name["step1"].isEnabled()  # and it can grow, as opened
+        qtbot.waitUntil(lambda: second.corpus_panel.top_model.rowCount() > 0, timeout=60_000)
+        qtbot.wait(100)
+        # the corpus counted at start does not cover the open run's line
+        assert second.status.stage.full_text().startswith("Finished: 30 merges")
         second.runs.refresh()
         second.runs.select_run(run_id)
         second.runs.delete_selected(confirm=False)

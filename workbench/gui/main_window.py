@@ -656,11 +656,15 @@ class MainWindow(QMainWindow):
 
     def _on_corpus(self, report: CorpusReport) -> None:
         self.corpus_panel.show_report(report)
-        if self.mode != "training":  # else the worker's next stage ("Training") follows
+        # Training: the worker's next stage ("Training") follows; a run open at rest keeps its
+        # own line (the Corpus tab has the report).
+        if self.mode == "idle":
             self.status.stage.setText(
                 f"Corpus read: {_size(report.bytes)}, {report.documents:,} documents,"
                 f" {report.unique_pieces:,} distinct pre-tokens in {report.seconds:.1f} s"
             )
+        elif self.mode in ("paused", "finished") and not self.teacher.running:
+            self.status.stage.setText(self.state.status_line())  # back from "Reading…"
         self.controls.corpus_summary.setText(
             f"{self.corpus_panel.title.text()}\n{_size(report.bytes)} · "
             f"{report.documents:,} documents · {report.pieces:,} pre-tokens "
