@@ -96,3 +96,27 @@ def test_the_newest_merge_is_explained_in_the_window(qtbot, window):
     qtbot.waitUntil(lambda: window.teaching.why.text().startswith("Why:"), timeout=10_000)
     (last,) = window.store.merges(window.run_id, after_rank=38, limit=1)
     assert f"occurred {last.count:,} time" in window.teaching.why.text()
+
+
+def test_the_sample_follows_the_newest_merge_unless_it_is_yours(qtbot):
+    from workbench.engine.tokenizer import Tokenizer
+    from workbench.gui.teaching import TeachingPanel, sample_around
+
+    pool = ["aaa bbb ccc " * 10, "first line\nthe zebra crossing, zebra again", "more zebra"]
+    assert sample_around(pool, b"zeb").startswith("the zebra crossing")
+    assert sample_around(pool, b"qqq") is None and sample_around(pool, b" ") is None
+    panel = TeachingPanel()
+    qtbot.addWidget(panel)
+    panel.set_sample(pool[0])
+    panel.set_pool(pool)
+    tok = Tokenizer.from_merges([(b"z", b"e")], "gpt2")
+    panel.show_tokenizer(tok, (b"z", b"e"))
+    assert "zebra" in panel.sample.toPlainText()
+    assert "2 places in the sample" in panel.newest.full_text()
+    panel.use_text("my own words, no such pair")  # pinned: never swapped for the corpus
+    assert panel.corpus_sample.isEnabled()
+    panel.show_tokenizer(tok, (b"z", b"e"))
+    assert panel.sample.toPlainText().startswith("my own words")
+    assert "not in this sample" in panel.newest.full_text()
+    panel.unpin()
+    assert not panel.pinned and "zebra" in panel.sample.toPlainText()

@@ -60,7 +60,9 @@ from workbench.store.tokenizer_of_run import tokenizer_of_run
 STATUS_MS = 250
 RECOUNT_DELAY_MS = 600
 STEP_TARGET = 2**31 - 1  # Step goes past the vocab size the run was started with
-SAMPLE_READ_BYTES = 4096  # teaching mode's sample comes from the start of the first file
+# Teaching mode's samples come from the start of the corpus: 64 KB by paragraph, searched
+# for a piece that shows the newest merge (a substring search, well under a millisecond).
+SAMPLE_READ_BYTES = 65_536
 SAMPLE_COST_FACTOR = 4  # between ticks, rebuild the sample's tokenizer after 4x its cost
 
 # action name -> (text, shortcut, tooltip)
@@ -391,7 +393,9 @@ class MainWindow(QMainWindow):
         self.controls.corpus_summary.setText(title)
         self.tokens.set_corpus_paths(self.corpus_paths)
         self.controls.setToolTip(plain_tip(title))
-        self.teaching.set_sample(_sample_text(self.corpus_paths))
+        pool = _sample_pool(self.corpus_paths)
+        self.teaching.set_sample(_first_long(pool))
+        self.teaching.set_pool(pool)
         self._pattern_changed()
         self.analyze()
 
@@ -1021,9 +1025,14 @@ def _size(n_bytes: int) -> str:
     return f"{n_bytes / 1e3:,.1f} KB" if n_bytes >= 1e3 else f"{n_bytes} bytes"
 
 
-def _sample_text(paths: list[Path]) -> str:
-    """The start of the corpus (read as training reads it), for teaching mode's sample: its
-    first paragraph longer than a title line."""
+def _first_long(paragraphs: list[str]) -> str:
+    """The first paragraph longer than a title line (teaching's first sample)."""
+    long = [p for p in paragraphs if len(p) > 120]
+    return (long or paragraphs or [""])[0]
+
+
+def _sample_pool(paths: list[Path]) -> list[str]:
+    """The start of the corpus (read as training reads it), by paragraph."""
     from workbench.engine.corpus_lines import corpus_lines
 
     lines: list[str] = []
@@ -1032,8 +1041,6 @@ def _sample_text(paths: list[Path]) -> str:
         if isinstance(line, str):
             lines.append(line)
             size += len(line)
-        if size >= SAMPLE_READ_BYTES or len(lines) > 200:
+        if size >= SAMPLE_READ_BYTES or len(lines) > 2000:
             break
-    paragraphs = [p.strip() for p in "".join(lines).split("\n\n") if p.strip()]
-    long = [p for p in paragraphs if len(p) > 120]
-    return (long or paragraphs or [""])[0]
+    return [p.strip() for p in "".join(lines).split("\n\n") if p.strip()]

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
     QLabel,
+    QPushButton,
     QSpinBox,
     QTextBrowser,
     QVBoxLayout,
@@ -45,6 +46,23 @@ def tick_plan(speed: int) -> tuple[int, int]:
     speed = max(1, speed)
     interval = max(1000 // speed, MIN_TICK_MS)
     return interval, max(1, round(speed * interval / 1000))
+
+
+def sample_around(pool: list[str], token: bytes, width: int = SAMPLE_CHARS) -> str | None:
+    """A piece of the corpus (`pool`: its first paragraphs) where `token` occurs, about
+    `width` characters with the occurrence early on, or None when no paragraph holds it."""
+    text = token.decode("utf-8", errors="ignore")
+    if not text.strip():
+        return None
+    for paragraph in pool:
+        at = paragraph.find(text)
+        if at < 0:
+            continue
+        # Start at the line the token is on (or a little before it in a long line).
+        line_start = paragraph.rfind("\n", 0, at) + 1
+        start = max(line_start, at - width // 3)
+        return paragraph[start : start + width]
+    return None
 
 
 def sample_html(tok: Tokenizer, text: str, newest: bytes | None) -> tuple[str, int]:
@@ -125,6 +143,18 @@ class TeachingPanel(QWidget):
             "Why the newest merge was made: BPE joins the most frequent pair of neighbouring"
             " tokens; among pairs of equal count the tie-break rule chooses"
         )
+        self.own_sample = QPushButton("Your sample…")
+        self.own_sample.setToolTip(
+            "Paste a text of your own to watch the merges cut it (it stays until you go back"
+            " to the corpus)"
+        )
+        self.own_sample.clicked.connect(self._ask_sample)
+        self.corpus_sample = QPushButton("Corpus sample")
+        self.corpus_sample.setToolTip(
+            "Back to pieces of the corpus, chosen to show each new merge where it occurs"
+        )
+        self.corpus_sample.clicked.connect(self.unpin)
+        self.corpus_sample.setEnabled(False)
         self.sample = QTextBrowser()
         self.sample.setObjectName("teachingSample")
         self.sample.setToolTip(
@@ -136,6 +166,8 @@ class TeachingPanel(QWidget):
         bar.addWidget(self.speed)
         bar.addWidget(self.full_speed)
         bar.addStretch(1)
+        bar.addWidget(self.own_sample)
+        bar.addWidget(self.corpus_sample)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 2, 0, 0)
         layout.setSpacing(2)
@@ -145,6 +177,9 @@ class TeachingPanel(QWidget):
         layout.addWidget(self.sample, 1)
         self.enabled_box.toggled.connect(self.sigModeChanged)
         self._text = ""
+        self._pool: list[str] = []  # the start of the corpus, by paragraph
+        self.pinned = False  # the user's own sample: never swapped for another
+        self._last: tuple[Tokenizer, tuple[bytes, bytes] | None] | None = None
 
     @property
     def teaching(self) -> bool:
@@ -154,8 +189,42 @@ class TeachingPanel(QWidget):
         """The sample as given (the start of the corpus)."""
         return self._text
 
+    def set_pool(self, paragraphs: list[str]) -> None:
+        """The start of the corpus, by paragraph: where a sample showing the newest merge is
+        looked for when the one shown does not hold it."""
+        self._pool = list(paragraphs)
+
+    def use_text(self, text: str) -> None:
+        """The user's own sample (kept until `unpin`)."""
+        self.pinned = True
+        self.corpus_sample.setEnabled(True)
+        self._text = text[: SAMPLE_CHARS * 4]
+        self._recut()
+
+    def unpin(self) -> None:
+        self.pinned = False
+        self.corpus_sample.setEnabled(False)
+        self._text = (self._pool or [""])[0][:SAMPLE_CHARS]
+        self._recut()
+
+    def _ask_sample(self) -> None:
+        from PySide6.QtWidgets import QInputDialog
+
+        text, ok = QInputDialog.getMultiLineText(self, "Your sample", "Text to cut:", self._text)
+        if ok and text.strip():
+            self.use_text(text)
+
+    def _recut(self) -> None:
+        if self._last is not None:
+            self.show_tokenizer(*self._last)
+        else:
+            self.sample.setPlainText(self._text)
+
     def set_sample(self, text: str) -> None:
         """The corpus text to cut (its first few hundred characters)."""
+        self.pinned = False
+        self.corpus_sample.setEnabled(False)
+        self._last = None
         self._text = text[:SAMPLE_CHARS]
         self.sample.setPlainText(self._text)
         self.newest.setText("Train to watch the merges arrive.")
@@ -167,7 +236,14 @@ class TeachingPanel(QWidget):
 
     def show_tokenizer(self, tok: Tokenizer, newest_pair: tuple[bytes, bytes] | None) -> None:
         """Cut the sample with `tok`; `newest_pair` is the last merge's (left, right)."""
+        self._last = (tok, newest_pair)
         newest = None if newest_pair is None else newest_pair[0] + newest_pair[1]
+        if newest is not None and not self.pinned:
+            shown = self._text.encode("utf-8", errors="ignore")
+            if newest not in shown:  # look for a piece of the corpus that shows it
+                elsewhere = sample_around(self._pool, newest)
+                if elsewhere is not None:
+                    self._text = elsewhere
         page, places = sample_html(tok, self._text, newest)
         self.sample.setHtml(page)
         if newest_pair is None:
