@@ -166,3 +166,12 @@ def test_a_continued_run_name_follows_its_size():
     assert grown_name("corpus · 32,000", 20_000) is None  # stopped early: the target stays
     assert grown_name("my best tokenizer", 48_000) is None  # the user's own name stays
     assert grown_name("a · b · 500", 600) == "a · b · 600"
+
+
+def test_a_replay_that_failed_is_not_offered_again():
+    opened = WindowState().opened(7, "c", 1000, VOCAB, "stopped", replayable=True)
+    failed = opened.training().failed("cannot continue run 7: its corpus changed")
+    assert failed.phase is Phase.FINISHED and not failed.can_grow
+    assert not failed.actions(VOCAB + 100, True).step
+    live = _trained(StopReason.PAUSED).training().failed("training failed: disk full")
+    assert live.can_grow and not live.live  # the stored run can still be replayed

@@ -558,7 +558,7 @@ class MainWindow(QMainWindow):
     def pause(self) -> None:
         if self.teacher.running:
             self.teacher.stop()
-            self.status.stage.setText(f"Paused at {self.merges_done:,} merges")
+            self.status.stage.setText(self.state.status_line())
         if self.mode == "training":
             self.worker.request_pause()
         self._update_actions()

@@ -199,7 +199,9 @@ class WindowState:
             return self
         if self.run_id is None:
             return WindowState(note=message)
-        return replace(self, phase=Phase.FINISHED, live=False, note=message)
+        # A replay that failed (its corpus changed or is gone) would fail again: not offered.
+        replayable = self.replayable and self.live
+        return replace(self, phase=Phase.FINISHED, live=False, replayable=replayable, note=message)
 
     def cleared(self, note: str = "") -> WindowState:
         """A new corpus: the run shown is not this corpus's (it stays in the Runs tab)."""
