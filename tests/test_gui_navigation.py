@@ -140,3 +140,10 @@ def test_stored_run_reopened_plus_100_draws_no_speed_spike(qtbot, window):
     assert len(rates) == 0 or rates.max() < 50_000
     with RunStore(window.db_path) as store:
         assert store.merge_count(run_id) == 300
+
+
+def test_charts_say_rank_from_zero_and_merges_made(window):
+    charts = window.charts
+    assert charts.count_plot.getAxis("bottom").labelText == "rank (first merge = 0)"
+    assert charts.bpt_plot.getAxis("bottom").labelText == "merges made"
+    assert "0 is the first merge" in charts.count_plot.toolTip()
