@@ -63,6 +63,7 @@ STEP_TARGET = 2**31 - 1  # Step goes past the vocab size the run was started wit
 # Teaching mode's samples come from the start of the corpus: 64 KB by paragraph, searched
 # for a piece that shows the newest merge (a substring search, well under a millisecond).
 SAMPLE_READ_BYTES = 65_536
+REPLAY_CUT_SECONDS = 0.5  # a playing replay re-cuts the Tokens text at most this often
 SAMPLE_COST_FACTOR = 4  # between ticks, rebuild the sample's tokenizer after 4x its cost
 
 # action name -> (text, shortcut, tooltip)
@@ -124,6 +125,7 @@ class MainWindow(QMainWindow):
         self.replay = ReplayBar()
         self.teacher = TeachingDriver(self.teaching, self)
         self._sample_built = (0.0, 0.0)  # when the teaching sample was last cut, and its cost
+        self._replay_cut_at = 0.0  # when a playing replay last re-cut the Tokens text
         self.merge_list = MergeListPanel()
         self.runs = RunHistoryPanel(self.store)
         self.history = HistoryLoader(self.charts, self)
@@ -936,8 +938,15 @@ class MainWindow(QMainWindow):
         self.charts.show_replay(at)
         self.merge_list.show_replay(at)
         panel = self.tokens.panel
-        if panel._run_id is not None and panel._run_id == self.run_id:
-            panel.scrubber.set_rank(k)  # debounced there: prefix(k) and a re-cut
+        if panel._run_id is None or panel._run_id != self.run_id:
+            return
+        # Re-cutting the text builds the prefix's tables (Python, holding the GIL): while it
+        # plays, a few times a second; at rest (a seek, the end), at once.
+        now = time.perf_counter()
+        if self.replay.playing and now - self._replay_cut_at < REPLAY_CUT_SECONDS:
+            return
+        self._replay_cut_at = now
+        panel.scrubber.set_rank(k)  # debounced there: prefix(k) and a re-cut
 
     def _end_replay(self) -> None:
         """Training or another run: the timeline starts over at the whole run."""

@@ -146,9 +146,9 @@ class ReplayBar(QWidget):
         self.slider.blockSignals(True)
         self.slider.setValue(self.clock.k)
         self.slider.blockSignals(False)
-        self._emit()
         if self.clock.done:
-            self.stop()
+            self.stop()  # first: the last frame is drawn as a replay at rest
+        self._emit()
 
     def _emit(self) -> None:
         self._show_label()
