@@ -50,6 +50,7 @@ def test_replay_shows_the_run_at_merge_k_everywhere(qtbot, window):
     panel = window.tokens.panel
     qtbot.waitUntil(lambda: panel._run_id == window.run_id, timeout=COLD_START_MS)
     panel.set_text("the quick brown fox jumps over the lazy dog, def main(): return 0")
+    qtbot.waitUntil(lambda: window.merge_list.model.rowCount() == 200, timeout=5000)
     replay = window.replay
     assert replay.isEnabled() and replay.clock.total == 200
     replay.seek(50)
@@ -72,6 +73,7 @@ def test_replay_shows_the_run_at_merge_k_everywhere(qtbot, window):
 
 def test_training_ends_a_replay_and_a_new_run_is_replayable(qtbot, window):
     train_to(qtbot, window, 256 + 60)
+    qtbot.waitUntil(lambda: window.merge_list.model.rowCount() == 60, timeout=5000)
     window.replay.seek(10)
     assert _grey(window, 30)
     window.controls.vocab.setValue(60_000)

@@ -255,6 +255,20 @@ class MergeTableModel(ListTableModel):
                 [Qt.ItemDataRole.ForegroundRole],
             )
 
+    def _replay_colour(self, row: int) -> QColor | None:
+        """Grey for a merge after the replay's k, even before its page has arrived (in rank
+        order a row's rank is known without it)."""
+        if self.replay_at is None:
+            return None
+        rank = self._rank_of_row(row)
+        if rank is None:
+            try:
+                merge = self.cached_merge(row)
+            except IndexError:
+                return None
+            rank = merge.rank if merge is not None else None
+        return LATER if rank is not None and rank >= self.replay_at else None
+
     def set_highlight(self, from_rank: int | None) -> None:
         """Tint merges from rank `from_rank` on (None: no tint)."""
         self.highlight_from = from_rank
@@ -365,10 +379,11 @@ class MergeTableModel(ListTableModel):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.FontRole and column in (TOKEN, LEFT, RIGHT):
             return self.mono_font
+        if role == Qt.ItemDataRole.ForegroundRole:
+            return self._replay_colour(index.row())
         if role not in (
             Qt.ItemDataRole.DisplayRole,
             Qt.ItemDataRole.BackgroundRole,
-            Qt.ItemDataRole.ForegroundRole,
             Qt.ItemDataRole.ToolTipRole,
             Qt.ItemDataRole.UserRole,
         ):
@@ -382,9 +397,6 @@ class MergeTableModel(ListTableModel):
             if self.highlight_from is not None and rank is not None and rank >= self.highlight_from:
                 return NEWEST if rank == self._total - 1 else RECENT
             return None
-        if role == Qt.ItemDataRole.ForegroundRole:
-            later = self.replay_at is not None and rank is not None and rank >= self.replay_at
-            return LATER if later else None
         if merge is None:  # the page is on its way
             if role == Qt.ItemDataRole.DisplayRole and column in (TOKEN, LEFT, RIGHT):
                 return PENDING
