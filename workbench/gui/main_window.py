@@ -34,7 +34,7 @@ from workbench.engine.errors import WorkbenchError
 from workbench.engine.events import MergeBatch
 from workbench.engine.patterns import PRESETS
 from workbench.gui import settings as settings_io
-from workbench.gui import whats_this
+from workbench.gui import whats_this, window_session
 from workbench.gui.charts import ChartsPanel
 from workbench.gui.controls import TrainingControls, parse_specials
 from workbench.gui.corpus_panel import CorpusPanel
@@ -47,7 +47,7 @@ from workbench.gui.replay import ReplayBar
 from workbench.gui.resources import demo_corpus, icon_path
 from workbench.gui.run_history import RunHistoryPanel
 from workbench.gui.status import RateMeter, TrainingStatus
-from workbench.gui.teaching import TeachingDriver, TeachingPanel
+from workbench.gui.teaching import TeachingDriver, TeachingPanel, corpus_paragraphs, first_long
 from workbench.gui.tokens.export_dialog import ExportDialog
 from workbench.gui.tokens_tab import TokensTab
 from workbench.gui.tokens_tab import tokenizer_of_run as stored_tokenizer
@@ -60,9 +60,6 @@ from workbench.store.tokenizer_of_run import tokenizer_of_run
 STATUS_MS = 250
 RECOUNT_DELAY_MS = 600
 STEP_TARGET = 2**31 - 1  # Step goes past the vocab size the run was started with
-# Teaching mode's samples come from the start of the corpus: 64 KB by paragraph, searched
-# for a piece that shows the newest merge (a substring search, well under a millisecond).
-SAMPLE_READ_BYTES = 65_536
 REPLAY_CUT_SECONDS = 0.5  # a playing replay re-cuts the Tokens text at most this often
 SAMPLE_COST_FACTOR = 4  # between ticks, rebuild the sample's tokenizer after 4x its cost
 
@@ -174,38 +171,8 @@ class MainWindow(QMainWindow):
             self.load_corpus(paths)
         else:
             self.load_demo()
-        self._restore_session()
+        window_session.restore(self)
         self._update_actions()
-
-    def _restore_session(self) -> None:
-        """Where the user left off: the open run, the Tokens text, the Evaluate choices, and
-        the tab (anything gone since, a deleted run or a moved file, is dropped quietly)."""
-        v = self.values
-        if v.tokens_text:
-            self.tokens.panel.set_text(v.tokens_text)
-        self.evaluate.refresh_runs()
-        self.evaluate.tokenizers.restore(v.eval_tokenizers)
-        self.evaluate.text.restore(v.eval_paths, v.eval_pasted, v.eval_group, v.eval_field)
-        if v.open_run:
-            try:
-                self.store.get_run(v.open_run)
-            except StoreError:
-                pass
-            else:
-                self.open_run(v.open_run)
-        if 0 <= v.tab < self.tabs.count():
-            self.tabs.setCurrentIndex(v.tab)
-
-    def _remember_session(self) -> None:
-        v = self.values
-        v.open_run = self.run_id or 0
-        v.tab = self.tabs.currentIndex()
-        v.tokens_text = self.tokens.panel.view.text()
-        v.eval_tokenizers = self.evaluate.tokenizers.specs()
-        v.eval_paths = self.evaluate.text.path_list()
-        v.eval_pasted = self.evaluate.text.pasted.toPlainText()
-        v.eval_group = self.evaluate.text.group_by.currentText()
-        v.eval_field = self.evaluate.text.field.text()
 
     @property
     def mode(self) -> str:
@@ -395,8 +362,8 @@ class MainWindow(QMainWindow):
         self.controls.corpus_summary.setText(title)
         self.tokens.set_corpus_paths(self.corpus_paths)
         self.controls.setToolTip(plain_tip(title))
-        pool = _sample_pool(self.corpus_paths)
-        self.teaching.set_sample(_first_long(pool))
+        pool = corpus_paragraphs(self.corpus_paths)
+        self.teaching.set_sample(first_long(pool))
         self.teaching.set_pool(pool)
         self._pattern_changed()
         self.analyze()
@@ -992,7 +959,7 @@ class MainWindow(QMainWindow):
             self.controls.store(self.values)
             self.values.geometry = self.saveGeometry()
             self.values.window_state = self.saveState()
-            self._remember_session()
+            window_session.remember(self)
             settings_io.save(self.qsettings, self.values)
         if self.threads_running():
             event.ignore()
@@ -1032,24 +999,3 @@ def _size(n_bytes: int) -> str:
     if n_bytes >= 1e6:
         return f"{n_bytes / 1e6:,.1f} MB"
     return f"{n_bytes / 1e3:,.1f} KB" if n_bytes >= 1e3 else f"{n_bytes} bytes"
-
-
-def _first_long(paragraphs: list[str]) -> str:
-    """The first paragraph longer than a title line (teaching's first sample)."""
-    long = [p for p in paragraphs if len(p) > 120]
-    return (long or paragraphs or [""])[0]
-
-
-def _sample_pool(paths: list[Path]) -> list[str]:
-    """The start of the corpus (read as training reads it), by paragraph."""
-    from workbench.engine.corpus_lines import corpus_lines
-
-    lines: list[str] = []
-    size = 0
-    for _path, line in corpus_lines(paths):
-        if isinstance(line, str):
-            lines.append(line)
-            size += len(line)
-        if size >= SAMPLE_READ_BYTES or len(lines) > 2000:
-            break
-    return [p.strip() for p in "".join(lines).split("\n\n") if p.strip()]

@@ -13,6 +13,7 @@ ticks, a step by hand works in between, and nothing races the worker.
 from __future__ import annotations
 
 import html
+from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
@@ -36,6 +37,32 @@ MIN_TICK_MS = 50  # above 20 merges/s a tick makes several merges rather than ti
 MAX_SPEED = 100_000
 SAMPLE_CHARS = 360
 NEWEST_STYLE = "background-color:#ffb703; font-weight:bold; text-decoration: underline"
+
+
+# Teaching mode's samples come from the start of the corpus: 64 KB by paragraph, searched
+# for a piece that shows the newest merge (a substring search, well under a millisecond).
+SAMPLE_READ_BYTES = 65_536
+
+
+def first_long(paragraphs: list[str]) -> str:
+    """The first paragraph longer than a title line (teaching's first sample)."""
+    long = [p for p in paragraphs if len(p) > 120]
+    return (long or paragraphs or [""])[0]
+
+
+def corpus_paragraphs(paths: list[Path]) -> list[str]:
+    """The start of the corpus (read as training reads it), by paragraph."""
+    from workbench.engine.corpus_lines import corpus_lines
+
+    lines: list[str] = []
+    size = 0
+    for _path, line in corpus_lines(paths):
+        if isinstance(line, str):
+            lines.append(line)
+            size += len(line)
+        if size >= SAMPLE_READ_BYTES or len(lines) > 2000:
+            break
+    return [p.strip() for p in "".join(lines).split("\n\n") if p.strip()]
 
 
 def tick_plan(speed: int) -> tuple[int, int]:
