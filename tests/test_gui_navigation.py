@@ -124,6 +124,10 @@ def test_scrubber_says_what_its_chart_waits_for(qtbot):
     qtbot.addWidget(scrubber)
     assert "no tokenizer" in scrubber.empty.toPlainText()
     assert scrubber.plot.getAxis("left").labelText == "bytes/token"
+    scrubber.show_compression(44, 0, 0, 300)
+    assert scrubber.label.text().endswith("no text to cut yet")
+    scrubber.show_compression(44, 10, 25, 300)
+    assert scrubber.label.text().endswith("10 tokens · 2.50 bytes/token")
     scrubber.shutdown()
 
 

@@ -110,6 +110,9 @@ class Scrubber(QWidget):
 
     def show_compression(self, k: int, tokens: int, n_bytes: int, vocab: int) -> None:
         """The label under the slider, once the view has re-cut the text at k merges."""
+        if not n_bytes:  # no text: zeros would read as a measurement
+            self.label.setText(f"k = {k:,} merges · vocab {vocab:,} · no text to cut yet")
+            return
         per = n_bytes / tokens if tokens else 0.0
         self.label.setText(
             f"k = {k:,} merges · vocab {vocab:,} · {tokens:,} tokens · {per:.2f} bytes/token"
