@@ -60,7 +60,7 @@ def test_compare_adds_cl100k_from_its_menu(qtbot):
     panel = TokensPanel()
     qtbot.addWidget(panel)
     try:
-        from workbench.engine.tokenizer import Tokenizer
+        from workbench.engine.encode.tokenizer import Tokenizer
 
         base = Tokenizer.from_merges([(b"t", b"h"), (b"th", b"e")], "gpt2")
         panel.set_tokenizer(base, "tiny")

@@ -99,7 +99,7 @@ def test_the_newest_merge_is_explained_in_the_window(qtbot, window):
 
 
 def test_the_sample_follows_the_newest_merge_unless_it_is_yours(qtbot):
-    from workbench.engine.tokenizer import Tokenizer
+    from workbench.engine.encode.tokenizer import Tokenizer
     from workbench.gui.teaching import TeachingPanel, sample_around
 
     pool = ["aaa bbb ccc " * 10, "first line\nthe zebra crossing, zebra again", "more zebra"]

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 
 from workbench.engine.config import TIE_BREAKS, TrainConfig
 from workbench.engine.errors import WorkbenchError
-from workbench.engine.patterns import PRESETS, compile_pattern
+from workbench.engine.patterns.regexes import PRESETS, compile_pattern
 from workbench.gui.settings import WindowSettings
 
 CUSTOM = "custom regex"

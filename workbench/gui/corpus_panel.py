@@ -30,9 +30,9 @@ from PySide6.QtWidgets import (
 
 from workbench.display import readable
 from workbench.engine.errors import WorkbenchError
-from workbench.engine.patterns import compile_pattern
-from workbench.engine.readers import preview_text
-from workbench.engine.specials import split_on_specials
+from workbench.engine.patterns.regexes import compile_pattern
+from workbench.engine.corpus.readers import preview_text
+from workbench.engine.patterns.specials import split_on_specials
 from workbench.gui.table_model import ListTableModel
 from workbench.gui.worker import CorpusReport
 

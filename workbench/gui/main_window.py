@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 from workbench.engine.config import TrainConfig
 from workbench.engine.errors import WorkbenchError
 from workbench.engine.events import MergeBatch
-from workbench.engine.patterns import PRESETS
+from workbench.engine.patterns.regexes import PRESETS
 from workbench.gui import settings as settings_io
 from workbench.gui import whats_this, window_session
 from workbench.gui.charts import ChartsPanel
@@ -414,7 +414,7 @@ class MainWindow(QMainWindow):
         self.recount_timer.start()
 
     def open_files(self) -> None:
-        from workbench.engine.readers import corpus_file_filter  # Parquet, Arrow, .zst, ...
+        from workbench.engine.corpus.readers import corpus_file_filter  # Parquet, Arrow, .zst, ...
 
         files, _ = QFileDialog.getOpenFileNames(self, "Open corpus files", "", corpus_file_filter())
         if files:

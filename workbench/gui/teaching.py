@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.display import NEWLINE, readable, show_whitespace, token_hex
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.gui.elided_label import ElidedLabel
 from workbench.render import token_groups
 from workbench.store import StoredMerge
@@ -52,7 +52,7 @@ def first_long(paragraphs: list[str]) -> str:
 
 def corpus_paragraphs(paths: list[Path]) -> list[str]:
     """The start of the corpus (read as training reads it), by paragraph."""
-    from workbench.engine.corpus_lines import corpus_lines
+    from workbench.engine.corpus.lines import corpus_lines
 
     lines: list[str] = []
     size = 0

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject
 
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.gui.tokens import TokensPanel
 from workbench.gui.tokens.jobs import JobLane
 from workbench.store import RunStore

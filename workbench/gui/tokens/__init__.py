@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.engine import formats
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.gui.elided_label import fit_width
 from workbench.gui.tokens.compare import CompareView
 from workbench.gui.tokens.drilldown import DrillDown

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.engine import formats
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.gui.elided_label import fit_width
 from workbench.gui.table_model import ListTableModel
 from workbench.gui.tokens.encoded import Encoded, TokenTable, differing_tokens, encode_text

@@ -19,9 +19,9 @@ from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtWidgets import QLabel, QListWidget, QSplitter, QTableView, QVBoxLayout, QWidget
 
 from workbench.display import show_whitespace
-from workbench.engine.corpus_lines import corpus_lines
+from workbench.engine.corpus.lines import corpus_lines
 from workbench.engine.errors import CorpusError
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.gui.table_model import ListTableModel
 from workbench.gui.tokens.jobs import JobLane
 from workbench.store import readable

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.engine.formats import FORMATS
-from workbench.engine.tokenizer import Tokenizer
+from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.gui.tokens.jobs import JobLane
 from workbench.gui.tokens.roundtrip import CheckResult, export_and_check
 
