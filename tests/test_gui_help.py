@@ -57,3 +57,27 @@ def test_every_chart_says_what_it_shows(window):
         assert name in plot.toolTip() and words in plot.toolTip()
     for name in CHART_HELP:
         assert name in charts.graphics.whatsThis()
+
+
+def test_the_guide_covers_every_tab_and_continuing(qtbot, window):
+    dialog = window.guide()
+    qtbot.waitExposed(dialog)
+    text = dialog.browser.toPlainText()
+    for section in ("Continuing a run", "The Tokens tab", "Compare", "Evaluate", "Export"):
+        assert section in text, section
+    assert "Runs tab" in text and "replayed" in text
+    dialog.close()
+
+
+def test_whats_this_on_every_control(window):
+    from PySide6.QtWidgets import QPushButton
+
+    from workbench.gui.whats_this import controls, controls_without_help
+
+    assert controls_without_help(window) == []
+    found = controls(window)
+    assert len(found) > 60  # the pass saw the whole window, every tab
+    by_text = {b.text(): b for b in found if isinstance(b, QPushButton)}
+    assert "held-out" in by_text["Add files…"].whatsThis()
+    assert "Ctrl" in window.controls.buttons["train"].toolTip()
+    assert window.controls.buttons["stop"].whatsThis().startswith("End the run")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -133,3 +135,38 @@ def test_preview_takes_the_first_files_inside_folders(tmp_path):
         tmp_path / "b/1.txt",
         tmp_path / "b/2.txt",
     ]
+
+
+def test_a_burst_of_cheap_merges_draws_no_speed_spike():
+    """+100 on a reopened run makes 100 cheap merges in a millisecond: no 100,000 merges/s
+    point; a rate is drawn only over a stretch long enough to mean something."""
+    data = ChartData()
+    data.add(batch(0, [b"a"], [10]), now=10.0)
+    data.add(batch(1, [b"b"] * 100, [10] * 100), now=10.001)
+    assert data.rate.view().tolist() == []
+    data.add(batch(101, [b"c"] * 10, [10] * 10), now=10.5)
+    (rate,) = data.rate.view().tolist()
+    assert rate == pytest.approx(10 / 0.499)  # over the last stretch, as live
+
+
+def test_log_ticks_never_crowd():
+    from workbench.gui.evaluate.plots import compact, log_ticks
+
+    for low, high in ((256, 300), (256, 50_000), (256, 200_019), (1000, 10**7)):
+        ticks = log_ticks(low, high)
+        positions = [p for p, _ in ticks]
+        assert positions == sorted(positions) and len(ticks) >= 2
+        # 1, 2, 5 steps at least log10(2) apart (a narrow axis: its two ends)
+        span = math.log10(high) - math.log10(low)
+        gaps = [b - a for a, b in zip(positions, positions[1:], strict=False)]
+        assert min(gaps) >= min(0.3, span * 0.9)
+    wide = [label for _, label in log_ticks(256, 200_019)]
+    assert wide[0] == "200" and wide[-1] == "200k" and all(w[0] in "125" for w in wide)
+    assert [label for _, label in log_ticks(300, 10**7)] == ["1k", "10k", "100k", "1M", "10M"]
+    assert [label for _, label in log_ticks(256, 50_000)][:3] == ["200", "500", "1k"]
+    assert (compact(300), compact(2000), compact(50_000), compact(1_000_000)) == (
+        "300",
+        "2k",
+        "50k",
+        "1M",
+    )

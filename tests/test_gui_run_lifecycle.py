@@ -81,7 +81,7 @@ def test_a_stored_run_continues_after_a_restart(qtbot, settings_path, db_path, t
         second.runs.refresh()
         second.runs.select_run(run_id)
         second.runs.open_selected()
-        assert "Resume" in second.status.stage.text()
+        assert "Resume" in second.status.stage.full_text()
         second.controls.vocab.setValue(256 + 70)
         click(qtbot, second, "resume")
         qtbot.waitUntil(lambda: second.mode == "finished", timeout=WAIT_MS)
@@ -111,3 +111,107 @@ def test_a_sweep_is_one_action_and_stores_tagged_runs(qtbot, window, tmp_path):
     assert window.merges_done == 320 - 256
     window.train_sweep("300,abc")
     assert "not a whole number" in window.status.stage.text()
+
+
+def _paused_big_run(qtbot, window) -> int:
+    window.controls.vocab.setValue(60_000)
+    click(qtbot, window, "train")
+    click(qtbot, window, "pause")
+    qtbot.waitUntil(lambda: window.mode == "paused", timeout=WAIT_MS)
+    return window.merges_done
+
+
+def test_stop_while_paused_finishes_and_plus_n_goes_on_by_replaying(qtbot, window, tmp_path):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text(" ".join(f"k{i % 97}z{i % 13}" for i in range(20_000)), encoding="utf-8")
+    window.load_corpus([corpus])
+    paused_at = _paused_big_run(qtbot, window)
+    run_id = window.run_id
+    click(qtbot, window, "stop")
+    assert window.mode == "finished"
+    text = window.status.stage.text()
+    assert "Paused" not in text and text.startswith(f"Stopped at {paused_at:,} merge")
+    for name in ("step1", "step10", "step100", "resume"):
+        assert window.actions_by_name[name].isEnabled(), name
+    assert not window.actions_by_name["stop"].isEnabled()
+    click(qtbot, window, "step10")
+    qtbot.waitUntil(lambda: window.mode == "paused", timeout=WAIT_MS)
+    assert window.run_id == run_id and window.merges_done == paused_at + 10
+    assert window.store.merge_count(run_id) == paused_at + 10
+    click(qtbot, window, "stop")
+    qtbot.waitUntil(lambda: window.store.get_run(run_id).state == "done", timeout=WAIT_MS)
+
+
+def test_a_finished_run_has_buttons_that_agree(qtbot, window):
+    train_to(qtbot, window, 256 + 30)
+    enabled = {name: a.isEnabled() for name, a in window.actions_by_name.items()}
+    assert enabled == {
+        "train": True,
+        "pause": False,
+        "resume": False,  # to the size it has: nothing to do
+        "stop": False,  # nothing runs
+        "step1": True,
+        "step10": True,
+        "step100": True,
+    }
+    assert "Raise Vocab size above 286" in window.actions_by_name["resume"].toolTip()
+    window.controls.vocab.setValue(256 + 31)
+    assert window.actions_by_name["resume"].isEnabled()
+    row = next(r for r in range(window.runs.model.rowCount()))
+    state = window.runs.model.index(row, 2).data()
+    assert state == "finished (reached vocabulary size)"
+
+
+def test_delete_refuses_a_paused_run_without_asking_first(qtbot, window, monkeypatch):
+    from PySide6.QtWidgets import QMessageBox
+
+    asked = []
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: asked.append(a) or 0)
+    _paused_big_run(qtbot, window)
+    window.runs.refresh()
+    window.runs.select_run(window.run_id)
+    assert window.runs.model.index(0, 2).data() == "paused"
+    window.runs.delete_selected()
+    assert asked == []
+    assert "stop it before deleting" in window.runs.message.text()
+    click(qtbot, window, "stop")
+
+
+def test_a_deleted_run_leaves_tokens_compare_and_evaluate(qtbot, window):
+    train_to(qtbot, window, 256 + 25)
+    run_id = window.run_id
+    panel = window.tokens.panel
+    qtbot.waitUntil(lambda: panel._run_id == run_id, timeout=WAIT_MS)
+    compare = panel.compare
+    assert run_id in [compare.runs.itemData(i) for i in range(compare.runs.count())]
+    compare.add_run(run_id)
+    window.evaluate.refresh_runs()
+    assert window.evaluate.tokenizers.runs.rowCount() == 1
+    window.runs.refresh()
+    window.runs.select_run(run_id)
+    window.runs.delete_selected(confirm=False)
+    assert panel._run_id is None and not panel.export_button.isEnabled()
+    assert f"run {run_id} was deleted" in panel.source.text()
+    assert compare.rows == []
+    assert run_id not in [compare.runs.itemData(i) for i in range(compare.runs.count())]
+    assert window.evaluate.tokenizers.runs.rowCount() == 0
+    assert not window.export_action.isEnabled()
+
+
+def test_a_continued_run_name_follows_its_size(qtbot, window, tmp_path):
+    corpus = tmp_path / "named.txt"
+    corpus.write_text(" ".join(f"w{i % 89}y{i % 11}" for i in range(3000)), encoding="utf-8")
+    window.load_corpus([corpus])
+    train_to(qtbot, window, 256 + 30)
+    run_id = window.run_id
+    assert window.store.get_run(run_id).name == "named.txt · 286"
+    window.controls.vocab.setValue(256 + 50)
+    click(qtbot, window, "resume")
+    qtbot.waitUntil(lambda: window.mode == "finished", timeout=WAIT_MS)
+    assert window.store.get_run(run_id).name == "named.txt · 306"
+    window.runs.refresh()
+    window.runs.select_run(run_id)
+    window.runs.rename_selected("mine")
+    click(qtbot, window, "step10")
+    qtbot.waitUntil(lambda: window.mode == "paused", timeout=WAIT_MS)
+    assert window.store.get_run(run_id).name == "mine"  # the user's name stays

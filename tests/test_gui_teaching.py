@@ -13,6 +13,7 @@ from gui_fixtures import (  # noqa: E402
     db_path,  # noqa: F401
     no_qthread_left,  # noqa: F401  (autouse fixture)
     settings_path,  # noqa: F401
+    train_to,
     window,  # noqa: F401
 )
 
@@ -69,3 +70,53 @@ def test_full_speed_trains_in_one_go(qtbot, window):
     qtbot.waitUntil(lambda: window.mode == "finished", timeout=COLD_START_MS)
     assert window.merges_done == 60
     assert "reached vocabulary size" in window.status.stage.full_text()
+
+
+def test_why_a_merge_was_chosen_in_words():
+    from workbench.gui.teaching import why_chosen
+    from workbench.store import StoredMerge
+
+    def merge(rank: int, token: bytes, count: int, ties: int) -> StoredMerge:
+        return StoredMerge(
+            rank, 256 + rank, 116, 104, token, token.decode(), count, len(token), True, ties, None
+        )
+
+    alone = why_chosen(merge(0, b"th", 120, 0), None, "lexicographic")
+    assert alone == "Why: its pair occurred 120 times when it was merged, more than any other pair."
+    tied = why_chosen(merge(5, b"er", 7, 3), merge(6, b"in", 6, 0), "lexicographic")
+    assert "3 other pairs occurred as often" in tied
+    assert "greatest (left, right) bytes" in tied
+    assert tied.endswith("Next: “in” (6 times once this merge was made).")
+    assert "Hugging Face" in why_chosen(merge(5, b"er", 7, 1), None, "hf")
+
+
+def test_the_newest_merge_is_explained_in_the_window(qtbot, window):
+    qtbot.waitUntil(window.warmer.encoder.is_set, timeout=COLD_START_MS)
+    train_to(qtbot, window, 256 + 40)
+    qtbot.waitUntil(lambda: window.teaching.why.text().startswith("Why:"), timeout=10_000)
+    (last,) = window.store.merges(window.run_id, after_rank=38, limit=1)
+    assert f"occurred {last.count:,} time" in window.teaching.why.text()
+
+
+def test_the_sample_follows_the_newest_merge_unless_it_is_yours(qtbot):
+    from workbench.engine.encode.tokenizer import Tokenizer
+    from workbench.gui.teaching import TeachingPanel, sample_around
+
+    pool = ["aaa bbb ccc " * 10, "first line\nthe zebra crossing, zebra again", "more zebra"]
+    assert sample_around(pool, b"zeb").startswith("the zebra crossing")
+    assert sample_around(pool, b"qqq") is None and sample_around(pool, b" ") is None
+    panel = TeachingPanel()
+    qtbot.addWidget(panel)
+    panel.set_sample(pool[0])
+    panel.set_pool(pool)
+    tok = Tokenizer.from_merges([(b"z", b"e")], "gpt2")
+    panel.show_tokenizer(tok, (b"z", b"e"))
+    assert "zebra" in panel.sample.toPlainText()
+    assert "2 places in the sample" in panel.newest.full_text()
+    panel.use_text("my own words, no such pair")  # pinned: never swapped for the corpus
+    assert panel.corpus_sample.isEnabled()
+    panel.show_tokenizer(tok, (b"z", b"e"))
+    assert panel.sample.toPlainText().startswith("my own words")
+    assert "not in this sample" in panel.newest.full_text()
+    panel.unpin()
+    assert not panel.pinned and "zebra" in panel.sample.toPlainText()

@@ -60,7 +60,7 @@ def test_first_start_loads_the_demo_corpus_and_counts_it(qtbot, window):
 def test_train_to_a_small_vocab_and_the_list_equals_the_store(qtbot, window):
     train_to(qtbot, window, 256 + 60)
     assert window.merges_done == 60
-    assert "Done" in window.status.stage.text()
+    assert window.status.stage.text().startswith("Finished: 60 merges")
     store = window.store
     run_id = window.run_id
     assert store.get_run(run_id).state == "done"
@@ -70,10 +70,10 @@ def test_train_to_a_small_vocab_and_the_list_equals_the_store(qtbot, window):
 
 def test_kernels_ready_after_a_finished_first_run_keep_its_status(qtbot, window):
     """On a first start a small run can finish (in Python) before the kernels are compiled;
-    the warm-up's "Trainer ready" must not replace the run's "Done: ..." line."""
+    the warm-up's "Trainer ready" must not replace the run's "Finished: ..." line."""
     train_to(qtbot, window, 256 + 20)
     done = window.status.stage.text()
-    assert done.startswith("Done")
+    assert done.startswith("Finished")
     window.warmer.sigProgress.emit(2, 3, "trainer", True)  # its progress, late too
     qtbot.wait(50)
     assert window.status.stage.text() == done
@@ -84,13 +84,13 @@ def test_kernels_ready_after_a_finished_first_run_keep_its_status(qtbot, window)
 
 def test_a_recount_pending_when_train_is_pressed_leaves_the_done_line(qtbot, window):
     """An edit's debounced recount still pending when Train is pressed is dropped: the run
-    counts the corpus itself, and a late "Corpus read" would cover its "Done" line."""
+    counts the corpus itself, and a late "Corpus read" would cover its "Finished" line."""
     window.recount_timer.setInterval(600_000)  # still pending when the quick run is done
     window._pattern_changed()  # as typing in the pattern box does: a recount is pending
     assert window.recount_timer.isActive()
     train_to(qtbot, window, 256 + 20)
     done = window.status.stage.text()
-    assert done.startswith("Done")
+    assert done.startswith("Finished")
     assert not window.recount_timer.isActive()
     window.recount_timer.setInterval(RECOUNT_DELAY_MS)
     qtbot.wait(RECOUNT_DELAY_MS + 300)
@@ -112,12 +112,15 @@ def test_pause_resume_step_and_stop(qtbot, window):
     click(qtbot, window, "resume")
     qtbot.waitUntil(lambda: window.merges_done > paused_at + 111, timeout=WAIT_MS)
     click(qtbot, window, "stop")
-    qtbot.waitUntil(lambda: window.mode == "idle", timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: window.mode == "finished", timeout=WAIT_MS)
     qtbot.wait(200)  # the worker's finish request closes the run
     run = window.store.get_run(window.run_id)
     assert run.merge_count == window.merges_done == window.store.merge_count(window.run_id)
     assert run.stop_reason == "stopped"
-    assert not window.actions_by_name["resume"].isEnabled()
+    assert window.status.stage.text().startswith(f"Stopped at {window.merges_done:,} merges")
+    # A stopped run goes on as the same run opened from the Runs tab would (a replay first).
+    assert window.actions_by_name["step1"].isEnabled()
+    assert not window.actions_by_name["stop"].isEnabled()
 
 
 def test_keyboard_shortcuts_drive_training(qtbot, window):
@@ -131,7 +134,7 @@ def test_keyboard_shortcuts_drive_training(qtbot, window):
     qtbot.waitUntil(lambda: window.merges_done == before + 10, timeout=WAIT_MS)
     qtbot.waitUntil(lambda: window.mode == "paused", timeout=WAIT_MS)
     qtbot.keyClick(window, Qt.Key.Key_Period, Qt.KeyboardModifier.ControlModifier)  # stop
-    qtbot.waitUntil(lambda: window.mode == "idle", timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: window.mode == "finished", timeout=WAIT_MS)
 
 
 def test_continue_a_finished_run_to_a_larger_vocab(qtbot, window):
@@ -183,8 +186,7 @@ def test_selecting_a_merge_shows_its_tree(qtbot, window):
 def test_run_history_open_rename_delete(qtbot, window):
     train_to(qtbot, window, 256 + 50)
     run_id = window.run_id
-    window.stop()
-    qtbot.waitUntil(lambda: window.mode == "idle", timeout=WAIT_MS)
+    assert not window.actions_by_name["stop"].isEnabled()  # a finished run: nothing to stop
     runs = window.runs
     runs.refresh()
     runs.select_run(run_id)

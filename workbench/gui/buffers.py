@@ -63,6 +63,9 @@ class ChartData:
     # than one batch (~50 ms of kernel) on its own, yet a sub-second run on the demo corpus
     # still draws a line rather than a dot (a point per 0.25 s gave it one or two).
     RATE_WINDOW = 0.25
+    # A rate over less time than this is noise: the few cheap merges of a +100 step (or the
+    # first batch after a pause) made in a millisecond read as 90,000 merges/s.
+    MIN_RATE_SPAN = 0.02
 
     def __init__(self) -> None:
         self.rank = GrowingArray(np.float64)
@@ -128,7 +131,7 @@ class ChartData:
         while len(marks) > 1 and now - marks[1][0] >= self.RATE_WINDOW:
             marks.popleft()
         base_time, base_n = marks[0]
-        if now > base_time:
+        if now - base_time >= self.MIN_RATE_SPAN:
             self.rate_time.extend([self._active_seconds + now - self._clock_start])
             self.rate.extend([(self.n - base_n) / (now - base_time)])
         marks.append((now, self.n))

@@ -78,11 +78,28 @@ class _Range:
                 return False
             low, high = min(low, self.low), max(high, self.high)
         self.low, self.high = low, high
+        self._apply(low, high)
+        return True
+
+    def exact(self, low: float, high: float) -> None:
+        """Span [low, high] itself (the run's end), not a grown round limit."""
+        if self.log:
+            self.reset()
+            self.fit(low, high)  # whole decades are already tight on a log axis
+            return
+        self.low, self.high = min(low, 0.0), _exact_limit(high)
+        self._apply(self.low, self.high)
+
+    def _apply(self, low: float, high: float) -> None:
         if self.axis == "x":
             self.plot.setXRange(low, high, padding=0)
         else:
             self.plot.setYRange(low, high, padding=0)
-        return True
+
+
+def _exact_limit(high: float) -> float:
+    """A little headroom over the data's top, so the last point is not on the frame."""
+    return high * 1.03 if high > 0 else 1.0
 
 
 def _plot(layout: pg.GraphicsLayoutWidget, title: str, x: str, y: str) -> pg.PlotItem:
@@ -111,9 +128,12 @@ class ChartsPanel(QWidget):
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground("#12161f")
         self.graphics.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.MinimalViewportUpdate)
-        self.count_plot = _plot(self.graphics, "Pair count at merge", "rank", "count")
+        # Rank counts from 0 (the merge list's first column); "merges made" from 1.
+        self.count_plot = _plot(
+            self.graphics, "Pair count at merge", "rank (first merge = 0)", "count"
+        )
         self.count_plot.setLogMode(y=True)
-        self.bpt_plot = _plot(self.graphics, "Compression", "merges", "bytes / token")
+        self.bpt_plot = _plot(self.graphics, "Compression", "merges made", "bytes / token")
         self.graphics.nextRow()
         self.rate_plot = _plot(self.graphics, "Speed", "seconds training", "merges / s")
         self.length_plot = _plot(self.graphics, "Token lengths", "bytes", "tokens")
@@ -222,6 +242,14 @@ class ChartsPanel(QWidget):
         self.length_bars.setOpts(x=lengths, height=d.length_counts[lengths])
         self._fit_ranges()
 
+    def fit_to_data(self) -> None:
+        """At a run's end (or a stored run loaded): every axis spans its data, without the
+        room the growing steps left for merges that are not coming."""
+        self.redraw_if_dirty()
+        for axis_range, wanted in zip(self.ranges, self._wanted_bounds(), strict=True):
+            if wanted is not None:
+                axis_range.exact(*wanted)
+
     def settle(self) -> None:
         """Draw now with every axis caught up, for a still picture (a screenshot) where no
         later frame will move the axes that `MOVES_PER_FRAME` left behind."""
@@ -266,6 +294,23 @@ class ChartsPanel(QWidget):
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
         self.redraw_if_dirty()
+
+    def show_replay(self, k: int | None) -> None:
+        """A replay at merge k: both merge charts marked where the run stood after k merges,
+        and the line below says which merge that was (None: the replay is over)."""
+        if k is None or not self.data.n:
+            for marker in self.markers:
+                marker.hide()
+            self.hover_label.setText(HOVER_HINT)
+            return
+        last = min(max(k, 1), self.data.n) - 1  # the k-th merge has rank k - 1
+        self.markers[0].setValue(last)
+        self.markers[1].setValue(last + 1)  # the Compression chart counts merges made
+        for marker in self.markers:
+            marker.show()
+        self.hover_label.setText(
+            f"replay: after {k:,} merges — " + self.describe(last) if k else "replay: no merges"
+        )
 
     # --- hover ---------------------------------------------------------------------------
     def _on_mouse_moved(self, pos: QPointF) -> None:

@@ -7,7 +7,7 @@ compiled as it is typed and a bad one is shown at once, before the user presses 
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QComboBox,
@@ -102,6 +102,7 @@ class TrainingControls(QWidget):
         run_box.setLayout(buttons)
         self.corpus_summary = QLabel("No corpus yet: drop files or folders on the window")
         self.corpus_summary.setWordWrap(True)
+        self.corpus_summary.setTextFormat(Qt.TextFormat.PlainText)  # it names files, folders
         corpus_box = QGroupBox("Corpus")
         QVBoxLayout(corpus_box).addWidget(self.corpus_summary)
         keys = QLabel(

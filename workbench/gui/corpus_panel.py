@@ -133,10 +133,15 @@ class CorpusPanel(QWidget):
         super().__init__(parent)
         self.paths: list[Path] = []
         self.title = QLabel("No corpus")
+        self.title.setTextFormat(Qt.TextFormat.PlainText)  # it names files and folders
         self.title.setWordWrap(True)
         self.title.setObjectName("corpusTitle")
         open_files = QPushButton("Open files…")
         open_folder = QPushButton("Open folder…")
+        open_files.setToolTip(
+            "Open corpus files: text, JSONL, Parquet, Arrow, compressed (.gz, .zst) (Ctrl+O)"
+        )
+        open_folder.setToolTip("Open a folder: every readable file under it is the corpus")
         self.cancel = QPushButton("Cancel")
         self.cancel.setEnabled(False)
         self.progress = QProgressBar()

@@ -7,11 +7,22 @@ nothing, shows what fits, and keeps the whole text in its tooltip.
 
 from __future__ import annotations
 
+import html
+
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 MIN_WIDTH = 40
+
+
+def plain_tip(text: str) -> str:
+    """A tooltip that shows `text` as it is: Qt renders a tooltip as HTML when it merely looks
+    like markup, so a folder named `<img src=x>` would become a picture. Escaped inside a
+    paragraph, it is rich text whose visible words are exactly `text`."""
+    if not text:
+        return ""
+    return f"<p style='white-space:pre-wrap'>{html.escape(text)}</p>"
 
 
 class ElidedLabel(QLabel):
@@ -53,7 +64,7 @@ class ElidedLabel(QLabel):
         )
         super().setText(shown)
         elided = shown != self._full
-        super().setToolTip(self._full if elided and not self._own_tip else self._own_tip)
+        super().setToolTip(plain_tip(self._full) if elided and not self._own_tip else self._own_tip)
 
 
 def fit_width(label: QLabel) -> QLabel:

@@ -83,6 +83,7 @@ class EvaluateTab(QWidget):
         self.progress.setTextVisible(False)
         self.progress.setMaximumHeight(10)
         self.status = QLabel("pick tokenizers and text, then Evaluate", self)
+        self.status.setTextFormat(Qt.TextFormat.PlainText)  # paths and error messages
         self.status.setWordWrap(True)
         self.metrics = MetricsModel(self)
         self.metrics_view, self.metrics_proxy = _sortable(self.metrics, self)
@@ -90,6 +91,7 @@ class EvaluateTab(QWidget):
         self.text_counts = QLabel(self)
         self.curves = CurvesPlot(self)
         self.findings = QLabel(self)
+        self.findings.setTextFormat(Qt.TextFormat.PlainText)  # they name runs
         self.findings.setWordWrap(True)
         self.findings.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.bars = GroupBars(self)
@@ -186,6 +188,10 @@ class EvaluateTab(QWidget):
 
     def refresh_runs(self) -> None:
         self.tokenizers.set_runs(self.store.list_runs())
+
+    def forget_run(self, _run_id: int) -> None:
+        """A run was deleted: the list of runs to evaluate no longer offers it."""
+        self.refresh_runs()
 
     def start(self) -> bool:
         """Evaluate what is picked, in the background; False when nothing to do or busy."""

@@ -13,7 +13,15 @@ import sqlite3
 from importlib import metadata
 
 from PySide6.QtCore import QRectF, Qt, QUrl
-from PySide6.QtGui import QColor, QFont, QImage, QPainter, QTextDocument
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QImage,
+    QKeySequence,
+    QPainter,
+    QShortcut,
+    QTextDocument,
+)
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QTextBrowser, QVBoxLayout, QWidget
 
 import workbench
@@ -22,13 +30,13 @@ from workbench.display import GLYPH_LEGEND, token_rgb
 CHART_HELP = {
     "Pair count at merge": (
         "How often the merged pair occurred in the corpus when it was merged, by merge rank "
-        "(log scale). It falls steeply: the first merges join pairs seen millions of times, "
+        "(0 is the first merge; log scale). It falls steeply: the first merges join pairs seen millions of times, "
         "late ones pairs seen a few dozen times. A flat tail means the vocabulary is spending "
         "tokens on rare pieces."
     ),
     "Compression": (
-        "Bytes per token over the whole corpus after each merge: 1.0 before any merge, higher "
-        "is better. The curve flattens as merges find ever rarer pairs; where it stops rising "
+        "Bytes per token over the whole corpus after each number of merges made (1 is after "
+        "the first merge): 1.0 before any merge, higher is better. The curve flattens as merges find ever rarer pairs; where it stops rising "
         "much, more vocabulary buys little."
     ),
     "Speed": (
@@ -47,7 +55,7 @@ COLUMN_HELP = {
     "token": "the new token's bytes, readable (see the glyphs below)",
     "left / right": "the two tokens that were joined, with their ids",
     "count": "how often the pair occurred when it was merged",
-    "length": "the token's length in bytes",
+    "bytes": "the token's length in bytes (what the search's len:3-5 counts)",
 }
 
 SHORTCUTS = (
@@ -57,6 +65,7 @@ SHORTCUTS = (
     ("Ctrl+.", "Stop"),
     ("Ctrl+1 / 2 / 3", "+1 / +10 / +100 merges"),
     ("Ctrl+O", "Open corpus files"),
+    ("Ctrl+E", "Export the open run's tokenizer"),
     ("Ctrl+End (in the merge list)", "the newest merge"),
     ("F1", "This guide"),
     ("Shift+F1", "What's this? — then click any chart or control"),
@@ -127,7 +136,35 @@ tokens) and press <b>Train</b>. Pause, step +1/+10/+100 and Resume at any time.<
 in a sample of the corpus.</li>
 <li>The <b>Tokens</b> tab cuts any text with the trained tokenizer; <b>Runs</b> keeps every
 run.</li>
+<li><b>Export</b> the tokenizer: File ▸ Export tokenizer… (Ctrl+E) for the open run, or
+select a run in the <b>Runs</b> tab and press Export… (or right-click it). Tick one or more
+formats (Hugging Face <code>tokenizer.json</code>, GPT-2 <code>vocab.json</code> +
+<code>merges.txt</code>, tiktoken, minbpe) and a folder; <b>Export and check</b> writes them
+and reads each back to prove it gives the same ids.</li>
 </ol>
+<h2>Continuing a run</h2>
+<p>A paused run goes on with <b>Resume</b> (to the Vocab size) or <b>+1 / +10 / +100</b>. A
+finished run grows too: raise the Vocab size and press Resume, or press +N. A run you stopped,
+or one you open from the <b>Runs</b> tab (even after a restart), goes on the same way: its
+corpus is read again and its merges replayed (checked against the stored ones) before new
+merges are made, so the corpus must not have changed. A run named by the workbench
+(“corpus.txt · 8,000”) takes its new size as its name.</p>
+<h2>The Tokens tab</h2>
+<p>Type or paste any text: it is cut with the open run's tokenizer as you type, each token its
+colour. Hover a token for its id, bytes and merge tree; click it to see where it occurs in the
+corpus. The <b>merges</b> slider cuts the text with only the first k merges, and the chart
+under it shows bytes per token for every k. <b>Open tokenizer…</b> inspects a tokenizer file,
+<b>Reference</b> one of OpenAI's (gpt2, cl100k, o200k) when they are on this machine.</p>
+<h2>Compare</h2>
+<p>The Tokens tab's <b>Compare</b> page cuts the same text with several tokenizers side by side:
+add stored runs, tokenizer files or a reference. Token edges that the others do not share are
+bold with a wavy underline; the table gives each one's token count and bytes per token.</p>
+<h2>Evaluate</h2>
+<p>The <b>Evaluate</b> tab answers “which tokenizer is cheaper on my text?”: tick runs (each at
+any number of its first merges), files and references, add held-out files or paste text, and
+press Evaluate. It reports tokens and bytes per token for each, by file or by a JSONL field,
+optionally the token health (tokens never or rarely used) and compression curves, and saves
+it all as one HTML page.</p>
 <h2>The charts</h2>{'<p><img src="guide:charts"></p>' if charts_picture else ""}<ul>{charts}</ul>
 <p>Hover a chart to read the merge under the cursor in the line below the charts.</p>
 <h2>The merge list</h2><ul>{columns}</ul>
@@ -161,6 +198,11 @@ class GuideDialog(QDialog):
         self.browser.setHtml(guide_html(charts_picture=charts is not None))
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         buttons.rejected.connect(self.close)
+        # The browser keeps the focus, and a shown (not exec'd) dialog may not have it at
+        # all: Escape closes the guide wherever the focus is inside it.
+        close = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
+        close.setContext(Qt.ShortcutContext.WindowShortcut)
+        close.activated.connect(self.close)
         layout = QVBoxLayout(self)
         layout.addWidget(self.browser, 1)
         layout.addWidget(buttons)

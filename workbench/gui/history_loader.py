@@ -65,6 +65,7 @@ class HistoryLoader(QObject):
         page = self.store.merges(self.run_id, after_rank=self.after, limit=PAGE)
         if not page:
             self.timer.stop()
+            self.charts.fit_to_data()
             return
         self.charts.data.add(batch_from_stored(page), timed=False)
         self.charts.mark_dirty()

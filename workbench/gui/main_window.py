@@ -9,6 +9,7 @@ threads have finished, so no merge is lost and no QThread outlives its window.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from dataclasses import replace
@@ -23,7 +24,9 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QSplitter,
     QTabWidget,
+    QVBoxLayout,
     QWhatsThis,
+    QWidget,
 )
 
 from workbench.engine.config import TrainConfig
@@ -31,27 +34,33 @@ from workbench.engine.errors import WorkbenchError
 from workbench.engine.events import MergeBatch
 from workbench.engine.patterns.regexes import PRESETS
 from workbench.gui import settings as settings_io
+from workbench.gui import whats_this, window_session
 from workbench.gui.charts import ChartsPanel
 from workbench.gui.controls import TrainingControls, parse_specials
 from workbench.gui.corpus_panel import CorpusPanel
+from workbench.gui.elided_label import plain_tip
 from workbench.gui.evaluate_tab import EvaluateTab
 from workbench.gui.help import GuideDialog, about_html
 from workbench.gui.history_loader import HistoryLoader
 from workbench.gui.merge_list import MergeListPanel
+from workbench.gui.replay import ReplayBar
 from workbench.gui.resources import demo_corpus, icon_path
 from workbench.gui.run_history import RunHistoryPanel
 from workbench.gui.status import RateMeter, TrainingStatus
-from workbench.gui.teaching import TeachingDriver, TeachingPanel
+from workbench.gui.teaching import TeachingDriver, TeachingPanel, corpus_paragraphs, first_long
+from workbench.gui.tokens.export_dialog import ExportDialog
 from workbench.gui.tokens_tab import TokensTab
+from workbench.gui.tokens_tab import tokenizer_of_run as stored_tokenizer
+from workbench.gui.window_state import Actions, WindowState, grown_name
 from workbench.gui.worker import CorpusReport, IdleState, KernelWarmer, TrainWorker
-from workbench.session.states import StopReason, describe
+from workbench.session.states import StopReason
 from workbench.store import RunStore, StoreError
 from workbench.store.tokenizer_of_run import tokenizer_of_run
 
 STATUS_MS = 250
 RECOUNT_DELAY_MS = 600
 STEP_TARGET = 2**31 - 1  # Step goes past the vocab size the run was started with
-SAMPLE_READ_BYTES = 4096  # teaching mode's sample comes from the start of the first file
+REPLAY_CUT_SECONDS = 0.5  # a playing replay re-cuts the Tokens text at most this often
 SAMPLE_COST_FACTOR = 4  # between ticks, rebuild the sample's tokenizer after 4x its cost
 
 # action name -> (text, shortcut, tooltip)
@@ -92,14 +101,13 @@ class MainWindow(QMainWindow):
             from workbench.store import default_db_path
 
             db_path = default_db_path()
+        self.db_path = db_path
         self.store = RunStore(db_path)
-        self.mode = "idle"  # idle | training | paused | finished
-        self.can_continue = False
-        self.stored_run: int | None = None  # a run opened from the history that can go on
+        self.export_dialogs: list[ExportDialog] = []
+        # The open run as the window shows it; actions and status lines follow from it.
+        self.state = WindowState()
         self.sweep: tuple[int, int] | None = None  # (run i, of n) while a sweep trains
         self.corpus_bytes = 0
-        self.stored_vocab = 0
-        self.run_id: int | None = None
         self.merges_done = 0
         self.corpus_paths: list[Path] = []
         self.meter = RateMeter()
@@ -111,8 +119,10 @@ class MainWindow(QMainWindow):
         self.corpus_panel = CorpusPanel()
         self.charts = ChartsPanel()
         self.teaching = TeachingPanel()
+        self.replay = ReplayBar()
         self.teacher = TeachingDriver(self.teaching, self)
         self._sample_built = (0.0, 0.0)  # when the teaching sample was last cut, and its cost
+        self._replay_cut_at = 0.0  # when a playing replay last re-cut the Tokens text
         self.merge_list = MergeListPanel()
         self.runs = RunHistoryPanel(self.store)
         self.history = HistoryLoader(self.charts, self)
@@ -121,6 +131,7 @@ class MainWindow(QMainWindow):
         self._layout()
         self.status = TrainingStatus(self.statusBar())
         self._make_menus()
+        whats_this.fill(self)  # Shift+F1 then a click explains any control
 
         self.warm_event = threading.Event()
         self.train_thread = QThread(self)
@@ -160,7 +171,21 @@ class MainWindow(QMainWindow):
             self.load_corpus(paths)
         else:
             self.load_demo()
+        window_session.restore(self)
         self._update_actions()
+
+    @property
+    def mode(self) -> str:
+        """ "idle", "training", "paused" or "finished" (the state's phase)."""
+        return self.state.phase.value
+
+    @property
+    def run_id(self) -> int | None:
+        return self.state.run_id
+
+    @property
+    def can_continue(self) -> bool:
+        return self.state.can_grow
 
     # --- construction ----------------------------------------------------------------------
     def _make_actions(self) -> dict[str, QAction]:
@@ -171,6 +196,7 @@ class MainWindow(QMainWindow):
             action.setShortcut(QKeySequence(shortcut))
             action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
             action.setToolTip(f"{tip} ({shortcut})")
+            action.setWhatsThis(tip)
             self.addAction(action)
             actions[name] = action
         actions["train"].triggered.connect(self.train)
@@ -182,8 +208,14 @@ class MainWindow(QMainWindow):
         return actions
 
     def _layout(self) -> None:
+        charts = QWidget()
+        charts_layout = QVBoxLayout(charts)
+        charts_layout.setContentsMargins(0, 0, 0, 0)
+        charts_layout.setSpacing(2)
+        charts_layout.addWidget(self.replay)
+        charts_layout.addWidget(self.charts, 1)
         watch = QSplitter(Qt.Orientation.Vertical)
-        watch.addWidget(self.charts)
+        watch.addWidget(charts)
         watch.addWidget(self.teaching)
         watch.setStretchFactor(0, 4)
         watch.setStretchFactor(1, 1)
@@ -217,6 +249,15 @@ class MainWindow(QMainWindow):
         self.recent_menu = QMenu("Recent corpora", self)
         file_menu.addMenu(self.recent_menu)
         file_menu.addSeparator()
+        self.export_action = file_menu.addAction(
+            "Export tokenizer…", QKeySequence("Ctrl+E"), self.export_tokenizer
+        )
+        self.export_action.setObjectName("export")
+        self.export_action.setToolTip(
+            "Write the open run's tokenizer (Hugging Face, GPT-2, tiktoken, minbpe) and check"
+            " that each file reads back the same (Ctrl+E)"
+        )
+        file_menu.addSeparator()
         file_menu.addAction("Quit", QKeySequence.StandardKey.Quit, self.close)
         train_menu = self.menuBar().addMenu("&Train")
         for action in self.actions_by_name.values():
@@ -246,6 +287,7 @@ class MainWindow(QMainWindow):
             self.guide_dialog = GuideDialog(self, self.charts.graphics)
         self.guide_dialog.show()
         self.guide_dialog.raise_()
+        self.guide_dialog.activateWindow()
         return self.guide_dialog
 
     def about(self) -> None:
@@ -281,7 +323,9 @@ class MainWindow(QMainWindow):
         self.corpus_panel.sigCancel.connect(self.worker.cancel_flag.set)
         self.runs.sigOpenRun.connect(self.open_run)
         self.runs.sigDeleted.connect(self._run_deleted)
+        self.runs.sigExportRun.connect(self.export_tokenizer)
         self.tokens.panel.sigJumpToRank.connect(self.jump_to_rank)
+        self.replay.sigRank.connect(self._replay_at)
         self.evaluate.connect_window(self)
 
     def start_threads(self) -> None:
@@ -317,8 +361,10 @@ class MainWindow(QMainWindow):
         self.corpus_panel.set_paths(self.corpus_paths, title)
         self.controls.corpus_summary.setText(title)
         self.tokens.set_corpus_paths(self.corpus_paths)
-        self.controls.setToolTip(title)
-        self.teaching.set_sample(_sample_text(self.corpus_paths))
+        self.controls.setToolTip(plain_tip(title))
+        pool = corpus_paragraphs(self.corpus_paths)
+        self.teaching.set_sample(first_long(pool))
+        self.teaching.set_pool(pool)
         self._pattern_changed()
         self.analyze()
 
@@ -327,16 +373,15 @@ class MainWindow(QMainWindow):
         (the run stays in the Runs tab) and say so."""
         if self.run_id is None and not self.merges_done:
             return
-        if self.mode in ("paused", "finished"):
-            self.stop()
+        self._release_run()
         self.teacher.stop()
         self.history.cancel()
         self.charts.reset(0, "New corpus: no run on it yet — press Train (earlier runs: Runs tab)")
         self.merge_list.set_run(None, None)
-        self.run_id = None
+        self.state = self.state.cleared("New corpus loaded: press Train to start a run on it")
         self.merges_done = 0
         self.status.clear()
-        self.status.stage.setText("New corpus loaded: press Train to start a run on it")
+        self.status.stage.setText(self.state.status_line())
 
     def counting_config(self) -> TrainConfig | None:
         """A config good enough to count with (vocab size does not matter for counting)."""
@@ -415,9 +460,10 @@ class MainWindow(QMainWindow):
         self.charts.reset(0, f"This run: {corpus}")
         self.meter.reset()
         self.merges_done = 0
-        self.run_id = None
-        self.stored_run = None
+        self._release_run()
+        self.state = self.state.new_run()
         self.merge_list.set_run(None, None)
+        self.merge_list.clear_search()  # the last run's search would hide the new run's merges
         self.merge_list.follow.setChecked(True)
         self.target_merges = config.merged_token_target
         self._begin_training()
@@ -460,7 +506,9 @@ class MainWindow(QMainWindow):
             self._on_failed(str(exc).replace("--vocab-size", "sweep"))
             return
         self.history.cancel()
-        self.stored_run = None
+        self._release_run()
+        self.state = self.state.new_run()
+        self.merge_list.clear_search()
         self.sweep = (0, len(plan))
         self._begin_training()
         self.corpus_panel.set_counting(True)
@@ -479,16 +527,14 @@ class MainWindow(QMainWindow):
     def pause(self) -> None:
         if self.teacher.running:
             self.teacher.stop()
-            self.status.stage.setText(f"Paused at {self.merges_done:,} merges")
+            self.status.stage.setText(self.state.status_line())
         if self.mode == "training":
             self.worker.request_pause()
         self._update_actions()
 
     def resume(self) -> None:
-        if self.mode in ("paused", "finished") and self.can_continue:
+        if self._actions().resume:
             vocab = self.controls.vocab.value()
-            if self.stored_run is not None:
-                vocab = max(vocab, self.stored_vocab + 1)
             self.target_merges = max(self.target_merges, vocab - self._base_vocab())
             self.merge_list.model.set_highlight(None)
             self.merge_list.follow.setChecked(True)
@@ -500,7 +546,7 @@ class MainWindow(QMainWindow):
             self._continue(vocab, None)
 
     def step(self, n: int) -> None:
-        if self.mode in ("paused", "finished") and self.can_continue:
+        if self.state.can_grow:
             self.target_merges = max(self.target_merges, self.merges_done + n)
             # Tint what this step makes, so the new merges stand out in the list.
             self.merge_list.model.set_highlight(self.merges_done)
@@ -511,7 +557,7 @@ class MainWindow(QMainWindow):
 
     def _teach_step(self, n: int | None) -> None:
         """A teaching tick: `n` more merges towards the vocab size (None: all the rest)."""
-        if self.mode not in ("paused", "finished") or not self.can_continue:
+        if not self.state.can_grow:
             return
         if n is None:
             self.resume()
@@ -525,29 +571,42 @@ class MainWindow(QMainWindow):
         self._continue(self.controls.vocab.value(), n)
 
     def stop(self) -> None:
+        """Stop: a training run stops at its next batch (the worker answers), a paused one
+        is finished where it stands. Either can still grow later, as a stopped run opened
+        from the Runs tab can (its corpus is replayed first)."""
+        teaching = self.teacher.running
         self.teacher.stop()
         if self.mode == "training":
             self.worker.request_stop()
-        if self.mode in ("training", "paused", "finished"):
+        elif self.mode == "paused":
             self.worker.sigFinishRequested.emit()
-            self.can_continue = False
-            self.stored_run = None
-            if self.mode != "training":
-                self.mode = "idle"
+            self.state = self.state.stopped()
+            self.status.stage.setText(self.state.status_line())
+            self.runs.refresh()
+        elif teaching:
+            self.status.stage.setText(self.state.status_line())
         self._update_actions()
 
+    def _release_run(self) -> None:
+        """Let the worker end the session it holds (the run stays as it is in the store)."""
+        if self.state.live:
+            self.worker.sigFinishRequested.emit()
+        self.state = self.state.released()
+
     def _continue(self, target: int, max_merges: int | None) -> None:
+        live = self.state.live
+        run_id = self.state.run_id
         self._begin_training()
         self.worker.arm()
-        if self.stored_run is not None:  # a run opened from the history: replay, then go on
-            run_id, self.stored_run = self.stored_run, None
+        if not live and run_id is not None:  # stopped or opened: replay the corpus, go on
             self.worker.sigResumeStoredRequested.emit(run_id, target, max_merges)
         else:
             self.worker.sigContinueRequested.emit(target, max_merges)
         self._update_actions()
 
     def _begin_training(self) -> None:
-        self.mode = "training"
+        self.state = self.state.training()
+        self._end_replay()
         # A recount still pending from an edit is moot (a run counts the corpus itself, or
         # goes on with the counts it has); fired after a quick run, it would put "Corpus
         # read" over the run's "Done" line.
@@ -557,7 +616,7 @@ class MainWindow(QMainWindow):
         """No run started or opened yet: only then do the first start's warm-up lines take the
         status (a quick run in Python may have ended before the kernels were ready, and its
         "Done: ..." or "Paused" must stay)."""
-        return self.mode == "idle" and self.run_id is None
+        return self.mode == "idle" and self.run_id is None and not self.merges_done
 
     def _base_vocab(self) -> int:
         return 256 + len(parse_specials(self.controls.specials.text()))
@@ -570,11 +629,15 @@ class MainWindow(QMainWindow):
 
     def _on_corpus(self, report: CorpusReport) -> None:
         self.corpus_panel.show_report(report)
-        if self.mode != "training":  # else the worker's next stage ("Training") follows
+        # Training: the worker's next stage ("Training") follows; a run open at rest keeps its
+        # own line (the Corpus tab has the report).
+        if self.mode == "idle":
             self.status.stage.setText(
                 f"Corpus read: {_size(report.bytes)}, {report.documents:,} documents,"
                 f" {report.unique_pieces:,} distinct pre-tokens in {report.seconds:.1f} s"
             )
+        elif self.mode in ("paused", "finished") and not self.teacher.running:
+            self.status.stage.setText(self.state.status_line())  # back from "Reading…"
         self.controls.corpus_summary.setText(
             f"{self.corpus_panel.title.text()}\n{_size(report.bytes)} · "
             f"{report.documents:,} documents · {report.pieces:,} pre-tokens "
@@ -589,7 +652,12 @@ class MainWindow(QMainWindow):
         if self.sweep is not None:
             index, total = self.sweep
             self.status.stage.setText(f"Sweep: run {index} of {total}")
-        self.run_id = run_id if run_id >= 0 else None
+        run_id_or_none = run_id if run_id >= 0 else None
+        name = ""
+        if run_id_or_none is not None:
+            with contextlib.suppress(StoreError):  # deleted already: the next answer says so
+                name = self.store.get_run(run_id_or_none).name
+        self.state = self.state.started(run_id_or_none, name)
         self.merge_list.set_run(self.store, self.run_id, 0)
         self.runs.refresh()
 
@@ -616,22 +684,15 @@ class MainWindow(QMainWindow):
             self.status.stage.setText(f"Sweep: run {sweep[0]} of {sweep[1]} done")
             self.runs.refresh()
             return
-        self.can_continue = state.can_continue and state.reason != StopReason.STOPPED
-        teaching = self.teacher.running and state.reason in (StopReason.PAUSED, StopReason.STEPPED)
+        self.state = self.state.after_idle(
+            state.reason, state.merges, state.vocab_size, state.can_continue
+        )
+        self._follow_size()
+        teaching = self.teacher.running and self.mode == "paused"
         if teaching:
-            self.mode = "paused"
             stage = f"Teaching: {state.merges:,} of {self.target_merges:,} merges"
-        elif state.reason in (StopReason.PAUSED, StopReason.STEPPED):
-            self.mode = "paused"
-            stage = f"Paused at {state.merges:,} merges"
-        elif state.reason in (StopReason.STOPPED, StopReason.DELETED, StopReason.INTERRUPTED):
-            self.mode = "idle"
-            stage = f"{state.reason.words.capitalize()} at {state.merges:,} merges"
         else:
-            self.mode = "finished"
-            stage = (
-                f"Done: {state.merges:,} merges, vocab {state.vocab_size:,} — {state.reason.words}"
-            )
+            stage = self.state.status_line()
         if sweep is not None:
             ended = "finished" if sweep[0] == sweep[1] else f"ended at run {sweep[0]}"
             stage = f"Sweep of {sweep[1]} runs {ended} — {stage}"
@@ -641,8 +702,10 @@ class MainWindow(QMainWindow):
         if self.merge_list.model.highlight_from is not None:
             self.merge_list.select_rank(state.merges - 1)  # the newest of the merges just made
         self._show_teaching_sample(every_tick=teaching)
+        if not teaching:
+            self.charts.fit_to_data()  # the axes' growing room is for merges not coming now
         if teaching:
-            self.teacher.worker_idle(self.can_continue and state.merges < self.target_merges)
+            self.teacher.worker_idle(self.state.can_grow and state.merges < self.target_merges)
         else:
             self.teacher.stop()
             self.runs.refresh()
@@ -651,6 +714,21 @@ class MainWindow(QMainWindow):
         self._update_actions()
         if self._closing:
             self._shutdown()
+
+    def _follow_size(self) -> None:
+        """A continued run whose name the workbench gave ("corpus · 32,000") takes its new
+        size ("corpus · 48,000"); a name the user chose stays."""
+        run_id = self.state.run_id
+        if run_id is None:
+            return
+        try:  # the name now, not when the run started: the user may have renamed it since
+            name = grown_name(self.store.get_run(run_id).name, self.state.vocab_size)
+            if name is None:
+                return
+            self.store.rename(run_id, name)
+        except StoreError:
+            return
+        self.state = replace(self.state, name=name)
 
     def _show_teaching_sample(self, every_tick: bool = False) -> None:
         """Cut the teaching sample with the merges so far (the run's, read from the store).
@@ -678,14 +756,29 @@ class MainWindow(QMainWindow):
         last = tok.merges[-1:]
         vocab = tok.vocab
         self.teaching.show_tokenizer(tok, (vocab[last[0][0]], vocab[last[0][1]]) if last else None)
+        self._explain_newest(len(tok.merges))
+
+    def _explain_newest(self, n: int) -> None:
+        """Teaching's "why": the newest merge's count, ties and rule, and the next merge."""
+        if self.run_id is None or n <= 0:
+            self.teaching.explain(None, None, "")
+            return
+        try:
+            around = self.store.merges(self.run_id, after_rank=n - 2, limit=2)
+            rule = str(self.store.get_run(self.run_id).settings.get("tie_break", "lexicographic"))
+        except StoreError:
+            return
+        newest = next((m for m in around if m.rank == n - 1), None)
+        following = next((m for m in around if m.rank == n), None)
+        self.teaching.explain(newest, following, rule)
 
     def _on_failed(self, message: str) -> None:
         self.teacher.stop()
         self.sweep = None
         self.corpus_panel.set_counting(False)
         if self.mode == "training":
-            self.mode = "idle"
             self.meter.stop()
+        self.state = self.state.failed(message)
         self.status.stage.setText(message)
         self.statusBar().showMessage(message, 10000)
         self._update_actions()
@@ -711,47 +804,84 @@ class MainWindow(QMainWindow):
         if self.mode == "training":
             self.statusBar().showMessage("Pause or stop training before opening a run", 5000)
             return
-        if self.mode in ("paused", "finished"):
+        try:
+            run = self.store.get_run(run_id)
+        except StoreError as exc:
+            self.statusBar().showMessage(str(exc), 8000)
+            self.runs.refresh()
+            return
+        if self.mode == "paused":
             self.stop()
-        run = self.store.get_run(run_id)
-        self.run_id = run_id
+        self._release_run()
+        self.teacher.stop()
+        self.state = self.state.opened(
+            run.id,
+            run.name,
+            run.merge_count,
+            run.vocab_size,
+            run.stop_reason,
+            bool(run.corpus.get("fingerprint")),
+        )
         self.merges_done = run.merge_count
         self.target_merges = run.merge_count
         self.merge_list.set_run(self.store, run_id, run.merge_count)
         self.history.load(self.store, run)
         self.charts.caption.setText(f"Stored run {run.id} “{run.name}”")
         self.tokens.show_run(run_id)
-        text = f"Run {run.id} “{run.name}”: {run.merge_count:,} merges"
-        # A run whose corpus was recorded can be trained on: Resume or +N replays it first.
-        self.stored_run = run_id if run.corpus.get("fingerprint") else None
-        self.stored_vocab = run.vocab_size
-        self.can_continue = self.stored_run is not None and describe(run.stop_reason) not in (
-            StopReason.NO_PAIRS.words,
-            StopReason.MIN_FREQUENCY.words,
-        )
-        if self.can_continue:
-            self.mode = "finished"
-            text += " — Resume or +N trains it further"
-        elif self.stored_run is None:
-            text += " — its corpus was not recorded, so it cannot be trained further"
-        self.status.stage.setText(text)
+        self.status.stage.setText(self.state.status_line())
         self._update_actions()
         self.tabs.setCurrentIndex(0)
 
     def _run_deleted(self, run_id: int) -> None:
         """The Runs tab deleted a run; if it is the one shown, let it go everywhere."""
+        self.tokens.forget_run(run_id)
+        self.evaluate.forget_run(run_id)
         if run_id != self.run_id:
             return
-        if self.stored_run == run_id:
-            self.stored_run = None
-        if self.mode in ("paused", "finished"):
-            self.worker.sigFinishRequested.emit()
-            self.mode = "idle"
-        self.can_continue = False
-        self.run_id = None
+        self._release_run()
+        self.state = self.state.deleted(run_id)
+        self.history.cancel()
         self.merge_list.set_run(None, None)
-        self.status.stage.setText(f"Run {run_id} deleted")
+        self.merges_done = 0
+        self.charts.reset(self.corpus_bytes, f"Run {run_id} was deleted")
+        self.status.clear()
+        self.status.stage.setText(self.state.status_line())
         self._update_actions()
+
+    def export_tokenizer(self, run_id: int | None = None) -> ExportDialog | None:
+        """File ▸ Export tokenizer… (the open run) or the Runs tab's Export (the chosen run).
+
+        The tokenizer is built from the store in the dialog's own thread, so a run of 100k
+        merges opens the dialog at once."""
+        if not isinstance(run_id, int) or isinstance(run_id, bool):  # the menu's triggered(bool)
+            run_id = self.run_id
+        if run_id is None:
+            self.statusBar().showMessage(
+                "No run to export: train one, or open one in the Runs tab", 8000
+            )
+            return None
+        try:
+            run = self.store.get_run(run_id)
+        except StoreError as exc:
+            self.statusBar().showMessage(str(exc), 8000)
+            return None
+        db_path = self.db_path
+        # The check's text: what the Tokens tab shows, else the start of the corpus (4 KB).
+        sample = self.tokens.panel.view.text() or self.teaching.sample_text()
+        sample = sample[:4000]
+        self.export_dialogs = [d for d in self.export_dialogs if d.isVisible() or d.busy()]
+        dialog = ExportDialog(
+            lambda: stored_tokenizer(db_path, run_id)[0],
+            sample,
+            str(Path.home() / "bpe-exports" / f"run-{run.id}"),
+            parent=self,
+            title=f"run {run.id} “{run.name}” ({run.merge_count:,} merges)",
+        )
+        self.export_dialogs.append(dialog)
+        dialog.show()
+        dialog.raise_()
+        dialog.activateWindow()
+        return dialog
 
     def jump_to_rank(self, rank: int) -> None:
         """Show merge `rank` in the merge list (the Tokens tab asks for this on a click)."""
@@ -767,18 +897,56 @@ class MainWindow(QMainWindow):
             )
         self.merge_list.poke()
 
+    # --- replay ----------------------------------------------------------------------------
+    def _replay_at(self, k: int) -> None:
+        """The timeline shows the run after its first k merges, in every view of it."""
+        total = self.replay.clock.total
+        at = None if k >= total else k
+        self.charts.show_replay(at)
+        self.merge_list.show_replay(at)
+        panel = self.tokens.panel
+        if panel.run_id is None or panel.run_id != self.run_id:
+            return
+        # Re-cutting the text builds the prefix's tables (Python, holding the GIL): while it
+        # plays, a few times a second; at rest (a seek, the end), at once.
+        now = time.perf_counter()
+        if self.replay.playing and now - self._replay_cut_at < REPLAY_CUT_SECONDS:
+            return
+        self._replay_cut_at = now
+        panel.scrubber.set_rank(k)  # debounced there: prefix(k) and a re-cut
+
+    def _end_replay(self) -> None:
+        """Training or another run: the timeline starts over at the whole run."""
+        if self.replay.clock.k < self.replay.clock.total:
+            self._replay_at(self.replay.clock.total)
+        self.replay.set_total(0)
+
+    def _offer_replay(self) -> None:
+        """A run at rest (paused, finished, opened) can be replayed over all its merges."""
+        total = self.merges_done if self.mode in ("paused", "finished") else 0
+        if total != self.replay.clock.total:
+            if self.replay.clock.k < self.replay.clock.total:
+                self._replay_at(self.replay.clock.total)
+            self.replay.set_total(total)
+
+    def _actions(self) -> Actions:
+        ok = self.controls.pattern_ok() and self.controls.vocab_ok()
+        return self.state.actions(self.controls.vocab.value(), ok, self.teacher.running)
+
     def _update_actions(self) -> None:
+        """Render the state's actions: every button and shortcut follows `self.state`."""
         a = self.actions_by_name
-        can_more = self.mode in ("paused", "finished") and self.can_continue
-        a["train"].setEnabled(
-            self.mode != "training" and self.controls.pattern_ok() and self.controls.vocab_ok()
-        )
-        a["pause"].setEnabled(self.mode == "training" or self.teacher.running)
-        a["resume"].setEnabled(can_more)
-        a["stop"].setEnabled(self.mode in ("training", "paused", "finished"))
+        enabled = self._actions()
+        a["train"].setEnabled(enabled.train)
+        a["pause"].setEnabled(enabled.pause)
+        a["resume"].setEnabled(enabled.resume)
+        a["resume"].setToolTip(f"{enabled.resume_tip} ({ACTIONS['resume'][1]})")
+        a["stop"].setEnabled(enabled.stop)
         for name in STEPS:
-            a[name].setEnabled(can_more)
-        self.controls.set_settings_enabled(self.mode not in ("training", "paused"))
+            a[name].setEnabled(enabled.step)
+        self.export_action.setEnabled(enabled.export)
+        self._offer_replay()
+        self.controls.set_settings_enabled(enabled.settings)
 
     # --- closing ---------------------------------------------------------------------------
     def threads_running(self) -> bool:
@@ -791,6 +959,7 @@ class MainWindow(QMainWindow):
             self.controls.store(self.values)
             self.values.geometry = self.saveGeometry()
             self.values.window_state = self.saveState()
+            window_session.remember(self)
             settings_io.save(self.qsettings, self.values)
         if self.threads_running():
             event.ignore()
@@ -805,6 +974,8 @@ class MainWindow(QMainWindow):
         self.status_timer.stop()
         self.history.cancel()
         self.tokens.shutdown()
+        for dialog in self.export_dialogs:
+            dialog.shutdown()
         self.evaluate.shutdown()
         self.merge_list.shutdown()
         self.store.close()
@@ -828,21 +999,3 @@ def _size(n_bytes: int) -> str:
     if n_bytes >= 1e6:
         return f"{n_bytes / 1e6:,.1f} MB"
     return f"{n_bytes / 1e3:,.1f} KB" if n_bytes >= 1e3 else f"{n_bytes} bytes"
-
-
-def _sample_text(paths: list[Path]) -> str:
-    """The start of the corpus (read as training reads it), for teaching mode's sample: its
-    first paragraph longer than a title line."""
-    from workbench.engine.corpus.lines import corpus_lines
-
-    lines: list[str] = []
-    size = 0
-    for _path, line in corpus_lines(paths):
-        if isinstance(line, str):
-            lines.append(line)
-            size += len(line)
-        if size >= SAMPLE_READ_BYTES or len(lines) > 200:
-            break
-    paragraphs = [p.strip() for p in "".join(lines).split("\n\n") if p.strip()]
-    long = [p for p in paragraphs if len(p) > 120]
-    return (long or paragraphs or [""])[0]

@@ -31,6 +31,7 @@ from workbench.gui.merge_table import (
     HEADERS,
     ID,
     LEFT,
+    LENGTH,
     RANK,
     RIGHT,
     TOKEN,
@@ -62,7 +63,8 @@ SEARCH_HELP = (
 # Rows measured per arriving page, as Qt's own precision default: a filtered page's left/right
 # parts may each need a store lookup, and the first rows are the ones in view.
 FIT_ROWS = 64
-_FITTED = (RANK, ID, TOKEN, LEFT, RIGHT, COUNT)  # LENGTH stretches over what is left
+# LEFT and RIGHT share what is left (stretched), so a long part is cut, never a bare "…".
+_FITTED = (RANK, ID, TOKEN, COUNT, LENGTH)
 
 
 class MergeListPanel(QWidget):
@@ -96,11 +98,14 @@ class MergeListPanel(QWidget):
         self.view.setSortingEnabled(True)
         self.view.horizontalHeader().setSortIndicator(RANK, Qt.SortOrder.AscendingOrder)
         self.no_matches = QLabel("No matches", self.view.viewport())
+        self.no_matches.setTextFormat(Qt.TextFormat.PlainText)  # it quotes the typed search
         self.no_matches.setObjectName("noMatches")
         self.no_matches.setStyleSheet("color: #888; font-size: 15px; padding: 12px")
         self.no_matches.hide()
         self._size_columns()
         self.tree = MergeTreePanel()
+        self.tree.sigGoToRank.connect(self.show_rank)
+        self.view.horizontalHeader().sortIndicatorChanged.connect(self._sorted)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(SEARCH_DELAY_MS)
@@ -145,7 +150,9 @@ class MergeListPanel(QWidget):
         """
         header = self.view.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setStretchLastSection(True)
+        header.setStretchLastSection(False)
+        for column in (LEFT, RIGHT):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch)
         self.model.modelReset.connect(self._fit_all_columns)
         self.model.rowsInserted.connect(
             lambda _parent, first, last: self._fit_columns(first, last, grow_only=True)
@@ -228,6 +235,15 @@ class MergeListPanel(QWidget):
         self.tree.clear()
         self.apply_search()
 
+    def clear_search(self) -> None:
+        """Empty the search box (a new run: the last run's search would show "No matches"
+        while the new run trains)."""
+        self._timer.stop()
+        self.search.blockSignals(True)
+        self.search.clear()
+        self.search.blockSignals(False)
+        self.apply_search()
+
     def apply_search(self) -> None:
         """Run the search box's query now (the debounce timer calls this)."""
         self._timer.stop()
@@ -288,6 +304,28 @@ class MergeListPanel(QWidget):
         self.view.selectRow(row)
         self.view.scrollTo(self.model.index(row, 0))
         return True
+
+    def show_replay(self, k: int | None) -> None:
+        """A replay at merge k: later merges greyed and the k-th in view (None: over)."""
+        self.model.set_replay(k)
+        if k is None:
+            return
+        self.follow.setChecked(False)  # else the next tick scrolls to the newest
+        model = self.model
+        if model.filter or model.order not in ("rank", "newest"):
+            return  # finding the row of a rank in a search or a sort reads the store
+        row = model.row_of_rank(max(k - 1, 0))
+        if row is not None:
+            self.view.scrollTo(
+                self.model.index(row, 0), QAbstractItemView.ScrollHint.PositionAtCenter
+            )
+
+    def _sorted(self, column: int, _order: Qt.SortOrder) -> None:
+        """A sort by anything but rank shows the top of the sorted list: Follow newest would
+        keep the view where the newest merge is (the bottom), so it is turned off."""
+        if column not in (RANK, ID):
+            self.follow.setChecked(False)
+            self.view.scrollToTop()
 
     def show_rank(self, rank: int) -> None:
         """Clear the search and select merge `rank` (the Tokens tab asks for this)."""

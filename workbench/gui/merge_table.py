@@ -38,11 +38,13 @@ from workbench.store import RunStore, StoredMerge
 
 PAGE = 256
 RANK, ID, TOKEN, LEFT, RIGHT, COUNT, LENGTH = range(7)
-HEADERS = ("rank", "id", "token", "left", "right", "count", "length")
+# "bytes", not "length": a token's length is counted in bytes (the search's len: too).
+HEADERS = ("rank", "id", "token", "left", "right", "count", "bytes")
 # Header clicks sort by these columns (the store's order names); id follows rank.
 SORTABLE = {RANK: "rank", ID: "rank", TOKEN: "token", COUNT: "count", LENGTH: "length"}
 RECENT = QColor(255, 214, 102, 90)  # merges of the last step
 NEWEST = QColor(255, 183, 3, 150)  # the newest merge
+LATER = QColor(150, 150, 150)  # merges after the replay's k: not made yet at that point
 PENDING = "…"  # shown in text columns while a row's page is being read
 _INDEX = QModelIndex | QPersistentModelIndex
 
@@ -127,6 +129,7 @@ class MergeTableModel(ListTableModel):
         self._total = 0  # merges known to exist (unfiltered)
         self._names: dict[int, str] = {}
         self.highlight_from: int | None = None  # ranks >= this are tinted
+        self.replay_at: int | None = None  # a replay at merge k: ranks >= k are greyed
         self.stale = False  # a search's count is behind `note_total`
         self.mono_font = QFont("monospace")
         self.mono_font.setStyleHint(QFont.StyleHint.Monospace)
@@ -240,6 +243,32 @@ class MergeTableModel(ListTableModel):
         if self.order != "rank" or self.filter:
             self.dataChanged.emit(self.index(0, 0), self.index(count - 1, len(HEADERS) - 1))
 
+    def set_replay(self, k: int | None) -> None:
+        """Grey the merges from rank `k` on (a replay showing the first k; None: none)."""
+        if k == self.replay_at:
+            return
+        self.replay_at = k
+        if self._count:
+            self.dataChanged.emit(
+                self.index(0, 0),
+                self.index(self._count - 1, len(HEADERS) - 1),
+                [Qt.ItemDataRole.ForegroundRole],
+            )
+
+    def _replay_colour(self, row: int) -> QColor | None:
+        """Grey for a merge after the replay's k, even before its page has arrived (in rank
+        order a row's rank is known without it)."""
+        if self.replay_at is None:
+            return None
+        rank = self._rank_of_row(row)
+        if rank is None:
+            try:
+                merge = self.cached_merge(row)
+            except IndexError:
+                return None
+            rank = merge.rank if merge is not None else None
+        return LATER if rank is not None and rank >= self.replay_at else None
+
     def set_highlight(self, from_rank: int | None) -> None:
         """Tint merges from rank `from_rank` on (None: no tint)."""
         self.highlight_from = from_rank
@@ -350,6 +379,8 @@ class MergeTableModel(ListTableModel):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.FontRole and column in (TOKEN, LEFT, RIGHT):
             return self.mono_font
+        if role == Qt.ItemDataRole.ForegroundRole:
+            return self._replay_colour(index.row())
         if role not in (
             Qt.ItemDataRole.DisplayRole,
             Qt.ItemDataRole.BackgroundRole,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QLabel, QTreeView, QVBoxLayout, QWidget
 
@@ -22,6 +22,7 @@ Lookup = Callable[[int], StoredMerge | None]
 Describe = Callable[[int], tuple[str, tuple[int, int] | None]]
 
 ID_ROLE = Qt.ItemDataRole.UserRole + 1  # each item's token id
+RANK_ROLE = Qt.ItemDataRole.UserRole + 2  # a later merge's rank
 DEPTH_LIMIT = 64  # deeper parts are summarised (a chain-built long token is this deep)
 NODE_LIMIT = 2_000  # a 100 KB token has 200k nodes: show the top of it, say the rest is cut
 
@@ -78,10 +79,15 @@ def later_merges(store: RunStore, run_id: int, token_id: int) -> list[StoredMerg
 
 
 class MergeTreePanel(QWidget):
-    """The selected token's tree and the later merges that use it."""
+    """The selected token's tree and the later merges that use it; `sigGoToRank(rank)` when
+    a node or a later merge is double-clicked (the list then shows that merge)."""
+
+    sigGoToRank = Signal(int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._store: RunStore | None = None
+        self._run_id: int | None = None
         self.tree_model = QStandardItemModel(self)
         self.tree_model.setHorizontalHeaderLabels(["merge tree"])
         self.tree = QTreeView()
@@ -93,6 +99,13 @@ class MergeTreePanel(QWidget):
         self.later.setRootIsDecorated(False)
         self.later.setHeaderHidden(True)
         self.later_title = QLabel("Later merges that use it")
+        self.tree.doubleClicked.connect(self._tree_double_clicked)
+        self.later.doubleClicked.connect(self._later_double_clicked)
+        hint = "Double-click a merge to go to it in the list"
+        self.tree.setToolTip(f"How the token is built, down to bytes. {hint}")
+        self.tree.setWhatsThis(self.tree.toolTip())
+        self.later.setToolTip(f"Merges that use this token as a part. {hint}")
+        self.later.setWhatsThis(self.later.toolTip())
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(QLabel("Merge tree (select a merge)"))
@@ -108,12 +121,27 @@ class MergeTreePanel(QWidget):
 
     def show_merge(self, store: RunStore, run_id: int, merge: StoredMerge) -> None:
         self.clear()
+        self._store, self._run_id = store, run_id
         self.tree_model.appendRow(build_tree(merge.new_id, lambda i: store.merge_by_id(run_id, i)))
         self.tree.expandAll()
         later = later_merges(store, run_id, merge.new_id)
         for m in later:
             item = QStandardItem(f"rank {m.rank}: {readable(m.token)}  (id {m.new_id})")
             item.setEditable(False)
+            item.setData(m.rank, RANK_ROLE)
             self.later_model.appendRow(item)
         more = "+" if len(later) == LATER_LIMIT else ""
         self.later_title.setText(f"Later merges that use it ({len(later)}{more})")
+
+    def _tree_double_clicked(self, index: QModelIndex) -> None:
+        tid = index.data(ID_ROLE)
+        if tid is None or tid < 256 or self._store is None or self._run_id is None:
+            return  # a byte is no merge
+        merge = self._store.merge_by_id(self._run_id, int(tid))
+        if merge is not None:
+            self.sigGoToRank.emit(merge.rank)
+
+    def _later_double_clicked(self, index: QModelIndex) -> None:
+        rank = index.data(RANK_ROLE)
+        if rank is not None:
+            self.sigGoToRank.emit(int(rank))

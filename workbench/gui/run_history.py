@@ -7,13 +7,14 @@ run are what the lazy merge list is for.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
     QHeaderView,
     QInputDialog,
     QLabel,
+    QMenu,
     QMessageBox,
     QPushButton,
     QTableView,
@@ -21,8 +22,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from workbench.gui.elided_label import plain_tip
 from workbench.gui.table_model import ListTableModel
-from workbench.session.states import describe
+from workbench.gui.window_state import run_state_words
+from workbench.session.states import RunState, describe
 from workbench.store import RunInfo, RunStore, StoreError
 
 _HEADERS = ("id", "name", "state", "merges", "vocab", "pattern", "created")
@@ -49,8 +52,7 @@ class RunHistoryModel(ListTableModel):
             values = (
                 str(run.id),
                 run.name,
-                describe(run.state)
-                + (f" ({describe(run.stop_reason)})" if run.stop_reason else ""),
+                run_state_words(run.state, run.stop_reason),
                 f"{run.merge_count:,}",
                 f"{run.vocab_size:,}",
                 pattern if len(pattern) < 24 else pattern[:21] + "…",
@@ -58,7 +60,7 @@ class RunHistoryModel(ListTableModel):
             )
             return values[index.column()]
         if role == Qt.ItemDataRole.ToolTipRole and run.error:
-            return run.error
+            return plain_tip(run.error)
         if role == Qt.ItemDataRole.UserRole:
             return run.id
         return None
@@ -69,6 +71,7 @@ class RunHistoryPanel(QWidget):
 
     sigOpenRun = Signal(int)
     sigDeleted = Signal(int)
+    sigExportRun = Signal(int)
 
     def __init__(self, store: RunStore | None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -80,20 +83,42 @@ class RunHistoryPanel(QWidget):
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.view.verticalHeader().hide()
         self.view.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        # One row per run: fitting the state's words ("finished (reached vocabulary size)")
+        # costs nothing, and a cut state says nothing.
+        self.view.horizontalHeader().setSectionResizeMode(
+            2, QHeaderView.ResizeMode.ResizeToContents
+        )
         self.view.doubleClicked.connect(lambda _index: self.open_selected())
         self.message = QLabel()
+        self.message.setTextFormat(Qt.TextFormat.PlainText)  # errors quote run names
         buttons = QHBoxLayout()
-        for text, slot in (
-            ("Open", self.open_selected),
-            ("Rename…", self.rename_selected),
-            ("Delete", self.delete_selected),
-            ("Refresh", self.refresh),
+        self.buttons: dict[str, QPushButton] = {}
+        for text, slot, tip in (
+            ("Open", self.open_selected, "Show the run's merges and charts (double-click)"),
+            (
+                "Export…",
+                self.export_selected,
+                "Write the run's tokenizer in one or more formats and check they read back",
+            ),
+            ("Rename…", self.rename_selected, "Give the run a name of your own"),
+            ("Delete", self.delete_selected, "Delete the run and its merges from the store"),
+            ("Refresh", self.refresh, "Read the list of runs again"),
         ):
             button = QPushButton(text)
-            button.setObjectName(f"runs_{text.rstrip('…').lower()}")
+            name = text.rstrip("…").lower()
+            button.setObjectName(f"runs_{name}")
+            button.setToolTip(tip)
+            button.setWhatsThis(tip)
             # clicked(bool) would land in the slots' optional arguments: drop it.
             button.clicked.connect(lambda _checked=False, slot=slot: slot())
             buttons.addWidget(button)
+            self.buttons[name] = button
+        self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.view.customContextMenuRequested.connect(self._context_menu)
+        self.view.setWhatsThis(
+            "Every run you trained, newest first. Double-click to open one; right-click to"
+            " export, rename or delete it."
+        )
         buttons.addStretch(1)
         buttons.addWidget(self.message)
         layout = QVBoxLayout(self)
@@ -113,6 +138,31 @@ class RunHistoryPanel(QWidget):
             if self.model.run_at(row).id == run_id:
                 self.view.selectRow(row)
                 return
+
+    def context_menu(self) -> QMenu:
+        """The actions for the selected run (right-click on a row)."""
+        menu = QMenu(self)
+        for name, slot in (
+            ("Open", self.open_selected),
+            ("Export…", self.export_selected),
+            ("Rename…", self.rename_selected),
+            ("Delete", self.delete_selected),
+        ):
+            action = menu.addAction(name)
+            action.triggered.connect(lambda _checked=False, slot=slot: slot())
+        return menu
+
+    def _context_menu(self, pos: QPoint) -> None:
+        index = self.view.indexAt(pos)
+        if not index.isValid():
+            return
+        self.view.selectRow(index.row())
+        self.context_menu().exec(self.view.viewport().mapToGlobal(pos))
+
+    def export_selected(self) -> None:
+        run = self.selected_run()
+        if run is not None:
+            self.sigExportRun.emit(run.id)
 
     def open_selected(self) -> None:
         run = self.selected_run()
@@ -135,6 +185,16 @@ class RunHistoryPanel(QWidget):
     def delete_selected(self, confirm: bool = True) -> None:
         run = self.selected_run()
         if run is None or self.store is None:
+            return
+        try:
+            run = self.store.get_run(run.id)  # the list may be older than the run's state
+        except StoreError as exc:
+            self.message.setText(str(exc))
+            self.refresh()
+            return
+        if run.state in (RunState.RUNNING, RunState.PAUSED):
+            # Refused before asking: a question answered Yes, then refused, helps nobody.
+            self.message.setText(f"run {run.id} is {describe(run.state)}: stop it before deleting")
             return
         if confirm:
             answer = QMessageBox.question(

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from PySide6.QtCore import QByteArray, QSettings
 
 MAX_RECENT = 8
+MAX_KEPT_TEXT = 100_000  # characters of typed or pasted text kept across a restart
 
 
 @dataclass
@@ -28,6 +29,16 @@ class WindowSettings:
     recent: list[list[str]] = field(default_factory=list)
     geometry: QByteArray = field(default_factory=QByteArray)
     window_state: QByteArray = field(default_factory=QByteArray)
+    # Where the user left off: the open run (0: none), the tab, the Tokens text and the
+    # Evaluate tab's choices, so a restart does not land on an empty Training tab.
+    open_run: int = 0
+    tab: int = 0
+    tokens_text: str = ""
+    eval_tokenizers: list[str] = field(default_factory=list)  # TokenizerPicker.specs()
+    eval_paths: list[str] = field(default_factory=list)
+    eval_pasted: str = ""
+    eval_group: str = "none"
+    eval_field: str = "lang"
 
     def remember_corpus(self, paths: list[str]) -> None:
         """Make `paths` the current corpus and move it to the top of the recent list."""
@@ -57,6 +68,14 @@ def load(settings: QSettings) -> WindowSettings:
         recent=[[str(p) for p in r] for r in recent][:MAX_RECENT],
         geometry=settings.value("window/geometry", QByteArray(), type=QByteArray),
         window_state=settings.value("window/state", QByteArray(), type=QByteArray),
+        open_run=settings.value("session/open_run", 0, type=int),
+        tab=settings.value("session/tab", 0, type=int),
+        tokens_text=settings.value("session/tokens_text", "", type=str),
+        eval_tokenizers=[str(s) for s in _json_list(settings, "session/eval_tokenizers")],
+        eval_paths=[str(p) for p in _json_list(settings, "session/eval_paths")],
+        eval_pasted=settings.value("session/eval_pasted", "", type=str),
+        eval_group=settings.value("session/eval_group", d.eval_group, type=str),
+        eval_field=settings.value("session/eval_field", d.eval_field, type=str),
     )
 
 
@@ -70,4 +89,12 @@ def save(settings: QSettings, values: WindowSettings) -> None:
     settings.setValue("corpus/recent", json.dumps(values.recent))
     settings.setValue("window/geometry", values.geometry)
     settings.setValue("window/state", values.window_state)
+    settings.setValue("session/open_run", values.open_run)
+    settings.setValue("session/tab", values.tab)
+    settings.setValue("session/tokens_text", values.tokens_text[:MAX_KEPT_TEXT])
+    settings.setValue("session/eval_tokenizers", json.dumps(values.eval_tokenizers))
+    settings.setValue("session/eval_paths", json.dumps(values.eval_paths))
+    settings.setValue("session/eval_pasted", values.eval_pasted[:MAX_KEPT_TEXT])
+    settings.setValue("session/eval_group", values.eval_group)
+    settings.setValue("session/eval_field", values.eval_field)
     settings.sync()

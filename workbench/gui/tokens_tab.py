@@ -7,6 +7,7 @@ handed to the panel. The build opens its own store connection, so it never share
 
 from __future__ import annotations
 
+from html import escape
 from pathlib import Path
 
 from PySide6.QtCore import QObject
@@ -40,7 +41,7 @@ class TokensTab(QObject):
         self.panel = TokensPanel()
         self.lane = JobLane(self)
         self.lane.sigResult.connect(self._on_tokenizer)
-        self.lane.sigError.connect(lambda message: self.panel.source.setText(message))
+        self.lane.sigError.connect(lambda message: self.panel.source.setText(escape(message)))
 
     def show_run(self, run_id: int | None) -> None:
         """Inspect run `run_id` as it is in the store now (None: leave the panel as it is)."""
@@ -48,6 +49,10 @@ class TokensTab(QObject):
             return
         db_path = self.db_path
         self.lane.submit(lambda: tokenizer_of_run(db_path, run_id))
+
+    def forget_run(self, run_id: int) -> None:
+        """Run `run_id` was deleted: the panel and its Compare let it go."""
+        self.panel.forget_run(run_id)
 
     def set_corpus_paths(self, paths: list[Path]) -> None:
         self.panel.set_corpus_paths(paths)

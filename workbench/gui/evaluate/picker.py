@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from workbench.evaluate import references
 from workbench.evaluate.specs import sweep_of
+from workbench.gui.tokens.reference_menu import DESCRIPTIONS, missing_note
 from workbench.store import RunInfo
 
 RUN_ID_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -52,9 +53,9 @@ class TokenizerPicker(QGroupBox):
         self.sweeps.activated.connect(self._sweep_chosen)
         self.references = {name: QCheckBox(name, self) for name in references.REFERENCES}
         for name, box in self.references.items():
-            if not references.available(name):
-                box.setEnabled(False)
-                box.setToolTip(f"the {name} ranks are not on this machine (pip install bpe-openai)")
+            note = missing_note(name)
+            box.setEnabled(not note)
+            box.setToolTip(note or f"{DESCRIPTIONS.get(name, name)}, found offline")
         self.files = QListWidget(self)
         self.files.setMaximumHeight(60)
         self.add_file_button = QPushButton("Add tokenizer file…", self)
@@ -134,7 +135,8 @@ class TokenizerPicker(QGroupBox):
                     spin.setValue(k)
 
     def add_file(self, path: str | Path) -> None:
-        self.files.addItem(str(path))
+        if str(path) not in [self.files.item(i).text() for i in range(self.files.count())]:
+            self.files.addItem(str(path))  # twice would evaluate it twice
 
     def _add_file_dialog(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
@@ -142,6 +144,20 @@ class TokenizerPicker(QGroupBox):
         )
         if path:
             self.add_file(path)
+
+    def restore(self, specs: list[str]) -> None:
+        """Tick again what `specs()` gave before a restart: runs still stored (at their k),
+        files still there, references on this machine; the rest is dropped quietly."""
+        for spec in specs:
+            if spec.startswith("run:"):
+                run_part, _, k = spec[4:].partition("@")
+                if run_part.isdigit() and (not k or k.isdigit()):
+                    self.pick_run(int(run_part), int(k) if k else None)
+            elif spec in self.references:
+                box = self.references[spec]
+                box.setChecked(box.isEnabled())
+            elif Path(spec).is_file():
+                self.add_file(spec)
 
     def specs(self) -> list[str]:
         """`run:ID` / `run:ID@k`, file paths and reference names, in the order shown."""
@@ -196,7 +212,18 @@ class TextPicker(QGroupBox):
         layout.addLayout(grouping)
 
     def add_path(self, path: str | Path) -> None:
-        self.paths.addItem(str(path))
+        if str(path) not in self.path_list():  # twice would count its text twice
+            self.paths.addItem(str(path))
+
+    def restore(self, paths: list[str], pasted: str, group: str, field: str) -> None:
+        """Put back the held-out text chosen before a restart (paths still there)."""
+        for path in paths:
+            if Path(path).exists():
+                self.add_path(path)
+        self.pasted.setPlainText(pasted)
+        if group in self.GROUPINGS:
+            self.group_by.setCurrentText(group)
+        self.field.setText(field)
 
     def path_list(self) -> list[str]:
         return [self.paths.item(i).text() for i in range(self.paths.count())]

@@ -57,6 +57,13 @@ class CurvesPlot(pg.PlotWidget):
             self.labels.append(label)
             top = max(top, value)
         self.setYRange(0, top * 1.1)
+        sizes = [v for run in curves.get("runs", []) for v in run["vocab_size"]]
+        sizes += [ref["vocab_size"] for ref in curves.get("references", [])]
+        if sizes:
+            ticks = log_ticks(min(256, *sizes), max(sizes))
+            # Our own labels, no minor ones: pyqtgraph labels every 2..9 x 10^k on a log axis
+            # and over a decade or two they run together ("4·10²5·10⁶·10²...").
+            self.getAxis("bottom").setTicks([ticks, []])
 
 
 class GroupBars(pg.PlotWidget):
@@ -91,6 +98,30 @@ class GroupBars(pg.PlotWidget):
         axis = self.getAxis("bottom")
         axis.setTicks([[(i, _short(name)) for i, name in enumerate(groups)]])
         self.setYRange(0, (top or 1.0) * 1.35)  # headroom for the legend
+
+
+def compact(n: float) -> str:
+    """300 -> "300", 2000 -> "2k", 50000 -> "50k", 1000000 -> "1M"."""
+    if n >= 1e6:
+        return f"{n / 1e6:g}M"
+    return f"{n / 1e3:g}k" if n >= 1e3 else f"{n:g}"
+
+
+def log_ticks(low: float, high: float) -> list[tuple[float, str]]:
+    """Labelled ticks (log10 position, text) for a log axis over [low, high]: the decades, and
+    2 and 5 times them when the axis spans under three decades, so labels never crowd."""
+    low, high = max(low, 1.0), max(high, low, 1.0)
+    first, last = math.floor(math.log10(low)), math.ceil(math.log10(high))
+    steps = (1,) if math.log10(high / low) >= 3 else (1, 2, 5)
+    ticks = []
+    for k in range(first, last + 1):
+        for step in steps:
+            value = step * 10**k
+            if low / 1.5 <= value <= high * 1.5:
+                ticks.append((math.log10(value), compact(value)))
+    if len(ticks) < 2:  # a narrow axis (one run of a few hundred tokens): label its ends
+        ticks = [(math.log10(low), compact(low)), (math.log10(high), compact(high))]
+    return ticks
 
 
 def _short(name: str, width: int = 24) -> str:

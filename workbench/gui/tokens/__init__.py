@@ -9,6 +9,7 @@ round-trip check (`export_dialog`) and share as HTML/PNG (`share`). The window n
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -32,6 +33,7 @@ from workbench.gui.tokens.drilldown import DrillDown
 from workbench.gui.tokens.encoded import Encoded
 from workbench.gui.tokens.export_dialog import ExportDialog
 from workbench.gui.tokens.jobs import JobLane
+from workbench.gui.tokens.reference_menu import ReferenceButton
 from workbench.gui.tokens.scrubber import Scrubber
 from workbench.gui.tokens.share import save_html, save_png
 from workbench.gui.tokens.token_details import TokenDetails
@@ -55,8 +57,11 @@ class TokensPanel(QWidget):
         self._compare_dirty = True
         self.export_dialog: ExportDialog | None = None
         self.source = QLabel("no tokenizer: train a run or open a tokenizer file", self)
+        # Rich text (the name in bold), so every name or message in it is escaped.
+        self.source.setTextFormat(Qt.TextFormat.RichText)
         fit_width(self.source)
         self.open_button = QPushButton("Open tokenizer…", self)
+        self.reference_button = ReferenceButton("Reference", self)
         self.export_button = QPushButton("Export…", self, enabled=False)
         self.share_button = QPushButton("Share HTML + PNG…", self, enabled=False)
         self.view = TokensView(self)
@@ -78,7 +83,12 @@ class TokensPanel(QWidget):
     def _layout(self, side: QTabWidget) -> None:
         bar = QHBoxLayout()
         bar.addWidget(self.source, 1)
-        for button in (self.open_button, self.export_button, self.share_button):
+        for button in (
+            self.open_button,
+            self.reference_button,
+            self.export_button,
+            self.share_button,
+        ):
             bar.addWidget(button)
         split = QSplitter(Qt.Orientation.Horizontal, self)
         split.addWidget(self.tabs)
@@ -92,6 +102,7 @@ class TokensPanel(QWidget):
 
     def _connect(self) -> None:
         self.open_button.clicked.connect(self._open_dialog)
+        self.reference_button.sigChosen.connect(self.open_reference)
         self.export_button.clicked.connect(self.open_export_dialog)
         self.share_button.clicked.connect(self._share_dialog)
         self.view.sigEncoded.connect(self._on_encoded)
@@ -102,7 +113,9 @@ class TokensPanel(QWidget):
         self.details.sigShowToken.connect(self._show_token)
         self.tabs.currentChanged.connect(lambda _: self._sync_compare())
         self._loader.sigResult.connect(lambda r: self.set_tokenizer(*r))
-        self._loader.sigError.connect(lambda m: self.source.setText(f"cannot open: {m}"))
+        self._loader.sigError.connect(
+            lambda m: self.source.setText(f"cannot open: {html.escape(m)}")
+        )
 
     # ----- the window's API ---------------------------------------------------------------------
 
@@ -116,16 +129,31 @@ class TokensPanel(QWidget):
         """Inspect `tok` (a finished or paused run, or an imported file)."""
         self._base, self._label = tok, source_label
         self._store, self._run_id = store, run_id
+        # A run's or a file's name is the user's text: shown as it is, never as markup.
         self.source.setText(
-            f"<b>{source_label}</b> — {len(tok.merges):,} merges, vocab {tok.vocab_size:,}"
+            f"<b>{html.escape(source_label)}</b> — {len(tok.merges):,} merges,"
+            f" vocab {tok.vocab_size:,}"
         )
         self.scrubber.set_tokenizer(tok)
         self.details.set_source(tok, store, run_id)
         self.compare.set_store(store)
-        self.compare.set_primary(source_label, tok)
+        self.compare.set_primary(source_label, tok, run_id)
         self.view.set_tokenizer(tok)
         self.export_button.setEnabled(True)
         self.share_button.setEnabled(True)
+
+    def forget_run(self, run_id: int) -> None:
+        """Run `run_id` was deleted: nothing of it stays on show, here or in Compare."""
+        self.compare.forget_run(run_id)
+        if self._run_id != run_id:
+            return
+        self._base, self._label, self._store, self._run_id = None, "", None, None
+        self.view.set_tokenizer(None)
+        self.scrubber.set_tokenizer(None)
+        self.details.set_source(None)
+        self.export_button.setEnabled(False)
+        self.share_button.setEnabled(False)
+        self.source.setText(f"run {run_id} was deleted: train a run or open a tokenizer file")
 
     def set_corpus_paths(self, paths) -> None:
         self.drilldown.set_corpus_paths(paths)
@@ -142,13 +170,20 @@ class TokensPanel(QWidget):
         self.view.set_tokenizer(shown)
         self.details.set_source(shown, self._store, self._run_id)
         label = self._label if shown is base else f"{self._label} @ {k:,} merges"
-        self.compare.set_primary(label, shown)
+        self.compare.set_primary(label, shown, self._run_id)
 
     def open_tokenizer_file(self, path: str | Path) -> None:
         """Load a tokenizer file in the background and inspect it."""
         path = Path(path)
-        self.source.setText(f"opening {path.name}…")
+        self.source.setText(f"opening {html.escape(path.name)}…")
         self._loader.submit(lambda: (formats.load(path), path.name))
+
+    def open_reference(self, name: str) -> None:
+        """Inspect a built-in reference (gpt2, cl100k, o200k), loaded in the background."""
+        from workbench.evaluate.references import load_reference
+
+        self.source.setText(f"opening {name}…")
+        self._loader.submit(lambda: (load_reference(name), name))
 
     def open_export_dialog(self) -> ExportDialog | None:
         if self._base is None:
@@ -168,6 +203,11 @@ class TokensPanel(QWidget):
         return save_html(tok, text, html_path, title), save_png(
             tok, text, html_path.with_suffix(".png"), title
         )
+
+    @property
+    def run_id(self) -> int | None:
+        """The stored run whose tokenizer the panel shows (None: a file or a reference)."""
+        return self._run_id
 
     def busy(self) -> bool:
         parts = (self.view, self.scrubber, self.compare, self.drilldown, self._loader)

@@ -8,6 +8,7 @@ tokenizer: `differing_tokens` in `encoded.py`. Loading files and encoding run in
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,10 +29,12 @@ from PySide6.QtWidgets import (
 
 from workbench.engine import formats
 from workbench.engine.encode.tokenizer import Tokenizer
+from workbench.gui.elided_label import fit_width
 from workbench.gui.table_model import ListTableModel
 from workbench.gui.tokens.encoded import Encoded, TokenTable, differing_tokens, encode_text
 from workbench.gui.tokens.highlight import TokenHighlighter
 from workbench.gui.tokens.jobs import JobLane
+from workbench.gui.tokens.reference_menu import ReferenceButton
 from workbench.gui.tokens.tokens_view import to_display
 from workbench.store import RunStore
 
@@ -45,6 +48,7 @@ class CompareRow:
     tokenizer: Tokenizer
     encoded: Encoded | None = None
     differs: np.ndarray | None = None
+    run_id: int | None = None  # the stored run it was made from (dropped when it is deleted)
 
 
 def compare_texts(
@@ -106,7 +110,7 @@ class _Pane(QWidget):
 
     def __init__(self, label: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.title = QLabel(f"<b>{label}</b>", self)
+        self.title = QLabel(f"<b>{html.escape(label)}</b>", self)
         self.edit = QPlainTextEdit(self, readOnly=True)
         self.highlighter = TokenHighlighter(self.edit.document())
         layout = QVBoxLayout(self)
@@ -134,12 +138,22 @@ class CompareView(QWidget):
         self.add_run_button.clicked.connect(self._add_selected_run)
         self.add_file_button = QPushButton("Add tokenizer file…", self)
         self.add_file_button.clicked.connect(self._add_file_dialog)
+        self.reference_button = ReferenceButton("Add reference", self)
+        self.reference_button.sigChosen.connect(self.add_reference)
         self.remove_button = QPushButton("Remove", self)
         self.remove_button.clicked.connect(self._remove_selected)
         self.status = QLabel("", self)
+        self.status.setTextFormat(Qt.TextFormat.PlainText)  # file names, load errors
+        fit_width(self.status)  # a long line is cut, never widens the window
         self.panes = QSplitter(Qt.Orientation.Horizontal, self)
         bar = QHBoxLayout()
-        for w in (self.runs, self.add_run_button, self.add_file_button, self.remove_button):
+        for w in (
+            self.runs,
+            self.add_run_button,
+            self.reference_button,
+            self.add_file_button,
+            self.remove_button,
+        ):
             bar.addWidget(w)
         bar.addWidget(self.status, 1)
         layout = QVBoxLayout(self)
@@ -169,9 +183,9 @@ class CompareView(QWidget):
             for run in store.list_runs():
                 self.runs.addItem(f"#{run.id} {run.name} ({run.vocab_size:,})", run.id)
 
-    def set_primary(self, label: str, tok: Tokenizer) -> None:
+    def set_primary(self, label: str, tok: Tokenizer, run_id: int | None = None) -> None:
         rows = list(self.rows)
-        row = CompareRow(label, tok)
+        row = CompareRow(label, tok, run_id=run_id)
         if rows:
             rows[0] = row
         else:
@@ -187,6 +201,13 @@ class CompareView(QWidget):
         self.status.setText(f"loading {path.name}…")
         self._loader.submit(lambda: (path.name, formats.load(path)))
 
+    def add_reference(self, name: str) -> None:
+        """Add a built-in reference (gpt2, cl100k, o200k), loaded in the background."""
+        from workbench.evaluate.references import load_reference
+
+        self.status.setText(f"loading {name}…")
+        self._loader.submit(lambda: (name, load_reference(name)))
+
     def add_run(self, run_id: int) -> None:
         store = self._store
         if store is None:
@@ -194,7 +215,19 @@ class CompareView(QWidget):
         from workbench.store.tokenizer_of_run import tokenizer_of_run
 
         run = store.get_run(run_id)
-        self.add_tokenizer(f"run #{run.id} {run.name}", tokenizer_of_run(store, run_id))
+        row = CompareRow(
+            f"run #{run.id} {run.name}", tokenizer_of_run(store, run_id), run_id=run_id
+        )
+        self._set_rows([*self.rows, row])
+
+    def forget_run(self, run_id: int) -> None:
+        """Run `run_id` was deleted: its rows go (the primary too), and the run list follows."""
+        rows = [r for r in self.rows if r.run_id != run_id]
+        if self.rows and self.rows[0].run_id == run_id:
+            rows = []  # the others were compared with it; with it gone, start afresh
+        if rows != self.rows:
+            self._set_rows(rows)
+        self.set_store(self._store)
 
     def remove(self, row: int) -> None:
         if 0 < row < len(self.rows):  # the primary stays
@@ -223,7 +256,7 @@ class CompareView(QWidget):
             self.panes.widget(self.panes.count() - 1).setParent(None)
         for i, row in enumerate(rows):
             if i < self.panes.count():
-                self.panes.widget(i).title.setText(f"<b>{row.label}</b>")
+                self.panes.widget(i).title.setText(f"<b>{html.escape(row.label)}</b>")
             else:
                 self.panes.addWidget(_Pane(row.label, self.panes))
         self._encode()

@@ -128,6 +128,7 @@ class DrillDown(QWidget):
         self._paths: list[str] = []
         self.result: DrillResult | None = None
         self.summary = QLabel("no corpus files (set them in the corpus panel)", self)
+        self.summary.setTextFormat(Qt.TextFormat.PlainText)  # a token's text, file errors
         self.model = FileCountsModel(self)
         self.table = QTableView(self)
         self.table.setModel(self.model)

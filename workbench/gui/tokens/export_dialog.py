@@ -6,11 +6,13 @@ back through a library takes seconds, and the window must not wait.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
+    QDialogButtonBox,
     QFileDialog,
     QHBoxLayout,
     QLineEdit,
@@ -25,19 +27,39 @@ from workbench.engine.formats import FORMATS
 from workbench.gui.tokens.jobs import JobLane
 from workbench.gui.tokens.roundtrip import CheckResult, export_and_check
 
+FORMAT_HELP = {
+    "hf": "tokenizer.json for Hugging Face tokenizers / transformers",
+    "gpt2": "vocab.json + merges.txt, the GPT-2 files",
+    "tiktoken": "a .tiktoken file of base64 tokens and ranks, for tiktoken",
+    "minbpe": "a minbpe .model file (Karpathy's minbpe)",
+}
+
+TokenizerSource = Tokenizer | Callable[[], Tokenizer]
+
 
 class ExportDialog(QDialog):
-    """`results` holds the last run's `CheckResult`s; `sigFinished` is the lane's result."""
+    """`results` holds the last run's `CheckResult`s; `sigFinished` is the lane's result.
+
+    `tok` may be a function that builds the tokenizer (a stored run's, read from the store): it
+    is then called in the export's own thread, so opening the dialog never waits for it."""
 
     def __init__(
-        self, tok: Tokenizer, sample: str = "", folder: str = "", parent: QWidget | None = None
+        self,
+        tok: TokenizerSource,
+        sample: str = "",
+        folder: str = "",
+        parent: QWidget | None = None,
+        title: str = "",
     ) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Export tokenizer")
+        self.setWindowTitle(f"Export {title}" if title else "Export tokenizer")
         self._tok = tok
         self._sample = sample
         self.results: list[CheckResult] = []
         self.boxes = {fmt: QCheckBox(fmt, self) for fmt in FORMATS}
+        for fmt, box in self.boxes.items():
+            box.setToolTip(FORMAT_HELP.get(fmt, fmt))
+            box.setWhatsThis(FORMAT_HELP.get(fmt, fmt))
         for fmt in ("hf", "gpt2"):
             self.boxes[fmt].setChecked(True)
         self.folder = QLineEdit(folder, self)
@@ -46,7 +68,13 @@ class ExportDialog(QDialog):
         browse.clicked.connect(self._browse)
         self.export_button = QPushButton("Export and check", self)
         self.export_button.clicked.connect(self.start)
+        self.export_button.setToolTip(
+            "Write each chosen format into its own subfolder, read it back (and with the owning"
+            " library when installed) and check the ids and the round trip"
+        )
         self.log = QPlainTextEdit(self, readOnly=True)
+        self.close_buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
+        self.close_buttons.rejected.connect(self.reject)
         row = QHBoxLayout()
         for box in self.boxes.values():
             row.addWidget(box)
@@ -58,6 +86,7 @@ class ExportDialog(QDialog):
         layout.addLayout(folder_row)
         layout.addWidget(self.export_button)
         layout.addWidget(self.log, 1)
+        layout.addWidget(self.close_buttons)
         self._lane = JobLane(self)
         self._lane.sigResult.connect(self._on_done)
         self._lane.sigError.connect(lambda m: self._finish([f"export failed: {m}"]))
@@ -75,8 +104,13 @@ class ExportDialog(QDialog):
             return
         self.export_button.setEnabled(False)
         self.log.setPlainText("writing and checking…")
-        tok, sample, out = self._tok, self._sample, Path(folder)
-        self._lane.submit(lambda: [export_and_check(tok, f, out, sample) for f in fmts])
+        source, sample, out = self._tok, self._sample, Path(folder)
+
+        def job() -> list[CheckResult]:
+            tok = source if isinstance(source, Tokenizer) else source()
+            return [export_and_check(tok, f, out, sample) for f in fmts]
+
+        self._lane.submit(job)
 
     def busy(self) -> bool:
         return self._lane.busy()

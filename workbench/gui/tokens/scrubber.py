@@ -68,6 +68,19 @@ class Scrubber(QWidget):
         )
         self.marker = pg.InfiniteLine(angle=90, pen=pg.mkPen("#d95f02", width=1))
         self.plot.addItem(self.marker)
+        self.plot.getAxis("left").enableAutoSIPrefix(False)
+        self.plot.getAxis("bottom").enableAutoSIPrefix(False)
+        # Said on the chart itself when there is nothing to draw, instead of bare 0..1 axes.
+        self.empty = pg.TextItem("", color="#666666", anchor=(0.5, 0.5))
+        self.plot.addItem(self.empty, ignoreBounds=True)
+        self.plot.setToolTip(
+            "Bytes per token of the text above, cut with the first k merges, for k from 0 to"
+            " all of them: where the curve flattens, more merges buy little on this text"
+        )
+        self.plot.setWhatsThis(self.plot.toolTip())
+        self.slider.setToolTip("Cut the text with the first k merges only (0: bytes)")
+        self.slider.setWhatsThis(self.slider.toolTip())
+        self._show_empty()
         self._lane = JobLane(self)
         self._lane.sigResult.connect(self._on_curve)
         row = QHBoxLayout()
@@ -97,6 +110,9 @@ class Scrubber(QWidget):
 
     def show_compression(self, k: int, tokens: int, n_bytes: int, vocab: int) -> None:
         """The label under the slider, once the view has re-cut the text at k merges."""
+        if not n_bytes:  # no text: zeros would read as a measurement
+            self.label.setText(f"k = {k:,} merges · vocab {vocab:,} · no text to cut yet")
+            return
         per = n_bytes / tokens if tokens else 0.0
         self.label.setText(
             f"k = {k:,} merges · vocab {vocab:,} · {tokens:,} tokens · {per:.2f} bytes/token"
@@ -121,6 +137,7 @@ class Scrubber(QWidget):
         tok, text = self._tok, self._text[:CURVE_MAX_CHARS]
         if tok is None or not text:
             self.curve.setData([], [])
+            self._show_empty()
             return
         self._lane.submit(
             lambda cancel: compression_curve(tok, text, cancel=cancel), cancellable=True
@@ -130,3 +147,19 @@ class Scrubber(QWidget):
         ks, values = result
         keep = ~np.isnan(values)
         self.curve.setData(ks[keep], values[keep])
+        self.empty.setText("")
+        if keep.any():
+            top = float(values[keep].max())
+            self.plot.setXRange(0, max(float(ks[keep].max()), 1.0), padding=0.02)
+            self.plot.setYRange(0, top * 1.1 if top > 0 else 1.0, padding=0)
+
+    def _show_empty(self) -> None:
+        total = len(self._tok.merges) if self._tok is not None else 0
+        self.plot.setXRange(0, max(total, 1), padding=0.02)
+        self.plot.setYRange(0, 5, padding=0)
+        self.empty.setText(
+            "type or paste text above to see its bytes/token by merges k"
+            if self._tok is not None
+            else "no tokenizer: train a run or open one"
+        )
+        self.empty.setPos(max(total, 1) / 2, 2.5)
