@@ -412,3 +412,25 @@ def test_dash_is_standard_output_and_dev_stdout_is_never_replaced(tmp_path, corp
     )  # fmt: skip
     assert proc.returncode == 0 and proc.stdout.startswith(b"PAR1")  # a Parquet file, whole
     assert b"wrote            standard output" in proc.stderr
+
+
+def test_runs_list_words_a_state_as_the_window_does(tmp_path):
+    """`runs list` says "finished (reached vocabulary size)", the window's words, not "done"."""
+    import subprocess
+    import sys
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("the cat sat on the mat\n" * 50, encoding="utf-8")
+    db = tmp_path / "runs.db"
+    run = [sys.executable, "-m", "workbench"]
+    done = subprocess.run(
+        [*run, "train", str(corpus), "--vocab-size", "262", "--db", str(db), "--out-dir",
+         str(tmp_path / "o"), "--quiet"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    listed = subprocess.run(
+        [*run, "runs", "list", "--db", str(db)], capture_output=True, text=True, timeout=600
+    )
+    assert "finished (reached vocabulary size)" in listed.stdout, listed.stdout
+    assert " done " not in listed.stdout

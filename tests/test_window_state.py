@@ -6,8 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from workbench.gui.window_state import Phase, WindowState, grown_name, run_state_words
-from workbench.session.states import RunState, StopReason
+from workbench.gui.window_state import Phase, WindowState, grown_name
+from workbench.session.states import RunState, StopReason, run_state_words
 
 VOCAB = 1256  # 1,000 merges
 

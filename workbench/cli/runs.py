@@ -72,10 +72,13 @@ def _cmd_list(args: argparse.Namespace) -> int:
     if not runs:
         print("no runs yet")
         return 0
-    print(f"{'id':>5}  {'state':<11}  {'merges':>8}  {'vocab':>7}  {'created':<19}  name")
+    from workbench.session.states import run_state_words
+
+    print(f"{'id':>5}  {'state':<34}  {'merges':>8}  {'vocab':>7}  {'created':<19}  name")
     for run in runs:
         print(
-            f"{run.id:>5}  {run.state:<11}  {run.merge_count:>8}  {run.vocab_size:>7}  "
+            f"{run.id:>5}  {run_state_words(run.state, run.stop_reason):<34}  "
+            f"{run.merge_count:>8}  {run.vocab_size:>7}  "
             f"{run.created[:19].replace('T', ' '):<19}  {shown(run.name)}"
         )
     return 0

@@ -24,8 +24,7 @@ from PySide6.QtWidgets import (
 
 from workbench.gui.elided_label import plain_tip
 from workbench.gui.table_model import ListTableModel
-from workbench.gui.window_state import run_state_words
-from workbench.session.states import RunState, describe
+from workbench.session.states import RunState, describe, run_state_words
 from workbench.store import RunInfo, RunStore, StoreError
 
 _HEADERS = ("id", "name", "state", "merges", "vocab", "pattern", "created")

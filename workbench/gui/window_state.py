@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from workbench.session.states import RunState, StopReason, describe
+from workbench.session.states import StopReason
 
 
 class Phase(StrEnum):
@@ -206,25 +206,6 @@ class WindowState:
     def cleared(self, note: str = "") -> WindowState:
         """A new corpus: the run shown is not this corpus's (it stays in the Runs tab)."""
         return WindowState(note=note)
-
-
-def run_state_words(state: str, stop_reason: str | None) -> str:
-    """One phrase for a stored run's state and reason, as the Runs tab shows it:
-    ("done", "vocab_size") -> "finished (reached vocabulary size)",
-    ("interrupted", "interrupted") -> "interrupted", ("paused", "stepped") -> "paused"."""
-    words = describe(state)
-    if not stop_reason:
-        return words
-    try:
-        reason = StopReason(stop_reason)
-    except ValueError:
-        return f"{words} ({describe(stop_reason)})"
-    # Pausing and stepping are both just "paused"; a reason that repeats the state adds nothing.
-    if reason in (StopReason.PAUSED, StopReason.STEPPED, StopReason.INTERRUPTED):
-        return words
-    if state == RunState.DONE and reason is StopReason.STOPPED:
-        return "finished (stopped by you)"
-    return f"{words} ({reason.words})"
 
 
 _AUTO_NAME = re.compile(r"^(?P<head>.*) · (?P<size>\d{1,3}(?:,\d{3})*)$")

@@ -80,3 +80,22 @@ def describe(code: str | None) -> str:
         except ValueError:
             pass
     return code.replace("_", " ")
+
+
+def run_state_words(state: str, stop_reason: str | None) -> str:
+    """One phrase for a stored run's state and reason, as the Runs tab shows it:
+    ("done", "vocab_size") -> "finished (reached vocabulary size)",
+    ("interrupted", "interrupted") -> "interrupted", ("paused", "stepped") -> "paused"."""
+    words = describe(state)
+    if not stop_reason:
+        return words
+    try:
+        reason = StopReason(stop_reason)
+    except ValueError:
+        return f"{words} ({describe(stop_reason)})"
+    # Pausing and stepping are both just "paused"; a reason that repeats the state adds nothing.
+    if reason in (StopReason.PAUSED, StopReason.STEPPED, StopReason.INTERRUPTED):
+        return words
+    if state == RunState.DONE and reason is StopReason.STOPPED:
+        return "finished (stopped by you)"
+    return f"{words} ({reason.words})"
