@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Callable, Iterable, Iterator, Sized
+from collections.abc import Callable, Iterable, Sized
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from workbench import progress_api
 from workbench.engine.config import TrainConfig
+from workbench.engine.corpus import memory
 from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.engine.errors import ConfigError
 from workbench.engine.events import MergeBatch
@@ -74,12 +75,17 @@ def train(
     db: str | os.PathLike | None = None,
     name: str | None = None,
     progress: bool = True,
+    text_column: str = "text",
 ) -> TrainResult:
     """Train a byte-level BPE tokenizer on `corpus`.
 
     `corpus` is a path (file or folder: text, `.jsonl`, their `.gz` forms), a list of paths,
-    or an iterable of documents as strings. In a list, `Path` objects and strings naming an
-    existing file or folder are paths; other strings are documents (a list may not mix them).
+    or documents in memory: an iterable of strings, of lists of strings (a batch iterator), a
+    `datasets.Dataset` / `IterableDataset` or a pyarrow table or record batch (the text in
+    `text_column`, also the column read from Parquet/Arrow files). Each document counts as a
+    JSONL record does, on all cores for the preset patterns. In a list, `Path` objects and
+    strings naming an existing file or folder are paths; other strings are documents (a list
+    may not mix them).
     A bad file (binary, not UTF-8, a broken JSONL line) stops training with a `CorpusError`
     naming it, or with `skip_bad_files` is left out and named in `stats.skipped`.
     `db` records the run in that run-store file (None: not recorded). `on_merge_batch` is
@@ -94,6 +100,7 @@ def train(
         special_tokens=tuple(special_tokens),
         tie_break=tie_break,
         min_frequency=min_frequency,
+        text_column=text_column,
         on_bad_file="skip" if skip_bad_files else "stop",
     )
     # A first start on a small corpus on disk does not wait for the compiler (first_start).
@@ -149,10 +156,12 @@ def load(path: str | os.PathLike | Any, pattern: str | None = None) -> Tokenizer
 
 
 def _count(corpus: Corpus, config: TrainConfig, progress: bool = False) -> Counted:
+    if memory.is_table(corpus):  # a Dataset or an arrow table: its rows are the documents
+        with progress_api.bar(memory.row_count(corpus), "docs", "counting", progress) as counted:
+            return count_documents(corpus, config, progress=counted)
     if isinstance(corpus, str | os.PathLike):
         with progress_api.bar(None, "B", "counting", progress, scale=True) as counted:
             return count_paths([corpus], config, progress=counted)
-    total = len(corpus) if isinstance(corpus, Sized) else None
     items = iter(corpus)
     first = next(items, None)
     if first is None:
@@ -168,19 +177,10 @@ def _count(corpus: Corpus, config: TrainConfig, progress: bool = False) -> Count
             )
         with progress_api.bar(None, "B", "counting", progress, scale=True) as counted:
             return count_paths(paths, config, progress=counted)
+    # a list of strings is that many documents; a list of batches holds an unknown number
+    total = len(corpus) if isinstance(corpus, Sized) and isinstance(first, str) else None
     with progress_api.bar(total, "docs", "counting", progress) as counted:
-        return count_documents(_ticking(rest, counted), config)
-
-
-def _ticking(items: Iterable[str], update: Callable[[int], None]) -> Iterator[str]:
-    """`items`, moving a progress bar every 1024 documents (a call per document would cost
-    more than counting a short one)."""
-    number = 0
-    for number, item in enumerate(items, 1):
-        if number % 1024 == 0:
-            update(number)
-        yield item
-    update(number)
+        return count_documents(rest, config, progress=counted)
 
 
 def _is_path(item: object) -> bool:
