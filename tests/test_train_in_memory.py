@@ -6,6 +6,8 @@ scanner; cancelling stops between units; bad items are named."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -253,7 +255,56 @@ def test_a_missing_column_or_a_dataset_dict_is_a_usage_error() -> None:
     datasets = pytest.importorskip("datasets")
     with pytest.raises(ConfigError, match='no column "text" \\(columns: body\\)'):
         workbench.train(pa.table({"body": ["x"]}), 300, progress=False)
+    unknown = datasets.IterableDataset.from_generator(_body_rows)  # columns unknown until read
+    assert unknown.column_names is None
+    with pytest.raises(ConfigError, match='no column "text" \\(columns: body\\)'):
+        workbench.train(unknown, 300, progress=False)
     splits = datasets.DatasetDict({"train": datasets.Dataset.from_dict({"text": ["a"]})})
     with pytest.raises(ConfigError, match="holds splits \\('train'\\)"):
         workbench.train(splits, 300, progress=False)
     assert memory.row_count(splits) is None
+
+
+def test_a_shuffled_or_selected_dataset_counts_its_own_rows(tmp_path, config) -> None:
+    datasets = pytest.importorskip("datasets")
+    whole = datasets.Dataset.from_dict({"text": DOCS})
+    picked = whole.shuffle(seed=3).select(range(5))
+    want = _from_file(tmp_path, list(picked["text"]), config)
+    assert _counts(count_in_memory(picked, config, workers=2)) == want
+
+
+STREAM_SCRIPT = """
+import json, random, resource, sys
+from workbench.engine.config import TrainConfig
+from workbench.engine.pretokenize.counting import count_in_memory
+rng = random.Random(1)
+vocab = ["".join(rng.choice("abcdefghij") for _ in range(rng.randint(2, 9))) for _ in range(3000)]
+block = [" ".join(rng.choice(vocab) for _ in range(14)) for _ in range(8000)]  # ~1 MB
+def documents():
+    for _ in range(int(sys.argv[1])):
+        yield from block
+result = count_in_memory(documents(), TrainConfig(vocab_size=300), workers=2)
+print(json.dumps({"unique": len(result.words), "pieces": result.stats.pieces,
+                  "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
+"""
+
+
+def test_a_stream_of_documents_is_counted_in_bounded_memory() -> None:
+    """Twice the documents from a generator (the same unique pieces) must not raise the peak
+    resident memory: units are packed and counted as they come, never all joined."""
+    peaks = []
+    for megabytes in (24, 48):
+        out = subprocess.run(
+            [sys.executable, "-c", STREAM_SCRIPT, str(megabytes)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        peaks.append(json.loads(out.stdout))
+    a, b = peaks
+    assert a["unique"] == b["unique"] and b["pieces"] > 1.9 * a["pieces"]
+    assert b["rss"] - a["rss"] < 12 << 20, (a, b)
+
+
+def _body_rows():
+    yield {"body": "hello world"}

@@ -248,9 +248,12 @@ def _dataset_arrays(dataset: Any, column: str) -> Iterator[Any]:
     """The text column of a Dataset / IterableDataset as arrow arrays, batch by batch (the
     Dataset's own arrow data, shuffles and selections applied; nothing else is read)."""
     names = dataset.column_names
-    if names is not None:  # an IterableDataset may not know its columns before it is read
+    if names is not None:
         _check_column(column, list(names))
-    batches = dataset.select_columns([column]).with_format("arrow").iter(DATASET_ROWS)
+        dataset = dataset.select_columns([column])  # the other columns are not even read
+    # else an IterableDataset that does not know its columns before it is read: each batch's
+    # columns are checked as it comes
+    batches = dataset.with_format("arrow").iter(DATASET_ROWS)
     for batch in batches:
         yield from _columns(batch, column, batch.schema.names)
 
