@@ -3,15 +3,17 @@
     PYTHONPATH=. python benchmarks/memory_training.py [--mb 30] [--vocab-size 16000] [--runs 3]
 
 The documents are paragraphs of the reference corpora (`BPE_WORKBENCH_CORPORA`) shuffled into
-documents of 1 to 40 paragraphs, each with a numbered heading
-and a paragraph of made-up words (Zipf-distributed, for a long tail of rare pieces). They are trained on as a JSONL
-file (each document a record), a plain text file (the documents one after another), a list of
-strings, batches of 1000 strings (a Hugging Face batch iterator), a `datasets.Dataset` and an
+documents of 1 to 20 paragraphs, each with a numbered heading and a paragraph of made-up words
+(Zipf-distributed, for a long tail of rare pieces). They are trained on as a JSONL file (each
+document a record), a plain text file (the documents one after another), a list of strings,
+batches of 1000 strings (a Hugging Face batch iterator), a `datasets.Dataset` and an
 `IterableDataset` (`Dataset.to_iterable_dataset`). Printed per input: the median wall seconds
 of the whole `train` call and of its counting stage, the CPU seconds of the process (all
 threads) and the ratios of the wall time to the text file's (the file speed to match) and to
-the JSONL file's. The merges of every in-memory kind are checked against the JSONL file's (the
-same documents; the text file's differ a little: its documents run into each other). The first call compiles and is not timed.
+the JSONL file's; then a third of the text as one document, in a file and as one string. The
+merges of every in-memory kind are checked against the JSONL file's (the same documents; the
+text file's differ a little: its documents run into each other). The first call compiles and
+is not timed.
 """
 
 from __future__ import annotations
@@ -136,6 +138,19 @@ def main() -> None:
                 f" {to_jsonl:8.2f}{same}"
             )
         print(f"{len(merges)} merges, stopped: {result.stop_reason.words}")
+        # one large document: cut at safe points as a file is, so still counted on every core
+        big = "\n".join(documents[: len(documents) // 3])
+        (Path(tmp) / "big.txt").write_text(big, "utf-8")
+        file_wall = None
+        for name, make in (
+            (f"{len(big) / 1e6:.0f} MB text file", lambda: Path(tmp) / "big.txt"),
+            (f"one {len(big) / 1e6:.0f} MB string", lambda: [big]),
+        ):
+            figures, result = timed(make, args.vocab_size, args.runs)
+            wall, counting, cpu = (statistics.median(f[i] for f in figures) for i in range(3))
+            file_wall = file_wall or wall
+            ratio = wall / file_wall
+            print(f"{name:<16} {wall:7.2f} {counting:8.2f} {cpu:7.2f} {ratio:7.2f}")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ scanner; cancelling stops between units; bad items are named."""
 
 from __future__ import annotations
 
+import _thread
 import json
 import subprocess
 import sys
@@ -308,3 +309,25 @@ def test_a_stream_of_documents_is_counted_in_bounded_memory() -> None:
 
 def _body_rows():
     yield {"body": "hello world"}
+
+
+def test_ctrl_c_while_counting_a_stream_stops_train(monkeypatch) -> None:
+    """A real Ctrl-C (SIGINT's KeyboardInterrupt in the main thread) during counting of an
+    endless stream: `train` stops between units and leaves no counting thread running."""
+    monkeypatch.setattr(units, "UNIT_BYTES", 4096)
+    produced = 0
+
+    def endless():
+        nonlocal produced
+        while True:
+            produced += 1
+            yield f"text number {produced} and more "
+
+    before = threading.active_count()
+    timer = threading.Timer(0.5, _thread.interrupt_main)
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        workbench.train(endless(), 300, progress=False)
+    timer.join()
+    assert produced > 0
+    assert threading.active_count() == before
