@@ -22,6 +22,7 @@ from workbench.engine.config import TrainConfig
 from workbench.engine.corpus import memory, units
 from workbench.engine.errors import CancelledError, ConfigError, CorpusError
 from workbench.engine.pretokenize.counting import count_corpus, count_in_memory
+from workbench.engine.pretokenize.scan import can_scan
 
 SPECIAL = "<|endoftext|>"
 DOCS = [
@@ -129,7 +130,8 @@ def test_units_are_bounded_and_large_documents_cut_as_files_are(
     got = count_in_memory(_kinds(docs)[kind], config, workers=2)
     assert _counts(got) == want
     assert got.stats.documents == len(docs)
-    assert len(sizes) > 3 and max(sizes) < 64 + 60  # packs close once a unit's worth is in
+    if can_scan(config.pattern_string):  # (BPE_WORKBENCH_PORTABLE=1: the regex path, no units)
+        assert len(sizes) > 3 and max(sizes) < 64 + 60  # packs close once a unit's worth is in
 
 
 def test_train_gives_the_same_merges_as_the_file(tmp_path) -> None:

@@ -24,7 +24,7 @@ from workbench import progress_api
 from workbench.engine.config import TrainConfig
 from workbench.engine.corpus import memory
 from workbench.engine.encode.tokenizer import Tokenizer
-from workbench.engine.errors import ConfigError
+from workbench.engine.errors import CancelledError, ConfigError
 from workbench.engine.events import MergeBatch
 from workbench.engine.pretokenize.results import CorpusStats
 from workbench.session import first_start
@@ -89,10 +89,10 @@ def train(
     A bad file (binary, not UTF-8, a broken JSONL line) stops training with a `CorpusError`
     naming it, or with `skip_bad_files` is left out and named in `stats.skipped`.
     `db` records the run in that run-store file (None: not recorded). `on_merge_batch` is
-    called with each batch of merges as it is made. Ctrl-C stops between batches and raises
-    KeyboardInterrupt with the run recorded as interrupted. `progress`: bars for counting
-    and merging (`tqdm.auto`: a widget in Jupyter), drawn only on a terminal or in a notebook;
-    False draws none.
+    called with each batch of merges as it is made. Ctrl-C stops counting between units of work
+    and merging between batches (the run recorded as interrupted), and raises KeyboardInterrupt.
+    `progress`: bars for counting and merging (`tqdm.auto`: a widget in Jupyter), drawn only on
+    a terminal or in a notebook; False draws none.
     """
     config = TrainConfig(
         vocab_size=vocab_size,
@@ -107,7 +107,20 @@ def train(
     quick = first_start.quick_start([corpus], config) if _is_path(corpus) else None
     merges_wanted = max(vocab_size - 256 - len(config.special_tokens), 0)
     try:
-        counted = _count(corpus, first_start.counting_config(config, quick), progress)
+        # Ctrl-C while counting: a flag polled between units (not an exception in a kernel)
+        with stop_on_signals() as interrupted:
+
+            def cancel() -> bool:
+                return interrupted.is_set
+
+            try:
+                counted = _count(
+                    corpus, first_start.counting_config(config, quick), progress, cancel
+                )
+            except CancelledError:
+                if interrupted.is_set:
+                    raise KeyboardInterrupt from None
+                raise
         with progress_api.bar(merges_wanted, "merges", "merging", progress) as merged:
             listeners = [lambda batch: merged(batch.end_rank)]
             listeners += [on_merge_batch] if on_merge_batch is not None else []
@@ -155,13 +168,18 @@ def load(path: str | os.PathLike | Any, pattern: str | None = None) -> Tokenizer
     return formats.load(path, pattern)
 
 
-def _count(corpus: Corpus, config: TrainConfig, progress: bool = False) -> Counted:
+def _count(
+    corpus: Corpus,
+    config: TrainConfig,
+    progress: bool = False,
+    cancel: Callable[[], bool] | None = None,
+) -> Counted:
     if memory.is_table(corpus):  # a Dataset or an arrow table: its rows are the documents
         with progress_api.bar(memory.row_count(corpus), "docs", "counting", progress) as counted:
-            return count_documents(corpus, config, progress=counted)
+            return count_documents(corpus, config, counted, cancel)
     if isinstance(corpus, str | os.PathLike):
         with progress_api.bar(None, "B", "counting", progress, scale=True) as counted:
-            return count_paths([corpus], config, progress=counted)
+            return count_paths([corpus], config, progress=counted, cancel=cancel)
     items = iter(corpus)
     first = next(items, None)
     if first is None:
@@ -176,11 +194,11 @@ def _count(corpus: Corpus, config: TrainConfig, progress: bool = False) -> Count
                 " folder); give one or the other"
             )
         with progress_api.bar(None, "B", "counting", progress, scale=True) as counted:
-            return count_paths(paths, config, progress=counted)
+            return count_paths(paths, config, progress=counted, cancel=cancel)
     # a list of strings is that many documents; a list of batches holds an unknown number
     total = len(corpus) if isinstance(corpus, Sized) and isinstance(first, str) else None
     with progress_api.bar(total, "docs", "counting", progress) as counted:
-        return count_documents(rest, config, progress=counted)
+        return count_documents(rest, config, counted, cancel)
 
 
 def _is_path(item: object) -> bool:

@@ -90,6 +90,8 @@ def memory_texts(
                 progress(done)
         return
     for done, text in enumerate(documents(corpus, text_column), 1):
+        if not text.isascii():
+            _encoded(text, done)  # a lone surrogate is named here, as on the scanner's path
         if done % 1024 == 0 and progress is not None:
             progress(done)
         yield text
