@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Callable, Iterable, Iterator, Sized
+from collections.abc import Callable, Iterable, Sized
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from workbench import progress_api
 from workbench.engine.config import TrainConfig
+from workbench.engine.corpus import memory
 from workbench.engine.encode.tokenizer import Tokenizer
-from workbench.engine.errors import ConfigError
+from workbench.engine.errors import CancelledError, ConfigError
 from workbench.engine.events import MergeBatch
 from workbench.engine.pretokenize.results import CorpusStats
 from workbench.session import first_start
@@ -74,24 +75,28 @@ def train(
     db: str | os.PathLike | None = None,
     name: str | None = None,
     progress: bool = True,
+    text_column: str = "text",
 ) -> TrainResult:
     """Train a byte-level BPE tokenizer on `corpus`.
 
     `corpus` is a path (file or folder: text, `.jsonl`, their `.gz` forms), a list of paths,
-    or an iterable of documents as strings. A list is read by its first item: a `Path` (any
-    `os.PathLike`) or a non-empty, one-line string naming an existing file or folder makes it
-    a list of paths, every item of which must then be one; anything else makes it a list of
-    documents, every item a `str` (an empty string is an empty document, never the current
-    folder; a `Path` among documents is refused). Pass `Path` objects to say "path" for sure.
+    or documents in memory: an iterable of strings, of lists of strings (a batch iterator), a
+    `datasets.Dataset` / `IterableDataset` or a pyarrow table or record batch (the text in
+    `text_column`, also the column read from Parquet/Arrow files). Each document counts as a
+    JSONL record does, on all cores for the preset patterns. A list is read by its first item: a
+    `Path` (any `os.PathLike`) or a non-empty, one-line string naming an existing file or folder
+    makes it a list of paths, every item of which must then be one; anything else makes it a list
+    of documents (an empty string is an empty document, never the current folder; a `Path` among
+    documents is refused). Pass `Path` objects to say "path" for sure.
     `special_tokens` is an iterable of strings, or one string for a single special token
     (`special_tokens="<|endoftext|>"` is one special, not thirteen letters).
     A bad file (binary, not UTF-8, a broken JSONL line) stops training with a `CorpusError`
     naming it, or with `skip_bad_files` is left out and named in `stats.skipped`.
     `db` records the run in that run-store file (None: not recorded). `on_merge_batch` is
-    called with each batch of merges as it is made. Ctrl-C stops between batches and raises
-    KeyboardInterrupt with the run recorded as interrupted. `progress`: bars for counting
-    and merging (`tqdm.auto`: a widget in Jupyter), drawn only on a terminal or in a notebook;
-    False draws none.
+    called with each batch of merges as it is made. Ctrl-C stops counting between units of work
+    and merging between batches (the run recorded as interrupted), and raises KeyboardInterrupt.
+    `progress`: bars for counting and merging (`tqdm.auto`: a widget in Jupyter), drawn only on
+    a terminal or in a notebook; False draws none.
     """
     config = TrainConfig(
         vocab_size=vocab_size,
@@ -99,6 +104,7 @@ def train(
         special_tokens=_specials(special_tokens),
         tie_break=tie_break,
         min_frequency=min_frequency,
+        text_column=text_column,
         on_bad_file="skip" if skip_bad_files else "stop",
     )
     if isinstance(corpus, str | os.PathLike) and not str(os.fspath(corpus)):
@@ -109,7 +115,20 @@ def train(
     quick = first_start.quick_start([corpus], config) if _is_path(corpus) else None
     merges_wanted = max(vocab_size - 256 - len(config.special_tokens), 0)
     try:
-        counted = _count(corpus, first_start.counting_config(config, quick), progress)
+        # Ctrl-C while counting: a flag polled between units (not an exception in a kernel)
+        with stop_on_signals() as interrupted:
+
+            def cancel() -> bool:
+                return interrupted.is_set
+
+            try:
+                counted = _count(
+                    corpus, first_start.counting_config(config, quick), progress, cancel
+                )
+            except CancelledError:
+                if interrupted.is_set:
+                    raise KeyboardInterrupt from None
+                raise
         with progress_api.bar(merges_wanted, "merges", "merging", progress) as merged:
             listeners = [lambda batch: merged(batch.end_rank)]
             listeners += [on_merge_batch] if on_merge_batch is not None else []
@@ -173,16 +192,23 @@ def _specials(special_tokens: Iterable[str] | str) -> tuple[str, ...]:
     return names
 
 
-def _count(corpus: Corpus, config: TrainConfig, progress: bool = False) -> Counted:
+def _count(
+    corpus: Corpus,
+    config: TrainConfig,
+    progress: bool = False,
+    cancel: Callable[[], bool] | None = None,
+) -> Counted:
+    if memory.is_table(corpus):  # a Dataset or an arrow table: its rows are the documents
+        with progress_api.bar(memory.row_count(corpus), "docs", "counting", progress) as counted:
+            return count_documents(corpus, config, counted, cancel)
     if isinstance(corpus, str | os.PathLike):
         with progress_api.bar(None, "B", "counting", progress, scale=True) as counted:
-            return count_paths([corpus], config, progress=counted)
+            return count_paths([corpus], config, progress=counted, cancel=cancel)
     if isinstance(corpus, bytes | bytearray) or not isinstance(corpus, Iterable):
         raise TypeError(
             "corpus must be a path, a list of paths or an iterable of str documents, "
             f"not {type(corpus).__name__}"
         )
-    total = len(corpus) if isinstance(corpus, Sized) else None
     items = iter(corpus)
     first = next(items, None)
     if first is None:
@@ -197,20 +223,11 @@ def _count(corpus: Corpus, config: TrainConfig, progress: bool = False) -> Count
                 " folder); give one or the other"
             )
         with progress_api.bar(None, "B", "counting", progress, scale=True) as counted:
-            return count_paths(paths, config, progress=counted)
+            return count_paths(paths, config, progress=counted, cancel=cancel)
+    # a list of strings is that many documents; a list of batches holds an unknown number
+    total = len(corpus) if isinstance(corpus, Sized) and isinstance(first, str) else None
     with progress_api.bar(total, "docs", "counting", progress) as counted:
-        return count_documents(_ticking(_documents(rest), counted), config)
-
-
-def _ticking(items: Iterable[str], update: Callable[[int], None]) -> Iterator[str]:
-    """`items`, moving a progress bar every 1024 documents (a call per document would cost
-    more than counting a short one)."""
-    number = 0
-    for number, item in enumerate(items, 1):
-        if number % 1024 == 0:
-            update(number)
-        yield item
-    update(number)
+        return count_documents(_documents(rest), config, counted, cancel)
 
 
 def _documents(items: Iterable[object]) -> Iterable[object]:

@@ -7,13 +7,11 @@ one trained from the same text in files are recorded alike.
 from __future__ import annotations
 
 import os
-import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from workbench.engine.config import TrainConfig
-from workbench.engine.errors import CorpusError
-from workbench.engine.pretokenize.counting import count_corpus, count_texts
-from workbench.engine.pretokenize.results import CorpusStats, PretokenizeResult
+from workbench.engine.pretokenize.counting import count_corpus, count_in_memory
 from workbench.session import memory
 from workbench.session.run import Counted
 
@@ -32,24 +30,13 @@ def count_paths(
     return Counted(result, paths)
 
 
-def count_documents(texts: Iterable[str], config: TrainConfig) -> Counted:
-    """Count documents given as strings; each string is one document."""
-    started = time.perf_counter()
-    stats = CorpusStats()
-
-    def documents() -> Iterator[str]:
-        for number, text in enumerate(texts, 1):
-            if not isinstance(text, str):
-                raise CorpusError("documents", f"item {number} is {type(text).__name__}, not str")
-            stats.documents += 1
-            yield text
-
+def count_documents(
+    documents: Any,
+    config: TrainConfig,
+    progress: Callable[[int], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> Counted:
+    """Count documents given in memory: an iterable of strings (each one document) or of
+    batches of them, a Dataset or an arrow table (see `engine.pretokenize.count_in_memory`)."""
     with memory.stage("counting the documents"):
-        words = count_texts(documents(), config)
-    if len(words) == 0:
-        raise CorpusError("documents", "the corpus holds no text to train on")
-    stats.pieces = words.total_pieces
-    stats.unique_pieces = len(words)
-    stats.bytes = words.total_bytes
-    stats.seconds = time.perf_counter() - started
-    return Counted(PretokenizeResult(words, stats, []), ())
+        return Counted(count_in_memory(documents, config, progress, cancel), ())

@@ -2,7 +2,9 @@
 whatever their compression (`opening`), packs of small plain files (`packs`), the text checks
 (`text_checks`), JSONL records (`jsonl`), documents cut into text segments (`documents`), and
 the bytes units the counters take (`units`: whole documents or stretches cut at safe points,
-with their segments; `feed`: the corpus in order, packs read ahead by reader threads). Formats
+with their segments; `feed`: the corpus in order, packs read ahead by reader threads; `memory`:
+the same units from documents in memory, strings, Datasets or arrow tables, each document a
+record as in JSONL). Formats
 beyond plain text and JSONL (Parquet, Arrow, saved datasets, compressed streams, URLs) are in
 `readers/`.
 
@@ -33,6 +35,7 @@ __all__ = [
     "jsonl_records",
     "jsonl_texts",
     "list_corpus",
+    "memory_units",
     "list_files",
     "open_binary",
     "read_chunks",
@@ -66,6 +69,7 @@ __getattr__, __dir__ = lazy_exports(
         "jsonl_records": "jsonl",
         "jsonl_texts": "jsonl",
         "list_corpus": "listing",
+        "memory_units": "memory",
         "list_files": "listing",
         "open_binary": "opening",
         "read_chunks": "opening",

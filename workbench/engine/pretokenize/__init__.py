@@ -1,6 +1,7 @@
 """Pre-tokenizing: a corpus counted into unique pieces (the word table), on all cores.
 
-- `counting.count_corpus` / `count_texts`: the entry points. Preset patterns go through the
+- `counting.count_corpus` / `count_in_memory` / `count_texts`: the entry points (files and
+  folders; documents in memory, counted as JSONL records are; strings, one process). Preset patterns go through the
   scanner (`scan/`: a hand-written pre-tokenizer over UTF-8 bytes and its piece table); custom
   patterns through `regex` in worker processes (`_regex_worker`).
 - `words.WordTable`: unique pieces as one flat byte buffer + offsets + int64 counts, what the
@@ -20,6 +21,7 @@ __all__ = [
     "PretokenizeResult",
     "WordTable",
     "count_corpus",
+    "count_in_memory",
     "count_on_dask",
     "count_texts",
     "read_counts",
@@ -34,6 +36,7 @@ __getattr__, __dir__ = lazy_exports(
         "PretokenizeResult": "results",
         "WordTable": "words",
         "count_corpus": "counting",
+        "count_in_memory": "counting",
         "count_on_dask": "dask_count",
         "count_texts": "counting",
         "read_counts": "counts_file",

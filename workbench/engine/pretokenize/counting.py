@@ -18,20 +18,23 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from workbench.engine._native.memory import give_back_freed_memory
 from workbench.engine.config import TrainConfig, check_workers
+from workbench.engine.corpus import memory
 from workbench.engine.corpus.documents import Segmenter, read_documents
 from workbench.engine.corpus.listing import CorpusListing, CorpusWalk, PathList, list_corpus
 from workbench.engine.corpus.opening import is_jsonl, read_small_text
 from workbench.engine.corpus.readers import meter, streams_only
 from workbench.engine.errors import CancelledError, CorpusError
 from workbench.engine.patterns.regexes import preset_name
+from workbench.engine.patterns.specials import specials_bytes_regex
 from workbench.engine.pretokenize import _regex_worker as worker
 from workbench.engine.pretokenize import counts_file  # a counts file: a corpus already counted
 from workbench.engine.pretokenize.results import CorpusStats, PretokenizeResult
 from workbench.engine.pretokenize.scan import can_scan
-from workbench.engine.pretokenize.scan.count import count_with_scanner
+from workbench.engine.pretokenize.scan.count import count_unit_stream, count_with_scanner
 from workbench.engine.pretokenize.words import WordTable
 
 BATCH_CHARS = 1 << 21  # text per task: big enough to amortise the hand-over
@@ -280,3 +283,46 @@ def count_texts(texts: Iterable[str], config: TrainConfig) -> WordTable:
     for text in texts:
         counts.update(worker.count_segments(pattern, segmenter.split(text)))
     return WordTable.from_counts({piece.encode("utf-8"): n for piece, n in counts.items()})
+
+
+def count_in_memory(
+    corpus: Any,
+    config: TrainConfig,
+    progress: Callable[[int], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+    workers: int | None = None,
+) -> PretokenizeResult:
+    """Count documents given in memory (see `corpus.memory`: strings, batches of them, a
+    Dataset, an arrow table): the same pieces as the same documents in a JSONL file, each
+    document a record of its own. Presets go through the scanner on all cores, as files do;
+    other patterns through `regex`. `progress(documents done)`; CancelledError as soon as
+    `cancel()` says so (polled between units); CorpusError for an item that is not text."""
+    start = time.perf_counter()
+    workers = check_workers(workers) or default_workers()
+    stats = CorpusStats()
+    if config.pretokenizer == "auto" and can_scan(config.pattern_string):
+        specials = specials_bytes_regex(config.special_tokens)
+        reach = max((len(t.encode("utf-8")) for t in config.special_tokens), default=0)
+        units = memory.memory_units(corpus, specials, reach, config.text_column, progress)
+        table, stats.documents = count_unit_stream(units, config.pattern_string, workers, cancel)
+        words = WordTable.from_arrays(*table)
+    else:
+        texts = memory.memory_texts(corpus, config.text_column, progress)
+        words = count_texts(_polled(_counted(texts, stats), cancel), config)
+    if len(words) == 0:
+        raise CorpusError(memory.WHERE, "the corpus holds no text to train on")
+    return _finish(words, stats, [], start)
+
+
+def _counted(texts: Iterable[str], stats: CorpusStats) -> Iterator[str]:
+    for text in texts:
+        stats.documents += 1
+        yield text
+
+
+def _polled(texts: Iterable[str], cancel: Callable[[], bool] | None) -> Iterator[str]:
+    """`texts`, asking `cancel()` every 256 documents."""
+    for number, text in enumerate(texts):
+        if cancel is not None and number % 256 == 0 and cancel():
+            raise CancelledError("pre-tokenizing cancelled")
+        yield text

@@ -173,6 +173,20 @@ def count_units(units: Iterable[tuple[Unit, int]], preset: str) -> tuple[Table, 
     return total.table(), documents
 
 
+def count_unit_stream(
+    units: Iterable[tuple[Unit, int]],
+    preset: str,
+    workers: int,
+    cancel: Callable[[], bool] | None = None,
+) -> tuple[Table, int]:
+    """One table and the documents of a stream of units (documents given in memory), counted
+    in `workers` threads with one unit queued per thread, so memory stays bounded however long
+    the stream; `cancel()` is polled between units."""
+    with ThreadPoolExecutor(max(1, workers)) as pool:
+        table, documents = _count_file(units, preset, pool, max(1, workers), cancel)
+    return table.table(), documents
+
+
 def _count_file(units, preset, pool, workers, cancel) -> tuple[CountTable, int]:
     """The file's own table (folded into the corpus's only once the file is known good)."""
     in_flight: deque[Future] = deque()
