@@ -11,6 +11,7 @@ from pathlib import Path
 from tests._capped import MB, run_capped
 from tests._harden_helpers import assert_one_line_error, run_cli
 from workbench.cli import train as cli_train
+from workbench.session.run import RunSession
 from workbench.store import RunStore
 
 WARMUP = "preparing the fast kernels"
@@ -27,14 +28,13 @@ def _corpus(path: Path, words: int, seed: int = 3) -> Path:
 def test_memory_error_while_merging_keeps_the_stored_merges(tmp_path, capsys, monkeypatch):
     corpus = _corpus(tmp_path / "c.txt", 3000)
     db = tmp_path / "runs.db"
-    real_show = cli_train._Bar.show
+    real_write = RunSession._write
 
-    def show(self, stage, done, total, force=False):
-        if stage == "merge":  # after the first batch is stored, before the next is made
-            raise MemoryError
-        return real_show(self, stage, done, total, force)
+    def write(self, batch):
+        real_write(self, batch)  # the first batch is stored, then memory runs out
+        raise MemoryError
 
-    monkeypatch.setattr(cli_train._Bar, "show", show)
+    monkeypatch.setattr(RunSession, "_write", write)
     code, out, err = run_cli(capsys, "train", str(corpus), "--vocab-size", "5000", "--out",
                              str(tmp_path / "out"), "--db", str(db))  # fmt: skip
     err = "\n".join(x for x in err.splitlines() if not x.startswith(WARMUP))

@@ -82,8 +82,8 @@ def test_train_still_writes_every_format(tmp_path, capsys, corpus_file):
     assert code == 0, err
     names = sorted(p.name for p in (tmp_path / "out").iterdir())
     assert names == [
-        "bpe-workbench.json", "merges.txt", "tokenizer.json", "tokenizer.tiktoken",
-        "tokenizer.tiktoken.json", "vocab.json",
+        "bpe-workbench.json", "merges.txt", "special_tokens_map.json", "tokenizer.json",
+        "tokenizer.tiktoken", "tokenizer.tiktoken.json", "tokenizer_config.json", "vocab.json",
     ]  # fmt: skip
     assert (
         formats.load(tmp_path / "out").merges
@@ -149,7 +149,10 @@ def test_two_writers_never_mix_their_files(tmp_path):
     assert gpt2 in (A.merges, B.merges)
     assert formats.load(out / "tokenizer.json").merges in (A.merges, B.merges)
     names = sorted(p.name for p in out.iterdir())
-    assert names == ["bpe-workbench.json", "merges.txt", "tokenizer.json", "vocab.json"]
+    assert names == [
+        "bpe-workbench.json", "merges.txt", "special_tokens_map.json", "tokenizer.json",
+        "tokenizer_config.json", "vocab.json",
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o027, 0o640), (0o002, 0o664)])

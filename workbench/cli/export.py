@@ -37,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from workbench.cli._common import UsageError
     from workbench.engine import formats
     from workbench.engine.encode.special_roles import choose_roles
+    from workbench.engine.errors import TokenizerError
 
     if args.out_dir is None:
         raise UsageError("export needs --out-dir DIR, the folder for the tokenizer files")
@@ -47,7 +48,11 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--{', --'.join(given)}: only for --format hf")
     tokenizer = load_tokenizer(args)
     if args.format == "hf":
-        print(choose_roles(tokenizer.special_tokens, **given).note, file=sys.stderr)
+        try:
+            roles = choose_roles(tokenizer.special_tokens, **given)
+        except TokenizerError as exc:  # a role that names no special token: the option's fault
+            raise UsageError(str(exc)) from None
+        print(roles.note, file=sys.stderr)
     for path in formats.export(tokenizer, args.format, args.out_dir, **given):
         print(shown(path))
     return 0
