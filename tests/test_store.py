@@ -395,7 +395,7 @@ def test_cli_runs_list_show_delete(store: RunStore, db_path: Path, capsys) -> No
         w.set_state("done")
     assert main(["runs", "list", "--db", str(db_path)]) == 0
     out = capsys.readouterr().out
-    assert "done" in out and "small" in out
+    assert "finished" in out and "small" in out
     assert main(["runs", "show", str(run_id), "--db", str(db_path)]) == 0
     assert "·the" in capsys.readouterr().out
     assert main(["runs", "show", "999", "--db", str(db_path)]) == 1
