@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from workbench.cli import main
 from workbench.engine import formats
+from workbench.engine._native import portable
 from workbench.engine.batching import RunPool
 from workbench.engine.encode.validation import DisallowedSpecialError
 
@@ -291,6 +292,12 @@ OUTER_CALLS = {
 }
 
 
+# These four check the fused scanner path's reused buffers and its one compiled encoder; under
+# BPE_WORKBENCH_PORTABLE=1 the scanner is off, so there is none to check.
+scanner_path = pytest.mark.skipif(portable(), reason="the portable switch turns the scanner off")
+
+
+@scanner_path
 @pytest.mark.parametrize("method", OUTER_CALLS)
 def test_an_encode_nested_after_the_kernel_leaves_the_outer_ids_alone(gpt2, monkeypatch, method):
     tok = gpt2.with_splitter("auto")  # a thread's buffers of its own
@@ -303,6 +310,7 @@ def test_an_encode_nested_after_the_kernel_leaves_the_outer_ids_alone(gpt2, monk
     assert call(tok) == expected  # and the buffers still serve later calls
 
 
+@scanner_path
 @pytest.mark.parametrize("method", ["encode_batch", "encode_batch_arrays"])
 def test_a_batch_nested_before_the_kernel_leaves_the_outer_text_alone(gpt2, monkeypatch, method):
     tok = gpt2.with_splitter("auto")
@@ -314,6 +322,7 @@ def test_a_batch_nested_before_the_kernel_leaves_the_outer_text_alone(gpt2, monk
     assert nested == [inner]
 
 
+@scanner_path
 @pytest.mark.parametrize("method", OUTER_CALLS)
 def test_a_thread_keeps_its_buffers_from_call_to_call(gpt2, method):
     """Taking a buffer out of the thread's keeping must not make each call map a new one."""
@@ -326,6 +335,7 @@ def test_a_thread_keeps_its_buffers_from_call_to_call(gpt2, method):
         assert tok._local.__dict__[name] is kept[name]
 
 
+@scanner_path
 def test_every_encode_path_compiles_one_encoder(gpt2):
     """encode (bytes) and encode_batch (its reused text buffer) give the kernel the same array
     type, so the warm-up's compilation serves both: a writable buffer would be a second
