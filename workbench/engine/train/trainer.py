@@ -25,6 +25,7 @@ from workbench.engine.events import MergeBatch
 from workbench.engine.pretokenize.words import WordTable
 from workbench.engine.train import _kernels as k
 from workbench.engine.train import _state as st
+from workbench.engine.train._long import link_words
 
 STOP_REASONS = {
     st.VOCAB_REACHED: "vocab_size",
@@ -75,11 +76,18 @@ class BpeTrainer:
         wrec[:, st.W_LEN] = lengths
         wrec[:, st.W_COUNT] = words.counts
         symbols = int(lengths.sum())
+        # Long words' positions are int32 `wsym` indices (see `_long`): past 2^31 symbols every
+        # word takes the walk (slower on one huge word, the same merges).
+        long_word = st.LONG_WORD if symbols < 1 << 31 else symbols + 1
+        wrec[:, st.W_LINK], lnk = link_words(lengths, long_word)
+        longs = lnk.shape[0]
 
         scal = np.zeros(st.N_SCAL, dtype=np.int64)
         scal[st.S_NTOK] = 256
         scal[st.S_ARENA] = 256
         scal[st.S_FREE] = -1
+        scal[st.S_PFREE] = -1
+        scal[st.S_LONG] = longs > 0
         scal[st.S_TOKENS] = int((lengths * words.counts).sum())
         arena = np.zeros(64 * 1024, dtype=np.uint8)
         arena[:256] = np.arange(256, dtype=np.uint8)
@@ -103,6 +111,15 @@ class BpeTrainer:
             tie_stack=np.empty(st.TIE_STACK, dtype=np.int64),
             scal=scal,
             hf_order=np.array(hf_byte_order(), dtype=np.int64),
+            lnk=lnk,
+            # Position lists only with long words: no bytes per pair otherwise.
+            pp=np.full((pairs if longs else 0, 2), -1, dtype=np.int32),
+            # Room for every symbol's position, a part-filled block per pair and the span the
+            # index checks for: no regrowth while indexing.
+            pblk=np.empty(
+                (longs // st.PBLOCK + pairs + st.SPAN if longs else 0, 2 + st.PBLOCK), np.int32
+            ),
+            scr=np.empty(1024 if longs else 0, dtype=np.int64),
         )
         self.state: st.TrainState | None = k.init_pairs(state, self.mode)
         give_back_freed_memory()  # what the index's growing tables left behind
