@@ -198,13 +198,16 @@ def link_words(lengths: np.ndarray, long_word: int) -> tuple[np.ndarray, np.ndar
     sizes = np.where(is_long, lengths, 0)
     starts = np.cumsum(sizes) - sizes
     link = np.where(is_long, starts, -1).astype(np.int64)
-    total = int(sizes.sum())
-    inside = np.arange(total, dtype=np.int32)
-    inside -= np.repeat(starts[is_long], lengths[is_long]).astype(np.int32)  # index in its word
-    lnk = np.empty((total, 2), dtype=np.int32)
-    lnk[:, LK_PREV] = inside - 1  # -1 at a word's first symbol
-    lnk[:, LK_NEXT] = inside + 1
-    lnk[(starts + sizes - 1)[is_long], LK_NEXT] = -1
+    lnk = np.empty((int(sizes.sum()), 2), dtype=np.int32)
+    # Word by word: a temporary of 4 bytes per symbol of one word, not of all of them.
+    for start, n in zip(starts[is_long].tolist(), lengths[is_long].tolist(), strict=True):
+        rows = lnk[start : start + n]
+        inside = np.arange(n, dtype=np.int32)
+        rows[:, LK_PREV] = inside
+        rows[:, LK_PREV] -= 1  # -1 at the word's first symbol
+        rows[:, LK_NEXT] = inside
+        rows[:, LK_NEXT] += 1
+        rows[n - 1, LK_NEXT] = -1
     return link, lnk
 
 

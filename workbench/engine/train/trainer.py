@@ -104,8 +104,9 @@ class BpeTrainer:
             tie_stamp=np.full(pairs, -1, dtype=np.int32),
             ph=np.full((2 * pairs, 2), -1, dtype=np.int32),
             lst=np.empty((pairs, 4), dtype=np.int32),
-            # Every word-pair occurrence may need a block slot; a sixth of the symbols is a start.
-            blk=np.empty((max(symbols // st.BLOCK, pairs), 2 + st.BLOCK), dtype=np.int32),
+            # Every word-pair occurrence may need a block slot; a sixth of the symbols is a start
+            # (not counting long words': a word is listed once per pair, however often it holds it).
+            blk=np.empty((max((symbols - longs) // st.BLOCK, pairs), 2 + st.BLOCK), np.int32),
             hp=np.empty((pairs, 4), dtype=np.int64),
             touched=np.zeros(pairs + 1, dtype=np.int32),
             tie_stack=np.empty(st.TIE_STACK, dtype=np.int64),
