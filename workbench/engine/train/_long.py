@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from workbench.engine._native.numba_config import njit
+from workbench.engine._native.numba_config import njit, njit_borrowing
 from workbench.engine.train._state import (
     HF,
     LK_NEXT,
@@ -86,7 +86,10 @@ def pos_append(p, g, pp, pblk, scal):
 @njit
 def gather_positions(p, pp, pblk, scr, scal):
     """Pair p's positions into `scr`, sorted, each as `index << 1` (the low bit marks it
-    visited); their number in scal[S_NSCR]. Returns `scr`, grown if it was too small."""
+    visited); their number in scal[S_NSCR]. Returns `scr`, grown if it was too small (None
+    without long words: Numba then drops the body, see `merge_long_word`)."""
+    if scr is None:
+        return scr
     n = 0
     b = pp[p, PP_HEAD]
     while b != -1:
@@ -115,6 +118,8 @@ def gather_positions(p, pp, pblk, scr, scal):
 def settle_positions(p, mode, pp, pblk, scr, scal):
     """After merging pair p: its position blocks go back to the free list; in HF mode the
     positions in words this merge did not visit are kept (into as many blocks or fewer)."""
+    if scr is None:
+        return
     head = pp[p, PP_HEAD]
     if head != -1:
         pblk[pp[p, PP_TAIL], PB_NEXT] = scal[S_PFREE]
@@ -211,12 +216,18 @@ def link_words(lengths: np.ndarray, long_word: int) -> tuple[np.ndarray, np.ndar
     return link, lnk
 
 
-@njit(inline="always")
+# A call, not inlined, once per long word (or span of its positions) a merge visits. Without long
+# words `lnk` is None: Numba prunes the body of that specialization (`if lnk is None` on an
+# argument is settled at compile time), so a trainer without long words compiles none of this
+# (it added 5 s to a first start, half of the merge loop's compile time).
+@njit_borrowing
 def merge_long_word(w, r, o, left, right, new, mode, wsym, wrec, lnk, scr, ph, pr, touched, lst,
                     blk, pp, pblk, scal):  # fmt: skip
     """`_merge_words`' step for long word w: its slice of the gathered positions, from index r
     (o is 1 once the word is started). Returns (r, o, weighted replacements, room): room 0 when
     the word is done, else call again from (r, o) after `_reserve(room, ...)`."""
+    if lnk is None:
+        return r, o, 0, 0
     nscr = scal[S_NSCR]
     start = wrec[w, W_OFF] << 1
     if o == 0:

@@ -81,10 +81,11 @@ class TrainState(NamedTuple):
     tie_stack: np.ndarray  # int64: DFS stack of _count_ties
     scal: np.ndarray  # int64: the S_* scalars
     hf_order: np.ndarray  # int64: HF's order of the 256 bytes
-    lnk: np.ndarray  # int32 rows (prev, next): the symbols of long words as linked lists
+    lnk: np.ndarray | None  # int32 rows (prev, next): the symbols of long words as linked lists
     pp: np.ndarray  # int32 rows (head, tail): per pair, its positions in long words
     pblk: np.ndarray  # int32 rows (next, fill, positions...)
-    scr: np.ndarray  # int64: the merged pair's positions, sorted (see `_long`)
+    scr: np.ndarray | None  # int64: the merged pair's positions, sorted (see `_long`)
+    # (lnk and scr are None when no word is long: see `_long.merge_long_word`)
 
 
 class MergeEvents(NamedTuple):

@@ -112,7 +112,7 @@ class BpeTrainer:
             tie_stack=np.empty(st.TIE_STACK, dtype=np.int64),
             scal=scal,
             hf_order=np.array(hf_byte_order(), dtype=np.int64),
-            lnk=lnk,
+            lnk=lnk if longs else None,  # None: the long-word code is not even compiled
             # Position lists only with long words: no bytes per pair otherwise.
             pp=np.full((pairs if longs else 0, 2), -1, dtype=np.int32),
             # Room for every symbol's position, a part-filled block per pair and the span the
@@ -120,7 +120,7 @@ class BpeTrainer:
             pblk=np.empty(
                 (longs // st.PBLOCK + pairs + st.SPAN if longs else 0, 2 + st.PBLOCK), np.int32
             ),
-            scr=np.empty(1024 if longs else 0, dtype=np.int64),
+            scr=np.empty(1024, dtype=np.int64) if longs else None,
         )
         self.state: st.TrainState | None = k.init_pairs(state, self.mode)
         give_back_freed_memory()  # what the index's growing tables left behind
@@ -130,7 +130,8 @@ class BpeTrainer:
         """Bytes held by each state array (capacity, not use): for memory reports."""
         if self.state is None:
             return {}
-        return {name: array.nbytes for name, array in self.state._asdict().items()}
+        arrays = self.state._asdict().items()
+        return {name: array.nbytes for name, array in arrays if array is not None}
 
     def release(self) -> None:
         """Free the merge loop's arrays (most of the trainer's memory) when no more merges will
