@@ -40,14 +40,26 @@ def encode_iterable(
     hold_chars: int = HOLD_CHARS,
 ) -> Iterator[int]:
     """The ids of `"".join(texts)`, one at a time; specials as for `Tokenizer.encode`."""
+    for part in stream_parts(tokenizer, texts, allowed_special, disallowed_special, hold_chars):
+        yield from tokenizer.encode(part, allowed_special, disallowed_special)
+
+
+def stream_parts(
+    tokenizer: Tokenizer,
+    texts: Iterable[str],
+    allowed_special: AllowedSpecial = frozenset(),
+    disallowed_special: DisallowedSpecial = "all",
+    hold_chars: int = HOLD_CHARS,
+) -> Iterator[str]:
+    """`"".join(texts)` in parts of about `hold_chars` that `tokenizer` encodes apart exactly as
+    it encodes the whole (for callers that encode several parts at once, or check them first)."""
     allowed, _ = special_rules(tokenizer.special_tokens, allowed_special, disallowed_special)
     cutter = StreamCutter(
         tuple(tokenizer.special_tokens),
         allowed,
         tokenizer.splitter != "custom" and preset_name(tokenizer.pattern) is not None,
     )
-    for part in cutter.parts(texts, hold_chars):
-        yield from tokenizer.encode(part, allowed_special, disallowed_special)
+    return cutter.parts(texts, hold_chars)
 
 
 class StreamCutter:

@@ -14,11 +14,17 @@ from workbench.engine._native import prefetch as _prefetch_module
 from workbench.engine._native.cache_keys import kernels_of, key_caches_on
 from workbench.engine._native.numba_config import njit, njit_borrowing
 from workbench.engine._native.prefetch import prefetch as _prefetch
-from workbench.engine.train import _heap, _state, _tables
+from workbench.engine.train import _heap, _long, _state, _tables
 from workbench.engine.train._heap import (
     _count_ties,
     _heap_push,
     _heap_top,
+)
+from workbench.engine.train._long import (
+    gather_positions,
+    merge_long_word,
+    pos_append,
+    settle_positions,
 )
 from workbench.engine.train._state import (
     B_FILL,
@@ -35,6 +41,7 @@ from workbench.engine.train._state import (
     P_LIST,
     RUNNING,
     S_ARENA,
+    S_LONG,
     S_NHEAP,
     S_NTOK,
     S_STEP,
@@ -44,6 +51,7 @@ from workbench.engine.train._state import (
     VOCAB_REACHED,
     W_COUNT,
     W_LEN,
+    W_LINK,
     W_OFF,
     TrainState,
 )
@@ -109,9 +117,11 @@ def _merge_span(w, r, o, stop, left, right, new, mode, wsym, wrec, ph, pr, touch
 
 
 @njit_borrowing  # a call, once per merge
-def _merge_words(b, k, r, o, left, right, new, mode, wsym, wrec, ph, pr, touched, lst, blk, scal):
+def _merge_words(b, k, r, o, left, right, new, mode, wsym, wrec, lnk, scr, ph, pr, touched, lst,
+                 blk, pp, pblk, scal):  # fmt: skip
     """Merge (left, right) into `new` in the words of a word list, from item k of block b (and
-    symbol r of that word, written up to o). Returns (b, k, r, o, weighted replacements, room):
+    symbol r of that word, written up to o; in a long word, r is an index into the gathered
+    positions `scr` and o is 1 once the word is started). Returns (b, k, r, o, weighted replacements, room):
     room 0 when the list is done; else the pass stopped where an array must first grow by
     `_reserve(room, ...)`, and a call with the returned position goes on from there.
 
@@ -142,16 +152,25 @@ def _merge_words(b, k, r, o, left, right, new, mode, wsym, wrec, ph, pr, touched
             elif nb != -1 and blk[nb, B_FILL] > 0:  # (blocks are filled as made: a guard)
                 _prefetch(wsym, wrec[blk[nb, B_WORDS], W_OFF])
             n = wrec[w, W_LEN]
-            while r < n:  # one span of a long word at a time: capacity grows with use
-                stop = min(r + SPAN, n)
-                if _needs_room(stop - r, pr, ph, lst, blk, touched, scal):
-                    return b, k, r, o, merged_weighted, stop - r
-                r, o, m = _merge_span(
-                    w, r, o, stop, left, right, new, mode, wsym, wrec, ph, pr, touched, lst, blk,
-                    scal,
+            if wrec[w, W_LINK] >= 0:  # a long word: only the pair's positions inside it
+                r, o, m, room = merge_long_word(
+                    w, r, o, left, right, new, mode, wsym, wrec, lnk, scr, ph, pr, touched, lst,
+                    blk, pp, pblk, scal,
                 )  # fmt: skip
-                merged_weighted += m * wrec[w, W_COUNT]
-            wrec[w, W_LEN] = o
+                merged_weighted += m
+                if room:
+                    return b, k, r, o, merged_weighted, room
+            else:
+                while r < n:  # one span of a long word at a time: capacity grows with use
+                    stop = min(r + SPAN, n)
+                    if _needs_room(stop - r, pr, ph, lst, blk, touched, pp, pblk, scal):
+                        return b, k, r, o, merged_weighted, stop - r
+                    r, o, m = _merge_span(
+                        w, r, o, stop, left, right, new, mode, wsym, wrec, ph, pr, touched, lst,
+                        blk, scal,
+                    )  # fmt: skip
+                    merged_weighted += m * wrec[w, W_COUNT]
+                wrec[w, W_LEN] = o
             r = 0
             o = 0
             k += 1
@@ -165,7 +184,7 @@ def _merge_words(b, k, r, o, left, right, new, mode, wsym, wrec, ph, pr, touched
 
 
 @njit_borrowing  # no refcounts in the loop, as `_merge_words`
-def _index_words(w, first, wsym, wrec, mode, ph, pr, touched, lst, blk, scal):
+def _index_words(w, first, wsym, wrec, mode, ph, pr, touched, lst, blk, pp, pblk, scal):
     """Count and index the pairs of words w, w + 1, ... from symbol `first` of word w. Returns
     (w, first, room): room 0 when every word is done; else the pass stopped where an array must
     first grow by `_reserve(room, ...)`, and a call with the returned w, first goes on."""
@@ -173,15 +192,18 @@ def _index_words(w, first, wsym, wrec, mode, ph, pr, touched, lst, blk, scal):
         base = wrec[w, W_OFF]
         n = wrec[w, W_LEN]
         c = wrec[w, W_COUNT]
+        is_long = wrec[w, W_LINK] >= 0
         while first < n - 1:  # a span at a time, as the merge pass
             last = min(first + SPAN, n - 1)
-            if _needs_room(last - first, pr, ph, lst, blk, touched, scal):
+            if _needs_room(last - first, pr, ph, lst, blk, touched, pp, pblk, scal):
                 return w, first, last - first
             for i in range(first, last):
-                _add_pair(
+                p = _add_pair(
                     wsym[base + i], wsym[base + i + 1], c, w, mode, ph, pr, touched, lst, blk,
                     scal,
                 )  # fmt: skip
+                if is_long:  # where each pair is, so that merges skip the rest
+                    pos_append(p, base + i, pp, pblk, scal)
             first = last
         w += 1
         first = 0
@@ -209,7 +231,8 @@ def init_pairs(state, mode):
     that hold each pair, and push one heap entry per pair. Also files the 256 single bytes in
     the token table `tt` and gives them their tie keys. Returns the state with grown arrays."""
     wsym, wrec, tok_off, tok_len, tok_hash, tok_key, arena, tt = state[:8]
-    pr, tie_stamp, ph, lst, blk, hp, touched, tie_stack, scal, hf_order = state[8:]
+    pr, tie_stamp, ph, lst, blk, hp, touched, tie_stack, scal, hf_order = state[8:18]
+    lnk, pp, pblk, scr = state[18:]
     for t in range(256):
         _tt_insert(tt, t, tok_hash[t])
         tok_key[t] = _lex_key(t, tok_off, tok_len, arena)
@@ -217,17 +240,19 @@ def init_pairs(state, mode):
     touched[0] = 0
     w = first = np.int64(0)
     while True:  # a pass stops early only when an array must grow: grow it, go on
-        w, first, room = _index_words(w, first, wsym, wrec, mode, ph, pr, touched, lst, blk, scal)
+        w, first, room = _index_words(
+            w, first, wsym, wrec, mode, ph, pr, touched, lst, blk, pp, pblk, scal
+        )
         if room == 0:
             break
-        pr, tie_stamp, ph, lst, blk, touched = _reserve(
-            room, pr, tie_stamp, ph, lst, blk, touched, scal
+        pr, tie_stamp, ph, lst, blk, touched, pp, pblk = _reserve(
+            room, pr, tie_stamp, ph, lst, blk, touched, pp, pblk, scal
         )
     hp = _grow_rows(hp, scal[S_NHEAP], scal[S_NHEAP] + touched[0])
     _push_touched(hp, touched, pr, scal, mode, tok_key, hf_order, tok_off, tok_len, arena)
     return TrainState(
         wsym, wrec, tok_off, tok_len, tok_hash, tok_key, arena, tt, pr, tie_stamp, ph, lst, blk,
-        hp, touched, tie_stack, scal, hf_order,
+        hp, touched, tie_stack, scal, hf_order, lnk, pp, pblk, scr,
     )  # fmt: skip
 
 
@@ -243,11 +268,12 @@ def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, ti
     it returned after a merge that grew the pair tables, so their old copies can be freed.
     """
     wsym, wrec, tok_off, tok_len, tok_hash, tok_key, arena, tt = state[:8]
-    pr, tie_stamp, ph, lst, blk, hp, touched, tie_stack, scal, hf_order = state[8:]
+    pr, tie_stamp, ph, lst, blk, hp, touched, tie_stack, scal, hf_order = state[8:18]
+    lnk, pp, pblk, scr = state[18:]
     ev_left, ev_right, ev_new, ev_count, ev_isnew, ev_ties, ev_tokens = events
     status = RUNNING
     done = 0
-    rows = pr.shape[0] + ph.shape[0] + lst.shape[0] + blk.shape[0] + hp.shape[0]  # only grow
+    rows = pr.shape[0] + ph.shape[0] + lst.shape[0] + blk.shape[0] + hp.shape[0] + pblk.shape[0]
     while done < max_merges:
         if scal[S_NTOK] >= target_tokens:
             status = VOCAB_REACHED
@@ -310,18 +336,23 @@ def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, ti
         scal[S_STEP] += 1
         touched[0] = 0
         merged_weighted = 0
+        if scal[S_LONG] != 0:  # where the pair is in long words (see `_long`)
+            scr = gather_positions(p, pp, pblk, scr, scal)
         b = lst[lid, L_HEAD]
         k = r = o = np.int64(0)
         while True:  # a pass stops early only when an array must grow: grow it, go on
             b, k, r, o, m, room = _merge_words(
-                b, k, r, o, left, right, new, mode, wsym, wrec, ph, pr, touched, lst, blk, scal
-            )
+                b, k, r, o, left, right, new, mode, wsym, wrec, lnk, scr, ph, pr, touched, lst,
+                blk, pp, pblk, scal,
+            )  # fmt: skip
             merged_weighted += m
             if room == 0:
                 break
-            pr, tie_stamp, ph, lst, blk, touched = _reserve(
-                room, pr, tie_stamp, ph, lst, blk, touched, scal
+            pr, tie_stamp, ph, lst, blk, touched, pp, pblk = _reserve(
+                room, pr, tie_stamp, ph, lst, blk, touched, pp, pblk, scal
             )
+        if scal[S_LONG] != 0:
+            settle_positions(p, mode, pp, pblk, scr, scal)
         if mode != HF:
             pr[p, P_CNT] = 0  # every occurrence is gone: merged, or lost to an overlapping one
             # HF mode may pop a merged pair again (its count is not cleared): keep its list.
@@ -338,13 +369,14 @@ def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, ti
         ev_ties[done] = ties
         ev_tokens[done] = scal[S_TOKENS]
         done += 1
-        if pr.shape[0] + ph.shape[0] + lst.shape[0] + blk.shape[0] + hp.shape[0] != rows:
+        grown = pr.shape[0] + ph.shape[0] + lst.shape[0] + blk.shape[0] + hp.shape[0]
+        if grown + pblk.shape[0] != rows:  # (tables only grow)
             status = TABLES_GREW
             break
 
     return status, done, TrainState(
         wsym, wrec, tok_off, tok_len, tok_hash, tok_key, arena, tt, pr, tie_stamp, ph, lst, blk,
-        hp, touched, tie_stack, scal, hf_order,
+        hp, touched, tie_stack, scal, hf_order, lnk, pp, pblk, scr,
     )  # fmt: skip
 
 
@@ -355,6 +387,7 @@ KERNEL_SOURCES: tuple[ModuleType, ...] = (
     _state,
     _tables,
     _heap,
+    _long,
     _prefetch_module,
     sys.modules[__name__],
 )

@@ -23,9 +23,11 @@ from workbench.engine.train._state import (
     P_LIST,
     P_STAMP,
     S_FREE,
+    S_LONG,
     S_NBLOCKS,
     S_NLISTS,
     S_NPAIRS,
+    S_NPBLK,
     S_STEP,
     SIGN,
     TAG_MIX,
@@ -228,10 +230,11 @@ def _rehash_pairs(npairs, pr, size):
 
 
 @njit
-def _reserve(n, pr, tie_stamp, ph, lst, blk, touched, scal):
+def _reserve(n, pr, tie_stamp, ph, lst, blk, touched, pp, pblk, scal):
     """Room for what merging (or counting) one word of n symbols can add: at most n pairs
     gain count (two per occurrence, at most n/2 occurrences), so at most n new pairs, n new
-    lists, 2n new blocks (a list's first block, an overflow block per append) and n touched."""
+    lists, 2n new blocks (a list's first block, an overflow block per append) and n touched;
+    with long words, a position-list row per pair and n position blocks (one per gain)."""
     npairs = scal[S_NPAIRS]
     need = npairs + n
     if need > pr.shape[0]:
@@ -247,11 +250,19 @@ def _reserve(n, pr, tie_stamp, ph, lst, blk, touched, scal):
     lst = _grow_rows(lst, scal[S_NLISTS], scal[S_NLISTS] + n)
     blk = _grow_rows(blk, scal[S_NBLOCKS], scal[S_NBLOCKS] + 2 * n)
     touched = _grow(touched, touched[0] + n + 1)
-    return pr, tie_stamp, ph, lst, blk, touched
+    if scal[S_LONG] != 0:
+        old = pp.shape[0]
+        if old < pr.shape[0]:
+            pp = _grow_rows(pp, old, pr.shape[0])
+            for i in range(old, pp.shape[0]):
+                pp[i, 0] = -1
+                pp[i, 1] = -1
+        pblk = _grow_rows(pblk, scal[S_NPBLK], scal[S_NPBLK] + n)
+    return pr, tie_stamp, ph, lst, blk, touched, pp, pblk
 
 
 @njit(inline="always")
-def _needs_room(n, pr, ph, lst, blk, touched, scal):
+def _needs_room(n, pr, ph, lst, blk, touched, pp, pblk, scal):
     """Whether `_reserve(n, ...)` would grow anything: the cheap check made per word."""
     need = scal[S_NPAIRS] + n
     return (
@@ -260,6 +271,7 @@ def _needs_room(n, pr, ph, lst, blk, touched, scal):
         or scal[S_NLISTS] + n > lst.shape[0]
         or scal[S_NBLOCKS] + 2 * n > blk.shape[0]
         or touched[0] + n + 1 > touched.size
+        or (scal[S_LONG] != 0 and (need > pp.shape[0] or scal[S_NPBLK] + n > pblk.shape[0]))
     )
 
 
@@ -330,7 +342,7 @@ def _drop_pair(a, b, c, ph, pr):
 
 @njit(inline="always")
 def _add_pair(a, b, delta, w, mode, ph, pr, touched, lst, blk, scal):
-    """Add `delta` > 0 to the count of (a, b) and remember word w under the pair."""
+    """Add `delta` > 0 to the count of (a, b) and remember word w under the pair; its id."""
     key = (np.int64(a) << 32) | np.int64(b)
     p = _pair_insert(key, ph, pr, scal)
     pr[p, P_CNT] += delta
@@ -344,3 +356,4 @@ def _add_pair(a, b, delta, w, mode, ph, pr, touched, lst, blk, scal):
     if fresh or pr[p, P_LIST] == -1:  # LEX: one list per pair, made on its first gain
         pr[p, P_LIST] = _new_list(lst, blk, scal)  # one inlined copy, not two
     _list_append(pr[p, P_LIST], w, lst, blk, scal)
+    return p

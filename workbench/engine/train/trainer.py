@@ -25,6 +25,7 @@ from workbench.engine.events import MergeBatch
 from workbench.engine.pretokenize.words import WordTable
 from workbench.engine.train import _kernels as k
 from workbench.engine.train import _state as st
+from workbench.engine.train._long import link_words
 
 STOP_REASONS = {
     st.VOCAB_REACHED: "vocab_size",
@@ -75,11 +76,18 @@ class BpeTrainer:
         wrec[:, st.W_LEN] = lengths
         wrec[:, st.W_COUNT] = words.counts
         symbols = int(lengths.sum())
+        # Long words' positions are int32 `wsym` indices (see `_long`): past 2^31 symbols every
+        # word takes the walk (slower on one huge word, the same merges).
+        long_word = st.LONG_WORD if symbols < 1 << 31 else symbols + 1
+        wrec[:, st.W_LINK], lnk = link_words(lengths, long_word)
+        longs = lnk.shape[0]
 
         scal = np.zeros(st.N_SCAL, dtype=np.int64)
         scal[st.S_NTOK] = 256
         scal[st.S_ARENA] = 256
         scal[st.S_FREE] = -1
+        scal[st.S_PFREE] = -1
+        scal[st.S_LONG] = longs > 0
         scal[st.S_TOKENS] = int((lengths * words.counts).sum())
         arena = np.zeros(64 * 1024, dtype=np.uint8)
         arena[:256] = np.arange(256, dtype=np.uint8)
@@ -96,13 +104,23 @@ class BpeTrainer:
             tie_stamp=np.full(pairs, -1, dtype=np.int32),
             ph=np.full((2 * pairs, 2), -1, dtype=np.int32),
             lst=np.empty((pairs, 4), dtype=np.int32),
-            # Every word-pair occurrence may need a block slot; a sixth of the symbols is a start.
-            blk=np.empty((max(symbols // st.BLOCK, pairs), 2 + st.BLOCK), dtype=np.int32),
+            # Every word-pair occurrence may need a block slot; a sixth of the symbols is a start
+            # (not counting long words': a word is listed once per pair, however often it holds it).
+            blk=np.empty((max((symbols - longs) // st.BLOCK, pairs), 2 + st.BLOCK), np.int32),
             hp=np.empty((pairs, 4), dtype=np.int64),
             touched=np.zeros(pairs + 1, dtype=np.int32),
             tie_stack=np.empty(st.TIE_STACK, dtype=np.int64),
             scal=scal,
             hf_order=np.array(hf_byte_order(), dtype=np.int64),
+            lnk=lnk if longs else None,  # None: the long-word code is not even compiled
+            # Position lists only with long words: no bytes per pair otherwise.
+            pp=np.full((pairs if longs else 0, 2), -1, dtype=np.int32),
+            # Room for every symbol's position, a part-filled block per pair and the span the
+            # index checks for: no regrowth while indexing.
+            pblk=np.empty(
+                (longs // st.PBLOCK + pairs + st.SPAN if longs else 0, 2 + st.PBLOCK), np.int32
+            ),
+            scr=np.empty(1024, dtype=np.int64) if longs else None,
         )
         self.state: st.TrainState | None = k.init_pairs(state, self.mode)
         give_back_freed_memory()  # what the index's growing tables left behind
@@ -112,7 +130,8 @@ class BpeTrainer:
         """Bytes held by each state array (capacity, not use): for memory reports."""
         if self.state is None:
             return {}
-        return {name: array.nbytes for name, array in self.state._asdict().items()}
+        arrays = self.state._asdict().items()
+        return {name: array.nbytes for name, array in arrays if array is not None}
 
     def release(self) -> None:
         """Free the merge loop's arrays (most of the trainer's memory) when no more merges will
