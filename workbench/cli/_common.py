@@ -177,3 +177,11 @@ def load_tokenizer(args: argparse.Namespace):
     return resolve(
         args.tokenizer, getattr(args, "db", None), getattr(args, "pattern", None)
     ).tokenizer
+
+
+def prepare_kernels(args: argparse.Namespace, job: str, patterns: list[str]) -> None:
+    """Have the kernels `job` needs ready before its work starts, naming each compile on stderr
+    (`session.startup`, the one owner of start-up); silent when they are all cached."""
+    from workbench.session import startup
+
+    startup.ensure(job, patterns, startup.to_stream(sys.stderr, getattr(args, "quiet", False)))

@@ -23,6 +23,7 @@ from workbench.cli._common import (
     add_tokenizer_options,
     check_threads,
     load_tokenizer,
+    prepare_kernels,
     read_text,
     shown,
     special_choice,
@@ -54,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
     if args.files.count("-") > 1:
         raise UsageError("standard input (-) can be read only once")
     tokenizer = load_tokenizer(args)
+    prepare_kernels(args, "encode", [tokenizer.pattern])
     texts = [read_text(source) for source in args.files]
     try:
         encoded = tokenizer.encode_batch(texts, num_threads=args.threads, **special_choice(args))

@@ -20,6 +20,7 @@ from workbench.cli._common import (
     add_quiet_option,
     add_threads_option,
     check_threads,
+    prepare_kernels,
     shown,
 )
 
@@ -134,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
         threads=args.threads,
         total_chars=total or None,
     )
+    prepare_kernels(args, "eval", [c.tokenizer.pattern for c in candidates])
     docs = iter_docs(args.paths, group_by) if args.paths else iter(())
     with ProgressBars(quiet=args.quiet) as bars:
         result = evaluate(candidates, docs, options, bars.fractions(total), threading.Event())

@@ -17,6 +17,7 @@ from workbench.cli._common import (
     has_qt,
     hidden_alias,
     load_tokenizer,
+    prepare_kernels,
     read_text,
     shown,
     special_choice,
@@ -62,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
     if png and not has_qt():
         raise UsageError('a PNG is drawn with Qt: pip install "bpe-workbench[gui]" (or .html)')
     tokenizer = load_tokenizer(args)
+    prepare_kernels(args, "render", [tokenizer.pattern])
     text = read_text(source)
     try:
         render_file(tokenizer, text, args.out, png=png, **special_choice(args))
