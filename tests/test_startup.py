@@ -127,8 +127,8 @@ def test_a_small_cold_run_starts_at_once_and_a_large_one_waits_named(monkeypatch
     start = startup.plan_training([corpus], TrainConfig(vocab_size=300), said.append)
     assert start.count_config.pretokenizer == "regex" and start.kernels_ready is None
     assert [event.line() for event in said] == [
-        "preparing the gpt2 pre-tokenizer (first use) — 1 of 1, about 9 s; training starts at "
-        "once in Python and moves to the fast kernels when ready"
+        "preparing the gpt2 pre-tokenizer in the background (first use, about 9 s); training"
+        " starts at once in Python and moves to the fast kernels when ready"
     ]
     waited: list[str] = []
     monkeypatch.setattr(startup, "ensure", lambda job, patterns, report: waited.append(job))

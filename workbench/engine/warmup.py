@@ -357,7 +357,8 @@ def _helper_main(argv: list[str]) -> None:
     for key in keys:
         compiled = compile_stage(key, pattern, folder)
         if locked:
-            print(f"{key} {pattern}: {'compiled' if compiled else 'already cached'}", flush=True)
+            shown = preset_name(resolve(pattern)) or "a custom pattern"
+            print(f"{key} {shown}: {'compiled' if compiled else 'already cached'}", flush=True)
         else:
             print(key, flush=True)
 

@@ -88,11 +88,18 @@ class StartupEvent:
     done: int
     total: int
     seconds_left: float
-    note: str = ""  # e.g. "training starts at once in Python meanwhile"
+    note: str = ""  # set: the stages compile in the background while the work goes on
+    background: tuple[Need, ...] = ()
 
     def line(self) -> str:
         if self.need is None:
             return f"fast kernels ready for {self.job} ({self.total} compiled)"
+        if self.note:
+            names = ", ".join(need.label for need in self.background or (self.need,))
+            seconds = max(round(self.seconds_left), 1)
+            return (
+                f"preparing {names} in the background (first use, about {seconds} s); {self.note}"
+            )
         text = (
             f"preparing {self.need.label} (first use) — {self.done + 1} of {self.total}, "
             f"about {max(round(self.seconds_left), 1)} s"
@@ -230,7 +237,7 @@ def plan_training(
     trainer_missing = any(need.stage in SHARED_STAGES for need in todo)
     if report is not None:
         note = "training starts at once in Python and moves to the fast kernels when ready"
-        report(StartupEvent(job, todo[0], 0, len(todo), estimate(todo), note))
+        report(StartupEvent(job, todo[0], 0, len(todo), estimate(todo), note, tuple(todo)))
     count_config = dataclasses.replace(config, pretokenizer="regex") if scanner_missing else config
     return TrainingStart(count_config, background.ready if trainer_missing else None, todo)
 
