@@ -113,7 +113,7 @@ def test_the_detached_helper_outlives_its_caller_and_logs(tmp_path):
     assert proc is not None
     assert os.getsid(proc.pid) == proc.pid != os.getsid(0)
     assert proc.wait(300) == 0
-    assert log.read_text().strip().splitlines()[-1] == "index gpt2: already cached"
+    assert log.read_text().strip().splitlines()[-1].startswith("index gpt2: already cached in ")
     assert (cache / "locks" / "index.lock").exists()
 
 
@@ -159,3 +159,36 @@ def test_the_kernel_cache_is_per_user_unless_numba_cache_dir_is_set(tmp_path, pr
         assert folder.parent == tmp_path / "xdg" / "bpe-workbench"
         assert folder.name.startswith(f"numba-py{sys.version_info.major}.{sys.version_info.minor}-")
     assert out[1] == "False"  # decided before (and without) importing Numba
+
+
+def test_prepare_compiles_what_is_missing_and_says_so(monkeypatch, capsys):
+    from workbench.cli import main
+
+    def fake_prepare(presets, report):
+        todo = [Need("encoder", preset) for preset in presets]
+        for done, need in enumerate(todo):
+            report(startup.StartupEvent("prepare", need, done, len(todo), 10.0))
+        return todo
+
+    monkeypatch.setattr(startup, "prepare", fake_prepare)
+    assert main(["prepare", "--preset", "o200k", "cl100k"]) == 0
+    out, err = capsys.readouterr()
+    assert "preparing the o200k encoder (first use) — 1 of 2, about 10 s" in err
+    assert out.startswith("prepared 2 kernel stages in ")
+    monkeypatch.setattr(startup, "prepare", lambda presets, report: [])
+    assert main(["prepare", "-q"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("every kernel is prepared already") and err == ""
+    with pytest.raises(SystemExit) as refused:  # not a preset: a usage error (argparse's)
+        main(["prepare", "--preset", "llama"])
+    assert refused.value.code == 2
+
+
+def test_the_api_names_a_wait_through_logging(caplog):
+    from workbench import api
+
+    with caplog.at_level("INFO", logger="workbench"):
+        api._startup_report(False)(startup.StartupEvent("train", Need("merges", "gpt2"), 0, 2, 14))
+    assert caplog.messages == [
+        "preparing the trainer's merge loop (first use) — 1 of 2, about 14 s"
+    ]

@@ -144,6 +144,8 @@ def load(path: str | os.PathLike | Any, pattern: str | None = None) -> Tokenizer
         return found
     from workbench.engine import formats
 
+    # Loading builds the tables with the encoder's kernels: ready (named) before, exact after.
+    startup.ensure("encode", [pattern or "gpt2"], _startup_report(True))
     tokenizer = formats.load(path, pattern)
     # Its first encode would compile the encoder in silence: do it now, named (cached after).
     startup.ensure("encode", [tokenizer.pattern], _startup_report(True))

@@ -20,6 +20,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -355,10 +356,13 @@ def _helper_main(argv: list[str]) -> None:
     with contextlib.suppress(OSError, AttributeError):  # AttributeError: no nice on Windows
         os.nice(_HELPER_NICENESS)  # the app's own work (counting, the window) comes first
     for key in keys:
+        wall, cpu = time.perf_counter(), time.process_time()
         compiled = compile_stage(key, pattern, folder)
-        if locked:
+        if locked:  # the log in the cache: what each stage cost (benchmarks/first_use.py)
             shown = preset_name(resolve(pattern)) or "a custom pattern"
-            print(f"{key} {shown}: {'compiled' if compiled else 'already cached'}", flush=True)
+            what = "compiled" if compiled else "already cached"
+            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            print(f"{key} {shown}: {what} in {wall:.1f} s ({cpu:.1f} CPU s)", flush=True)
         else:
             print(key, flush=True)
 
