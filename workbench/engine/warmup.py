@@ -207,14 +207,16 @@ def warm_up(
     total = len(keys)
     try:
         for done, key in enumerate(keys):
-            name, run, _ = _STAGES[key]
+            name = _STAGES[key][0]
             if proc is not None and key in in_helper:
                 _wait_for(proc, key, done, total, progress)
                 if proc in _STOPPED:  # the app is closing: do not compile here instead
                     raise CancelledError("the app is closing: kernels are not prepared")
             elif progress is not None:
                 progress(done, total, name)
-            run(pattern)  # compiles, or loads what the helper (or an earlier start) cached
+            # Compiles (under the stage's lock: no other process compiles it meanwhile), or
+            # loads what a helper, another command or an earlier start cached.
+            compile_stage(key, pattern, _lock_folder())
     finally:
         if proc is not None:
             assert proc.stdout is not None
@@ -321,6 +323,13 @@ def compile_stage(stage: str, pattern: str, lock_folder: Path | None) -> bool:
         return compiled
 
 
+def _lock_folder() -> Path | None:
+    """The stage locks' folder, beside the kernels in NUMBA_CACHE_DIR (`import workbench`
+    sets it to the user cache unless the user did); None without one (no locking then)."""
+    cache = os.environ.get("NUMBA_CACHE_DIR")
+    return Path(cache) / "locks" if cache else None
+
+
 def start_detached(pattern: str, keys: Sequence[str], log: Path) -> subprocess.Popen | None:
     """A helper process compiling `keys`, in its own session so it outlives the command that
     started it (Ctrl-C in the terminal does not reach it either), writing to `log`. None where
@@ -344,15 +353,15 @@ def start_detached(pattern: str, keys: Sequence[str], log: Path) -> subprocess.P
 
 
 def _helper_main(argv: list[str]) -> None:
-    """`python -m workbench.engine.warmup [--lock] PATTERN STAGE...`: compile those stages,
-    printing each stage's key when its kernels are in the cache. With `--lock`, each stage
-    under its lock file in NUMBA_CACHE_DIR (a stage another process compiled is only loaded)."""
+    """`python -m workbench.engine.warmup [--lock] PATTERN STAGE...`: compile those stages, each
+    under its lock file in NUMBA_CACHE_DIR (a stage another process compiled is only loaded),
+    printing each stage's key when its kernels are in the cache; with `--lock` (a detached
+    helper writing to the log) a line saying what it cost."""
     locked = argv[:1] == ["--lock"]
     if locked:
         argv = argv[1:]
     pattern, keys = argv[0], argv[1:]
-    cache = os.environ.get("NUMBA_CACHE_DIR")
-    folder = Path(cache) / "locks" if locked and cache else None
+    folder = _lock_folder()
     with contextlib.suppress(OSError, AttributeError):  # AttributeError: no nice on Windows
         os.nice(_HELPER_NICENESS)  # the app's own work (counting, the window) comes first
     for key in keys:
