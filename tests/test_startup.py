@@ -109,7 +109,7 @@ def test_the_detached_helper_outlives_its_caller_and_logs(tmp_path):
     warmup.warm_up("gpt2", only=("index",), helper=False)
     cache = Path(os.environ["NUMBA_CACHE_DIR"])
     log = tmp_path / "compile.log"
-    proc = warmup.start_detached("gpt2", ["index"], log)
+    proc = warmup.start_detached([("index", "gpt2")], log)
     assert proc is not None
     assert os.getsid(proc.pid) == proc.pid != os.getsid(0)
     assert proc.wait(300) == 0
@@ -127,7 +127,7 @@ def test_a_small_cold_run_starts_at_once_and_a_large_one_waits_named(monkeypatch
     start = startup.plan_training([corpus], TrainConfig(vocab_size=300), said.append)
     assert start.count_config.pretokenizer == "regex" and start.kernels_ready is None
     assert [event.line() for event in said] == [
-        "preparing the gpt2 pre-tokenizer in the background (first use, about 9 s); training"
+        "preparing the gpt2 pre-tokenizer in the background (first use, about 13 s); training"
         " starts at once in Python and moves to the fast kernels when ready"
     ]
     waited: list[str] = []

@@ -330,13 +330,15 @@ def _lock_folder() -> Path | None:
     return Path(cache) / "locks" if cache else None
 
 
-def start_detached(pattern: str, keys: Sequence[str], log: Path) -> subprocess.Popen | None:
-    """A helper process compiling `keys`, in its own session so it outlives the command that
-    started it (Ctrl-C in the terminal does not reach it either), writing to `log`. None where
-    no helper can run (a bundled app, no fork): the caller then compiles in this process."""
-    if getattr(sys, "frozen", False) or not keys:
+def start_detached(work: Sequence[tuple[str, str]], log: Path) -> subprocess.Popen | None:
+    """A helper process compiling `work` ((stage, pattern) pairs, in order), in its own session
+    so it outlives the command that started it (Ctrl-C in the terminal does not reach it
+    either), writing to `log`. None where no helper can run (a bundled app, no fork): the
+    caller then compiles in this process."""
+    if getattr(sys, "frozen", False) or not work:
         return None
-    argv = [sys.executable, "-m", "workbench.engine.warmup", "--lock", pattern, *keys]
+    argv = [sys.executable, "-m", "workbench.engine.warmup", "--lock"]
+    argv += [item for stage, pattern in work for item in (stage, pattern)]
     try:
         log.parent.mkdir(parents=True, exist_ok=True)
         with open(log, "ab") as out:
@@ -353,27 +355,27 @@ def start_detached(pattern: str, keys: Sequence[str], log: Path) -> subprocess.P
 
 
 def _helper_main(argv: list[str]) -> None:
-    """`python -m workbench.engine.warmup [--lock] PATTERN STAGE...`: compile those stages, each
-    under its lock file in NUMBA_CACHE_DIR (a stage another process compiled is only loaded),
-    printing each stage's key when its kernels are in the cache; with `--lock` (a detached
-    helper writing to the log) a line saying what it cost."""
-    locked = argv[:1] == ["--lock"]
-    if locked:
-        argv = argv[1:]
-    pattern, keys = argv[0], argv[1:]
+    """`python -m workbench.engine.warmup PATTERN STAGE...` (the window's helper: prints each
+    stage's key when its kernels are cached) or `--lock STAGE PATTERN [STAGE PATTERN...]` (a
+    detached helper: a line per stage, with what it cost, for the log). Each stage compiles
+    under its lock file in NUMBA_CACHE_DIR: one another process compiled is only loaded."""
+    if argv[:1] == ["--lock"]:
+        work = list(zip(argv[1::2], argv[2::2], strict=True))
+    else:
+        work = [(key, argv[0]) for key in argv[1:]]
     folder = _lock_folder()
     with contextlib.suppress(OSError, AttributeError):  # AttributeError: no nice on Windows
         os.nice(_HELPER_NICENESS)  # the app's own work (counting, the window) comes first
-    for key in keys:
+    for key, pattern in work:
         wall, cpu = time.perf_counter(), time.process_time()
         compiled = compile_stage(key, pattern, folder)
-        if locked:  # the log in the cache: what each stage cost (benchmarks/first_use.py)
-            shown = preset_name(resolve(pattern)) or "a custom pattern"
-            what = "compiled" if compiled else "already cached"
-            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-            print(f"{key} {shown}: {what} in {wall:.1f} s ({cpu:.1f} CPU s)", flush=True)
-        else:
+        if argv[:1] != ["--lock"]:
             print(key, flush=True)
+            continue
+        shown = preset_name(resolve(pattern)) or "a custom pattern"
+        what = "compiled" if compiled else "already cached"
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        print(f"{key} {shown}: {what} in {wall:.1f} s ({cpu:.1f} CPU s)", flush=True)
 
 
 if __name__ == "__main__":

@@ -45,7 +45,7 @@ JOB_STAGES: dict[str, tuple[str, ...]] = {
 }
 # Wall seconds a stage takes to compile on an idle core of the reference machine (2 cores,
 # benchmarks/first_use.py --stages): only for "about N s"; a busy machine takes longer.
-STAGE_SECONDS = {"pretokenizer": 9.0, "index": 5.0, "merges": 9.0, "encoder": 10.0}
+STAGE_SECONDS = {"pretokenizer": 13.0, "index": 5.0, "merges": 7.0, "encoder": 10.0}
 # Stages that do not depend on the pattern: listed once however many presets a job uses.
 SHARED_STAGES = ("index", "merges")
 # Corpora up to this size start training at once on a first use: `regex` counts them (a few
@@ -295,17 +295,20 @@ def to_log(logger: logging.Logger = LOG) -> Report:
 
 
 def _start_helpers(todo: Sequence[Need]) -> list[subprocess.Popen]:
-    """One helper for the trainer's stages and one per pattern for the rest: on two cores the
-    trainer and the pre-tokenizer finish together in about the time of the longer one. Each
-    stage is under its own lock, so helpers started together never compile one twice."""
+    """One helper per kind of stage (the trainer's, the pre-tokenizers, the encoders), each
+    going through its presets in order: presets of one kind share kernels, which two helpers
+    would both compile; kinds share none, and on two cores the trainer and the pre-tokenizer
+    finish together in about the time of the longer one. Each stage is under its own lock, so
+    helpers of several commands never compile one twice either."""
     from workbench.engine.warmup import start_detached
 
-    groups: dict[tuple[bool, str], list[str]] = {}
+    kinds: dict[str, list[tuple[str, str]]] = {}
     for need in todo:
-        groups.setdefault((need.stage in SHARED_STAGES, need.pattern), []).append(need.stage)
+        kind = "trainer" if need.stage in SHARED_STAGES else need.stage
+        kinds.setdefault(kind, []).append((need.stage, need.pattern))
     helpers = []
-    for (_, pattern), stages in groups.items():
-        proc = start_detached(pattern, stages, log_file())
+    for work in kinds.values():
+        proc = start_detached(work, log_file())
         if proc is not None:
             helpers.append(proc)
     return helpers
