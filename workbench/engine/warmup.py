@@ -8,6 +8,11 @@ window can show "Preparing the fast kernels (first start only) — 2 of 5" inste
 several stages are missing from the cache the trainer's are compiled at the same time in a
 helper process, which fills the shared cache; this process then loads them. Qt-free.
 
+Every stage compiles under a lock file in the kernel cache (`stage_lock`, `compile_stage`), in
+helpers and in-process alike, so two processes never compile the same stage at once: the second
+finds it cached and loads it. `start_detached` starts a helper that outlives its command. This
+module is the mechanics; when to compile and what to tell the user is `session.startup`'s.
+
     from workbench.engine.warmup import warm_up
     warm_up("gpt2", lambda done, total, stage: print(f"{done} of {total}: {stage}"))
 """
