@@ -127,7 +127,7 @@ def test_a_small_cold_run_starts_at_once_and_a_large_one_waits_named(monkeypatch
     start = startup.plan_training([corpus], TrainConfig(vocab_size=300), said.append)
     assert start.count_config.pretokenizer == "regex" and start.kernels_ready is None
     assert [event.line() for event in said] == [
-        "preparing the gpt2 pre-tokenizer in the background (first use, about 13 s); training"
+        "preparing the gpt2 pre-tokenizer in the background (first use, about 15 s); training"
         " starts at once in Python and moves to the fast kernels when ready"
     ]
     waited: list[str] = []
@@ -192,3 +192,17 @@ def test_the_api_names_a_wait_through_logging(caplog):
     assert caplog.messages == [
         "preparing the trainer's merge loop (first use) — 1 of 2, about 14 s"
     ]
+
+
+def test_helpers_share_the_work_over_the_cores_each_stage_once(monkeypatch):
+    shares: list[list[tuple[str, str]]] = []
+    monkeypatch.setattr(warmup, "start_detached", lambda work, log: shares.append(work))
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    todo = startup.needs("prepare", ["gpt2", "cl100k", "o200k"])
+    startup._start_helpers(todo)
+    assert len(shares) == 2
+    assert sorted(item for share in shares for item in share) == sorted(
+        (need.stage, need.pattern) for need in todo
+    )
+    trainer = next(share for share in shares if ("index", "gpt2") in share)
+    assert trainer.index(("merges", "gpt2")) == trainer.index(("index", "gpt2")) + 1

@@ -43,9 +43,10 @@ JOB_STAGES: dict[str, tuple[str, ...]] = {
     "bench": ("pretokenizer", "index", "merges", "encoder"),
     "prepare": ("pretokenizer", "index", "merges", "encoder"),
 }
-# Wall seconds a stage takes to compile on an idle core of the reference machine (2 cores,
-# benchmarks/first_use.py --stages): only for "about N s"; a busy machine takes longer.
-STAGE_SECONDS = {"pretokenizer": 13.0, "index": 5.0, "merges": 7.0, "encoder": 10.0}
+# CPU seconds a stage takes to compile on the reference machine (2 cores; `compile.log` in the
+# cache after `bpe-workbench prepare`: 5 and 7 for the trainer, 12-24 per preset for the
+# pre-tokenizer and the encoder): only for "about N s"; a busy machine takes longer.
+STAGE_SECONDS = {"pretokenizer": 15.0, "index": 5.0, "merges": 7.0, "encoder": 15.0}
 # Stages that do not depend on the pattern: listed once however many presets a job uses.
 SHARED_STAGES = ("index", "merges")
 # Corpora up to this size start training at once on a first use: `regex` counts them (a few
@@ -156,6 +157,10 @@ class Background:
             self._ready = all(_settled(need) for need in self.needs)
         return self._ready
 
+    def seconds_left(self, remaining: Sequence[Need]) -> float:
+        """About how long `remaining` takes, its helpers compiling side by side."""
+        return estimate(remaining) / max(1, min(len(self.helpers), os.cpu_count() or 1))
+
     def helpers_ended(self) -> bool:
         return all(proc.poll() is not None for proc in self.helpers)
 
@@ -177,7 +182,7 @@ def ensure(
     total = len(todo)
     for done, need in enumerate(todo):
         if report is not None:
-            report(StartupEvent(job, need, done, total, estimate(todo[done:])))
+            report(StartupEvent(job, need, done, total, background.seconds_left(todo[done:])))
         _wait_for(need, background)
     if report is not None:
         report(StartupEvent(job, None, total, total, 0.0))
@@ -195,7 +200,8 @@ def prepare(
     background = Background(todo)
     for done, need in enumerate(todo):
         if report is not None:
-            report(StartupEvent("prepare", need, done, len(todo), estimate(todo[done:])))
+            left = background.seconds_left(todo[done:])
+            report(StartupEvent("prepare", need, done, len(todo), left))
         _wait_for(need, background)
     return todo
 
@@ -237,7 +243,8 @@ def plan_training(
     trainer_missing = any(need.stage in SHARED_STAGES for need in todo)
     if report is not None:
         note = "training starts at once in Python and moves to the fast kernels when ready"
-        report(StartupEvent(job, todo[0], 0, len(todo), estimate(todo), note, tuple(todo)))
+        left = background.seconds_left(todo)
+        report(StartupEvent(job, todo[0], 0, len(todo), left, note, tuple(todo)))
     count_config = dataclasses.replace(config, pretokenizer="regex") if scanner_missing else config
     return TrainingStart(count_config, background.ready if trainer_missing else None, todo)
 
@@ -295,20 +302,26 @@ def to_log(logger: logging.Logger = LOG) -> Report:
 
 
 def _start_helpers(todo: Sequence[Need]) -> list[subprocess.Popen]:
-    """One helper per kind of stage (the trainer's, the pre-tokenizers, the encoders), each
-    going through its presets in order: presets of one kind share kernels, which two helpers
-    would both compile; kinds share none, and on two cores the trainer and the pre-tokenizer
-    finish together in about the time of the longer one. Each stage is under its own lock, so
-    helpers of several commands never compile one twice either."""
+    """As many detached helpers as there are cores (at most), the work shared between them by
+    estimated seconds, each going through its share in the job's order. Presets share no
+    compiled code (each preset's kernels are compiled whole), so any split works; the trainer's
+    two stages stay together. Each stage is under its own lock, so the helpers of several
+    commands never compile one twice."""
     from workbench.engine.warmup import start_detached
 
-    kinds: dict[str, list[tuple[str, str]]] = {}
+    units: list[list[Need]] = []
     for need in todo:
-        kind = "trainer" if need.stage in SHARED_STAGES else need.stage
-        kinds.setdefault(kind, []).append((need.stage, need.pattern))
+        if need.stage in SHARED_STAGES and units and units[-1][0].stage in SHARED_STAGES:
+            units[-1].append(need)
+        else:
+            units.append([need])
+    shares: list[list[Need]] = [[] for _ in range(min(len(units), os.cpu_count() or 2))]
+    for unit in sorted(units, key=estimate, reverse=True):  # longest first, to the lightest
+        min(shares, key=estimate).extend(unit)
     helpers = []
-    for work in kinds.values():
-        proc = start_detached(work, log_file())
+    for share in shares:
+        share.sort(key=todo.index)
+        proc = start_detached([(need.stage, need.pattern) for need in share], log_file())
         if proc is not None:
             helpers.append(proc)
     return helpers
