@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import random
+import signal
 import subprocess
 import sys
 import threading
@@ -103,8 +104,8 @@ def test_who_starts_a_run():
 
 
 def test_a_first_start_trains_at_once_on_the_command_line(tmp_path):
-    """From an empty Numba cache, `train` does not wait for the compiler on a small corpus,
-    writes the same files as a warm run, and leaves no helper process behind."""
+    """From an empty Numba cache, `train` does not wait for the compiler on a small corpus and
+    writes the same files as a warm run; the compile it started goes on, detached from it."""
     corpus = CORPORA / "corpus.en"
     if not corpus.exists():
         pytest.skip(f"{corpus} is not there")
@@ -118,7 +119,7 @@ def test_a_first_start_trains_at_once_on_the_command_line(tmp_path):
         check=False,
     )
     assert cold.returncode == 0, cold.stderr[-2000:]
-    assert "in the background (first start only)" in cold.stderr
+    assert "training starts at once in Python" in cold.stderr
     warm = subprocess.run(
         [*argv, "--no-db", "--out", str(tmp_path / "warm")],
         capture_output=True,
@@ -127,10 +128,13 @@ def test_a_first_start_trains_at_once_on_the_command_line(tmp_path):
         check=False,
     )
     assert warm.returncode == 0, warm.stderr[-2000:]
-    assert "first start" not in warm.stderr
+    assert "first use" not in warm.stderr
     for name in ("merges.txt", "vocab.json"):
         assert (tmp_path / "cold" / name).read_bytes() == (tmp_path / "warm" / name).read_bytes()
-    assert _processes_with(f"NUMBA_CACHE_DIR={tmp_path / 'cache'}".encode()) == []
+    helpers = _processes_with(f"NUMBA_CACHE_DIR={tmp_path / 'cache'}".encode())
+    for pid in helpers:  # still compiling: detached (their own session), so they outlive `train`
+        assert os.getsid(int(pid)) == int(pid)
+        os.kill(int(pid), signal.SIGTERM)  # this test's own helpers: spare the shared machine
 
 
 def _processes_with(setting: bytes) -> list[str]:

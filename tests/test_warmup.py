@@ -39,26 +39,6 @@ def test_the_helper_process_reports_each_stage_it_compiled():
     assert proc.stdout.split() == ["index"]
 
 
-def test_a_quick_start_is_planned_only_for_small_lex_runs_on_a_cold_cache(monkeypatch):
-    from workbench.engine import warmup
-
-    listed: list[int] = []
-
-    def size() -> int:
-        listed.append(1)
-        return 1000
-
-    assert warmup.quick_start("gpt2", "lexicographic", size) is None  # all compiled here
-    assert listed == []  # a later start does not walk the corpus for the plan
-    cold = {"pretokenizer"}
-    monkeypatch.setattr(warmup, "is_ready", lambda key, pattern="gpt2": key not in cold)
-    quick = warmup.quick_start("gpt2", "lexicographic", lambda: 1000)
-    assert quick is not None and not quick.use_scanner and quick.kernels_ready is None
-    assert warmup.quick_start("gpt2", "hf", lambda: 1000) is None  # HF: the kernels only
-    assert warmup.quick_start("gpt2", "lexicographic", lambda: None) is None  # size unknown
-    assert warmup.quick_start("gpt2", "lexicographic", lambda: warmup.QUICK_COUNT_BYTES + 1) is None
-
-
 def test_closing_the_app_stops_a_helper_compile_without_compiling_here(monkeypatch, tmp_path):
     """`stop_compiling` ends the helper at once, and the `warm_up` waiting for it raises
     instead of compiling the stage in this process."""
@@ -75,15 +55,3 @@ def test_closing_the_app_stops_a_helper_compile_without_compiling_here(monkeypat
     with pytest.raises(CancelledError):
         warmup.warm_up("gpt2", progress, only=("merges",), helper_takes_all=True)
     assert started.is_set() and not warmup._LIVE
-
-
-def test_a_custom_pattern_plans_no_scanner(monkeypatch):
-    from workbench.engine import warmup
-
-    monkeypatch.setattr(warmup, "is_ready", lambda key, pattern="gpt2": False)
-    quick = warmup.quick_start(r"\w+|\W+", "lexicographic", lambda: 1000)
-    try:
-        assert quick is not None and not quick.use_scanner
-        assert quick.kernels_ready is not None  # a helper compiles the trainer meanwhile
-    finally:
-        quick.close()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import sys
 from collections.abc import Callable, Iterable, Sized
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +28,7 @@ from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.engine.errors import CancelledError, ConfigError
 from workbench.engine.events import MergeBatch
 from workbench.engine.pretokenize.results import CorpusStats
-from workbench.session import first_start
+from workbench.session import startup
 from workbench.session.counting import count_documents, count_paths
 from workbench.session.interrupts import stop_on_signals
 from workbench.session.run import Counted, RunSession
@@ -111,37 +112,33 @@ def train(
         raise ConfigError(
             "the corpus is an empty path; give a file or folder, or documents in a list"
         )
-    # A first start on a small corpus on disk does not wait for the compiler (first_start).
-    quick = first_start.quick_start([corpus], config) if _is_path(corpus) else None
+    # Start-up (compiling kernels on first use, named as it happens) is decided in one place.
+    paths = [corpus] if _is_path(corpus) else None
+    start = startup.plan_training(paths, config, _startup_report(progress))
     merges_wanted = max(vocab_size - 256 - len(config.special_tokens), 0)
-    try:
-        # Ctrl-C while counting: a flag polled between units (not an exception in a kernel)
-        with stop_on_signals() as interrupted:
+    # Ctrl-C while counting: a flag polled between units (not an exception in a kernel)
+    with stop_on_signals() as interrupted:
 
-            def cancel() -> bool:
-                return interrupted.is_set
+        def cancel() -> bool:
+            return interrupted.is_set
 
-            try:
-                counted = _count(
-                    corpus, first_start.counting_config(config, quick), progress, cancel
-                )
-            except CancelledError:
-                if interrupted.is_set:
-                    raise KeyboardInterrupt from None
-                raise
-        with progress_api.bar(merges_wanted, "merges", "merging", progress) as merged:
-            listeners = [lambda batch: merged(batch.end_rank)]
-            listeners += [on_merge_batch] if on_merge_batch is not None else []
-            session = RunSession.start(
-                counted, config, db, name=name, listeners=listeners,
-                kernels_ready=first_start.ready(quick),
-            )  # fmt: skip
-            with session, stop_on_signals() as interrupted:
-                reason = session.advance(should_stop=interrupted.check)
-                if reason is StopReason.INTERRUPTED:
-                    raise KeyboardInterrupt
-    finally:
-        first_start.close(quick)
+        try:
+            counted = _count(corpus, start.count_config, progress, cancel)
+        except CancelledError:
+            if interrupted.is_set:
+                raise KeyboardInterrupt from None
+            raise
+    with progress_api.bar(merges_wanted, "merges", "merging", progress) as merged:
+        listeners = [lambda batch: merged(batch.end_rank)]
+        listeners += [on_merge_batch] if on_merge_batch is not None else []
+        session = RunSession.start(
+            counted, config, db, name=name, listeners=listeners,
+            kernels_ready=start.kernels_ready,
+        )  # fmt: skip
+        with session, stop_on_signals() as interrupted:
+            reason = session.advance(should_stop=interrupted.check)
+            if reason is StopReason.INTERRUPTED:
+                raise KeyboardInterrupt
     session.release_trainer()  # the run has ended: the tokenizer is built without its arrays
     return TrainResult(
         tokenizer=session.tokenizer(),
@@ -173,7 +170,27 @@ def load(path: str | os.PathLike | Any, pattern: str | None = None) -> Tokenizer
         return found
     from workbench.engine import formats
 
-    return formats.load(path, pattern)
+    # Loading builds the tables with the encoder's kernels: ready (named) before, exact after.
+    startup.ensure("encode", [pattern or "gpt2"], _startup_report(True))
+    tokenizer = formats.load(path, pattern)
+    # Its first encode would compile the encoder in silence: do it now, named (cached after).
+    startup.ensure("encode", [tokenizer.pattern], _startup_report(True))
+    return tokenizer
+
+
+def _startup_report(progress: bool) -> startup.Report:
+    """Each wait for the compiler through `logging` ("workbench", INFO) and, where progress
+    bars are shown, as a line above them."""
+    logged = startup.to_log()
+
+    def report(event: startup.StartupEvent) -> None:
+        logged(event)
+        if progress and progress_api.visible():
+            from tqdm import tqdm
+
+            tqdm.write(f"workbench: {event.line()}", file=sys.stderr)
+
+    return report
 
 
 def _specials(special_tokens: Iterable[str] | str) -> tuple[str, ...]:

@@ -35,6 +35,7 @@ COMMAND_MODULES = (
     "workbench.cli.runs",
     "workbench.cli.bench",
     "workbench.cli.eval",
+    "workbench.cli.prepare",
     "workbench.cli.completion",
 )
 # Option values the engine checks (a vocabulary below the alphabet, a bad regex) are usage errors.

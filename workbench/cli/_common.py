@@ -174,6 +174,28 @@ def load_tokenizer(args: argparse.Namespace):
     """The tokenizer `--tokenizer` names (a run is read from a read-only store)."""
     from workbench.evaluate.specs import resolve
 
+    # Loading builds the tokenizer's tables with the encoder's kernels: ready them first.
+    prepare_kernels(args, "encode", patterns_before_loading([args.tokenizer], args))
     return resolve(
         args.tokenizer, getattr(args, "db", None), getattr(args, "pattern", None)
     ).tokenizer
+
+
+PRESET_NAMES = ("gpt2", "cl100k", "o200k")
+
+
+def patterns_before_loading(specs: list[str], args: argparse.Namespace) -> list[str]:
+    """The patterns `--tokenizer` specs will have, as far as known before loading them: a
+    preset's own, and for files and runs `--pattern` (or gpt2); exact after loading."""
+    guessed = [spec for spec in specs if spec in PRESET_NAMES]
+    if len(guessed) < len(specs):
+        guessed.append(getattr(args, "pattern", None) or "gpt2")
+    return guessed
+
+
+def prepare_kernels(args: argparse.Namespace, job: str, patterns: list[str]) -> None:
+    """Have the kernels `job` needs ready before its work starts, naming each compile on stderr
+    (`session.startup`, the one owner of start-up); silent when they are all cached."""
+    from workbench.session import startup
+
+    startup.ensure(job, patterns, startup.to_stream(sys.stderr, getattr(args, "quiet", False)))

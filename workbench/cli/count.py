@@ -22,6 +22,7 @@ from workbench.cli._common import (
     add_quiet_option,
     add_threads_option,
     check_threads,
+    prepare_kernels,
     print_json,
     shown,
 )
@@ -102,6 +103,8 @@ def run(args: argparse.Namespace) -> int:
     )
     if counts_file.counts_path(args.paths) is not None:
         raise UsageError(f"{args.paths[0]} is a counts file already (use --merge to sum some)")
+    if not (args.regex_pretokenizer or args.dask):  # the scanner (Dask's workers: their own)
+        prepare_kernels(args, "count", [config.pattern_string])
     with ProgressBars(quiet=args.quiet) as bars:
         progress = bars.bytes("count", corpus_size(args.paths) if bars.enabled else None)
         if args.dask:

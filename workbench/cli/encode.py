@@ -27,6 +27,7 @@ from workbench.cli._common import (
     add_tokenizer_options,
     check_threads,
     load_tokenizer,
+    prepare_kernels,
     shown,
     special_choice,
     special_refusal,
@@ -59,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
     if args.files.count("-") > 1:
         raise UsageError("standard input (-) can be read only once")
     tokenizer = load_tokenizer(args)
+    prepare_kernels(args, "encode", [tokenizer.pattern])
     rules = special_choice(args)
     for source in args.files:  # a bad file stops everything before anything is printed
         if source != "-":

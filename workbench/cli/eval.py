@@ -20,6 +20,8 @@ from workbench.cli._common import (
     add_quiet_option,
     add_threads_option,
     check_threads,
+    patterns_before_loading,
+    prepare_kernels,
     shown,
 )
 
@@ -120,6 +122,8 @@ def run(args: argparse.Namespace) -> int:
     for target, _ in outputs:  # a bad output fails now, not after minutes of encoding
         check_output(target)
     total = sum(f.stat().st_size for f in list_files(args.paths))
+    # Loading builds each tokenizer's tables with the encoder's kernels: ready them first.
+    prepare_kernels(args, "eval", patterns_before_loading(args.tokenizer, args))
     candidates = resolve_all(args.tokenizer, args.db, args.pattern)
     if len({c.name for c in candidates}) != len(candidates):
         raise UsageError("--tokenizer: the same tokenizer is named twice")
@@ -134,6 +138,7 @@ def run(args: argparse.Namespace) -> int:
         threads=args.threads,
         total_chars=total or None,
     )
+    prepare_kernels(args, "eval", [c.tokenizer.pattern for c in candidates])
     docs = iter_docs(args.paths, group_by) if args.paths else iter(())
     with ProgressBars(quiet=args.quiet) as bars:
         result = evaluate(candidates, docs, options, bars.fractions(total), threading.Event())

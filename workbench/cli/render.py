@@ -19,6 +19,7 @@ from workbench.cli._common import (
     has_qt,
     hidden_alias,
     load_tokenizer,
+    prepare_kernels,
     read_text,
     shown,
     special_choice,
@@ -77,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
     if source != "-" and (refusal := size_refusal(name, _file_size(source), limit)):
         return _refuse(refusal)  # before reading a byte of it
     tokenizer = load_tokenizer(args)
+    prepare_kernels(args, "render", [tokenizer.pattern])
     text = read_text(source)
     if refusal := size_refusal(name, len(text.encode("utf-8")), limit):
         return _refuse(refusal)

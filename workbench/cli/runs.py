@@ -19,6 +19,7 @@ from workbench.cli._common import (
     add_db_option,
     add_quiet_option,
     hidden_alias,
+    prepare_kernels,
     print_json,
     shown,
 )
@@ -211,7 +212,9 @@ def _cmd_continue(args: argparse.Namespace) -> int:
     with _open(args) as store:
         path = store.path
         before = store.merge_count(args.id)
-        specials = len(store.get_run(args.id).settings.get("special_tokens") or ())
+        settings = store.get_run(args.id).settings
+        specials = len(settings.get("special_tokens") or ())
+    prepare_kernels(args, "train", [settings.get("pattern") or "gpt2"])  # it counts again
     with stop_on_signals() as interrupted, ProgressBars(quiet=args.quiet) as bars:
 
         def count(paths, config):

@@ -196,35 +196,23 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _quick_start(args, config):
-    """On a first start, a small run starts at once (see `session.first_start`), or None."""
-    if args.from_counts:
-        return None
-    from workbench.session.first_start import quick_start
+def _start(args, config):
+    """How this run starts (`session.startup`: the one first-use policy), each wait for the
+    compiler named on stderr; nothing is said when every kernel is cached."""
+    from workbench.session import startup
 
-    quick = quick_start(args.paths, config)
-    if quick is not None and not args.quiet:
-        print(
-            "preparing the fast kernels in the background (first start only); "
-            "training starts at once and moves to them when they are ready",
-            file=sys.stderr,
-        )
-    return quick
+    report = startup.to_stream(sys.stderr, args.quiet)
+    if args.from_counts:  # no counting: the trainer's kernels only
+        return startup.plan_training(None, config, report, scanner_path=False)
+    return startup.plan_training(args.paths, config, report)
 
 
-def _count(args, config, bars, interrupted, quick=None):
-    from workbench.engine.warmup import prepare_training
+def _count(args, config, bars, interrupted, start=None):
     from workbench.session.counting import count_paths
-    from workbench.session.first_start import counting_config
 
-    if quick is None:
-        prepare_training(  # first start only: compile the kernels, and say so (not corpus time)
-            config.pattern_string,
-            scanner_path=config.pretokenizer == "auto" and not args.from_counts,
-            notice=None if args.quiet else lambda line: print(line, file=sys.stderr),
-        )
-    else:  # the same pieces, without waiting for the scanner to compile
-        config = counting_config(config, quick)
+    if start is None:
+        start = _start(args, config)
+    config = start.count_config  # `regex` while the scanner compiles: the same pieces
     if args.from_counts:  # counts made by `bpe-workbench count` replace the counting
         from workbench.engine.pretokenize.counts_file import read_counts
         from workbench.session.run import Counted
@@ -244,10 +232,9 @@ def _count(args, config, bars, interrupted, quick=None):
 
 
 def _train(
-    counted, config, store_path, name, bars, interrupted, out, formats, sweep=None, quick=None
+    counted, config, store_path, name, bars, interrupted, out, formats, sweep=None, start=None
 ):
     """One run on counted text: train, export, end. Returns the ended session and files."""
-    from workbench.session.first_start import ready
     from workbench.session.run import RunSession
     from workbench.session.states import StopReason
 
@@ -261,7 +248,7 @@ def _train(
         name,
         [show],
         sweep=sweep,
-        kernels_ready=ready(quick),
+        kernels_ready=None if start is None else start.kernels_ready,
         count_ties=count_ties,
     ) as session:
         reason = session.advance(should_stop=interrupted.check)
@@ -274,18 +261,13 @@ def _train(
 
 
 def _train_one(args, config, store_path, formats, bars, interrupted) -> dict:
-    from workbench.session.first_start import close
-
     started = time.perf_counter()
-    quick = _quick_start(args, config)
-    try:
-        counted = _count(args, config, bars, interrupted, quick)
-        session, written = _train(
-            counted, config, store_path, args.name, bars, interrupted, args.out_dir, formats,
-            quick=quick,
-        )  # fmt: skip
-    finally:
-        close(quick)
+    start = _start(args, config)
+    counted = _count(args, config, bars, interrupted, start)
+    session, written = _train(
+        counted, config, store_path, args.name, bars, interrupted, args.out_dir, formats,
+        start=start,
+    )  # fmt: skip
     return _summary(counted.stats, session, time.perf_counter() - started, written)
 
 
@@ -293,17 +275,18 @@ def _train_sweep(args, steps, store_path, formats, bars, interrupted) -> dict:
     """Count once per pattern, train each size; files go to OUT/<pattern>-<size>/."""
     from workbench.session.run import run_name
 
-    counted_for: dict[str, object] = {}
+    counted_for: dict[str, tuple] = {}
     runs = []
     for step in steps:
         config = step.config
         if config.pattern not in counted_for:
-            counted_for[config.pattern] = _count(args, config, bars, interrupted)
-        counted = counted_for[config.pattern]
+            start = _start(args, config)
+            counted_for[config.pattern] = (_count(args, config, bars, interrupted, start), start)
+        counted, start = counted_for[config.pattern]
         name = f"{args.name or run_name(counted.paths, config.vocab_size)} · sweep {step.index}/{step.of}"
         out = args.out_dir / step.label
         session, _ = _train(
-            counted, config, store_path, name, bars, interrupted, out, formats, step.tag
+            counted, config, store_path, name, bars, interrupted, out, formats, step.tag, start
         )
         trainer = session.trainer
         runs.append(

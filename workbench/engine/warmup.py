@@ -8,6 +8,11 @@ window can show "Preparing the fast kernels (first start only) — 2 of 5" inste
 several stages are missing from the cache the trainer's are compiled at the same time in a
 helper process, which fills the shared cache; this process then loads them. Qt-free.
 
+Every stage compiles under a lock file in the kernel cache (`stage_lock`, `compile_stage`), in
+helpers and in-process alike, so two processes never compile the same stage at once: the second
+finds it cached and loads it. `start_detached` starts a helper that outlives its command. This
+module is the mechanics; when to compile and what to tell the user is `session.startup`'s.
+
     from workbench.engine.warmup import warm_up
     warm_up("gpt2", lambda done, total, stage: print(f"{done} of {total}: {stage}"))
 """
@@ -15,19 +20,21 @@ helper process, which fills the shared cache; this process then loads them. Qt-f
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from pathlib import Path
 
 from workbench.engine._native import id_lists, utf8_text
 from workbench.engine._native import libc_read as _libc_read
 from workbench.engine.config import TrainConfig
 from workbench.engine.encode import _merge, _scanned, _tables
 from workbench.engine.errors import CancelledError
-from workbench.engine.patterns.regexes import resolve
+from workbench.engine.patterns.regexes import preset_name, resolve
 from workbench.engine.pretokenize import scan as scanner
 from workbench.engine.pretokenize.scan import fold as count_fold
 from workbench.engine.pretokenize.words import WordTable
@@ -205,14 +212,16 @@ def warm_up(
     total = len(keys)
     try:
         for done, key in enumerate(keys):
-            name, run, _ = _STAGES[key]
+            name = _STAGES[key][0]
             if proc is not None and key in in_helper:
                 _wait_for(proc, key, done, total, progress)
                 if proc in _STOPPED:  # the app is closing: do not compile here instead
                     raise CancelledError("the app is closing: kernels are not prepared")
             elif progress is not None:
                 progress(done, total, name)
-            run(pattern)  # compiles, or loads what the helper (or an earlier start) cached
+            # Compiles (under the stage's lock: no other process compiles it meanwhile), or
+            # loads what a helper, another command or an earlier start cached.
+            compile_stage(key, pattern, _lock_folder())
     finally:
         if proc is not None:
             assert proc.stdout is not None
@@ -223,103 +232,6 @@ def warm_up(
     if progress is not None:
         progress(total, total, "ready")
     return missing
-
-
-def prepare_training(
-    pattern: str, scanner_path: bool = True, notice: Callable[[str], None] | None = None
-) -> list[str]:
-    """Warm what a training run needs (not the encoder), calling `notice` with one line first
-    when something must be compiled, so the wait is named for what it is."""
-    only = ("pretokenizer", "index", "merges") if scanner_path else ("index", "merges")
-    keys = [key for key in stages(pattern) if key in only]
-    if notice is not None and any(is_ready(key, pattern) is False for key in keys):
-        notice("preparing the fast kernels (first start only; later runs load them from cache)")
-    return warm_up(pattern, only=only)
-
-
-# Corpora up to this size are counted with `regex` while the scanner is not compiled: `regex`
-# reads a few MB a second, so a small corpus is counted before the scanner would be ready.
-QUICK_COUNT_BYTES = 8 << 20
-
-
-@dataclass
-class QuickStart:
-    """How a run starts on a first start without waiting for the compiler (`quick_start`)."""
-
-    use_scanner: bool  # False: count with `regex` this time (same pieces, no compile)
-    kernels_ready: Callable[[], bool] | None  # for `starting_trainer.trainer_for`
-    close: Callable[[], None]  # stop the helper process if it still compiles
-
-
-def quick_start(
-    pattern: str,
-    tie_break: str,
-    corpus_bytes: Callable[[], int | None],
-    scanner_path: bool = True,
-) -> QuickStart | None:
-    """Start a small LEX run at once on a first start: count with `regex` when the scanner is
-    not compiled, train in Python while a helper process compiles the trainer's kernels, then
-    hand over to them (`starting_trainer`). None: the usual path applies (everything is
-    compiled already, or the run is large or in HF mode, where waiting for the kernels is
-    quicker or required); call `prepare_training` then. `corpus_bytes()` (None: unknown) is
-    asked only when something is not compiled: a later start does not walk the corpus twice."""
-    trainer_ready = all(is_ready(key, pattern) is not False for key in ("index", "merges"))
-    scanner_path = scanner_path and "pretokenizer" in stages(pattern)  # a custom pattern: regex
-    scanner_ready = not scanner_path or is_ready("pretokenizer", pattern) is not False
-    if (trainer_ready and scanner_ready) or tie_break == "hf":
-        return None
-    size = corpus_bytes()
-    if size is None or size > QUICK_COUNT_BYTES:
-        return None
-    if trainer_ready:
-        return QuickStart(use_scanner=False, kernels_ready=None, close=lambda: None)
-    background = BackgroundCompile(pattern, ["index", "merges"])
-    return QuickStart(
-        use_scanner=scanner_ready and scanner_path,
-        kernels_ready=background.ready,
-        close=background.close,
-    )
-
-
-class BackgroundCompile:
-    """Stages compiling in a helper process; `ready()` once all are in the cache (or the
-    helper could not run: then the first use compiles them here, as without a helper)."""
-
-    def __init__(self, pattern: str, keys: list[str]) -> None:
-        self._left = set(keys)
-        self._done = threading.Event()
-        self._proc = _start_helper(pattern, keys)
-        if self._proc is None:
-            self._done.set()
-            return
-        self._thread = threading.Thread(target=self._follow, name="kernel-helper", daemon=True)
-        self._thread.start()
-
-    def _follow(self) -> None:
-        assert self._proc is not None and self._proc.stdout is not None
-        try:
-            for line in self._proc.stdout:
-                self._left.discard(line.strip())
-                if not self._left:
-                    break
-        except (OSError, ValueError):
-            pass  # closed under us: `close` was called
-        self._done.set()
-
-    def ready(self) -> bool:
-        return self._done.is_set()
-
-    def close(self) -> None:
-        if self._proc is None:
-            return
-        if self._proc.poll() is None:
-            self._proc.terminate()  # Numba writes cache files whole (temp file, then rename)
-        self._proc.wait()
-        _LIVE.discard(self._proc)
-        _STOPPED.discard(self._proc)
-        self._thread.join(5)  # it sees the pipe's end once the helper is gone
-        if self._proc.stdout is not None:
-            self._proc.stdout.close()
 
 
 def _cached(kernel: object) -> bool | None:
@@ -359,15 +271,116 @@ def _wait_for(proc: subprocess.Popen, key: str, done: int, total: int, progress)
             return
 
 
+def lock_name(stage: str, pattern: str) -> str:
+    """The lock file's name for a stage: the trainer's kernels are the same for every pattern;
+    the scanner's and the encoder's differ per preset (a custom pattern: by its digest)."""
+    if stage in ("index", "merges"):
+        return f"{stage}.lock"
+    resolved = resolve(pattern)
+    name = preset_name(resolved)
+    if name is not None:
+        return f"{stage}-{name}.lock"
+    digest = hashlib.sha256(resolved.encode()).hexdigest()[:16]
+    return f"{stage}-custom-{digest}.lock"
+
+
+@contextlib.contextmanager
+def stage_lock(folder: Path, stage: str, pattern: str, wait: bool = True):
+    """Hold the stage's lock file in `folder` (fcntl.flock, released when the process ends,
+    however it ends), so two processes never compile the same kernels at once. Yields False
+    when `wait` is False and another process holds it; True otherwise (also where there are no
+    file locks: Windows, a read-only cache: then it does not exclude anyone)."""
+    try:
+        import fcntl
+    except ImportError:
+        yield True
+        return
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle = open(folder / lock_name(stage, pattern), "a+b")  # noqa: SIM115 -- held below
+    except OSError:
+        yield True
+        return
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+            return
+        except OSError:
+            yield True
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def compile_stage(stage: str, pattern: str, lock_folder: Path | None) -> bool:
+    """Compile one stage unless it is ready, under its lock; True if it compiled here. A process
+    that waited for another's lock finds the kernels cached then, and only loads them."""
+    if lock_folder is None:
+        _STAGES[stage][1](pattern)
+        return True
+    with stage_lock(lock_folder, stage, pattern):
+        compiled = is_ready(stage, pattern) is not True
+        _STAGES[stage][1](pattern)
+        return compiled
+
+
+def _lock_folder() -> Path | None:
+    """The stage locks' folder, beside the kernels in NUMBA_CACHE_DIR (`import workbench`
+    sets it to the user cache unless the user did); None without one (no locking then)."""
+    cache = os.environ.get("NUMBA_CACHE_DIR")
+    return Path(cache) / "locks" if cache else None
+
+
+def start_detached(work: Sequence[tuple[str, str]], log: Path) -> subprocess.Popen | None:
+    """A helper process compiling `work` ((stage, pattern) pairs, in order), in its own session
+    so it outlives the command that started it (Ctrl-C in the terminal does not reach it
+    either), writing to `log`. None where no helper can run (a bundled app, no fork): the
+    caller then compiles in this process."""
+    if getattr(sys, "frozen", False) or not work:
+        return None
+    argv = [sys.executable, "-m", "workbench.engine.warmup", "--lock"]
+    argv += [item for stage, pattern in work for item in (stage, pattern)]
+    try:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "ab") as out:
+            return subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=out,
+                start_new_session=True,
+                cwd=log.parent,
+            )
+    except OSError:
+        return None
+
+
 def _helper_main(argv: list[str]) -> None:
-    """`python -m workbench.engine.warmup PATTERN STAGE...`: compile those stages, printing each
-    stage's key when its kernels are in the cache."""
-    pattern, keys = argv[0], argv[1:]
+    """`python -m workbench.engine.warmup PATTERN STAGE...` (the window's helper: prints each
+    stage's key when its kernels are cached) or `--lock STAGE PATTERN [STAGE PATTERN...]` (a
+    detached helper: a line per stage, with what it cost, for the log). Each stage compiles
+    under its lock file in NUMBA_CACHE_DIR: one another process compiled is only loaded."""
+    if argv[:1] == ["--lock"]:
+        work = list(zip(argv[1::2], argv[2::2], strict=True))
+    else:
+        work = [(key, argv[0]) for key in argv[1:]]
+    folder = _lock_folder()
     with contextlib.suppress(OSError, AttributeError):  # AttributeError: no nice on Windows
         os.nice(_HELPER_NICENESS)  # the app's own work (counting, the window) comes first
-    for key in keys:
-        _STAGES[key][1](pattern)
-        print(key, flush=True)
+    for key, pattern in work:
+        wall, cpu = time.perf_counter(), time.process_time()
+        compiled = compile_stage(key, pattern, folder)
+        if argv[:1] != ["--lock"]:
+            print(key, flush=True)
+            continue
+        shown = preset_name(resolve(pattern)) or "a custom pattern"
+        what = "compiled" if compiled else "already cached"
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        print(f"{key} {shown}: {what} in {wall:.1f} s ({cpu:.1f} CPU s)", flush=True)
 
 
 if __name__ == "__main__":

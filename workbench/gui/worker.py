@@ -306,7 +306,7 @@ class TrainWorker(QObject):
 
     def _count(self, paths: tuple[str, ...], config: TrainConfig) -> Any:
         from workbench.engine.pretokenize.counting import count_corpus
-        from workbench.session.first_start import small_corpus
+        from workbench.session.startup import small_corpus
 
         key = _corpus_key(paths, config)
         if self._corpus is not None and self._corpus[0] == key:
@@ -350,7 +350,10 @@ class TrainWorker(QObject):
         The window shows the warm-up's own progress meanwhile ("2 of 3")."""
         if ready.is_set():
             return
-        self.sigStage.emit("Preparing the fast kernels (first start only)")
+        from workbench.session.startup import wait_words
+
+        # Warm starts wait about a second to load: no "first use" word then (it was a lie).
+        self.sigStage.emit(wait_words())
         while not ready.wait(WARM_POLL_SECONDS):
             if self.stop_flag.is_set() or self.cancel_flag.is_set():
                 raise Cancelled

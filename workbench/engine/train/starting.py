@@ -12,6 +12,7 @@ move is invisible except in speed.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +26,7 @@ from workbench.engine.train.py_trainer import PyTrainer
 # takes longer than a first compile: such runs wait for the kernels instead. The demo corpus
 # holds about 0.2 million; Python indexes about a million a second.
 PYTHON_SYMBOLS = 2_000_000
+READY_POLL_SECONDS = 0.2
 
 
 def trainer_for(
@@ -39,6 +41,15 @@ def trainer_for(
     from workbench.engine.train import trainer  # imports Numba, compiles nothing
 
     tie_limit = trainer.TIE_LIMIT if count_ties else 0
+    if (
+        kernels_ready is not None
+        and config.tie_break != "hf"
+        and not python_can_start(words, config)
+    ):
+        # Too large for Python, and compiling elsewhere: compiling here as well would do the
+        # same work twice. (HF mode never trains in Python: its callers compile it here.)
+        while not kernels_ready():
+            time.sleep(READY_POLL_SECONDS)
     if kernels_ready is None or kernels_ready() or not python_can_start(words, config):
         return trainer.BpeTrainer(words, config, tie_limit)
     return StartingTrainer(words, config, kernels_ready, tie_limit)

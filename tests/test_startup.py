@@ -1,0 +1,208 @@
+"""Start-up has one owner: it knows what a job needs, names every wait, compiles each stage once
+per machine (a lock per stage, helpers that outlive the command), and says nothing when warm."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from workbench.engine import warmup
+from workbench.engine.config import TrainConfig
+from workbench.session import startup
+from workbench.session.startup import Need
+
+
+def test_needs_follow_the_job_and_its_presets():
+    assert startup.needs("eval", ["o200k", "cl100k"]) == [
+        Need("encoder", "o200k"),
+        Need("encoder", "cl100k"),
+    ]
+    # The trainer's kernels are the same for every pattern: listed once.
+    train = startup.needs("prepare", ["gpt2", "o200k"])
+    assert [need.stage for need in train].count("merges") == 1
+    assert Need("pretokenizer", "o200k") in train
+    assert [need.stage for need in startup.needs("train", [r"\w+|\W+"])] == ["index", "merges"]
+
+
+def test_a_wait_is_named_with_its_job_count_and_estimate():
+    event = startup.StartupEvent("eval", Need("encoder", "o200k"), 1, 3, 19.6)
+    assert event.line() == "preparing the o200k encoder (first use) — 2 of 3, about 20 s"
+
+
+def test_nothing_is_said_when_nothing_compiles(monkeypatch):
+    monkeypatch.setattr(warmup, "is_ready", lambda stage, pattern="gpt2": True)
+    said: list[str] = []
+    assert startup.ensure("eval", ["o200k"], lambda event: said.append(event.line())) == []
+    start = startup.plan_training(["x"], TrainConfig(vocab_size=300), said.append)
+    assert said == [] and start.kernels_ready is None
+    assert startup.wait_words() == "Loading the fast kernels"
+
+
+def test_ensure_reports_k_of_n_and_compiles_here_when_no_helper_runs(monkeypatch, tmp_path):
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    compiled: set[tuple[str, str]] = set()
+    monkeypatch.setattr(
+        warmup, "is_ready", lambda stage, pattern="gpt2": (stage, pattern) in compiled
+    )
+    monkeypatch.setattr(warmup, "start_detached", lambda *args: None)  # no helper here
+    monkeypatch.setitem(
+        warmup._STAGES, "encoder", ("encoder", lambda p: compiled.add(("encoder", p)), None)
+    )
+    said: list[str] = []
+    done = startup.ensure("eval", ["o200k", "cl100k"], lambda event: said.append(event.line()))
+    assert done == [Need("encoder", "o200k"), Need("encoder", "cl100k")]
+    assert said[0].startswith("preparing the o200k encoder (first use) — 1 of 2, about ")
+    assert said[1].startswith("preparing the cl100k encoder (first use) — 2 of 2")
+    assert said[2] == "fast kernels ready for eval (2 compiled)"
+    assert compiled == {("encoder", "o200k"), ("encoder", "cl100k")}
+
+
+def test_a_stage_is_compiled_once_when_two_ask_at_once(monkeypatch, tmp_path):
+    """Two callers (threads here; processes in use: flock excludes both) race for one stage:
+    the lock lets one compile; the other waits, finds it cached, and only loads it."""
+    compiled = threading.Event()
+    runs: list[str] = []
+
+    def slow_compile(pattern: str) -> None:
+        runs.append("compiled" if not compiled.is_set() else "loaded")
+        time.sleep(0.3)
+        compiled.set()
+
+    monkeypatch.setitem(warmup._STAGES, "merges", ("merges", slow_compile, None))
+    monkeypatch.setattr(warmup, "is_ready", lambda stage, pattern="gpt2": compiled.is_set())
+    results: list[bool] = []
+    threads = [
+        threading.Thread(
+            target=lambda: results.append(warmup.compile_stage("merges", "gpt2", tmp_path))
+        )
+        for _ in range(2)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert sorted(results) == [False, True] and runs == ["compiled", "loaded"]
+    assert (tmp_path / "merges.lock").exists()
+
+
+def test_a_held_lock_is_seen_by_another_opener(tmp_path):
+    with warmup.stage_lock(tmp_path, "encoder", "o200k") as held:
+        assert held
+        with warmup.stage_lock(tmp_path, "encoder", "o200k", wait=False) as second:
+            assert second is False
+        with warmup.stage_lock(tmp_path, "encoder", "cl100k", wait=False) as other:
+            assert other is True  # another preset's encoder: its own lock
+    assert warmup.lock_name("index", "o200k") == "index.lock"
+    assert warmup.lock_name("encoder", r"\w+").startswith("encoder-custom-")
+
+
+def test_the_detached_helper_outlives_its_caller_and_logs(tmp_path):
+    """The helper runs in its own session (a terminal's Ctrl-C and the command's exit do not
+    reach it), writes to the log in the cache, and takes the stage's lock file there. The
+    stage is warmed here first, so the helper only loads it (no compile on a shared machine)."""
+    warmup.warm_up("gpt2", only=("index",), helper=False)
+    cache = Path(os.environ["NUMBA_CACHE_DIR"])
+    log = tmp_path / "compile.log"
+    proc = warmup.start_detached([("index", "gpt2")], log)
+    assert proc is not None
+    assert os.getsid(proc.pid) == proc.pid != os.getsid(0)
+    assert proc.wait(300) == 0
+    assert log.read_text().strip().splitlines()[-1].startswith("index gpt2: already cached in ")
+    assert (cache / "locks" / "index.lock").exists()
+
+
+def test_a_small_cold_run_starts_at_once_and_a_large_one_waits_named(monkeypatch, tmp_path):
+    corpus = tmp_path / "small.txt"
+    corpus.write_text("the cat sat\n" * 100, encoding="utf-8")
+    monkeypatch.setattr(warmup, "is_ready", lambda stage, pattern="gpt2": stage != "pretokenizer")
+    monkeypatch.setattr(warmup, "start_detached", lambda *args: None)  # no real compile here
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
+    said: list[startup.StartupEvent] = []
+    start = startup.plan_training([corpus], TrainConfig(vocab_size=300), said.append)
+    assert start.count_config.pretokenizer == "regex" and start.kernels_ready is None
+    assert [event.line() for event in said] == [
+        "preparing the gpt2 pre-tokenizer in the background (first use, about 15 s); training"
+        " starts at once in Python and moves to the fast kernels when ready"
+    ]
+    waited: list[str] = []
+    monkeypatch.setattr(startup, "ensure", lambda job, patterns, report: waited.append(job))
+    monkeypatch.setattr(startup, "QUICK_COUNT_BYTES", 10)
+    big = startup.plan_training([corpus], TrainConfig(vocab_size=300), said.append)
+    assert waited == ["train"] and big.count_config.pretokenizer == "auto"
+    startup.plan_training([corpus], TrainConfig(vocab_size=300, tie_break="hf"))
+    assert waited == ["train", "train"]  # HF mode: the kernels only
+
+
+@pytest.mark.parametrize("preset", [None, "set"])
+def test_the_kernel_cache_is_per_user_unless_numba_cache_dir_is_set(tmp_path, preset):
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "xdg")
+    if preset:
+        env["NUMBA_CACHE_DIR"] = str(tmp_path / "mine")
+    code = (
+        "import workbench, os, sys; print(os.environ['NUMBA_CACHE_DIR']);"
+        " print('numba' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout.split()
+    if preset:
+        assert out[0] == str(tmp_path / "mine")
+    else:
+        folder = Path(out[0])
+        assert folder.parent == tmp_path / "xdg" / "bpe-workbench"
+        assert folder.name.startswith(f"numba-py{sys.version_info.major}.{sys.version_info.minor}-")
+    assert out[1] == "False"  # decided before (and without) importing Numba
+
+
+def test_prepare_compiles_what_is_missing_and_says_so(monkeypatch, capsys):
+    from workbench.cli import main
+
+    def fake_prepare(presets, report):
+        todo = [Need("encoder", preset) for preset in presets]
+        for done, need in enumerate(todo):
+            report(startup.StartupEvent("prepare", need, done, len(todo), 10.0))
+        return todo
+
+    monkeypatch.setattr(startup, "prepare", fake_prepare)
+    assert main(["prepare", "--preset", "o200k", "cl100k"]) == 0
+    out, err = capsys.readouterr()
+    assert "preparing the o200k encoder (first use) — 1 of 2, about 10 s" in err
+    assert out.startswith("prepared 2 kernel stages in ")
+    monkeypatch.setattr(startup, "prepare", lambda presets, report: [])
+    assert main(["prepare", "-q"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("every kernel is prepared already") and err == ""
+    with pytest.raises(SystemExit) as refused:  # not a preset: a usage error (argparse's)
+        main(["prepare", "--preset", "llama"])
+    assert refused.value.code == 2
+
+
+def test_the_api_names_a_wait_through_logging(caplog):
+    from workbench import api
+
+    with caplog.at_level("INFO", logger="workbench"):
+        api._startup_report(False)(startup.StartupEvent("train", Need("merges", "gpt2"), 0, 2, 14))
+    assert caplog.messages == [
+        "preparing the trainer's merge loop (first use) — 1 of 2, about 14 s"
+    ]
+
+
+def test_helpers_share_the_work_over_the_cores_each_stage_once(monkeypatch):
+    shares: list[list[tuple[str, str]]] = []
+    monkeypatch.setattr(warmup, "start_detached", lambda work, log: shares.append(work))
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    todo = startup.needs("prepare", ["gpt2", "cl100k", "o200k"])
+    startup._start_helpers(todo)
+    assert len(shares) == 2
+    assert sorted(item for share in shares for item in share) == sorted(
+        (need.stage, need.pattern) for need in todo
+    )
+    trainer = next(share for share in shares if ("index", "gpt2") in share)
+    assert trainer.index(("merges", "gpt2")) == trainer.index(("index", "gpt2")) + 1

@@ -1,0 +1,349 @@
+"""The one owner of start-up: which kernels a job needs, which are ready, and the first-use policy.
+
+Every path that runs the engine asks here first: the API (`workbench.train`, `load`), each
+command (train, count, encode, eval, render, runs continue, bench, prepare) and the window.
+
+    needs = startup.needs("eval", ["o200k", "cl100k"])   # [Need("encoder", "o200k"), ...]
+    startup.ensure("eval", ["o200k"], report=print_line)   # compiles what is missing, or nothing
+    start = startup.plan_training(paths, config, report)   # a small first run starts at once
+
+Kernels compile in detached helper processes (`engine.warmup.start_detached`): each stage under
+a lock file in the kernel cache, so two commands never compile the same stage twice, and a
+compile a command started finishes even after the command has ended: the next command loads
+it. `report` receives a `StartupEvent` per stage being waited for ("preparing the o200k
+encoder (first use) — 2 of 3, about 20 s"), and nothing at all when every kernel is cached:
+no "first use" word on a warm start. Qt-free; the engine's `warmup` holds the mechanics.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import subprocess
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from workbench._cache_dir import kernel_cache_dir
+from workbench.engine.config import TrainConfig
+
+LOG = logging.getLogger("workbench")
+
+# The stages each job runs (engine.warmup names them). The scanner's stage only where the
+# pattern has one (a preset); `prepare` and `bench` need them all.
+JOB_STAGES: dict[str, tuple[str, ...]] = {
+    "train": ("pretokenizer", "index", "merges"),
+    "continue": ("index", "merges"),
+    "count": ("pretokenizer",),
+    "encode": ("encoder",),
+    "eval": ("encoder",),
+    "render": ("encoder",),
+    "bench": ("pretokenizer", "index", "merges", "encoder"),
+    "prepare": ("pretokenizer", "index", "merges", "encoder"),
+}
+# CPU seconds a stage takes to compile on the reference machine (2 cores; `compile.log` in the
+# cache after `bpe-workbench prepare`: 5 and 7 for the trainer, 12-24 per preset for the
+# pre-tokenizer and the encoder): only for "about N s"; a busy machine takes longer.
+STAGE_SECONDS = {"pretokenizer": 15.0, "index": 5.0, "merges": 7.0, "encoder": 15.0}
+# Stages that do not depend on the pattern: listed once however many presets a job uses.
+SHARED_STAGES = ("index", "merges")
+# Corpora up to this size start training at once on a first use: `regex` counts them (a few
+# MB a second) sooner than the scanner would compile, and the Python trainer makes the first
+# merges while the kernels compile in the background.
+QUICK_COUNT_BYTES = 8 << 20
+POLL_SECONDS = 0.2
+
+Report = Callable[["StartupEvent"], None]
+
+
+@dataclass(frozen=True)
+class Need:
+    """One stage of kernels for one pattern (a preset name, or a custom pattern string)."""
+
+    stage: str
+    pattern: str
+
+    @property
+    def label(self) -> str:
+        """What a user is told is being prepared: "the o200k encoder"."""
+        from workbench.engine.patterns.regexes import preset_name, resolve
+
+        name = preset_name(resolve(self.pattern))
+        which = f"{name} " if name is not None else "custom-pattern "
+        return {
+            "pretokenizer": f"the {which}pre-tokenizer",
+            "index": "the trainer's pair index",
+            "merges": "the trainer's merge loop",
+            "encoder": f"the {which}encoder",
+        }[self.stage]
+
+
+@dataclass(frozen=True)
+class StartupEvent:
+    """A wait being named: `done` stages of `total` ready, `need` next, about `seconds_left`."""
+
+    job: str
+    need: Need | None  # None: the last event, everything is ready
+    done: int
+    total: int
+    seconds_left: float
+    note: str = ""  # set: the stages compile in the background while the work goes on
+    background: tuple[Need, ...] = ()
+
+    def line(self) -> str:
+        if self.need is None:
+            return f"fast kernels ready for {self.job} ({self.total} compiled)"
+        if self.note:
+            names = ", ".join(need.label for need in self.background or (self.need,))
+            seconds = max(round(self.seconds_left), 1)
+            return (
+                f"preparing {names} in the background (first use, about {seconds} s); {self.note}"
+            )
+        text = (
+            f"preparing {self.need.label} (first use) — {self.done + 1} of {self.total}, "
+            f"about {max(round(self.seconds_left), 1)} s"
+        )
+        return f"{text}; {self.note}" if self.note else text
+
+
+def needs(job: str, patterns: Iterable[str] = ("gpt2",)) -> list[Need]:
+    """The stages a job runs with these patterns, in the order it runs them."""
+    from workbench.engine.warmup import stages
+
+    wanted = JOB_STAGES[job]
+    found: list[Need] = []
+    for pattern in patterns or ("gpt2",):
+        for stage in stages(pattern):
+            if stage not in wanted:
+                continue
+            need = Need(stage, "gpt2" if stage in SHARED_STAGES else pattern)
+            if need not in found:
+                found.append(need)
+    return sorted(found, key=lambda need: wanted.index(need.stage))
+
+
+def missing(wanted: Iterable[Need]) -> list[Need]:
+    """The needs not compiled (in this process or the cache); unknown counts as ready."""
+    from workbench.engine.warmup import is_ready
+
+    return [need for need in wanted if is_ready(need.stage, need.pattern) is False]
+
+
+def lock_folder() -> Path:
+    return kernel_cache_dir() / "locks"
+
+
+def log_file() -> Path:
+    """Where the helper processes write (they outlive the command, so not its terminal)."""
+    return kernel_cache_dir() / "compile.log"
+
+
+def estimate(wanted: Sequence[Need]) -> float:
+    return sum(STAGE_SECONDS[need.stage] for need in wanted)
+
+
+class Background:
+    """Stages compiling in detached helpers; `ready()` once all are cached and unlocked."""
+
+    def __init__(self, wanted: Sequence[Need]) -> None:
+        self.needs = list(wanted)
+        self.helpers = _start_helpers(self.needs)
+        self._ready = not self.needs
+
+    def ready(self) -> bool:
+        if not self._ready:
+            self._ready = all(_settled(need) for need in self.needs)
+        return self._ready
+
+    def seconds_left(self, remaining: Sequence[Need]) -> float:
+        """About how long `remaining` takes, its helpers compiling side by side."""
+        return estimate(remaining) / max(1, min(len(self.helpers), os.cpu_count() or 1))
+
+    def helpers_ended(self) -> bool:
+        return all(proc.poll() is not None for proc in self.helpers)
+
+
+def start_background(job: str, patterns: Iterable[str] = ("gpt2",)) -> Background:
+    """Compile what `job` misses in detached helpers and return at once (never waits)."""
+    return Background(missing(needs(job, patterns)))
+
+
+def ensure(
+    job: str, patterns: Iterable[str] = ("gpt2",), report: Report | None = None
+) -> list[Need]:
+    """Make every kernel `job` needs ready, compiling what is missing (returns it: empty on any
+    start after the first, and then `report` is never called)."""
+    todo = missing(needs(job, patterns))
+    if not todo:
+        return []
+    background = Background(todo)
+    total = len(todo)
+    for done, need in enumerate(todo):
+        if report is not None:
+            report(StartupEvent(job, need, done, total, background.seconds_left(todo[done:])))
+        _wait_for(need, background)
+    if report is not None:
+        report(StartupEvent(job, None, total, total, 0.0))
+    return todo
+
+
+def prepare(
+    patterns: Iterable[str], report: Report | None = None, jobs: Sequence[str] = ("prepare",)
+) -> list[Need]:
+    """`bpe-workbench prepare`: everything the presets need, compiled now."""
+    todo: list[Need] = []
+    for job in jobs:
+        todo += [need for need in needs(job, patterns) if need not in todo]
+    todo = missing(todo)
+    background = Background(todo)
+    for done, need in enumerate(todo):
+        if report is not None:
+            left = background.seconds_left(todo[done:])
+            report(StartupEvent("prepare", need, done, len(todo), left))
+        _wait_for(need, background)
+    return todo
+
+
+# --- training: the one first-use policy --------------------------------------------------------
+
+
+@dataclass
+class TrainingStart:
+    """How a training run starts: the config to count with (`regex` while the scanner is not
+    compiled: the same pieces) and `kernels_ready` for `RunSession.start` (None: the Numba
+    trainer from the first merge)."""
+
+    count_config: TrainConfig
+    kernels_ready: Callable[[], bool] | None = None
+    waited: list[Need] = dataclasses.field(default_factory=list)
+
+
+def plan_training(
+    paths: Iterable[str | os.PathLike] | None,
+    config: TrainConfig,
+    report: Report | None = None,
+    scanner_path: bool = True,
+) -> TrainingStart:
+    """Start a run without waiting where that is cheap and exact: a small corpus on disk
+    (`paths`; None: documents in memory) in LEX mode is counted with `regex` and trained in
+    Python while helpers compile; anything else waits for the kernels here, each wait named
+    through `report`. Nothing is reported when every kernel is ready."""
+    job = "train" if scanner_path and config.pretokenizer == "auto" else "continue"
+    wanted = needs(job, [config.pattern_string])
+    todo = missing(wanted)
+    if not todo:
+        return TrainingStart(config)
+    size = corpus_bytes(paths) if paths is not None else None
+    if config.tie_break == "hf" or size is None or size > QUICK_COUNT_BYTES:
+        return TrainingStart(config, waited=ensure(job, [config.pattern_string], report))
+    background = Background(todo)
+    scanner_missing = any(need.stage == "pretokenizer" for need in todo)
+    trainer_missing = any(need.stage in SHARED_STAGES for need in todo)
+    if report is not None:
+        note = "training starts at once in Python and moves to the fast kernels when ready"
+        left = background.seconds_left(todo)
+        report(StartupEvent(job, todo[0], 0, len(todo), left, note, tuple(todo)))
+    count_config = dataclasses.replace(config, pretokenizer="regex") if scanner_missing else config
+    return TrainingStart(count_config, background.ready if trainer_missing else None, todo)
+
+
+def corpus_bytes(paths: Iterable[str | os.PathLike]) -> int | None:
+    """The listed size of the corpus under `paths`; None when it cannot be listed (counting
+    then reports why, in its own words)."""
+    from workbench.engine.corpus.listing import list_corpus
+    from workbench.engine.errors import WorkbenchError
+
+    try:
+        return sum(list_corpus(paths).sizes)
+    except (WorkbenchError, OSError, ValueError):
+        return None
+
+
+def small_corpus(paths: Iterable[str | os.PathLike]) -> bool:
+    """Whether `regex` counts this corpus sooner than the scanner would compile."""
+    size = corpus_bytes(paths)
+    return size is not None and size <= QUICK_COUNT_BYTES
+
+
+def wait_words(job: str = "train", pattern: str = "gpt2") -> str:
+    """The window's words while a job waits for its kernels: "first use" only when compiling."""
+    if missing(needs(job, [pattern])):
+        return "Preparing the fast kernels (first use)"
+    return "Loading the fast kernels"
+
+
+# --- ways to report --------------------------------------------------------------------------
+
+
+def to_stream(stream, quiet: bool = False) -> Report | None:
+    """A report printing each event's line (the command line: stderr)."""
+    if quiet:
+        return None
+
+    def report(event: StartupEvent) -> None:
+        print(f"bpe-workbench: {event.line()}", file=stream, flush=True)
+
+    return report
+
+
+def to_log(logger: logging.Logger = LOG) -> Report:
+    """A report through `logging` (the Python API): INFO per stage, so `logging.basicConfig(
+    level="INFO")` shows it; the API's progress display shows the same lines."""
+
+    def report(event: StartupEvent) -> None:
+        logger.info("%s", event.line())
+
+    return report
+
+
+# --- waiting --------------------------------------------------------------------------------
+
+
+def _start_helpers(todo: Sequence[Need]) -> list[subprocess.Popen]:
+    """As many detached helpers as there are cores (at most), the work shared between them by
+    estimated seconds, each going through its share in the job's order. Presets share no
+    compiled code (each preset's kernels are compiled whole), so any split works; the trainer's
+    two stages stay together. Each stage is under its own lock, so the helpers of several
+    commands never compile one twice."""
+    from workbench.engine.warmup import start_detached
+
+    units: list[list[Need]] = []
+    for need in todo:
+        if need.stage in SHARED_STAGES and units and units[-1][0].stage in SHARED_STAGES:
+            units[-1].append(need)
+        else:
+            units.append([need])
+    shares: list[list[Need]] = [[] for _ in range(min(len(units), os.cpu_count() or 2))]
+    for unit in sorted(units, key=estimate, reverse=True):  # longest first, to the lightest
+        min(shares, key=estimate).extend(unit)
+    helpers = []
+    for share in shares:
+        share.sort(key=todo.index)
+        proc = start_detached([(need.stage, need.pattern) for need in share], log_file())
+        if proc is not None:
+            helpers.append(proc)
+    return helpers
+
+
+def _settled(need: Need) -> bool:
+    """Compiled and cached, and no process holds its lock (it may still be writing)."""
+    from workbench.engine.warmup import is_ready, stage_lock
+
+    with stage_lock(lock_folder(), need.stage, need.pattern, wait=False) as free:
+        if not free:
+            return False
+    return is_ready(need.stage, need.pattern) is not False
+
+
+def _wait_for(need: Need, background: Background) -> None:
+    """Wait until the helpers have cached `need`; if they ended without it (no helper could
+    start, or it failed), compile it here, under its lock."""
+    from workbench.engine.warmup import compile_stage
+
+    while not _settled(need):
+        if background.helpers_ended() and not _settled(need):
+            compile_stage(need.stage, need.pattern, lock_folder())
+            return
+        time.sleep(POLL_SECONDS)
