@@ -206,3 +206,22 @@ def test_helpers_share_the_work_over_the_cores_each_stage_once(monkeypatch):
     )
     trainer = next(share for share in shares if ("index", "gpt2") in share)
     assert trainer.index(("merges", "gpt2")) == trainer.index(("index", "gpt2")) + 1
+
+
+def test_a_helper_still_compiling_when_its_job_drops_it_warns_nothing(tmp_path):
+    """A helper outlives the job that started it by design: dropping the job's handle while it
+    runs must not warn (a Popen collected while its process runs raises a ResourceWarning,
+    which this suite turns into an error)."""
+    import gc
+    import warnings
+
+    log = tmp_path / "compile.log"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ResourceWarning)
+        proc = warmup.start_detached([("index", "gpt2")], log)
+        assert proc is not None
+        pid = proc.pid
+        del proc
+        gc.collect()
+    kept = [p for p in warmup._DETACHED if p.pid == pid]
+    assert kept and kept[0].wait(300) == 0

@@ -123,6 +123,7 @@ _HELPER_NICENESS = 5
 # it stopped (a `warm_up` waiting for one then raises instead of compiling here).
 _LIVE: set[subprocess.Popen] = set()
 _STOPPED: set[subprocess.Popen] = set()
+_DETACHED: list[subprocess.Popen] = []  # helpers started by `start_detached`
 
 
 # Closed while a first start's helper compiles the encoder: threads that would encode wait
@@ -347,7 +348,7 @@ def start_detached(work: Sequence[tuple[str, str]], log: Path) -> subprocess.Pop
     try:
         log.parent.mkdir(parents=True, exist_ok=True)
         with open(log, "ab") as out:
-            return subprocess.Popen(
+            proc = subprocess.Popen(
                 argv,
                 stdin=subprocess.DEVNULL,
                 stdout=out,
@@ -357,6 +358,10 @@ def start_detached(work: Sequence[tuple[str, str]], log: Path) -> subprocess.Pop
             )
     except OSError:
         return None
+    # Kept for the life of this process: a helper is meant to outlive the job that started it,
+    # and a Popen dropped while its process runs warns (ResourceWarning) when collected.
+    _DETACHED.append(proc)
+    return proc
 
 
 def _helper_main(argv: list[str]) -> None:
