@@ -1,0 +1,106 @@
+"""The window's start-up goes through `session.startup` (one policy for the API, the CLI and the
+window): KernelWarmer only turns its events into signals. Every test ends with no QThread."""
+
+# ruff: noqa: F811  (fixtures imported from gui_fixtures are "redefined" as test arguments)
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from gui_fixtures import COLD_START_MS, no_qthread_left  # noqa: E402,F401
+from PySide6.QtCore import QThread  # noqa: E402
+
+from workbench.engine import warmup  # noqa: E402
+from workbench.engine.errors import CancelledError  # noqa: E402
+from workbench.gui.worker import KernelWarmer  # noqa: E402
+from workbench.session import startup  # noqa: E402
+
+
+def _start(warmer: KernelWarmer) -> QThread:
+    thread = QThread()
+    thread.setObjectName("kernel-warm-up")
+    warmer.moveToThread(thread)
+    thread.started.connect(warmer.run)
+    thread.start()
+    return thread
+
+
+def _stop(qtbot, thread: QThread) -> None:
+    thread.quit()
+    qtbot.waitUntil(lambda: not thread.isRunning(), timeout=COLD_START_MS)
+
+
+def test_a_first_start_names_each_stage_from_startup(qtbot, monkeypatch):
+    """A cold start as startup reports it: each event becomes a status line; counting may
+    start once the scanner is cached, before the trainer is."""
+    calls: list[tuple[str, list[str]]] = []
+    counting_when_trainer_waited: list[bool] = []
+    counting = threading.Event()
+
+    def ensure(job, patterns, report=None, cancel=None, on_ready=None):
+        calls.append((job, list(patterns)))
+        todo = startup.needs(job, patterns)
+        for done, need in enumerate(todo):
+            report(startup.StartupEvent(job, need, done, len(todo), 10.0))
+            if need.stage == "index":
+                counting_when_trainer_waited.append(counting.is_set())
+            if on_ready is not None:
+                on_ready(need)
+        report(startup.StartupEvent(job, None, len(todo), len(todo), 0.0))
+        return todo
+
+    monkeypatch.setattr(startup, "ensure", ensure)
+    monkeypatch.setattr(warmup, "warm_up", lambda *a, **k: [])
+    monkeypatch.setattr(warmup, "hold_encoder", lambda: None)
+    warmer = KernelWarmer(threading.Event(), counting, "o200k")
+    lines: list[tuple[int, int, str, bool]] = []
+    warmer.sigProgress.connect(lambda *args: lines.append(args))
+    with qtbot.waitSignal(warmer.sigEncoderReady, timeout=COLD_START_MS):
+        thread = _start(warmer)
+    _stop(qtbot, thread)
+    assert calls == [("train", ["o200k"]), ("encode", ["o200k"])]
+    assert counting_when_trainer_waited == [True]
+    assert warmer.done.is_set() and warmer.encoder.is_set() and warmer.compiled
+    assert lines[0] == (0, 3, "Preparing the o200k pre-tokenizer (first use) — 1 of 3, about 10 s", True)  # fmt: skip
+    assert lines[-1] == (0, 1, "Preparing the o200k encoder (first use) — 1 of 1, about 10 s", True)  # fmt: skip
+    assert len(lines) == 4  # no line for "ready": sigWarm says it
+
+
+def test_closing_stops_the_wait_and_the_thread(qtbot, monkeypatch):
+    """The window closing sets `cancel`: the warm-up thread ends at once (the detached helpers
+    finish the compile for the next start) and encoding stays held, compiling nothing here."""
+    waiting = threading.Event()
+
+    def ensure(job, patterns, report=None, cancel=None, on_ready=None):
+        waiting.set()
+        cancel.wait(COLD_START_MS / 1000)
+        raise CancelledError("stopped waiting")
+
+    monkeypatch.setattr(startup, "ensure", ensure)
+    warmer = KernelWarmer(threading.Event(), threading.Event())
+    thread = _start(warmer)
+    assert waiting.wait(10)
+    with qtbot.waitSignal(warmer.sigWarm, timeout=10_000):
+        warmer.cancel.set()
+    _stop(qtbot, thread)
+    assert warmer.done.is_set() and warmer.counting.is_set()
+    assert not warmer.encoder.is_set()
+    warmup.release_encoder()  # leave the process as other tests expect it
+
+
+def test_a_warm_start_says_nothing_about_first_use(qtbot):
+    """With every kernel cached (the real startup, no fakes), the warm-up only loads: no
+    compiling line, nothing compiled."""
+    warmup.warm_up("gpt2", helper=False)  # here, not in helpers left running after the test
+    assert not startup.missing(startup.needs("train", ["gpt2"]) + startup.needs("encode"))
+    warmer = KernelWarmer(threading.Event(), threading.Event(), "gpt2")
+    lines: list[tuple[int, int, str, bool]] = []
+    warmer.sigProgress.connect(lambda *args: lines.append(args))
+    with qtbot.waitSignal(warmer.sigEncoderReady, timeout=COLD_START_MS):
+        thread = _start(warmer)
+    _stop(qtbot, thread)
+    assert lines == [(0, 1, "Loading the fast kernels", False)]
+    assert not warmer.compiled
