@@ -65,8 +65,8 @@ def test_a_first_start_names_each_stage_from_startup(qtbot, monkeypatch):
     assert counting_when_trainer_waited == [True]
     assert warmer.done.is_set() and warmer.encoder.is_set() and warmer.compiled
     assert lines[0] == (0, 3, "Preparing the o200k pre-tokenizer (first use) — 1 of 3, about 10 s", True)  # fmt: skip
-    assert lines[-1] == (0, 1, "Preparing the o200k encoder (first use) — 1 of 1, about 10 s", True)  # fmt: skip
-    assert len(lines) == 4  # no line for "ready": sigWarm says it
+    assert lines[-1] == (2, 3, "Preparing the trainer's merge loop (first use) — 3 of 3, about 10 s", True)  # fmt: skip
+    assert len(lines) == 3  # no line for "ready" (sigWarm) nor the encoder (its tab's)
 
 
 def test_closing_stops_the_wait_and_the_thread(qtbot, monkeypatch):
@@ -104,3 +104,100 @@ def test_a_warm_start_says_nothing_about_first_use(qtbot):
     _stop(qtbot, thread)
     assert lines == [(0, 1, "Loading the fast kernels", False)]
     assert not warmer.compiled
+
+
+def _fake_ensure(calls: list):
+    """startup.ensure as on a cold start: one encoder compiling for the job (no real helper)."""
+
+    def ensure(job, patterns, report=None, cancel=None, on_ready=None):
+        calls.append((job, list(patterns)))
+        need = startup.Need("encoder", "o200k")
+        if report is not None:
+            report(startup.StartupEvent(job, need, 0, 1, 15.0))
+            report(startup.StartupEvent(job, None, 1, 1, 0.0))
+        return [need]
+
+    return ensure
+
+
+WAIT_LINE = "Preparing the o200k encoder (first use) — 1 of 1, about 15 s"
+
+
+def test_a_tokens_lane_names_the_encoder_it_waits_for(qtbot, monkeypatch):
+    from workbench.gui.tokens.jobs import JobLane
+
+    calls: list = []
+    monkeypatch.setattr(startup, "ensure", _fake_ensure(calls))
+    monkeypatch.setattr(startup, "missing", lambda wanted: list(wanted))
+    lane = JobLane()
+    said: list[str] = []
+    lane.sigWaiting.connect(said.append)
+    with qtbot.waitSignal(lane.sigResult, timeout=10_000) as blocker:
+        lane.submit(lambda: "encoded", inline=True, patterns=("o200k",))  # not inline: cold
+    lane.shutdown()
+    assert blocker.args == ["encoded"]
+    assert said == [WAIT_LINE]  # and nothing for the "ready" event
+    assert calls == [("encode", ["o200k"])]
+
+
+def test_a_warm_tokens_lane_says_nothing(qtbot):
+    from workbench.gui.tokens.jobs import JobLane
+
+    warmup.warm_up("gpt2", helper=False, only=("encoder",))
+    lane = JobLane()
+    said: list[str] = []
+    lane.sigWaiting.connect(said.append)
+    with qtbot.waitSignal(lane.sigResult, timeout=10_000):
+        lane.submit(lambda: "encoded", patterns=("gpt2",))
+    lane.shutdown()
+    assert said == []
+
+
+def _evaluate_tab(qtbot, tmp_path):
+    from workbench.gui.evaluate_tab import EvaluateTab
+    from workbench.store import RunStore
+
+    store = RunStore(tmp_path / "runs.db")
+    tab = EvaluateTab(tmp_path / "runs.db", store)
+    qtbot.addWidget(tab)
+    box = tab.tokenizers.references.get("cl100k")
+    if box is None or not box.isEnabled():
+        tab.shutdown()
+        store.close()
+        pytest.skip("the cl100k reference is not on this machine (pip install bpe-openai)")
+    box.setChecked(True)
+    tab.text.pasted.setPlainText("Hello world, the quick brown fox. " * 20)
+    return tab, store
+
+
+def _run_evaluation(qtbot, tab) -> list[tuple[str, float]]:
+    seen: list[tuple[str, float]] = []
+    tab.runner.sigProgress.connect(lambda text, fraction: seen.append((text, fraction)))
+    with qtbot.waitSignal(tab.runner.sigIdle, timeout=COLD_START_MS):
+        assert tab.start()
+    tab.shutdown()
+    assert tab.status.text() == "done", tab.status.text()
+    return seen
+
+
+def test_evaluate_names_the_encoder_compiling_for_it(qtbot, monkeypatch, tmp_path):
+    calls: list = []
+    monkeypatch.setattr(startup, "ensure", _fake_ensure(calls))
+    tab, store = _evaluate_tab(qtbot, tmp_path)
+    seen = _run_evaluation(qtbot, tab)
+    store.close()
+    from workbench.engine.patterns.regexes import preset_name, resolve
+
+    assert [(job, [preset_name(resolve(p)) for p in patterns]) for job, patterns in calls] == [
+        ("eval", ["cl100k"])
+    ]
+    assert (WAIT_LINE, -1.0) in seen  # a busy bar, not an empty one, and the wait named
+    assert seen.index((WAIT_LINE, -1.0)) < len(seen) - 1  # then the evaluation's own progress
+
+
+def test_evaluate_warm_says_nothing_about_first_use(qtbot, tmp_path):
+    warmup.warm_up("cl100k", helper=False, only=("encoder",))
+    tab, store = _evaluate_tab(qtbot, tmp_path)
+    seen = _run_evaluation(qtbot, tab)
+    store.close()
+    assert seen and not [text for text, _ in seen if "first use" in text or "reparing" in text]

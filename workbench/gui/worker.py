@@ -479,7 +479,9 @@ class KernelWarmer(QObject):
         self.sigEncoderReady.emit()
 
     def _report(self, event: Any) -> None:
-        if event.need is not None:  # the last event ("ready") is said by sigWarm
+        # The trainer's waits only: the last event ("ready") is said by sigWarm, and the
+        # encoder's is named by the tab that waits for it (a line here would outlive it).
+        if event.need is not None and event.job == "train":
             self.sigProgress.emit(event.done, event.total, _sentence(event.line()), True)
 
     def _stage_ready(self, need: Any) -> None:
