@@ -201,3 +201,32 @@ def test_evaluate_warm_says_nothing_about_first_use(qtbot, tmp_path):
     seen = _run_evaluation(qtbot, tab)
     store.close()
     assert seen and not [text for text, _ in seen if "first use" in text or "reparing" in text]
+
+
+def test_the_worker_counts_through_the_session(qtbot, monkeypatch, tmp_path):
+    """The window's worker counts as the API and the CLI do (session.counting), not on its own;
+    a second count of the same corpus and settings is the one kept."""
+    from workbench.engine.config import TrainConfig
+    from workbench.gui.worker import TrainWorker
+    from workbench.session import counting
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("hello world, hello yellow world\n" * 50, encoding="utf-8")
+    calls: list[tuple[str, ...]] = []
+    real = counting.count_paths
+
+    def spy(paths, config, **kwargs):
+        calls.append(tuple(str(p) for p in paths))
+        return real(paths, config, **kwargs)
+
+    monkeypatch.setattr(counting, "count_paths", spy)
+    ready = threading.Event()
+    ready.set()
+    worker = TrainWorker(None, ready, ready)
+    reports: list = []
+    worker.sigCorpus.connect(reports.append)
+    result = worker._count((str(corpus),), TrainConfig(vocab_size=300))  # noqa: SLF001
+    again = worker._count((str(corpus),), TrainConfig(vocab_size=300))  # noqa: SLF001
+    assert calls == [(str(corpus),)]
+    assert again is result and dict(result.words.most_common(10))[b" world"] == 100
+    assert len(reports) == 2 and reports[0] is reports[1]  # the kept count's report again

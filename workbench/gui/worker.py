@@ -232,7 +232,7 @@ class TrainWorker(QObject):
     def resume_stored(self, run_id: int, target: int | None, max_merges: int | None) -> None:
         """Continue a stored run (after a restart): recount its corpus, replay its merges
         (checked against the store), then train on."""
-        from workbench.engine.pretokenize.counting import count_corpus
+        from workbench.session.counting import count_paths
 
         self._end_session()
         if self.db_path is None:
@@ -241,9 +241,10 @@ class TrainWorker(QObject):
 
         def count(paths, config):
             self.sigStage.emit(f"Reading run {run_id}'s corpus to continue it")
-            return count_corpus(
+            counted = count_paths(
                 paths, config, progress=self.sigProgress.emit, cancel=self.cancel_flag.is_set
             )
+            return counted.result
 
         try:
             self._wait_for_kernels()
@@ -305,7 +306,7 @@ class TrainWorker(QObject):
             self.session = None
 
     def _count(self, paths: tuple[str, ...], config: TrainConfig) -> Any:
-        from workbench.engine.pretokenize.counting import count_corpus
+        from workbench.session.counting import count_paths
         from workbench.session.startup import small_corpus
 
         key = _corpus_key(paths, config)
@@ -318,12 +319,10 @@ class TrainWorker(QObject):
         self._wait_for(self.counting_ready if config.pretokenizer == "auto" else _NOW)
         self.sigStage.emit("Reading the corpus")
         try:
-            result = count_corpus(
-                [Path(p) for p in paths],
-                config,
-                progress=self.sigProgress.emit,
-                cancel=self.cancel_flag.is_set,
-            )
+            # The session's counting, as the API and the CLI count (memory limits included).
+            result = count_paths(
+                paths, config, progress=self.sigProgress.emit, cancel=self.cancel_flag.is_set
+            ).result
         except CancelledError:
             raise Cancelled from None
         self._corpus = (key, result)
