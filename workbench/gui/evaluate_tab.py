@@ -217,6 +217,7 @@ class EvaluateTab(QWidget):
                 candidates.extend(resolve_all([spec], db_path))
                 if cancel.is_set():
                     raise CancelledError("evaluation cancelled")
+            _prepare_encoders([c.tokenizer.pattern for c in candidates], progress, cancel)
             docs = iter_docs(paths, group_by) if paths else iter(())
             if pasted:
                 docs = _chain(docs, [Doc(pasted, "pasted text")])
@@ -364,6 +365,20 @@ def show_token_in_window(window, cand: Candidate, tid: int) -> None:
     if is_run and rank >= 0 and window.mode != "training":
         window.merge_list.set_run(window.store, cand.run_id, window.store.merge_count(cand.run_id))
         window.merge_list.show_rank(rank)
+
+
+def _prepare_encoders(patterns: list[str], progress, cancel: threading.Event) -> None:
+    """The encoders ready before encoding starts, through `session.startup` (as `bpe-workbench
+    eval` does): each compile named with a busy bar, instead of minutes of an empty one. Says
+    nothing when they are cached."""
+    from workbench.session import startup
+
+    def report(event: startup.StartupEvent) -> None:
+        if event.need is not None:
+            line = event.line()
+            progress(line[:1].upper() + line[1:], -1.0)
+
+    startup.ensure("eval", patterns, report, cancel)
 
 
 def _size_of(paths: list[str]) -> int:

@@ -137,7 +137,6 @@ class MainWindow(QMainWindow):
         self.train_thread = QThread(self)
         self.train_thread.setObjectName("train-worker")
         self.counting_event = threading.Event()
-        self.kernels_compiled = False  # this start compiled the kernels (the first start)
         self.worker = TrainWorker(db_path, self.warm_event, self.counting_event)
         self.worker.moveToThread(self.train_thread)
         self.warm_thread = QThread(self)
@@ -740,9 +739,7 @@ class MainWindow(QMainWindow):
         if self.run_id is None or not self.teaching.isVisible():
             return
         if not self.warmer.encoder.is_set():  # compiling it here would freeze the window
-            self.teaching.newest.setText(
-                "The sample is cut once the encoder is prepared (first start only)."
-            )
+            self.teaching.newest.setText("The sample is cut once the encoder is ready.")
             return
         now = time.perf_counter()
         last_at, cost = self._sample_built
@@ -785,17 +782,15 @@ class MainWindow(QMainWindow):
 
     def _on_warm_progress(self, done: int, total: int, stage: str, compiling: bool) -> None:
         """The truth about a first start: what is compiling, k of n (not "Reading the corpus")."""
-        self.kernels_compiled = compiling
         if not compiling or done >= total or not self._before_any_run():
             return
-        text = f"Preparing the fast kernels (first start only) — {done + 1} of {total}: {stage}"
-        self.status.stage.setText(text)
+        self.status.stage.setText(stage)  # session.startup's words: which stage, k of n, about
 
     def _on_warm(self, seconds: float) -> None:
         self.warm_thread.quit()
         if self._before_any_run():
             # The stage label, not showMessage: a temporary message hides the stage for seconds.
-            how = "prepared (first start only)" if self.kernels_compiled else "loaded"
+            how = "prepared (first use)" if self.warmer.compiled else "loaded"
             self.status.stage.setText(f"Trainer ready (fast kernels {how} in {seconds:.1f} s)")
 
     # --- history ---------------------------------------------------------------------------
@@ -964,10 +959,9 @@ class MainWindow(QMainWindow):
         if self.threads_running():
             event.ignore()
             self.hide()
-            if self.warm_thread.isRunning():  # a first start's compile need not finish now
-                from workbench.engine.warmup import stop_compiling
-
-                stop_compiling()
+            # A first start's compile goes on in detached helpers (the next start loads it);
+            # only the waiting stops.
+            self.warmer.cancel.set()
             self.worker.request_interrupt()
             self._shutdown()
             return

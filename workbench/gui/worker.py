@@ -232,7 +232,7 @@ class TrainWorker(QObject):
     def resume_stored(self, run_id: int, target: int | None, max_merges: int | None) -> None:
         """Continue a stored run (after a restart): recount its corpus, replay its merges
         (checked against the store), then train on."""
-        from workbench.engine.pretokenize.counting import count_corpus
+        from workbench.session.counting import count_paths
 
         self._end_session()
         if self.db_path is None:
@@ -241,9 +241,10 @@ class TrainWorker(QObject):
 
         def count(paths, config):
             self.sigStage.emit(f"Reading run {run_id}'s corpus to continue it")
-            return count_corpus(
+            counted = count_paths(
                 paths, config, progress=self.sigProgress.emit, cancel=self.cancel_flag.is_set
             )
+            return counted.result
 
         try:
             self._wait_for_kernels()
@@ -305,7 +306,7 @@ class TrainWorker(QObject):
             self.session = None
 
     def _count(self, paths: tuple[str, ...], config: TrainConfig) -> Any:
-        from workbench.engine.pretokenize.counting import count_corpus
+        from workbench.session.counting import count_paths
         from workbench.session.startup import small_corpus
 
         key = _corpus_key(paths, config)
@@ -318,12 +319,10 @@ class TrainWorker(QObject):
         self._wait_for(self.counting_ready if config.pretokenizer == "auto" else _NOW)
         self.sigStage.emit("Reading the corpus")
         try:
-            result = count_corpus(
-                [Path(p) for p in paths],
-                config,
-                progress=self.sigProgress.emit,
-                cancel=self.cancel_flag.is_set,
-            )
+            # The session's counting, as the API and the CLI count (memory limits included).
+            result = count_paths(
+                paths, config, progress=self.sigProgress.emit, cancel=self.cancel_flag.is_set
+            ).result
         except CancelledError:
             raise Cancelled from None
         self._corpus = (key, result)
@@ -406,20 +405,25 @@ class TrainWorker(QObject):
 
 
 class KernelWarmer(QObject):
-    """Compiles (first start) or loads (later starts) the Numba kernels in its own thread.
+    """The window's start-up, in its own thread: a thin Qt wrapper over `session.startup` (the
+    one owner of start-up, with the CLI's and the API's policy, locks and per-user cache) that
+    turns its events into signals.
 
     Separate from the training worker so the window stays live and says what it waits for.
-    `counting` is set when the pre-tokenizer is ready (counting a large corpus waits for it, so
-    a first start's compile is never counted as corpus time; a small one is counted with
-    `regex` meanwhile), `done` when the trainer's kernels are (a small run trains in Python
-    until then). On a first start both compile in helper processes at the same time, so this
-    process keeps the GIL free for the window, counting and the Python trainer; later starts
-    load them from Numba's cache here. The encoder follows last, for the Tokens tab.
+    `counting` is set once the pre-tokenizer is cached (counting a large corpus waits for it,
+    so a first start's compile is never counted as corpus time; a small one is counted with
+    `regex` meanwhile), `done` once the trainer's kernels are loaded (a small run trains in
+    Python until then). On a first start they compile in detached helper processes, so this
+    process keeps the GIL free for the window, counting and the Python trainer, and a compile
+    the window started finishes even if it is closed; later starts only load them here. The
+    encoder follows last, for the Tokens tab and the teaching sample.
     """
 
     sigWarm = Signal(float)  # seconds it took
     sigFailed = Signal(str)
-    sigProgress = Signal(int, int, str, bool)  # stages done, of total, next stage, compiling
+    # stages done, of total, the line to show ("Preparing the gpt2 pre-tokenizer (first use)
+    # — 1 of 3, about 15 s"), compiling (False: a warm start loading from the cache)
+    sigProgress = Signal(int, int, str, bool)
     sigEncoderReady = Signal()
 
     def __init__(
@@ -432,26 +436,27 @@ class KernelWarmer(QObject):
         self.pattern = pattern
         # Set once encoding compiles nothing: the window's thread must never compile it.
         self.encoder = threading.Event()
+        self.compiled = False  # this start compiled something (the first start)
+        # Set by the closing window: stop waiting (the helpers finish on their own).
+        self.cancel = threading.Event()
 
     @Slot()
     def run(self) -> None:
         from workbench.engine import warmup
+        from workbench.session import startup
 
         started = time.perf_counter()
-        trainer = ("index", "merges")
-        scanner = tuple(key for key in ("pretokenizer",) if key in warmup.stages(self.pattern))
-        compiling = False
+        if startup.missing(startup.needs("encode", [self.pattern])):
+            warmup.hold_encoder()  # encoding jobs wait for the helper's encoder
         try:
-            compiling = any(
-                warmup.is_ready(key, self.pattern) is False for key in (*scanner, *trainer)
+            compiled = startup.ensure(
+                "train", [self.pattern], self._report, self.cancel, self._stage_ready
             )
-            if compiling:
-                warmup.hold_encoder()  # encoding jobs wait for the helper's encoder
-                self._compile(warmup, scanner, trainer)
-            else:
-                warmup.release_encoder()
-                self.sigProgress.emit(0, 1, "loading", False)
-                warmup.warm_up(self.pattern, only=(*scanner, *trainer))
+            self.compiled = bool(compiled)
+            if not compiled:
+                self.sigProgress.emit(0, 1, "Loading the fast kernels", False)
+            self.counting.set()
+            warmup.warm_up(self.pattern, helper=False, only=("pretokenizer", "index", "merges"))
         except CancelledError:
             return  # the app is closing (events set below; the encoder stays held)
         except Exception as exc:  # the kernels then compile lazily on first use
@@ -462,7 +467,8 @@ class KernelWarmer(QObject):
             self.sigWarm.emit(time.perf_counter() - started)
         # The encoder, for the Tokens tab; if this fails, the tab compiles it on first use.
         try:
-            warmup.warm_up(self.pattern, only=("encoder",), helper_takes_all=compiling)
+            startup.ensure("encode", [self.pattern], self._report, self.cancel)
+            warmup.warm_up(self.pattern, helper=False, only=("encoder",))
         except CancelledError:
             return
         except Exception:  # noqa: BLE001 -- it compiles on first use instead
@@ -471,41 +477,17 @@ class KernelWarmer(QObject):
         self.encoder.set()
         self.sigEncoderReady.emit()
 
-    def _compile(self, warmup: Any, scanner: tuple[str, ...], trainer: tuple[str, ...]) -> None:
-        """First start: the trainer's and the pre-tokenizer's kernels compile in two helper
-        processes at once; each event is set as soon as its kernels are loaded here."""
-        total = len(scanner) + len(trainer)
-        left = {"trainer": len(trainer), "pre-tokenizer": len(scanner)}
-        lock = threading.Lock()
+    def _report(self, event: Any) -> None:
+        # The trainer's waits only: the last event ("ready") is said by sigWarm, and the
+        # encoder's is named by the tab that waits for it (a line here would outlive it).
+        if event.need is not None and event.job == "train":
+            self.sigProgress.emit(event.done, event.total, _sentence(event.line()), True)
 
-        def reporter(part: str):
-            def report(done: int, _total: int, _stage: str) -> None:
-                if done == 0:
-                    return  # a stage starts; only finished ones move the count
-                with lock:
-                    left[part] -= 1
-                    finished = total - sum(left.values())
-                    waiting = " and ".join(name for name, n in left.items() if n > 0)
-                    if waiting:
-                        self.sigProgress.emit(finished, total, waiting, True)
+    def _stage_ready(self, need: Any) -> None:
+        if need.stage == "pretokenizer":
+            self.counting.set()  # the worker's counting loads it from the cache
 
-            return report
 
-        def count_side() -> None:
-            try:
-                warmup.warm_up(
-                    self.pattern, reporter("pre-tokenizer"), only=scanner, helper_takes_all=True
-                )
-            except Exception:  # noqa: BLE001 -- closing, or a compile error: counting then
-                pass  # compiles the scanner itself on first use, as without a warm-up
-            finally:
-                self.counting.set()
-
-        self.sigProgress.emit(0, total, "trainer and pre-tokenizer", True)
-        side = threading.Thread(target=count_side, name="scanner-warm-up", daemon=True)
-        side.start()
-        try:
-            warmup.warm_up(self.pattern, reporter("trainer"), only=trainer, helper_takes_all=True)
-            self.done.set()
-        finally:
-            side.join()
+def _sentence(line: str) -> str:
+    """startup's lines start in lower case (they follow "bpe-workbench: "); a label does not."""
+    return line[:1].upper() + line[1:]

@@ -21,6 +21,7 @@ import dataclasses
 import logging
 import os
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -171,10 +172,17 @@ def start_background(job: str, patterns: Iterable[str] = ("gpt2",)) -> Backgroun
 
 
 def ensure(
-    job: str, patterns: Iterable[str] = ("gpt2",), report: Report | None = None
+    job: str,
+    patterns: Iterable[str] = ("gpt2",),
+    report: Report | None = None,
+    cancel: threading.Event | None = None,
+    on_ready: Callable[[Need], None] | None = None,
 ) -> list[Need]:
     """Make every kernel `job` needs ready, compiling what is missing (returns it: empty on any
-    start after the first, and then `report` is never called)."""
+    start after the first, and then `report` is never called). `on_ready(need)` as each missing
+    stage is cached (the window starts counting once the scanner is). `cancel` set: stop waiting
+    with CancelledError (a closing window); the detached helpers finish their compile anyway,
+    so the next start loads it."""
     todo = missing(needs(job, patterns))
     if not todo:
         return []
@@ -183,7 +191,9 @@ def ensure(
     for done, need in enumerate(todo):
         if report is not None:
             report(StartupEvent(job, need, done, total, background.seconds_left(todo[done:])))
-        _wait_for(need, background)
+        _wait_for(need, background, cancel)
+        if on_ready is not None:
+            on_ready(need)
     if report is not None:
         report(StartupEvent(job, None, total, total, 0.0))
     return todo
@@ -337,13 +347,19 @@ def _settled(need: Need) -> bool:
     return is_ready(need.stage, need.pattern) is not False
 
 
-def _wait_for(need: Need, background: Background) -> None:
+def _wait_for(need: Need, background: Background, cancel: threading.Event | None = None) -> None:
     """Wait until the helpers have cached `need`; if they ended without it (no helper could
     start, or it failed), compile it here, under its lock."""
+    from workbench.engine.errors import CancelledError
     from workbench.engine.warmup import compile_stage
 
     while not _settled(need):
+        if cancel is not None and cancel.is_set():
+            raise CancelledError(f"stopped waiting for {need.label}")
         if background.helpers_ended() and not _settled(need):
             compile_stage(need.stage, need.pattern, lock_folder())
             return
-        time.sleep(POLL_SECONDS)
+        if cancel is not None:
+            cancel.wait(POLL_SECONDS)
+        else:
+            time.sleep(POLL_SECONDS)

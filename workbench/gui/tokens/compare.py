@@ -164,6 +164,7 @@ class CompareView(QWidget):
         self._lane = JobLane(self)
         self._lane.sigResult.connect(self._on_encoded)
         self._lane.sigError.connect(self.status.setText)
+        self._lane.sigWaiting.connect(self.status.setText)
         self._loader = JobLane(self)
         self._loader.sigResult.connect(lambda r: self.add_tokenizer(*r))
         self._loader.sigError.connect(lambda m: self.status.setText(f"cannot load: {m}"))
@@ -285,7 +286,7 @@ class CompareView(QWidget):
                 named.append((r.label, table))
             return rows, compare_texts(named, text), known
 
-        self._lane.submit(job)
+        self._lane.submit(job, patterns=tuple(dict.fromkeys(r.tokenizer.pattern for r in rows)))
 
     def _table_keys(self) -> set[int]:
         """The keys of `_tables` the rows shown now use (by tokenizer identity)."""

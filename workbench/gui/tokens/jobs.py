@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
@@ -23,6 +23,7 @@ class _Relay(QObject):
 
     sigDone = Signal(int, object)
     sigFailed = Signal(int, str)
+    sigWaiting = Signal(int, str)
 
 
 class _Job(QRunnable):
@@ -32,15 +33,20 @@ class _Job(QRunnable):
         generation: int,
         relay: _Relay,
         cancel: threading.Event | None = None,
+        patterns: Sequence[str] = (),
     ) -> None:
         super().__init__()
         self._fn = fn
         self._generation = generation
         self._relay = relay
         self._cancel = cancel  # set: wait while a first start's helper compiles the encoder
+        self._patterns = tuple(patterns)
 
     def run(self) -> None:
-        if self._cancel is not None and not wait_for_encoder(self._cancel):
+        if self._patterns and self._cancel is not None:
+            if not self._prepare(self._cancel):
+                return
+        elif self._cancel is not None and not wait_for_encoder(self._cancel):
             return  # closing or superseded while waiting: nobody wants the answer
         try:
             result = self._fn()
@@ -49,12 +55,30 @@ class _Job(QRunnable):
         else:
             self._relay.sigDone.emit(self._generation, result)
 
+    def _prepare(self, cancel: threading.Event) -> bool:
+        """The encoders of `patterns` ready through `session.startup` (detached helpers, locks,
+        the per-user cache), each wait named to the view; False if cancelled meanwhile."""
+        from workbench.engine.errors import CancelledError
+        from workbench.session import startup
+
+        def report(event: startup.StartupEvent) -> None:
+            if event.need is not None:
+                line = event.line()
+                self._relay.sigWaiting.emit(self._generation, line[:1].upper() + line[1:])
+
+        try:
+            startup.ensure("encode", self._patterns, report, cancel)
+        except CancelledError:
+            return False
+        return not cancel.is_set()
+
 
 class JobLane(QObject):
     """Run `fn` off the UI thread; `sigResult(result)` for the latest request only."""
 
     sigResult = Signal(object)
     sigError = Signal(str)
+    sigWaiting = Signal(str)  # "Preparing the o200k encoder (first use) — 1 of 1, about 15 s"
 
     def __init__(self, parent: QObject | None = None, encodes: bool = True) -> None:
         """`encodes`: jobs may run the encoder's kernels, so on a first start they wait for
@@ -69,21 +93,30 @@ class JobLane(QObject):
         self._relay = _Relay(self)
         self._relay.sigDone.connect(self._on_done)
         self._relay.sigFailed.connect(self._on_failed)
+        self._relay.sigWaiting.connect(self._on_waiting)
 
     def submit(
-        self, fn: Callable[..., Any], inline: bool = False, cancellable: bool = False
+        self,
+        fn: Callable[..., Any],
+        inline: bool = False,
+        cancellable: bool = False,
+        patterns: Sequence[str] = (),
     ) -> None:
         """Queue `fn`; a job already queued but not started is dropped (it would be stale).
 
         `cancellable`: `fn(event)` gets a `threading.Event` that is set when a newer request
         or `shutdown()` makes its answer useless; long jobs poll it and return early.
+        `patterns`: the job encodes with these patterns; their encoders are made ready first
+        through `session.startup`, and `sigWaiting` names the wait (only when one compiles).
         """
         self._generation += 1
         self.cancel_event.set()
         self.cancel_event = threading.Event()
         if cancellable:
             fn = functools.partial(fn, self.cancel_event)
-        if inline and (not self._encodes or encoder_open()):
+        if patterns and self._encodes:
+            inline = inline and not _encoders_missing(patterns)
+        if inline and (not self._encodes or encoder_open() or patterns):
             try:
                 result = fn()
             except Exception as exc:
@@ -93,7 +126,7 @@ class JobLane(QObject):
             return
         self._pool.clear()
         cancel = self.cancel_event if self._encodes else None
-        self._pool.start(_Job(fn, self._generation, self._relay, cancel))
+        self._pool.start(_Job(fn, self._generation, self._relay, cancel, patterns))
 
     def busy(self) -> bool:
         return self._pool.activeThreadCount() > 0
@@ -116,3 +149,13 @@ class JobLane(QObject):
     def _on_failed(self, generation: int, message: str) -> None:
         if generation == self._generation:
             self.sigError.emit(message)
+
+    def _on_waiting(self, generation: int, line: str) -> None:
+        if generation == self._generation:
+            self.sigWaiting.emit(line)
+
+
+def _encoders_missing(patterns: Sequence[str]) -> bool:
+    from workbench.session import startup
+
+    return bool(startup.missing(startup.needs("encode", patterns)))

@@ -114,6 +114,7 @@ class TokensView(QWidget):
         self._timer = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._timer.timeout.connect(self.refresh)
         self._build()
+        self._lane.sigWaiting.connect(self.counts.setText)  # an encoder compiling: named
 
     # ----- layout ------------------------------------------------------------------------------
 
@@ -221,7 +222,9 @@ class TokensView(QWidget):
             t = table if table is not None else TokenTable(tok)
             return t, encode_text(t, text)
 
-        self._lane.submit(job, inline=len(text) < INLINE_CHARS and table is not None)
+        self._lane.submit(
+            job, inline=len(text) < INLINE_CHARS and table is not None, patterns=(tok.pattern,)
+        )
 
     def busy(self) -> bool:
         return self._lane.busy() or self._timer.isActive()
