@@ -150,6 +150,7 @@ class TokensView(QWidget):
         self.open_button = QPushButton("Open text…", self)
         self.open_button.clicked.connect(self._open_dialog)
         self.counts = QLabel("no tokenizer", self)
+        self.counts.setTextFormat(Qt.TextFormat.PlainText)  # error messages quote the user's text
         fit_width(self.counts)
         self.counts.setTextInteractionFlags(self.counts.textInteractionFlags())
 
@@ -205,6 +206,11 @@ class TokensView(QWidget):
         self._tokenizer = tokenizer
         self._table = table if table is not None and table.tokenizer is tokenizer else None
         self.refresh()
+
+    def show_cut(self, tokenizer: Tokenizer, table: TokenTable, encoded: Encoded) -> None:
+        """Show a cut made in the background (`encoded`: the text by `tokenizer`): only paints."""
+        self._tokenizer, self._table = tokenizer, table
+        self._on_result((table, encoded))
 
     def refresh(self) -> None:
         """Encode the current text now (inline when short, else in the lane)."""
