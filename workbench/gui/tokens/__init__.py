@@ -36,9 +36,12 @@ from workbench.gui.tokens.jobs import JobLane
 from workbench.gui.tokens.reference_menu import ReferenceButton
 from workbench.gui.tokens.scrubber import Scrubber
 from workbench.gui.tokens.share import save_html, save_png
+from workbench.gui.tokens.strip import Strip, build_strip
 from workbench.gui.tokens.token_details import TokenDetails
 from workbench.gui.tokens.tokens_view import TokensView
 from workbench.store import RunStore
+
+_BuiltStrip = tuple[tuple[bool, bool, bool], Strip]  # the strip's options, and the strip
 
 SAMPLE_CHARS = 4000  # text the export dialog checks the round trip on, besides its own
 
@@ -179,13 +182,15 @@ class TokensPanel(QWidget):
         if self._cutting:
             self._pending_rank = k
             return
-        base, text = self._base, self.view.text()
+        base, text, options = self._base, self.view.text(), self.view.strip_options()
         self._cutting, self._pending_rank = True, None
 
-        def job() -> tuple[Tokenizer, int, Tokenizer, TokenTable, Encoded]:
+        def job() -> tuple[Tokenizer, int, Tokenizer, TokenTable, Encoded, _BuiltStrip]:
             shown = base if k >= len(base.merges) else base.prefix(k)
             table = TokenTable(shown)
-            return base, k, shown, table, encode_text(table, text)
+            encoded = encode_text(table, text)
+            strip = build_strip(encoded, table.bytes_of, *options)
+            return base, k, shown, table, encoded, (options, strip)
 
         self._cutter.submit(job)
 
@@ -249,11 +254,13 @@ class TokensPanel(QWidget):
 
     # ----- internals ----------------------------------------------------------------------------
 
-    def _on_cut(self, result: tuple[Tokenizer, int, Tokenizer, TokenTable, Encoded]) -> None:
-        base, k, shown, table, enc = result
+    def _on_cut(
+        self, result: tuple[Tokenizer, int, Tokenizer, TokenTable, Encoded, _BuiltStrip]
+    ) -> None:
+        base, k, shown, table, enc, strip = result
         self._cutting = False
         if base is self._base:  # else: another tokenizer came meanwhile; this cut is stale
-            self.view.show_cut(shown, table, enc)
+            self.view.show_cut(shown, table, enc, strip)
             self.details.set_source(shown, self._store, self._run_id)
             label = self._label if shown is base else f"{self._label} @ {k:,} merges"
             self.compare.set_primary(label, shown, self._run_id)

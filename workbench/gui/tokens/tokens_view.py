@@ -62,6 +62,9 @@ def format_counts(enc: Encoded) -> str:
     )
 
 
+CUT_SYNC_MS = 8.0  # a background cut colours this long at once (~90 lines), the rest in slices
+
+
 class TextInput(QPlainTextEdit):
     """The editor: a paste keeps carriage returns (as `⇤`) instead of Qt's dropping them, and
     `sigPastedCR(n)` tells the view how many it kept."""
@@ -105,6 +108,8 @@ class TokensView(QWidget):
         self._table: TokenTable | None = None
         self._encoded: Encoded | None = None
         self._strip = Strip()
+        # A strip built with the cut in the background: (its options, for which encoding, it).
+        self._prebuilt: tuple[tuple[bool, bool, bool], Encoded, Strip] | None = None
         self._requested_at = 0.0
         self._last_text = ""
         self.last_render_ms = 0.0
@@ -207,10 +212,25 @@ class TokensView(QWidget):
         self._table = table if table is not None and table.tokenizer is tokenizer else None
         self.refresh()
 
-    def show_cut(self, tokenizer: Tokenizer, table: TokenTable, encoded: Encoded) -> None:
-        """Show a cut made in the background (`encoded`: the text by `tokenizer`): only paints."""
+    def strip_options(self) -> tuple[bool, bool, bool]:
+        """What the strip shows (ids, bytes, whitespace glyphs): `build_strip`'s switches."""
+        return self.ids_box.isChecked(), self.bytes_box.isChecked(), self.glyphs_box.isChecked()
+
+    def show_cut(
+        self,
+        tokenizer: Tokenizer,
+        table: TokenTable,
+        encoded: Encoded,
+        strip: tuple[tuple[bool, bool, bool], Strip] | None = None,
+    ) -> None:
+        """Show a cut made in the background (`encoded`: the text by `tokenizer`), with its
+        strip when built there too for the options it names: this thread only paints."""
         self._tokenizer, self._table = tokenizer, table
-        self._on_result((table, encoded))
+        self._prebuilt = None if strip is None else (strip[0], encoded, strip[1])
+        try:
+            self._on_result((table, encoded))
+        finally:
+            self._prebuilt = None
 
     def refresh(self) -> None:
         """Encode the current text now (inline when short, else in the lane)."""
@@ -240,6 +260,8 @@ class TokensView(QWidget):
     # ----- slots ------------------------------------------------------------------------------
 
     def _on_text_changed(self) -> None:
+        if self.highlighter.colouring:
+            return  # formats changed, not the text: reading the whole text would cost more
         text = self.text()
         if text == self._last_text:
             return  # the highlighter re-laid a block: formats changed, the text did not
@@ -283,7 +305,10 @@ class TokensView(QWidget):
             return
         self._encoded = enc
         first = self.editor.firstVisibleBlock().blockNumber()
-        self.highlighter.set_encoded(enc, first_block=first)
+        # A background cut (a replay, the scrubber) may follow many others: colour the visible
+        # lines at once and leave the UI thread time to draw the rest of the frame.
+        sync = CUT_SYNC_MS if self._prebuilt is not None else None
+        self.highlighter.set_encoded(enc, first_block=first, sync_ms=sync)
         self.counts.setText(format_counts(enc))
         self._render_strip()
         self.last_render_ms = (time.perf_counter() - self._requested_at) * 1000
@@ -296,13 +321,11 @@ class TokensView(QWidget):
         enc, table = self._encoded, self._table
         if enc is None or table is None:
             return
-        self._strip = build_strip(
-            enc,
-            table.bytes_of,
-            self.ids_box.isChecked(),
-            self.bytes_box.isChecked(),
-            self.glyphs_box.isChecked(),
-        )
+        options, prebuilt = self.strip_options(), self._prebuilt
+        if prebuilt is not None and prebuilt[0] == options and prebuilt[1] is enc:
+            self._strip = prebuilt[2]
+        else:
+            self._strip = build_strip(enc, table.bytes_of, *options)
         self.strip_highlighter.set_ranges([])
         self.strip_edit.setPlainText(self._strip.text)
         self.strip_highlighter.set_ranges(self._strip.ranges)
