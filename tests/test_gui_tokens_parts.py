@@ -112,9 +112,7 @@ def test_scrubber_recuts_with_a_prefix(panel, qtbot, tok):
     assert "k = 0 merges" in panel.scrubber.label.text()
 
 
-def test_replay_cuts_off_the_ui_thread_and_keeps_only_the_newest_k(
-    panel, qtbot, tok, monkeypatch
-):
+def test_replay_cuts_off_the_ui_thread_and_keeps_only_the_newest_k(panel, qtbot, tok, monkeypatch):
     panel.set_tokenizer(tok, "cats")
     panel.set_text("the cat sat on the mat")
     qtbot.waitUntil(lambda: not panel.busy(), timeout=5000)

@@ -62,7 +62,9 @@ def format_counts(enc: Encoded) -> str:
     )
 
 
-CUT_SYNC_MS = 8.0  # a background cut colours this long at once (~90 lines), the rest in slices
+CUT_SYNC_MS = (
+    8.0  # a new cut colours this long at once (~90 lines, past the visible ones), then slices
+)
 
 
 class TextInput(QPlainTextEdit):
@@ -110,11 +112,15 @@ class TokensView(QWidget):
         self._strip = Strip()
         # A strip built with the cut in the background: (its options, for which encoding, it).
         self._prebuilt: tuple[tuple[bool, bool, bool], Encoded, Strip] | None = None
+        # How long the highlighter colours at once; a background cut (a replay, the scrubber)
+        # may follow many others, so it colours the visible lines and leaves time for the frame.
+        self._sync_ms: float | None = None
         self._requested_at = 0.0
         self._last_text = ""
         self.last_render_ms = 0.0
         self._lane = JobLane(self)
-        self._lane.sigResult.connect(self._on_result)
+        # The lane's jobs build the strip too, so the UI thread only paints it.
+        self._lane.sigResult.connect(lambda r: self._show(r[0], r[1], r[2], CUT_SYNC_MS))
         self._lane.sigError.connect(self._on_error)
         self._timer = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._timer.timeout.connect(self.refresh)
@@ -226,11 +232,21 @@ class TokensView(QWidget):
         """Show a cut made in the background (`encoded`: the text by `tokenizer`), with its
         strip when built there too for the options it names: this thread only paints."""
         self._tokenizer, self._table = tokenizer, table
+        self._show(table, encoded, strip, CUT_SYNC_MS)
+
+    def _show(
+        self,
+        table: TokenTable,
+        encoded: Encoded,
+        strip: tuple[tuple[bool, bool, bool], Strip] | None,
+        sync_ms: float | None,
+    ) -> None:
         self._prebuilt = None if strip is None else (strip[0], encoded, strip[1])
+        self._sync_ms = sync_ms
         try:
             self._on_result((table, encoded))
         finally:
-            self._prebuilt = None
+            self._prebuilt, self._sync_ms = None, None
 
     def refresh(self) -> None:
         """Encode the current text now (inline when short, else in the lane)."""
@@ -242,10 +258,12 @@ class TokensView(QWidget):
         text = self.text()
         table = self._table
         self._requested_at = time.perf_counter()
+        options = self.strip_options()
 
-        def job() -> tuple[TokenTable, Encoded]:
+        def job() -> tuple[TokenTable, Encoded, tuple[tuple[bool, bool, bool], Strip]]:
             t = table if table is not None else TokenTable(tok)
-            return t, encode_text(t, text)
+            encoded = encode_text(t, text)
+            return t, encoded, (options, build_strip(encoded, t.bytes_of, *options))
 
         self._lane.submit(job, inline=len(text) < INLINE_CHARS and table is not None)
 
@@ -305,10 +323,7 @@ class TokensView(QWidget):
             return
         self._encoded = enc
         first = self.editor.firstVisibleBlock().blockNumber()
-        # A background cut (a replay, the scrubber) may follow many others: colour the visible
-        # lines at once and leave the UI thread time to draw the rest of the frame.
-        sync = CUT_SYNC_MS if self._prebuilt is not None else None
-        self.highlighter.set_encoded(enc, first_block=first, sync_ms=sync)
+        self.highlighter.set_encoded(enc, first_block=first, sync_ms=self._sync_ms)
         self.counts.setText(format_counts(enc))
         self._render_strip()
         self.last_render_ms = (time.perf_counter() - self._requested_at) * 1000
