@@ -3,12 +3,14 @@
 Opens the real window (offscreen unless QT_QPA_PLATFORM says otherwise) on a temporary database,
 points it at ~25 MB of the running Python's standard-library sources (no download), trains at
 full speed and records the time between ticks of a 10 ms QTimer on the UI thread. A tick that
-comes late means the UI thread was busy or starved of the GIL for that long.
+comes late means the UI thread was busy or starved of the GIL for that long. After the run it
+replays the finished run over a text in the Tokens tab (`--replay-speed` merges a second, the
+Tokens text re-cut at each step), then opens the run again from the store (loading a run).
 
     python benchmarks/ui_latency.py                 # 25 MB, vocab 32768
     python benchmarks/ui_latency.py --mb 5 --vocab 8000
 
-Prints p50 / p99 / max of the gaps, for counting and training separately.
+Prints p50 / p99 / max of the gaps for each phase: counting, training, replay, loading a run.
 """
 
 from __future__ import annotations
@@ -52,6 +54,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, default=25.0)
     parser.add_argument("--vocab", type=int, default=32768)
+    parser.add_argument("--replay-speed", type=int, default=1000, help="merges a second")
+    parser.add_argument(
+        "--replay-seconds", type=float, default=8.0, help="how long the replay phase plays"
+    )
+    parser.add_argument(
+        "--text-chars", type=int, default=20_000, help="Tokens-tab text re-cut while replaying"
+    )
     args = parser.parse_args()
 
     from PySide6.QtCore import QSettings, QTimer
@@ -70,14 +79,18 @@ def main() -> int:
     size = sum(f.stat().st_size for f in files)
     print(f"corpus: {len(files)} files, {size / 1e6:.1f} MB; vocab {args.vocab}", flush=True)
 
-    gaps: dict[str, list[float]] = {"counting": [], "training": []}
+    phases = ("counting", "training", "replay", "loading a run")
+    gaps: dict[str, list[float]] = {name: [] for name in phases}
     last = [time.perf_counter()]
     started = [0.0]
+    phase = [""]  # set by the later phases; training phases follow the window's mode
 
     def tick() -> None:
         now = time.perf_counter()
         stage = window.status.stage.text()
-        if window.mode == "training":
+        if phase[0]:
+            gaps.setdefault(phase[0], []).append(now - last[0])
+        elif window.mode == "training":
             key = "training" if stage == "Training" else "counting"
             gaps[key].append(now - last[0])
         last[0] = now
@@ -88,12 +101,39 @@ def main() -> int:
         started[0] = time.perf_counter()
         window.train()
 
+    text = "".join(f.read_text(encoding="utf-8", errors="replace") for f in files[:40])
+    replay_until = [0.0]
+
     def watch() -> None:
-        if window.mode == "finished" or (window.mode == "idle" and started[0]):
+        if not phase[0] and (window.mode == "finished" or (window.mode == "idle" and started[0])):
             elapsed = time.perf_counter() - started[0]
             print(
-                f"{window.merges_done:,} merges in {elapsed:.1f} s ({window.status.stage.text()})"
+                f"{window.merges_done:,} merges in {elapsed:.1f} s ({window.status.stage.text()})",
+                flush=True,
             )
+            phase[0] = "waiting"
+            window.tokens.panel.set_text(text[: args.text_chars])
+        elif phase[0] == "waiting":
+            panel = window.tokens.panel
+            if panel.run_id == window.run_id and not panel.busy() and window.replay.clock.total:
+                phase[0] = "replay"
+                window.replay.clock.speed = float(
+                    args.replay_speed
+                )  # any speed, not only the menu's
+                window.replay.seek(0)
+                window.replay.play()
+                replay_until[0] = time.perf_counter() + args.replay_seconds
+        elif phase[0] == "replay" and (
+            not window.replay.playing or time.perf_counter() > replay_until[0]
+        ):
+            print(f"replayed to merge {window.replay.k:,}", flush=True)
+            window.replay.stop()
+            phase[0] = "loading a run"
+            window.open_run(window.run_id)
+        elif phase[0] == "loading a run" and not (
+            window.history.loading or window.tokens.lane.busy() or window.tokens.panel.busy()
+        ):
+            phase[0] = ""
             window.close()
 
     ticker = QTimer()
@@ -114,9 +154,8 @@ def main() -> int:
 
     QTimer.singleShot(100, wait_warm)
     app.exec()
-    print(summary("counting", gaps["counting"]))
-    print(summary("training", gaps["training"]))
-    print(summary("whole run", gaps["counting"] + gaps["training"]))
+    for name in phases:
+        print(summary(name, gaps[name]))
     return 0
 
 

@@ -16,7 +16,8 @@ from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.engine.patterns.regexes import resolve
 from workbench.gui.tokens.encoded import TokenTable, cluster_starts, encode_text  # noqa: E402
 from workbench.gui.tokens.tokens_view import TokensView  # noqa: E402
-from workbench.render import render_html, token_groups  # noqa: E402
+from workbench.render import render_html, render_image, token_groups  # noqa: E402
+from workbench.token_html import TokenGroup  # noqa: E402
 
 FLAG = "🇫🇷"
 FAMILY = "👨\u200d👩\u200d👧"
@@ -125,3 +126,29 @@ def test_pasting_crlf_keeps_the_cr_and_says_so(view, qtbot):
     assert view.text() == "one\r\ntwo\r\n"
     assert view.paste_note.isVisible() and "2 carriage returns" in view.paste_note.text()
     assert display.CR in view.editor.toPlainText()
+
+
+ARABIC = "مرحبا بالعالم"  # letters that join; each is its own token with no merges
+
+
+def _ink(image) -> set[tuple[int, int]]:
+    """The dark (text) pixels of a rendering, whatever the token backgrounds behind them."""
+    ink = set()
+    for y in range(image.height()):
+        for x in range(image.width()):
+            c = image.pixelColor(x, y)
+            if max(c.red(), c.green(), c.blue()) < 110:
+                ink.add((x, y))
+    return ink
+
+
+def test_png_joins_arabic_letters_across_token_boundaries():
+    tok = Tokenizer.from_merges([], r"\S+|\s+")
+    by_token = token_groups(tok, ARABIC)
+    assert len(by_token) == len(ARABIC)  # one box per letter: shaping must cross them
+    whole = [TokenGroup((1,), ARABIC, 0, len(ARABIC), ("",))]
+    cut, reference = _ink(render_image(by_token, 300)), _ink(render_image(whole, 300))
+    assert reference
+    # Joined forms differ from isolated ones in most of their pixels; a few may differ at the
+    # token boxes' rounded edges only.
+    assert len(cut ^ reference) <= 0.05 * len(reference)

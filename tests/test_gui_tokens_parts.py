@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 from pathlib import Path
 
 import pytest
@@ -109,6 +110,31 @@ def test_scrubber_recuts_with_a_prefix(panel, qtbot, tok):
     assert len(panel.view.tokenizer.merges) == 0
     assert len(panel.view.encoded) == len(b"the cat sat on the mat") > full
     assert "k = 0 merges" in panel.scrubber.label.text()
+
+
+def test_replay_cuts_off_the_ui_thread_and_keeps_only_the_newest_k(panel, qtbot, tok, monkeypatch):
+    panel.set_tokenizer(tok, "cats")
+    panel.set_text("the cat sat on the mat")
+    qtbot.waitUntil(lambda: not panel.busy(), timeout=5000)
+    threads: list[bool] = []
+    cut_at: list[int] = []
+    real_prefix = Tokenizer.prefix
+
+    def prefix(self: Tokenizer, k: int) -> Tokenizer:
+        threads.append(threading.current_thread() is threading.main_thread())
+        cut_at.append(k)
+        return real_prefix(self, k)
+
+    monkeypatch.setattr(Tokenizer, "prefix", prefix)
+    for k in range(1, 8):  # as a playing replay asks, faster than a cut takes
+        panel.show_rank(k)
+    assert panel.scrubber.slider.value() == 7  # the slider follows at once, the cut later
+    qtbot.waitUntil(lambda: not panel.busy(), timeout=5000)
+    assert threads and not any(threads)  # the prefix's tables were never built on the UI thread
+    assert cut_at[0] == 1 and cut_at[-1] == 7 and len(cut_at) < 7  # 2..6 coalesced away
+    assert len(panel.view.tokenizer.merges) == 7
+    assert panel.view.encoded is not None
+    assert len(panel.view.encoded) == len(tok.prefix(7).encode("the cat sat on the mat"))
 
 
 def test_compare_counts_and_differences(qtbot, qtmodeltester, tok):

@@ -62,42 +62,95 @@ def _ensure_app() -> None:
         _ensure_app.app = QApplication([])  # type: ignore[attr-defined]
 
 
-def _layout(groups: list[TokenGroup], metrics, width: int) -> list[tuple[int, int, int, str, int]]:
-    """Boxes `(x, y, w, label, number)`; a newline shows as ⏎ and starts a new line."""
-    boxes = []
-    pad, line_h = 3, metrics.height() + 6
-    x = y = pad
+PAD = 3  # margin around the picture, in pixels
+LINE_GAP = 6  # between wrapped lines, so the token boxes of two lines do not touch
+
+
+def _paragraphs(groups: list[TokenGroup]) -> list[tuple[str, list[tuple[int, int, int]]]]:
+    """The text as drawn, one entry per line of the source: `(text, [(start, end, number)])`.
+
+    Tab, CR and newline are shown as glyphs (a newline's ⏎ ends its line); ranges are in
+    UTF-16 units, as Qt counts, and `number` is the group's index (its colour)."""
+    paragraphs: list[tuple[str, list[tuple[int, int, int]]]] = []
+    parts: list[str] = []
+    ranges: list[tuple[int, int, int]] = []
+    pos = 0
     for number, group in enumerate(groups):
         lines = group.text.split("\n")
         for line, part in enumerate(lines):
             last = line == len(lines) - 1
             label = part.replace("\t", TAB).replace("\r", CR) + ("" if last else NEWLINE)
             if label:
-                w = metrics.horizontalAdvance(label) + 2
-                if x + w > width - pad and x > pad:
-                    x, y = pad, y + line_h
-                boxes.append((x, y, w, label, number))
-                x += w + 1
+                units = len(label.encode("utf-16-le")) // 2
+                ranges.append((pos, pos + units, number))
+                parts.append(label)
+                pos += units
             if not last:
-                x, y = pad, y + line_h
-    return boxes
+                paragraphs.append(("".join(parts), ranges))
+                parts, ranges, pos = [], [], 0
+    if parts or not paragraphs:
+        paragraphs.append(("".join(parts), ranges))
+    return paragraphs
+
+
+def _text_layouts(groups: list[TokenGroup], font, width: int) -> tuple[list, int]:
+    """One `QTextLayout` per source line, wrapped to `width`: `([(layout, ranges, y)], height)`.
+
+    A whole line is shaped at once, so letters that join (Arabic, Indic scripts) join across
+    token boundaries as they do in the text; drawing token by token showed them isolated."""
+    from PySide6.QtCore import QPointF
+    from PySide6.QtGui import QTextLayout, QTextOption
+
+    option = QTextOption()
+    option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+    laid, y = [], PAD
+    for text, ranges in _paragraphs(groups):
+        layout = QTextLayout(text, font)
+        layout.setTextOption(option)
+        layout.beginLayout()
+        height = 0.0
+        while (line := layout.createLine()).isValid():
+            line.setLineWidth(max(width - 2 * PAD, 1))
+            line.setPosition(QPointF(0, height))
+            height += line.height() + LINE_GAP
+        layout.endLayout()
+        laid.append((layout, ranges, y))
+        y += int(height + 0.5)
+    return laid, y + PAD + 6
+
+
+def _x(line, position: int) -> float:
+    at = line.cursorToX(position)
+    return float(at[0] if isinstance(at, tuple) else at)
 
 
 def paint_groups(painter: QPainter, groups: list[TokenGroup], width: int) -> int:
-    """Paint the groups as coloured boxes wrapped to `width`; returns the height used."""
-    from PySide6.QtCore import QRectF, Qt
+    """Paint the groups as coloured boxes wrapped to `width`; returns the height used.
+
+    Backgrounds are drawn per token, the text per line over them (see `_text_layouts`)."""
+    from PySide6.QtCore import QPointF, QRectF, Qt
     from PySide6.QtGui import QColor
 
-    metrics = painter.fontMetrics()
-    boxes = _layout(groups, metrics, width)
-    for x, y, w, label, number in boxes:
-        rect = QRectF(x, y, w, metrics.height() + 4)
-        painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(QColor(*token_rgb(groups[number].ids[0], bool(number & 1))))
-        painter.drawRoundedRect(rect, 3, 3)
-        painter.setPen(QColor(20, 20, 20))
-        painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, label)
-    return (boxes[-1][1] if boxes else 0) + metrics.height() + 12
+    laid, total = _text_layouts(groups, painter.font(), width)
+    painter.setPen(Qt.PenStyle.NoPen)
+    for layout, ranges, y in laid:
+        lines = [layout.lineAt(i) for i in range(layout.lineCount())]
+        for start, end, number in ranges:
+            painter.setBrush(QColor(*token_rgb(groups[number].ids[0], bool(number & 1))))
+            for line in lines:
+                lo = max(start, line.textStart())
+                hi = min(end, line.textStart() + line.textLength())
+                if lo >= hi:
+                    continue
+                x1, x2 = sorted((_x(line, lo), _x(line, hi)))
+                top = y + line.y() - 2
+                painter.drawRoundedRect(
+                    QRectF(PAD + x1, top, max(x2 - x1, 1.0), line.height() + 4), 3, 3
+                )
+    painter.setPen(QColor(20, 20, 20))
+    for layout, _ranges, y in laid:
+        layout.draw(painter, QPointF(PAD, y))
+    return total
 
 
 def render_image(groups: list[TokenGroup], width: int = 900) -> QImage:
@@ -106,11 +159,7 @@ def render_image(groups: list[TokenGroup], width: int = 900) -> QImage:
     from PySide6.QtGui import QColor, QFont, QImage, QPainter
 
     font = QFont("monospace", 11)
-    probe = QImage(1, 1, QImage.Format.Format_ARGB32)
-    painter = QPainter(probe)
-    painter.setFont(font)
-    height = max(1, _height(groups, painter, width))
-    painter.end()
+    height = max(1, _text_layouts(groups, font, width)[1])
     image = QImage(width, height, QImage.Format.Format_ARGB32)
     image.fill(QColor("white"))
     painter = QPainter(image)
@@ -119,12 +168,6 @@ def render_image(groups: list[TokenGroup], width: int = 900) -> QImage:
     paint_groups(painter, groups, width)
     painter.end()
     return image
-
-
-def _height(groups: list[TokenGroup], painter: QPainter, width: int) -> int:
-    metrics = painter.fontMetrics()
-    boxes = _layout(groups, metrics, width)
-    return (boxes[-1][1] if boxes else 0) + metrics.height() + 12
 
 
 def render_file(

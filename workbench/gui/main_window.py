@@ -60,8 +60,8 @@ from workbench.store.tokenizer_of_run import tokenizer_of_run
 STATUS_MS = 250
 RECOUNT_DELAY_MS = 600
 STEP_TARGET = 2**31 - 1  # Step goes past the vocab size the run was started with
-REPLAY_CUT_SECONDS = 0.5  # a playing replay re-cuts the Tokens text at most this often
 SAMPLE_COST_FACTOR = 4  # between ticks, rebuild the sample's tokenizer after 4x its cost
+REPLAY_CUT_SECONDS = 0.5  # a playing replay repaints the Tokens text at most this often
 
 # action name -> (text, shortcut, tooltip)
 ACTIONS = {
@@ -122,7 +122,6 @@ class MainWindow(QMainWindow):
         self.replay = ReplayBar()
         self.teacher = TeachingDriver(self.teaching, self)
         self._sample_built = (0.0, 0.0)  # when the teaching sample was last cut, and its cost
-        self._replay_cut_at = 0.0  # when a playing replay last re-cut the Tokens text
         self.merge_list = MergeListPanel()
         self.runs = RunHistoryPanel(self.store)
         self.history = HistoryLoader(self.charts, self)
@@ -893,6 +892,8 @@ class MainWindow(QMainWindow):
         self.merge_list.poke()
 
     # --- replay ----------------------------------------------------------------------------
+    _replay_cut_at = 0.0  # when a playing replay last asked for a re-cut of the Tokens text
+
     def _replay_at(self, k: int) -> None:
         """The timeline shows the run after its first k merges, in every view of it."""
         total = self.replay.clock.total
@@ -902,13 +903,14 @@ class MainWindow(QMainWindow):
         panel = self.tokens.panel
         if panel.run_id is None or panel.run_id != self.run_id:
             return
-        # Re-cutting the text builds the prefix's tables (Python, holding the GIL): while it
-        # plays, a few times a second; at rest (a seek, the end), at once.
+        # The panel cuts in the background, the newest k next; painting a cut still takes this
+        # thread ~30 ms (the highlighter and the strip), so a playing replay repaints the text
+        # a few times a second; at rest (a seek, the end), at once.
         now = time.perf_counter()
         if self.replay.playing and now - self._replay_cut_at < REPLAY_CUT_SECONDS:
             return
         self._replay_cut_at = now
-        panel.scrubber.set_rank(k)  # debounced there: prefix(k) and a re-cut
+        panel.show_rank(k)
 
     def _end_replay(self) -> None:
         """Training or another run: the timeline starts over at the whole run."""

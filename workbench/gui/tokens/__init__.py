@@ -30,15 +30,18 @@ from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.gui.elided_label import fit_width
 from workbench.gui.tokens.compare import CompareView
 from workbench.gui.tokens.drilldown import DrillDown
-from workbench.gui.tokens.encoded import Encoded
+from workbench.gui.tokens.encoded import Encoded, TokenTable, encode_text
 from workbench.gui.tokens.export_dialog import ExportDialog
 from workbench.gui.tokens.jobs import JobLane
 from workbench.gui.tokens.reference_menu import ReferenceButton
 from workbench.gui.tokens.scrubber import Scrubber
 from workbench.gui.tokens.share import save_html, save_png
+from workbench.gui.tokens.strip import Strip, build_strip
 from workbench.gui.tokens.token_details import TokenDetails
 from workbench.gui.tokens.tokens_view import TokensView
 from workbench.store import RunStore
+
+_BuiltStrip = tuple[tuple[bool, bool, bool], Strip]  # the strip's options, and the strip
 
 SAMPLE_CHARS = 4000  # text the export dialog checks the round trip on, besides its own
 
@@ -77,6 +80,11 @@ class TokensPanel(QWidget):
         side.addTab(self.drilldown, "In the corpus")
         self.side_tabs = side
         self._loader = JobLane(self)
+        # Cutting the text at k merges (the prefix's tables, then the encode) runs here, off the
+        # UI thread; one cut at a time, and of the ks asked meanwhile only the newest is kept.
+        self._cutter = JobLane(self)
+        self._cutting = False
+        self._pending_rank: int | None = None
         self._layout(side)
         self._connect()
 
@@ -116,6 +124,8 @@ class TokensPanel(QWidget):
         self._loader.sigError.connect(
             lambda m: self.source.setText(f"cannot open: {html.escape(m)}")
         )
+        self._cutter.sigResult.connect(self._on_cut)
+        self._cutter.sigError.connect(self._on_cut_failed)
 
     # ----- the window's API ---------------------------------------------------------------------
 
@@ -162,15 +172,32 @@ class TokensPanel(QWidget):
         self.view.set_text(text)
 
     def set_rank(self, k: int) -> None:
-        """Show the tokenizer of the first `k` merges (the scrubber calls this)."""
-        base = self._base
-        if base is None:
+        """Show the tokenizer of the first `k` merges (the scrubber calls this).
+
+        The prefix, its tables and the re-cut text are made in the background; asked again
+        while a cut runs, only the newest `k` is cut next, so a playing replay shows the
+        newest state it can and the UI thread only paints."""
+        if self._base is None:
             return
-        shown = base if k >= len(base.merges) else base.prefix(k)
-        self.view.set_tokenizer(shown)
-        self.details.set_source(shown, self._store, self._run_id)
-        label = self._label if shown is base else f"{self._label} @ {k:,} merges"
-        self.compare.set_primary(label, shown, self._run_id)
+        if self._cutting:
+            self._pending_rank = k
+            return
+        base, text, options = self._base, self.view.text(), self.view.strip_options()
+        self._cutting, self._pending_rank = True, None
+
+        def job() -> tuple[Tokenizer, int, Tokenizer, TokenTable, Encoded, _BuiltStrip]:
+            shown = base if k >= len(base.merges) else base.prefix(k)
+            table = TokenTable(shown)
+            encoded = encode_text(table, text)
+            strip = build_strip(encoded, table.bytes_of, *options)
+            return base, k, shown, table, encoded, (options, strip)
+
+        self._cutter.submit(job)
+
+    def show_rank(self, k: int) -> None:
+        """The scrubber's slider moves to `k` without its debounce, and the text is re-cut."""
+        self.scrubber.show_rank(k)
+        self.set_rank(k)
 
     def open_tokenizer_file(self, path: str | Path) -> None:
         """Load a tokenizer file in the background and inspect it."""
@@ -211,11 +238,12 @@ class TokensPanel(QWidget):
 
     def busy(self) -> bool:
         parts = (self.view, self.scrubber, self.compare, self.drilldown, self._loader)
-        return any(p.busy() for p in parts)
+        return self._cutting or any(p.busy() for p in (*parts, self._cutter))
 
     def shutdown(self) -> None:
         """Wait for every background job of the panel; call before the window closes."""
-        for part in (self.view, self.scrubber, self.compare, self.drilldown, self._loader):
+        parts = (self.view, self.scrubber, self.compare, self.drilldown, self._loader)
+        for part in (*parts, self._cutter):
             part.shutdown()
         if self.export_dialog is not None:
             self.export_dialog.shutdown()
@@ -225,6 +253,27 @@ class TokensPanel(QWidget):
         super().closeEvent(event)
 
     # ----- internals ----------------------------------------------------------------------------
+
+    def _on_cut(
+        self, result: tuple[Tokenizer, int, Tokenizer, TokenTable, Encoded, _BuiltStrip]
+    ) -> None:
+        base, k, shown, table, enc, strip = result
+        self._cutting = False
+        if base is self._base:  # else: another tokenizer came meanwhile; this cut is stale
+            self.view.show_cut(shown, table, enc, strip)
+            self.details.set_source(shown, self._store, self._run_id)
+            label = self._label if shown is base else f"{self._label} @ {k:,} merges"
+            self.compare.set_primary(label, shown, self._run_id)
+        self._next_cut()
+
+    def _on_cut_failed(self, message: str) -> None:
+        self._cutting = False
+        self.view.counts.setText(f"cannot cut at this k: {message}")  # a plain-text label
+        self._next_cut()
+
+    def _next_cut(self) -> None:
+        if self._pending_rank is not None:
+            self.set_rank(self._pending_rank)
 
     def _on_encoded(self, enc: Encoded) -> None:
         tok = self.view.tokenizer

@@ -33,6 +33,7 @@ class TokenHighlighter(QSyntaxHighlighter):
 
     SYNC_MS = 20.0
     SLICE_MS = 12.0
+    colouring = False  # True while this highlighter re-formats blocks (no text changes then)
 
     def __init__(self, document: QTextDocument) -> None:
         super().__init__(document)
@@ -47,9 +48,14 @@ class TokenHighlighter(QSyntaxHighlighter):
         return self._encoded
 
     def set_encoded(
-        self, encoded: Encoded | None, differs: np.ndarray | None = None, first_block: int = 0
+        self,
+        encoded: Encoded | None,
+        differs: np.ndarray | None = None,
+        first_block: int = 0,
+        sync_ms: float | None = None,
     ) -> None:
-        """Show `encoded` (None: plain); `differs` marks tokens cut differently elsewhere."""
+        """Show `encoded` (None: plain); `differs` marks tokens cut differently elsewhere;
+        `sync_ms`: how long to colour at once (default `SYNC_MS`), the rest in slices."""
         self._encoded = encoded
         if encoded is None:
             self._lists = ()
@@ -75,7 +81,7 @@ class TokenHighlighter(QSyntaxHighlighter):
         # Reversed so that pop() gives the first visible block first, then the rest in order.
         order = [*range(first_block, count), *range(first_block)]
         self._queue = order[::-1]
-        self._slice(self.SYNC_MS)
+        self._slice(self.SYNC_MS if sync_ms is None else sync_ms)
 
     def pending(self) -> bool:
         return bool(self._queue)
@@ -88,10 +94,14 @@ class TokenHighlighter(QSyntaxHighlighter):
         budget = (budget_ms if budget_ms is not None else self.SLICE_MS) / 1000
         deadline = time.perf_counter() + budget
         doc = self.document()
-        while self._queue and time.perf_counter() < deadline:
-            block = doc.findBlockByNumber(self._queue.pop())
-            if block.isValid():
-                self.rehighlightBlock(block)
+        self.colouring = True  # the document reports each block's new formats as a change
+        try:
+            while self._queue and time.perf_counter() < deadline:
+                block = doc.findBlockByNumber(self._queue.pop())
+                if block.isValid():
+                    self.rehighlightBlock(block)
+        finally:
+            self.colouring = False
         if self._queue:
             self._timer.start()
 

@@ -121,6 +121,13 @@ class Scrubber(QWidget):
     def set_rank(self, k: int) -> None:
         self.slider.setValue(k)
 
+    def show_rank(self, k: int) -> None:
+        """Move the slider to `k` without asking for a re-cut (the caller cuts)."""
+        self.slider.blockSignals(True)
+        self.slider.setValue(k)
+        self.slider.blockSignals(False)
+        self.marker.setValue(k)
+
     def busy(self) -> bool:
         """Whether its curve is still being computed in the background."""
         return self._lane.busy()

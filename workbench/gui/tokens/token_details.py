@@ -94,7 +94,11 @@ class TokenDetails(QWidget):
     def set_source(
         self, tok: Tokenizer | None, store: RunStore | None = None, run_id: int | None = None
     ) -> None:
+        same_run = store is self._store and run_id == self._run_id and run_id is not None
         self._tok, self._store, self._run_id = tok, store, run_id
+        if same_run:  # a replay or the scrubber: the run's rule is known, no query per step
+            self.clear()
+            return
         self._rule = "lexicographic"
         if store is not None and run_id is not None:
             self._rule = str(store.get_run(run_id).settings.get("tie_break", "lexicographic"))

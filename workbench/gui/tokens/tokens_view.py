@@ -62,6 +62,11 @@ def format_counts(enc: Encoded) -> str:
     )
 
 
+CUT_SYNC_MS = (
+    8.0  # a new cut colours this long at once (~90 lines, past the visible ones), then slices
+)
+
+
 class TextInput(QPlainTextEdit):
     """The editor: a paste keeps carriage returns (as `⇤`) instead of Qt's dropping them, and
     `sigPastedCR(n)` tells the view how many it kept."""
@@ -105,11 +110,17 @@ class TokensView(QWidget):
         self._table: TokenTable | None = None
         self._encoded: Encoded | None = None
         self._strip = Strip()
+        # A strip built with the cut in the background: (its options, for which encoding, it).
+        self._prebuilt: tuple[tuple[bool, bool, bool], Encoded, Strip] | None = None
+        # How long the highlighter colours at once; a background cut (a replay, the scrubber)
+        # may follow many others, so it colours the visible lines and leaves time for the frame.
+        self._sync_ms: float | None = None
         self._requested_at = 0.0
         self._last_text = ""
         self.last_render_ms = 0.0
         self._lane = JobLane(self)
-        self._lane.sigResult.connect(self._on_result)
+        # The lane's jobs build the strip too, so the UI thread only paints it.
+        self._lane.sigResult.connect(lambda r: self._show(r[0], r[1], r[2], CUT_SYNC_MS))
         self._lane.sigError.connect(self._on_error)
         self._timer = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._timer.timeout.connect(self.refresh)
@@ -151,6 +162,7 @@ class TokensView(QWidget):
         self.open_button = QPushButton("Open text…", self)
         self.open_button.clicked.connect(self._open_dialog)
         self.counts = QLabel("no tokenizer", self)
+        self.counts.setTextFormat(Qt.TextFormat.PlainText)  # error messages quote the user's text
         fit_width(self.counts)
         self.counts.setTextInteractionFlags(self.counts.textInteractionFlags())
 
@@ -207,6 +219,36 @@ class TokensView(QWidget):
         self._table = table if table is not None and table.tokenizer is tokenizer else None
         self.refresh()
 
+    def strip_options(self) -> tuple[bool, bool, bool]:
+        """What the strip shows (ids, bytes, whitespace glyphs): `build_strip`'s switches."""
+        return self.ids_box.isChecked(), self.bytes_box.isChecked(), self.glyphs_box.isChecked()
+
+    def show_cut(
+        self,
+        tokenizer: Tokenizer,
+        table: TokenTable,
+        encoded: Encoded,
+        strip: tuple[tuple[bool, bool, bool], Strip] | None = None,
+    ) -> None:
+        """Show a cut made in the background (`encoded`: the text by `tokenizer`), with its
+        strip when built there too for the options it names: this thread only paints."""
+        self._tokenizer, self._table = tokenizer, table
+        self._show(table, encoded, strip, CUT_SYNC_MS)
+
+    def _show(
+        self,
+        table: TokenTable,
+        encoded: Encoded,
+        strip: tuple[tuple[bool, bool, bool], Strip] | None,
+        sync_ms: float | None,
+    ) -> None:
+        self._prebuilt = None if strip is None else (strip[0], encoded, strip[1])
+        self._sync_ms = sync_ms
+        try:
+            self._on_result((table, encoded))
+        finally:
+            self._prebuilt, self._sync_ms = None, None
+
     def refresh(self) -> None:
         """Encode the current text now (inline when short, else in the lane)."""
         self._timer.stop()
@@ -217,10 +259,12 @@ class TokensView(QWidget):
         text = self.text()
         table = self._table
         self._requested_at = time.perf_counter()
+        options = self.strip_options()
 
-        def job() -> tuple[TokenTable, Encoded]:
+        def job() -> tuple[TokenTable, Encoded, tuple[tuple[bool, bool, bool], Strip]]:
             t = table if table is not None else TokenTable(tok)
-            return t, encode_text(t, text)
+            encoded = encode_text(t, text)
+            return t, encoded, (options, build_strip(encoded, t.bytes_of, *options))
 
         self._lane.submit(
             job, inline=len(text) < INLINE_CHARS and table is not None, patterns=(tok.pattern,)
@@ -237,6 +281,8 @@ class TokensView(QWidget):
     # ----- slots ------------------------------------------------------------------------------
 
     def _on_text_changed(self) -> None:
+        if self.highlighter.colouring:
+            return  # formats changed, not the text: reading the whole text would cost more
         text = self.text()
         if text == self._last_text:
             return  # the highlighter re-laid a block: formats changed, the text did not
@@ -280,7 +326,7 @@ class TokensView(QWidget):
             return
         self._encoded = enc
         first = self.editor.firstVisibleBlock().blockNumber()
-        self.highlighter.set_encoded(enc, first_block=first)
+        self.highlighter.set_encoded(enc, first_block=first, sync_ms=self._sync_ms)
         self.counts.setText(format_counts(enc))
         self._render_strip()
         self.last_render_ms = (time.perf_counter() - self._requested_at) * 1000
@@ -293,13 +339,11 @@ class TokensView(QWidget):
         enc, table = self._encoded, self._table
         if enc is None or table is None:
             return
-        self._strip = build_strip(
-            enc,
-            table.bytes_of,
-            self.ids_box.isChecked(),
-            self.bytes_box.isChecked(),
-            self.glyphs_box.isChecked(),
-        )
+        options, prebuilt = self.strip_options(), self._prebuilt
+        if prebuilt is not None and prebuilt[0] == options and prebuilt[1] is enc:
+            self._strip = prebuilt[2]
+        else:
+            self._strip = build_strip(enc, table.bytes_of, *options)
         self.strip_highlighter.set_ranges([])
         self.strip_edit.setPlainText(self._strip.text)
         self.strip_highlighter.set_ranges(self._strip.ranges)
