@@ -17,7 +17,7 @@ whole: with the environment variable `BPE_WORKBENCH_PORTABLE=1` every fallback r
 | `cache_keys` | Numba's cache implementation (`_source_stamp`) to key the encoder's cache on the scanner's sources | the stock cache key (the encoder recompiles only when its own file changes) |
 | `scan_ir` (and its neighbours) | hand-built LLVM IR for the scanner's 32-byte steps (vector compares, an inline-asm barrier) | the regex pre-tokenizer (`regex.findall` with the same pattern) for counting and encoding |
 
-Tested here: Numba 0.68.1 with llvmlite 0.51, CPython 3.11.7 on x86-64 Linux (glibc). The
+Tested here: Numba 0.68.1 with llvmlite 0.50.0, CPython 3.11.7 on x86-64 Linux (glibc). The
 bounds in `pyproject.toml` (`numba>=0.60,<0.69`, `requires-python >=3.11,<3.15`) stop an
 untested major release from being installed under it; every piece also checks at run time
 what it relies on and takes its fallback when that is missing.
