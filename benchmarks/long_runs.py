@@ -22,8 +22,9 @@ from workbench.engine.train.trainer import BpeTrainer
 from workbench.engine.warmup import warm_up
 
 
-def stages(path: Path, text: str, vocab: int) -> list[tuple[str, float]]:
-    """(stage, seconds) of counting, indexing, merging and encoding one run file."""
+def train_stages(path: Path, vocab: int) -> tuple[list[tuple[str, float]], BpeTrainer]:
+    """(stage, seconds) of counting, indexing and merging one file, and the trained trainer
+    (`long_word.py` times the same stages)."""
     config = TrainConfig(vocab_size=vocab)
     times = []
     start = time.perf_counter()
@@ -35,7 +36,13 @@ def stages(path: Path, text: str, vocab: int) -> list[tuple[str, float]]:
     start = time.perf_counter()
     trainer.run()
     times.append(("merges", time.perf_counter() - start))
-    tokenizer = Tokenizer.from_merges(trainer.merge_pairs(), config.pattern_string)
+    return times, trainer
+
+
+def stages(path: Path, text: str, vocab: int) -> list[tuple[str, float]]:
+    """(stage, seconds) of counting, indexing, merging and encoding one run file."""
+    times, trainer = train_stages(path, vocab)
+    tokenizer = Tokenizer.from_merges(trainer.merge_pairs(), trainer.config.pattern_string)
     start = time.perf_counter()
     ids = tokenizer.encode(text)
     times.append(("encode", time.perf_counter() - start))

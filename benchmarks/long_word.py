@@ -13,28 +13,16 @@ import argparse
 import random
 import resource
 import tempfile
-import time
 from pathlib import Path
 
-from workbench.engine.config import TrainConfig
-from workbench.engine.pretokenize.counting import count_corpus
-from workbench.engine.train.trainer import BpeTrainer
+from long_runs import train_stages  # the same stages, timed the same way (run from benchmarks/)
+
 from workbench.engine.warmup import warm_up
 
 
 def stages(path: Path, vocab: int) -> list[tuple[str, float]]:
     """(stage, seconds) of counting, indexing and merging one file."""
-    config = TrainConfig(vocab_size=vocab)
-    times = []
-    start = time.perf_counter()
-    counted = count_corpus([path], config)
-    times.append(("count", time.perf_counter() - start))
-    start = time.perf_counter()
-    trainer = BpeTrainer(counted.words, config)
-    times.append(("index", time.perf_counter() - start))
-    start = time.perf_counter()
-    trainer.run()
-    times.append(("merges", time.perf_counter() - start))
+    times, trainer = train_stages(path, vocab)
     times.append((f"({trainer.n_merges} merges)", 0.0))
     return times
 
