@@ -27,3 +27,18 @@ def corpora() -> Path:
     if not CORPORA.is_dir():
         pytest.skip(f"shared corpora not found at {CORPORA}")
     return CORPORA
+
+
+@pytest.fixture(scope="session")
+def gpt2_with_eot(corpora: Path, tmp_path_factory):
+    """GPT-2's vocab.json and merges.txt with `<|endoftext|>` = 50256 in the sidecar, loaded as a
+    user would (`workbench.load` of the folder)."""
+    import workbench
+
+    folder = tmp_path_factory.mktemp("gpt2")
+    for name in ("vocab.json", "merges.txt"):
+        (folder / name).write_bytes((corpora / f"gpt2_{name}").read_bytes())
+    (folder / "bpe-workbench.json").write_text(
+        '{"special_tokens": {"<|endoftext|>": 50256}}', encoding="utf-8"
+    )
+    return workbench.load(folder)

@@ -15,7 +15,6 @@ from _bpe_helpers import HARD_PARTS, examples, gpt2_tiktoken
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-import workbench
 from workbench.engine.encode.interop import NoEndOfTextError
 from workbench.engine.encode.stream import StreamCutter, encode_iterable
 from workbench.engine.encode.tokenizer import Tokenizer
@@ -25,14 +24,8 @@ TEXTS = ["Hello world", "naïve café 🙂", "", "<|endoftext|> as text", " \n\n
 
 
 @pytest.fixture(scope="module")
-def gpt2(corpora: Path, tmp_path_factory) -> Tokenizer:
-    folder = tmp_path_factory.mktemp("gpt2")
-    for name in ("vocab.json", "merges.txt"):
-        (folder / name).write_bytes((corpora / f"gpt2_{name}").read_bytes())
-    (folder / "bpe-workbench.json").write_text(
-        '{"special_tokens": {"<|endoftext|>": 50256}}', encoding="utf-8"
-    )
-    return workbench.load(folder)
+def gpt2(gpt2_with_eot: Tokenizer) -> Tokenizer:
+    return gpt2_with_eot
 
 
 @pytest.fixture(scope="module")

@@ -25,14 +25,8 @@ TEXT = "Hello world! It's 2024, naïve café 東京 🙂\n\n  <|endoftext|> the 
 
 
 @pytest.fixture(scope="module")
-def gpt2(corpora: Path, tmp_path_factory) -> Tokenizer:
-    folder = tmp_path_factory.mktemp("gpt2")
-    for name in ("vocab.json", "merges.txt"):
-        (folder / name).write_bytes((corpora / f"gpt2_{name}").read_bytes())
-    (folder / "bpe-workbench.json").write_text(
-        '{"special_tokens": {"<|endoftext|>": 50256}}', encoding="utf-8"
-    )
-    return workbench.load(folder)
+def gpt2(gpt2_with_eot: Tokenizer) -> Tokenizer:
+    return gpt2_with_eot
 
 
 @pytest.fixture(scope="module")
