@@ -35,6 +35,7 @@ COMMAND_MODULES = (
     "workbench.cli.runs",
     "workbench.cli.bench",
     "workbench.cli.eval",
+    "workbench.cli.diff",
     "workbench.cli.prepare",
     "workbench.cli.completion",
 )

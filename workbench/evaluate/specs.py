@@ -80,8 +80,14 @@ def run_candidate(store, run_id: int, k: int | None = None, name: str | None = N
     )
 
 
-def resolve(spec: str, db_path: str | Path | None = None, pattern: str | None = None) -> Candidate:
-    """The candidate `spec` names; a WorkbenchError (one line) when it names nothing usable."""
+def resolve(
+    spec: str,
+    db_path: str | Path | None = None,
+    pattern: str | None = None,
+    option: str = "--tokenizer",
+) -> Candidate:
+    """The candidate `spec` names; a WorkbenchError (one line, naming `option`) when it names
+    nothing usable."""
     run = parse_run(spec)
     if run is not None:
         from workbench.store import RunStore
@@ -89,14 +95,13 @@ def resolve(spec: str, db_path: str | Path | None = None, pattern: str | None = 
         with RunStore(db_path, read_only=True) as store:  # eval only reads: a read-only db works
             return run_candidate(store, *run, name=spec)
     if spec.startswith("run:"):
-        raise ConfigError(f"--tokenizer {spec!r}: write run:ID or run:ID@k (k merges)")
+        raise ConfigError(f"{option} {spec!r}: write run:ID or run:ID@k (k merges)")
     if references.is_reference(spec):
         return Candidate(spec, spec, references.load_reference(spec), "reference")
     path = Path(spec)
     if not path.exists():
         raise WorkbenchError(
-            f"--tokenizer {spec!r}: no such file or folder (nor run:ID, sweep:ID, gpt2, cl100k, "
-            "o200k)"
+            f"{option} {spec!r}: no such file or folder (nor run:ID, sweep:ID, gpt2, cl100k, o200k)"
         )
     return Candidate(spec, path.name or spec, formats.load(path, pattern), "file")
 
