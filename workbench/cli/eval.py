@@ -31,7 +31,9 @@ JSON_HELP = (
     "[{name, label, kind, vocab_size, groups: [{name, documents, bytes, chars, words, tokens, "
     "bytes_per_token, chars_per_token, tokens_per_word, renyi_2_5, vocab_used, ratio_to_best}],"
     " total: {same fields}, parity: {max_over_min, gini, costliest_group}}], curves (with "
-    "--curves), health: {TOKENIZER: {LIST: [{id, rank, text, emitted, merge_count, ratio, "
+    "--curves), plan (with --plan): {model: {width, layers, context, tied, n, formula}, bytes, "
+    "tokenizers: [{name, points: [{k, vocab_size, bytes_per_token, flops_per_token, "
+    "parameters, flops_per_byte}], grid, best, best_is_last}], cheapest}, health: {TOKENIZER: {LIST: [{id, rank, text, emitted, merge_count, ratio, "
     "reason}]}} (with --health)}"
 )
 RENYI_HELP = (
@@ -82,12 +84,51 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--curves", action="store_true", help="compression curves of the runs")
     p.add_argument("--curve-points", type=int, default=24, help="points on the log grid")
+    _add_plan_options(p)
     add_threads_option(p, "encoding threads")
     p.add_argument("--pattern", default=None, help="pattern for tokenizer files without one")
     add_db_option(p)
     p.add_argument("--limit", type=int, default=10, help="health tokens printed per list")
     add_quiet_option(p)
     p.set_defaults(func=run)
+
+
+PLAN_HELP = (
+    "the vocabulary-size planner: bytes/token of each run at every prefix k (a grid, refined "
+    "near its minimum) priced by a serving model, FLOPs/token = 2N + 2·L·ctx·d + 2·d·V "
+    "(Kaplan et al. 2020), and the k with the fewest FLOPs per byte of the text"
+)
+
+
+def _add_plan_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--plan", action="store_true", help=PLAN_HELP)
+    p.add_argument("--width", type=int, default=768, metavar="D", help="--plan: model width d")
+    p.add_argument(
+        "--layers", type=int, default=None, metavar="L", help="--plan: layers (default 12)"
+    )
+    p.add_argument(
+        "--context", type=int, default=1024, metavar="C", help="--plan: context length (tokens)"
+    )
+    p.add_argument("--tied", action="store_true", help="--plan: input and output embeddings tied")
+    p.add_argument(
+        "--params",
+        type=int,
+        default=None,
+        metavar="N",
+        help="--plan: non-embedding parameters (default 12·L·d²; alone, it sets L = N/(12·d²))",
+    )
+    p.add_argument("--plan-points", type=int, default=48, help="--plan: prefixes k on the grid")
+
+
+def _serving_model(args: argparse.Namespace):
+    from workbench.evaluate.plan import ServingModel, layers_for
+
+    if not args.plan:
+        return None
+    layers = args.layers
+    if layers is None:
+        layers = layers_for(args.params, args.width) if args.params is not None else 12
+    return ServingModel(args.width, layers, args.context, args.tied, args.params)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -102,7 +143,11 @@ def run(args: argparse.Namespace) -> int:
     group_by = parse_group_by(args.group_by)
     if not args.paths and not args.health:
         raise UsageError("give text to evaluate on (files or folders), or --health")
-    for name, value in (("--rare-below", args.rare_below), ("--curve-points", args.curve_points)):
+    if args.plan and not args.paths:
+        raise UsageError("--plan: give held-out text to price (files or folders)")
+    serving = _serving_model(args)
+    for name, value in (("--rare-below", args.rare_below), ("--curve-points", args.curve_points),
+                        ("--plan-points", args.plan_points)):  # fmt: skip
         if value < 1:
             raise UsageError(f"{name} must be at least 1")
     check_threads(args)
@@ -135,6 +180,8 @@ def run(args: argparse.Namespace) -> int:
         training_corpus=not args.no_training_corpus,
         curves=args.curves,
         curve_points=args.curve_points,
+        plan=serving,
+        plan_points=args.plan_points,
         threads=args.threads,
         total_chars=total or None,
     )
@@ -193,6 +240,10 @@ def _table_lines(result: dict, limit: int) -> list[str]:
     if result.get("curves"):
         out.append("")
         out += [shown(line) for line in report.curve_findings(result)]
+    if result.get("plan"):
+        from workbench.cli._plan_table import plan_lines
+
+        out += plan_lines(result["plan"])
     for name, lists in (result.get("health") or {}).items():
         out.append(f"\ntoken health of {shown(name)}:")
         if lists.get("training_corpus"):

@@ -22,6 +22,7 @@ from workbench.engine.corpus import fingerprint, list_files
 from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.engine.errors import CancelledError, CorpusError, WorkbenchError
 from workbench.evaluate import curves, health, metrics
+from workbench.evaluate import plan as planner
 from workbench.evaluate.specs import Candidate
 from workbench.evaluate.texts import Doc, batches, iter_docs
 
@@ -39,6 +40,8 @@ class Options:
     curves: bool = False
     curve_points: int = 24
     curve_max_chars: int = 32 << 20  # curves re-encode the text many times: cap what they use
+    plan: planner.ServingModel | None = None  # the vocabulary-size planner's model, when asked
+    plan_points: int = 48
     threads: int | None = None
     total_chars: int | None = None  # for progress, when the caller knows it
 
@@ -123,7 +126,7 @@ def _evaluate(candidates: list[Candidate], docs: Iterable[Doc], job: _Job) -> di
         job.check()
         for doc in batch:
             texts.setdefault(doc.group, metrics.TextCounts()).add(doc.text)
-            if options.curves and kept_chars < options.curve_max_chars:
+            if (options.curves or options.plan) and kept_chars < options.curve_max_chars:
                 kept.append(doc.text)
                 kept_chars += len(doc.text)
         for i, cand in enumerate(candidates):
@@ -170,6 +173,8 @@ def _evaluate(candidates: list[Candidate], docs: Iterable[Doc], job: _Job) -> di
     result: dict = {"tokenizers": rows, "group_names": group_names}
     if options.curves:
         result["curves"] = _curves(candidates, rows, kept, job)
+    if options.plan is not None:
+        result["plan"] = _plan(candidates, kept, job)
     if options.health:
         result["health"] = {
             cand.name: _health(cand, row["_emitted"] if texts else None, job)
@@ -212,6 +217,31 @@ def _curves(candidates: list[Candidate], rows: list[dict], kept: list[str], job:
             },
         }
         out["runs"].append(entry)
+    return out
+
+
+def _plan(candidates: list[Candidate], kept: list[str], job: _Job) -> dict:
+    """The planner over each tokenizer's prefixes (a reference: its full vocabulary only)."""
+    model = job.options.plan
+    assert model is not None
+    kept_bytes = sum(len(t.encode("utf-8", "surrogatepass")) for t in kept)
+    measure = job.measure(kept, kept_bytes)
+    out: dict = {"model": model.to_json(), "chars": sum(map(len, kept)), "bytes": kept_bytes}
+    plans = []
+    for cand in candidates:
+        job.progress(f"planning the vocabulary size of {cand.label}", -1.0)
+        tok = cand.tokenizer
+        if cand.kind == "reference":  # a yardstick at its own size: no prefixes
+            entry = planner.plan_whole(tok, model, measure)
+        else:
+            entry = planner.plan_tokenizer(
+                tok, model, measure, job.options.plan_points, job.cancel.is_set
+            )
+        job.check()
+        plans.append({"name": cand.name, "label": cand.label, "kind": cand.kind, **entry})
+    out["tokenizers"] = plans
+    best = planner.cheapest(plans)
+    out["cheapest"] = None if best is None else plans[best]["name"]
     return out
 
 
