@@ -4,7 +4,9 @@ Pick runs (each at any k), tokenizer files and references, held-out files or pas
 grouping; Evaluate runs `workbench.evaluate.run.evaluate` off the UI thread (progress, Cancel)
 and shows the metrics table (sortable, the best of each column marked), the compression curves,
 tokens per byte by group and the token-health lists. Clicking a token shows it in the Tokens
-tab, with its merge selected in the merge list. Export writes the CLI's HTML report.
+tab, with its merge selected in the merge list. Export writes the CLI's HTML report. Two more
+result tabs work on their own threads: "Compare runs" (`gui/evaluate/compare_panel.py`, as
+`bpe-workbench diff`) and "Vocabulary size" (`gui/evaluate/plan_panel.py`, as `eval --plan`).
 """
 
 from __future__ import annotations
@@ -34,10 +36,12 @@ from workbench.evaluate import report
 from workbench.evaluate.run import Options, evaluate
 from workbench.evaluate.specs import Candidate, resolve_all
 from workbench.evaluate.texts import Doc, iter_docs
+from workbench.gui.evaluate.compare_panel import ComparePanel
 from workbench.gui.evaluate.models import SORT_ROLE, HealthModel, MetricsModel
 from workbench.gui.evaluate.picker import TextPicker, TokenizerPicker
+from workbench.gui.evaluate.plan_panel import PlanPanel
 from workbench.gui.evaluate.plots import CurvesPlot, GroupBars
-from workbench.gui.evaluate.runner import EvalRunner
+from workbench.gui.evaluate.runner import EvalRunner, prepare_encoders
 from workbench.store import RunStore
 
 
@@ -101,6 +105,9 @@ class EvaluateTab(QWidget):
         self.health_list = QComboBox(self)
         self.results = QTabWidget(self)
         self.runner = EvalRunner(self)
+        # each with its own worker thread: they read the pickers above, not the metrics
+        self.compare = ComparePanel(self.text, db_path, self)
+        self.plan = PlanPanel(self.tokenizers, self.text, db_path, self)
         self._layout()
         self._connect()
         self.refresh_runs()
@@ -151,6 +158,8 @@ class EvaluateTab(QWidget):
         self.results.addTab(curves, "Compression curves")
         self.results.addTab(self.bars, "By group")
         self.results.addTab(health, "Token health")
+        self.results.addTab(self.compare, "Compare runs")
+        self.results.addTab(self.plan, "Vocabulary size")
 
         right = QSplitter(Qt.Orientation.Vertical, self)
         right.addWidget(table)
@@ -187,7 +196,9 @@ class EvaluateTab(QWidget):
         super().showEvent(event)
 
     def refresh_runs(self) -> None:
-        self.tokenizers.set_runs(self.store.list_runs())
+        runs = self.store.list_runs()
+        self.tokenizers.set_runs(runs)
+        self.compare.set_runs(runs)
 
     def forget_run(self, _run_id: int) -> None:
         """A run was deleted: the list of runs to evaluate no longer offers it."""
@@ -217,7 +228,7 @@ class EvaluateTab(QWidget):
                 candidates.extend(resolve_all([spec], db_path))
                 if cancel.is_set():
                     raise CancelledError("evaluation cancelled")
-            _prepare_encoders([c.tokenizer.pattern for c in candidates], progress, cancel)
+            prepare_encoders([c.tokenizer.pattern for c in candidates], progress, cancel)
             docs = iter_docs(paths, group_by) if paths else iter(())
             if pasted:
                 docs = _chain(docs, [Doc(pasted, "pasted text")])
@@ -237,10 +248,11 @@ class EvaluateTab(QWidget):
         self.status.setText("cancelling…")
 
     def busy(self) -> bool:
-        return self.runner.busy()
+        return self.runner.busy() or self.compare.busy() or self.plan.busy()
 
     def shutdown(self) -> None:
-        self.runner.shutdown()
+        for panel in (self.runner, self.compare, self.plan):
+            panel.shutdown()
 
     def export_html(self, path: str | Path) -> Path:
         if self.result is None:
@@ -365,20 +377,6 @@ def show_token_in_window(window, cand: Candidate, tid: int) -> None:
     if is_run and rank >= 0 and window.mode != "training":
         window.merge_list.set_run(window.store, cand.run_id, window.store.merge_count(cand.run_id))
         window.merge_list.show_rank(rank)
-
-
-def _prepare_encoders(patterns: list[str], progress, cancel: threading.Event) -> None:
-    """The encoders ready before encoding starts, through `session.startup` (as `bpe-workbench
-    eval` does): each compile named with a busy bar, instead of minutes of an empty one. Says
-    nothing when they are cached."""
-    from workbench.session import startup
-
-    def report(event: startup.StartupEvent) -> None:
-        if event.need is not None:
-            line = event.line()
-            progress(line[:1].upper() + line[1:], -1.0)
-
-    startup.ensure("eval", patterns, report, cancel)
 
 
 def _size_of(paths: list[str]) -> int:

@@ -108,3 +108,17 @@ class EvalRunner(QObject):
                 self._worker.deleteLater()
             self._thread = self._worker = None
             self.sigIdle.emit()
+
+
+def prepare_encoders(patterns: list[str], progress, cancel: threading.Event) -> None:
+    """The encoders ready before encoding starts, through `session.startup` (as `bpe-workbench
+    eval` does): each compile named with a busy bar, instead of minutes of an empty one. Says
+    nothing when they are cached."""
+    from workbench.session import startup
+
+    def report(event: startup.StartupEvent) -> None:
+        if event.need is not None:
+            line = event.line()
+            progress(line[:1].upper() + line[1:], -1.0)
+
+    startup.ensure("eval", patterns, report, cancel)
