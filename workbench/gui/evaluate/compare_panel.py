@@ -142,7 +142,7 @@ class ComparePanel(QWidget):
         self.plot = OverlapPlot(self)
         self.only_a = _table(self, ["id", "rank", "token"])
         self.only_b = _table(self, ["id", "rank", "token"])
-        self.credits = _table(self, ["saves", "side", "token", "made by merge", "rank"])
+        self.credits = _table(self, ["saves", "side", "token", "rank", "made by merge"])
         self.cuts = _table(self, ["times", "A cuts", "B cuts", "tokens A saves"])
         self.lists = QTabWidget(self)
         self.runner = EvalRunner(self)
@@ -262,14 +262,14 @@ class ComparePanel(QWidget):
         self.lists.setTabText(3, f"Only in B ({len(pair['only_in_b']):,})")
         t = pair["text"] or {}
         credits = [
-            [r["saved"], side, r["text"], r["merge"] or "special", r["rank"]]
+            [r["saved"], side, r["text"], r["rank"] if r["merge"] else "—", r["merge"] or "special"]
             for side in ("A", "B")
             for r in t.get(f"credits_{side.lower()}", [])
         ]
         for side in ("A", "B"):
             order = t.get(f"merge_order_{side.lower()}", 0)
             if order:
-                credits.append([float(order), side, "(merge order)", "the other has every token", -1])  # fmt: skip
+                credits.append([float(order), side, "(merge order)", "—", "the other has every token"])  # fmt: skip
         credits.sort(key=lambda row: -row[0])
         _fill(self.credits, credits[:n])
         _fill(self.cuts, [[c["count"], "|".join(c["a"]), "|".join(c["b"]), c["saved_by_a"]]

@@ -42,7 +42,7 @@ class PlanPlot(pg.PlotWidget):
         super().__init__(parent, background="w")
         self.setLogMode(x=True, y=False)
         self.setLabel("bottom", "vocabulary size at k")
-        self.setLabel("left", "FLOPs per byte of text")
+        self.setLabel("left", "per byte of text", units="FLOPs")
         self.getAxis("left").enableAutoSIPrefix(True)
         self.showGrid(x=True, y=True, alpha=0.25)
         self.legend = self.addLegend(offset=(-10, 10), labelTextColor="#222222")
@@ -238,6 +238,11 @@ def findings_text(plan: dict) -> str:
             f"{escape_controls(t['label'])}: cheapest at k = {best['k']:,} (vocabulary "
             f"{best['vocab_size']:,}): {best['flops_per_byte']:,.0f} FLOPs/byte, "
             f"{best['bytes_per_token']:.3f} bytes/token, {best['parameters']:,} parameters{more}"
+        )
+    if len(plan["tokenizers"]) > 1 and plan["cheapest"] is not None:
+        best = next(t for t in plan["tokenizers"] if t["name"] == plan["cheapest"])
+        lines.append(
+            f"Cheapest of all: {escape_controls(best['label'])} at k = {best['best']['k']:,}"
         )
     return "\n".join(lines)
 
