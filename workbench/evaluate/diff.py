@@ -104,7 +104,7 @@ def pair(
         found = compare.attribute(ta, tb, texts, cancelled)
         if cancelled():
             raise CancelledError("comparison cancelled")
-        out["text"] = _attribution(found, ta, tb)
+        out["text"] = _attribution(found, ta, tb, ma, mb)
     return out
 
 
@@ -112,11 +112,13 @@ def _merge_text(merge: tuple[bytes, bytes]) -> str:
     return f"{readable(merge[0])} + {readable(merge[1])}"
 
 
-def _attribution(found: compare.Attribution, ta, tb) -> dict:
+def _attribution(found: compare.Attribution, ta, tb, ma: list, mb: list) -> dict:
+    """The attribution as JSON; `ma`, `mb`: the merges as bytes (a property that builds a list
+    of every merge on each call, so it is read once)."""
     ids_a = {raw: tid for tid, raw in ta.decode_table().items()}
     ids_b = {raw: tid for tid, raw in tb.decode_table().items()}
 
-    def credits(credit, tok, ids) -> list[dict]:
+    def credits(credit, tok, ids, merge_bytes) -> list[dict]:
         rows = []
         for key, saved in compare.top_credits(credit, LISTED):
             if key == compare.MERGE_ORDER:
@@ -128,7 +130,7 @@ def _attribution(found: compare.Attribution, ta, tb) -> dict:
                     "text": readable(key),
                     "id": tid,
                     "rank": made_by,
-                    "merge": _merge_text(tok.merge_bytes[made_by]) if made_by >= 0 else None,
+                    "merge": _merge_text(merge_bytes[made_by]) if made_by >= 0 else None,
                     "saved": saved,
                 }
             )
@@ -148,8 +150,8 @@ def _attribution(found: compare.Attribution, ta, tb) -> dict:
         "segments_differing": found.segments_differing,
         "merge_order_a": found.credit_a.get(compare.MERGE_ORDER, 0),
         "merge_order_b": found.credit_b.get(compare.MERGE_ORDER, 0),
-        "credits_a": credits(found.credit_a, ta, ids_a),
-        "credits_b": credits(found.credit_b, tb, ids_b),
+        "credits_a": credits(found.credit_a, ta, ids_a, ma),
+        "credits_b": credits(found.credit_b, tb, ids_b, mb),
         "cuts": [
             {
                 "a": [readable(t) for t in cut_a],
