@@ -33,7 +33,7 @@ JSON_HELP = (
     " total: {same fields}, parity: {max_over_min, gini, costliest_group}}], curves (with "
     "--curves), plan (with --plan): {model: {width, layers, context, tied, n, formula}, bytes, "
     "tokenizers: [{name, points: [{k, vocab_size, bytes_per_token, flops_per_token, "
-    "parameters, flops_per_byte}], grid, best, best_is_last}], cheapest}, health: {TOKENIZER: {LIST: [{id, rank, text, emitted, merge_count, ratio, "
+    "parameters, flops_per_byte}], grid, best, best_is_last, method}], cheapest}, health: {TOKENIZER: {LIST: [{id, rank, text, emitted, merge_count, ratio, "
     "reason}]}} (with --health)}"
 )
 RENYI_HELP = (
@@ -94,8 +94,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 PLAN_HELP = (
-    "the vocabulary-size planner: bytes/token of each run at every prefix k (a grid, refined "
-    "near its minimum) priced by a serving model, FLOPs/token = 2N + 2·L·ctx·d + 2·d·V "
+    "the vocabulary-size planner: bytes/token of each run at every prefix k (exact, one pass "
+    "over the text's pieces) priced by a serving model, FLOPs/token = 2N + 2·L·ctx·d + 2·d·V "
     "(Kaplan et al. 2020), and the k with the fewest FLOPs per byte of the text"
 )
 
@@ -117,7 +117,9 @@ def _add_plan_options(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="--plan: non-embedding parameters (default 12·L·d²; alone, it sets L = N/(12·d²))",
     )
-    p.add_argument("--plan-points", type=int, default=48, help="--plan: prefixes k on the grid")
+    p.add_argument(
+        "--plan-points", type=int, default=48, help="--plan: prefixes k shown (the grid)"
+    )
 
 
 def _serving_model(args: argparse.Namespace):

@@ -17,10 +17,12 @@ the FLOPs. What it leaves out: training cost, memory bandwidth (decoding is ofte
 the softmax itself, and that a model with a bigger vocabulary may need fewer or more
 parameters for the same loss; it prices serving a fixed model on the text given.
 
-Bytes per token come from encoding the held-out text with `prefix(k)` for k on a grid (`grid`:
-a log grid for the small k where compression moves fast, a linear one for the rest), then the
-grid's cheapest k is narrowed by ternary search between its neighbours (`refine`), which
-assumes the cost has one dip there; every k measured is kept.
+Bytes per token come at every k exactly from `prefix_counts.tokens_at_every_k` (one BPE run per
+distinct piece of the text, noting the rank of each join), so the cheapest k is the true
+argmin (`plan_every_k`). A tokenizer with a custom pre-tokenizer (a `Splitter` callable) falls
+back to encoding the text with `prefix(k)` for k on a grid (`grid`: log-spaced for the small k
+where compression moves fast, evenly spaced for the rest) and narrowing the grid's cheapest k by
+ternary search between its neighbours (`refine`, which assumes one dip there).
 """
 
 from __future__ import annotations
@@ -176,13 +178,57 @@ def plan_tokenizer(
         "grid": ks,
         "best": best.to_json(),
         "best_is_last": best.k == len(tok.merges),
+        "method": "grid",
+    }
+
+
+def vocab_sizes(tok: Tokenizer) -> np.ndarray:
+    """`out[k]` = `tok.prefix(k).vocab_size` for k = 0..merges: the bytes (and any token no merge
+    makes), the tokens the first k merges make (two merges making one token count once), the
+    specials."""
+    merges = len(tok.merges)
+    ranks = np.array([tok.token_rank(tid) for tid in tok.vocab], dtype=np.int64)
+    made = np.bincount(ranks[ranks >= 0], minlength=merges)
+    before = np.concatenate(([0], np.cumsum(made)))[: merges + 1]
+    return int(np.count_nonzero(ranks < 0)) + before + len(tok.special_tokens)
+
+
+def plan_every_k(
+    tok: Tokenizer, model: ServingModel, tokens: np.ndarray, total_bytes: int, points: int = 48
+) -> dict:
+    """The plan from exact token counts at every k (`prefix_counts.tokens_at_every_k`): the
+    cheapest k over all of them; the points kept are the grid's and the cheapest."""
+    vocab = vocab_sizes(tok)
+    n_fixed = 2 * model.n + 2 * model.layers * model.context * model.width
+    flops = n_fixed + 2 * model.width * vocab
+    safe = np.maximum(tokens, 1)
+    per_byte = flops * safe / total_bytes if total_bytes else np.full(len(vocab), np.inf)
+    best = int(np.argmin(per_byte))  # the first of equals: the smaller vocabulary
+    ks = sorted(set(grid(len(tok.merges), points)) | {best})
+
+    def point(k: int) -> Point:
+        bpt = total_bytes / int(tokens[k]) if tokens[k] else 0.0
+        return Point(k, int(vocab[k]), bpt, int(flops[k]), model.parameters(int(vocab[k])))
+
+    return {
+        "points": [point(k).to_json() for k in ks],
+        "grid": ks,
+        "best": point(best).to_json(),
+        "best_is_last": best == len(tok.merges),
+        "method": "every k",
     }
 
 
 def plan_whole(tok: Tokenizer, model: ServingModel, measure: Measure) -> dict:
     """One point: `tok` at its full vocabulary (a reference to compare with)."""
     point = Curve(tok, model, measure).at(len(tok.merges)).to_json()
-    return {"points": [point], "grid": [point["k"]], "best": point, "best_is_last": True}
+    return {
+        "points": [point],
+        "grid": [point["k"]],
+        "best": point,
+        "best_is_last": True,
+        "method": "whole",
+    }
 
 
 def cheapest(plans: Sequence[dict]) -> int | None:

@@ -23,6 +23,7 @@ from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.engine.errors import CancelledError, CorpusError, WorkbenchError
 from workbench.evaluate import curves, health, metrics
 from workbench.evaluate import plan as planner
+from workbench.evaluate.prefix_counts import tokens_at_every_k
 from workbench.evaluate.specs import Candidate
 from workbench.evaluate.texts import Doc, batches, iter_docs
 
@@ -233,6 +234,9 @@ def _plan(candidates: list[Candidate], kept: list[str], job: _Job) -> dict:
         tok = cand.tokenizer
         if cand.kind == "reference":  # a yardstick at its own size: no prefixes
             entry = planner.plan_whole(tok, model, measure)
+        elif tok.splitter != "custom":  # pieces as `regex` cuts them: every k exactly
+            tokens = tokens_at_every_k(tok, kept, job.cancel.is_set)
+            entry = planner.plan_every_k(tok, model, tokens, kept_bytes, job.options.plan_points)
         else:
             entry = planner.plan_tokenizer(
                 tok, model, measure, job.options.plan_points, job.cancel.is_set
