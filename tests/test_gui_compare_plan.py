@@ -131,3 +131,20 @@ def test_plan_ticked_runs(qtbot, tab, corpora, two_runs, tmp_path):
     want = json.loads(out.read_text("utf-8"))["plan"]
     got = {t["name"]: t["best"] for t in plan["tokenizers"]}
     assert got == {t["name"]: t["best"] for t in want["tokenizers"]}
+
+
+def test_closing_the_window_mid_compare_leaves_no_thread(qtbot, two_runs, tmp_path, corpora):
+    """The window's Evaluate tab holds both panels; closing it while one works stops it."""
+    from gui_fixtures import close_window, make_window
+
+    window = make_window(tmp_path / "settings.ini", two_runs)
+    window.show()
+    qtbot.waitExposed(window)
+    titles = [window.evaluate.results.tabText(i) for i in range(window.evaluate.results.count())]
+    assert {"Compare runs", "Vocabulary size"} <= set(titles)
+    panel = window.evaluate.compare
+    window.evaluate.text.add_path(corpora / "tinyshakespeare.txt")
+    panel.choose("run:1", "run:2")
+    assert panel.start() and window.evaluate.busy()
+    close_window(qtbot, window)
+    assert not panel.busy()  # shut down with the window (the autouse check: no QThread left)
