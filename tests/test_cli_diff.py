@@ -114,6 +114,7 @@ def test_three_and_a_reference(runs, corpora, tmp_path, capsys, monkeypatch):
         (["run:1", "no/such/file"], 1, "no such file or folder"),
         (["run:1", "run:2", "--k", "99999"], 2, "--k 99999: run:1 has"),
         (["run:1", "run:2", "--k", "-1"], 2, "--k must be 0 or more"),
+        (["run:1", "run:2", "--limit", "-1"], 2, "--limit must be 0 or more"),
         (["run:1"], 2, "at least two"),
         (["run:1", "run:1"], 2, "named twice"),
         (["run:1", "run:2", "--text", "no/such.txt"], 1, "no/such.txt: cannot read"),

@@ -84,3 +84,19 @@ def test_plan_every_k_is_the_argmin_of_every_k(corpora):
     assert result["best"]["k"] == want and result["method"] == "every k"
     assert result["best"]["flops_per_byte"] == pytest.approx(cost[want])
     assert want in result["grid"] and result["grid"][0] == 0
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_text_with_many_ties(seed):
+    """Runs on random words over three letters (many equal counts, long repeats like "aaaa"),
+    each k checked."""
+    from workbench import api
+
+    rng = random.Random(seed)
+    words = ["".join(rng.choice("ab c") for _ in range(rng.randrange(1, 12))) for _ in range(400)]
+    text = " ".join(words)
+    tok = api.train([text], vocab_size=256 + 60, progress=False).tokenizer
+    held = [" ".join(rng.choice(words) + rng.choice(["", "a", "cc"]) for _ in range(300)), "aaaa"]
+    counts = tokens_at_every_k(tok, held)
+    for k in range(len(tok.merges) + 1):
+        assert counts[k] == sum(len(tok.prefix(k).encode(t)) for t in held), k
