@@ -10,6 +10,8 @@ from workbench.engine.patterns.regexes import compile_pattern, resolve
 
 # Token ids are 32-bit in the kernels and the files; counts are 64-bit.
 MAX_VOCAB_SIZE = 2**31 - 1
+# Where parity-aware BPE's groups come from (`corpus.groups`).
+PARITY_BY = ("lang", "folder", "script")
 MAX_MIN_FREQUENCY = 2**63 - 1
 MAX_WORKERS = 1024  # threads or processes; more only costs memory
 TIE_BREAKS = ("lexicographic", "hf")
@@ -29,6 +31,8 @@ class TrainConfig:
     `pretokenizer`: `auto` uses the Numba scanner for the presets (same pieces, far faster) and
     the `regex` package otherwise; `regex` forces the regex package.
     `text_column` / `jsonl_field`: where a record's text is in Parquet/Arrow files and in JSONL.
+    `parity_by`: "" for classic BPE; else parity-aware BPE (`train.parity`) over documents grouped
+    by `lang` (a record's field, else the script guess), `folder` or `script`.
     """
 
     vocab_size: int = 1000
@@ -40,6 +44,7 @@ class TrainConfig:
     pretokenizer: str = "auto"
     text_column: str = "text"
     jsonl_field: str = "text"
+    parity_by: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "special_tokens", tuple(dict.fromkeys(self.special_tokens)))
@@ -70,6 +75,13 @@ class TrainConfig:
                 f"vocab size {self.vocab_size} is below the alphabet: 256 bytes"
                 f" + {len(self.special_tokens)} special tokens = {floor}"
             )
+        if self.parity_by:
+            if self.parity_by not in PARITY_BY:
+                raise ConfigError(
+                    f"parity-by {self.parity_by!r}: use one of {', '.join(PARITY_BY)} (or none)"
+                )
+            if self.tie_break == "hf":
+                raise ConfigError("parity-aware BPE breaks ties lexicographically only")
         compile_pattern(self.pattern)  # raises PatternError with a clear message
 
     @property

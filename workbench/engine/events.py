@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -49,6 +50,8 @@ class MergeBatch:
     tokens: tuple[bytes, ...]  # bytes of each merge's token
     vocab_size: int  # tokens after the last merge here: bytes + merged + special tokens
     seconds: float  # wall time the kernel spent on this batch
+    # Parity-aware BPE: each group's held-out tokens after each merge (`train.parity.ParityRecord`).
+    parity: Any = None
 
     def __len__(self) -> int:
         return len(self.tokens)
