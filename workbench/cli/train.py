@@ -30,11 +30,13 @@ from workbench.engine.formats.outputs import check_output_folder
 FORMATS = ("gpt2", "hf", "tiktoken", "minbpe")
 # engine.config.TIE_BREAKS (a test keeps them equal): importing the engine here costs --help 0.2 s.
 TIE_BREAKS = ("lexicographic", "hf")
+PARITY_BY = ("lang", "folder", "script")  # engine.config.PARITY_BY, kept equal by a test
 SKIPPED_SHOWN = 5  # bad files listed in the summary; the rest with --verbose or in --json
 JSON_HELP = (
     "print the summary as one JSON object: {documents, files, bytes, pre_tokens, "
     "unique_pieces, merges, vocab_size, stop_reason, bytes_per_token, seconds: {STAGE: s, "
-    "total: s}, skipped: [MESSAGE], written: [PATH], run_id (null with --no-db)}; a sweep: "
+    "total: s}, skipped: [MESSAGE], written: [PATH], run_id (null with --no-db), parity: "
+    "{groups: {NAME: held-out bytes/token}, worst, gini} (--parity-by only)}; a sweep: "
     "{sweep, runs: [{label, vocab_size, bytes_per_token, stop_reason, run_id, out_dir}]}"
 )
 
@@ -91,6 +93,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=0,
         metavar="N",
         help="stop when the most frequent pair occurs fewer than N times (default 0: never)",
+    )
+    p.add_argument(
+        "--parity-by",
+        choices=PARITY_BY,
+        default=None,
+        help="parity-aware BPE (Foroutan et al. 2025): each merge helps the group worst "
+        "compressed on its held-out lines; groups by a record's lang field (else the script), "
+        "by folder, or by script",
     )
     p.add_argument("--format", default="gpt2", help=f"comma-separated: {','.join(FORMATS)}")
     add_threads_option(p, "pre-tokenizing threads/processes")
@@ -149,6 +159,26 @@ def skipped_lines(skipped: list[str], verbose: bool) -> list[str]:
     return lines
 
 
+def _parity_summary(trainer) -> dict:
+    from workbench.session.parity import parity_summary
+
+    summary = parity_summary(trainer)
+    return {"parity": summary} if summary else {}
+
+
+def parity_lines(summary: dict) -> list[str]:
+    parity = summary.get("parity")
+    if not parity:
+        return []
+    lines = [
+        f"groups           {len(parity['groups'])} (held-out bytes/token; Gini {parity['gini']:.4f})"
+    ]
+    for name, rate in parity["groups"].items():
+        worst = "  <- worst" if name == parity["worst"] else ""
+        lines.append(f"  {shown(name):<15} {rate:.3f}{worst}")
+    return lines
+
+
 def run(args: argparse.Namespace) -> int:
     from workbench.engine.config import TrainConfig
     from workbench.progress import ProgressBars
@@ -176,7 +206,10 @@ def run(args: argparse.Namespace) -> int:
         pretokenizer="regex" if args.regex_pretokenizer else "auto",
         text_column=args.text_column,
         jsonl_field=args.jsonl_field,
+        parity_by=args.parity_by or "",
     )
+    if args.parity_by and args.from_counts:
+        raise UsageError("--parity-by needs the corpus PATHs (a counts file has no groups)")
     steps = plan_sweep(config, sizes, patterns)  # checks every pattern before any counting
     check_output_folder(args.out_dir)  # a bad --out-dir fails now, not after training
     from workbench.engine.formats import check_can_hold
@@ -327,6 +360,7 @@ def _summary(stats, session, total, written) -> dict:
         "skipped": list(stats.skipped),
         "written": [str(p) for p in written],
         "run_id": session.run_id,
+        **_parity_summary(trainer),
     }
 
 
@@ -349,6 +383,7 @@ def _summary_lines(summary: dict, verbose: bool) -> list[str]:
         f"merges           {s['merges']:,} -> vocab {s['vocab_size']:,} ({s['stop_reason']})",
         f"compression      {s['bytes_per_token']:.3f} bytes/token",
     ]
+    lines += parity_lines(s)
     lines += [f"time {stage:<11} {sec:.3f} s" for stage, sec in s["seconds"].items()]
     lines += skipped_lines(s["skipped"], verbose)
     lines += [f"wrote            {shown(p)}" for p in s["written"]]

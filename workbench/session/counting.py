@@ -25,6 +25,10 @@ def count_paths(
 ) -> Counted:
     """Count the files and folders under `paths` (see `engine.pretokenize.count_corpus`)."""
     paths = tuple(str(p) for p in paths)
+    if config.parity_by:
+        from workbench.session.parity import count_parity_paths
+
+        return count_parity_paths(paths, config, cancel)
     with memory.stage("counting the corpus"):
         result = count_corpus(paths, config, progress=progress, cancel=cancel, workers=workers)
     return Counted(result, paths)
@@ -38,5 +42,9 @@ def count_documents(
 ) -> Counted:
     """Count documents given in memory: an iterable of strings (each one document) or of
     batches of them, a Dataset or an arrow table (see `engine.pretokenize.count_in_memory`)."""
+    if config.parity_by:
+        from workbench.session.parity import count_parity_documents
+
+        return count_parity_documents(documents, config, cancel)
     with memory.stage("counting the documents"):
         return Counted(count_in_memory(documents, config, progress, cancel), ())

@@ -55,6 +55,8 @@ class Counted:
 
     result: PretokenizeResult
     paths: tuple[str, ...] = ()
+    # Parity-aware runs: each group's word tables (`engine.train.parity.GroupWords`).
+    parity: Any = None
 
     @property
     def stats(self) -> CorpusStats:
@@ -84,6 +86,14 @@ def stored_config(settings: dict, vocab_size: int) -> TrainConfig:
     return TrainConfig(**values)
 
 
+def _parity_trainer(counted: Counted, config: TrainConfig, count_ties: bool) -> Any:
+    from workbench.engine.train.parity import ParityTrainer
+
+    if counted.parity is None:
+        raise WorkbenchError("a parity-aware run needs its corpus counted in groups")
+    return ParityTrainer(counted.parity, config, 100 if count_ties else 0)
+
+
 @dataclass
 class RunSession:
     """A trainer, the store run it writes to (if any), and where the run stands."""
@@ -101,6 +111,7 @@ class RunSession:
     # read-only or full), or None; leaving the session then raises it (see __exit__).
     lost: str | None = None
     _writer: Any = None
+    _parity: Any = None  # session.parity.ParityLog of a parity-aware run
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -126,8 +137,15 @@ class RunSession:
 
         started = time.perf_counter()
         with memory.stage("indexing the corpus for training"):
-            trainer = trainer_for(counted.result.words, config, kernels_ready, count_ties)
+            if config.parity_by:
+                trainer = _parity_trainer(counted, config, count_ties)
+            else:
+                trainer = trainer_for(counted.result.words, config, kernels_ready, count_ties)
         session = cls(trainer, config, counted, listeners=list(listeners))
+        if config.parity_by:
+            from workbench.session.parity import ParityLog
+
+            session._parity = ParityLog(counted)
         session.timings = {"pretokenize": round(counted.stats.seconds, 3)}
         session.timings["index"] = round(time.perf_counter() - started, 3)
         if store_path is not None:
@@ -144,7 +162,7 @@ class RunSession:
                 name or run_name(counted.paths, self.config.vocab_size),
                 settings={**asdict(self.config), **({"sweep": sweep} if sweep else {})},
                 corpus=corpus,
-                stats=asdict(counted.stats),
+                stats=self._parity.stats() if self._parity else asdict(counted.stats),
             )
             self._writer = store.writer(self.run_id)
         self._writer.write_top_pieces(counted.result.words.most_common(TOP_PIECES))
@@ -174,6 +192,11 @@ class RunSession:
             if run.state in (RunState.RUNNING, RunState.PAUSED):
                 raise WorkbenchError(f"run {run_id} is being trained right now")
             stored = store.merges_as_pairs(run_id)
+        if run.settings.get("parity_by"):
+            raise WorkbenchError(
+                f"run {run_id} is a parity-aware run, which cannot be continued yet;"
+                " train a new one"
+            )
         paths = run.corpus.get("paths")
         recorded = run.corpus.get("fingerprint")
         if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
@@ -282,6 +305,8 @@ class RunSession:
             else:
                 reason = StopReason.VOCAB_SIZE
         self.stop_reason = reason
+        if self._parity is not None and self._writer is not None:  # the curves up to here
+            self._to_store(self._writer.set_stats, self._parity.stats())
         if reason is StopReason.INTERRUPTED:
             self.end(RunState.INTERRUPTED, reason)
         elif reason is StopReason.STOPPED:
@@ -301,6 +326,8 @@ class RunSession:
 
     def _write(self, batch: MergeBatch) -> None:
         self._to_store(self._writer.write, batch)
+        if self._parity is not None and self._parity.add(batch):
+            self._to_store(self._writer.set_stats, self._parity.stats())
 
     def _to_store(self, call: Callable[..., None], *args: Any, **kwargs: Any) -> None:
         """One writer call; a run deleted meanwhile ends the session (RunDeleted)."""
@@ -346,6 +373,8 @@ class RunSession:
         if writer is None:
             return
         try:
+            if self._parity is not None:  # the curves to the last merge written
+                writer.set_stats(self._parity.stats())
             writer.set_state(state, stop_reason=reason, error=error, timings=self.timings)
         except WorkbenchError as exc:  # deleted meanwhile, or the file gone: nothing to mark
             self.lost = str(exc)

@@ -1,7 +1,9 @@
 """A language guess from a text's dominant Unicode script, for grouping documents that carry no
 language label (parity-aware BPE's `--parity-by script`).
 
-Only letters count (digits, spaces and punctuation are shared by every script). The ranges are
+Only letters count (digits, spaces and punctuation are shared by every script), each by its
+UTF-8 bytes: a Han character carries about what a Latin word does, and bytes are what a
+byte-level tokenizer pays for (a Chinese man page with its roff markup in ASCII is Han). The ranges are
 the main blocks of each script (Unicode 16.0 block boundaries), not every code point's Script
 property: enough to tell Latin from Cyrillic from Han, which is all a grouping needs. Two
 scripts that share Han are told apart by their own letters: kana (at least a twentieth of the Han
@@ -59,21 +61,22 @@ def _tables() -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
 
 
 def script_counts(text: str) -> dict[str, int]:
-    """How many code points of `text` fall in each script's blocks (scripts with none left out)."""
+    """The UTF-8 bytes of `text`'s letters in each script's blocks (scripts with none left out)."""
     starts, ends, names = _tables()
     cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
     block = np.searchsorted(starts, cps, side="right") - 1
     inside = (block >= 0) & (cps <= ends[np.maximum(block, 0)])
-    found = np.bincount(block[inside], minlength=len(_BLOCKS))
+    width = 1 + (cps >= 0x80) + (cps >= 0x800) + (cps >= 0x10000)
+    found = np.bincount(block[inside], weights=width[inside], minlength=len(_BLOCKS))
     counts: dict[str, int] = {}
     for (_, _, name), n in zip(_BLOCKS, found.tolist(), strict=True):
         if n:
-            counts[name] = counts.get(name, 0) + n
+            counts[name] = counts.get(name, 0) + int(n)
     return counts
 
 
 def dominant_script(text: str) -> str:
-    """The script with the most letters (ties: the name first in alphabetical order), named as
+    """The script with the most letter bytes (ties: the name first in alphabetical order), named as
     a language where a script is one (`Japanese` for Han with enough kana, `Korean` for Hangul),
     or `Unknown`."""
     counts = script_counts(text)

@@ -67,6 +67,15 @@ class ParityRecord:
         return self.dev_bytes[None, :] / np.maximum(self.dev_tokens, 1)
 
 
+def gini(values: Sequence[float]) -> float:
+    """The Gini coefficient of non-negative `values` (0: all equal; towards 1: one holds all):
+    the mean absolute difference over all ordered pairs, over twice the mean."""
+    x = np.asarray(values, dtype=np.float64)
+    if x.size == 0 or x.sum() == 0:
+        return 0.0
+    return float(np.abs(x[:, None] - x[None, :]).sum() / (2 * x.size * x.sum()))
+
+
 # -- the groups' text ------------------------------------------------------------------------
 
 
@@ -172,7 +181,7 @@ class ParityTrainer:
                 self._n_train = len(self._words)
         self.dev_bytes = [g.dev.total_bytes for g in groups]
         self.dev_tokens = list(self.dev_bytes)
-        self._tokens = sum(g.train.total_bytes for g in groups)
+        self._tokens = sum(g.train.total_bytes + g.dev.total_bytes for g in groups)
         self._live: list[dict[Pair, int]] = [{} for _ in range(n)]
         self._at_count: list[dict[int, int]] = [{} for _ in range(n)]
         self._holders: dict[Pair, set[int]] = {}
@@ -206,7 +215,7 @@ class ParityTrainer:
 
     @property
     def corpus_tokens(self) -> int:
-        """Tokens of every group's training part."""
+        """Tokens of the whole corpus: every group's training and held-out parts."""
         return self._tokens
 
     def merge_pairs(self) -> list[tuple[bytes, bytes]]:
@@ -416,7 +425,6 @@ class ParityTrainer:
                 out.append(s)
                 r += 1
         self._words[w] = out
-        if train:
-            self._tokens -= replaced
-        else:
+        self._tokens -= replaced
+        if not train:
             self.dev_tokens[g] -= replaced
