@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from workbench.engine.config import TIE_BREAKS, TrainConfig
 from workbench.engine.errors import WorkbenchError
 from workbench.engine.patterns.regexes import PRESETS, compile_pattern
+from workbench.gui.parity_setting import parity_box, parity_value, set_parity
 from workbench.gui.settings import WindowSettings
 
 CUSTOM = "custom regex"
@@ -75,6 +76,7 @@ class TrainingControls(QWidget):
             "lexicographic: among equal counts the greatest (left, right) bytes win;\n"
             "hf: the pair Hugging Face's BpeTrainer would take"
         )
+        self.parity = parity_box()
 
         form = QFormLayout()
         form.addRow("Vocab size", self.vocab)
@@ -85,6 +87,7 @@ class TrainingControls(QWidget):
         form.addRow("Special tokens", self.specials)
         form.addRow("Min frequency", self.min_frequency)
         form.addRow("Tie-break", self.tie_break)
+        form.addRow("Parity by", self.parity)
         settings_box = QGroupBox("Settings")
         settings_box.setLayout(form)
 
@@ -179,6 +182,7 @@ class TrainingControls(QWidget):
             special_tokens=parse_specials(self.specials.text()),
             tie_break=self.tie_break.currentText(),
             min_frequency=self.min_frequency.value(),
+            parity_by=parity_value(self.parity),
             on_bad_file="skip",  # a window run reports skipped files instead of failing
         )
 
@@ -194,6 +198,7 @@ class TrainingControls(QWidget):
         self.min_frequency.setValue(values.min_frequency)
         if values.tie_break in TIE_BREAKS:
             self.tie_break.setCurrentText(values.tie_break)
+        set_parity(self.parity, values.parity_by)
         self._pattern_edited()
 
     def store(self, values: WindowSettings) -> None:
@@ -202,10 +207,13 @@ class TrainingControls(QWidget):
         values.special_tokens = self.specials.text()
         values.min_frequency = self.min_frequency.value()
         values.tie_break = self.tie_break.currentText()
+        values.parity_by = parity_value(self.parity)
 
     def set_settings_enabled(self, enabled: bool) -> None:
         """Settings are locked while a run is open: the run records the settings it used."""
-        for widget in (self.preset, self.regex, self.specials, self.min_frequency, self.tie_break):
+        for widget in (
+            self.preset, self.regex, self.specials, self.min_frequency, self.tie_break, self.parity
+        ):  # fmt: skip
             widget.setEnabled(enabled)
         if enabled:
             self.regex.setEnabled(self.preset.currentText() == CUSTOM)

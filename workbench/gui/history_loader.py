@@ -47,6 +47,7 @@ class HistoryLoader(QObject):
 
     def load(self, store: RunStore, run: RunInfo) -> None:
         self.charts.reset(int(run.stats.get("bytes", 0) or 0))
+        self.charts.groups.load_stored(run.stats)  # a parity-aware run's per-group curves
         self.store, self.run_id, self.after = store, run.id, -1
         self.timer.start()
 

@@ -63,7 +63,13 @@ TRAINING_IN_PYTHON = "Training (in Python until the fast kernels are ready: firs
 
 def _corpus_key(paths: tuple[str, ...], config: TrainConfig) -> tuple[Any, ...]:
     """Only these settings change the pre-token counts; the rest only change training."""
-    return (paths, config.pattern_string, config.special_tokens, config.on_bad_file)
+    return (
+        paths,
+        config.pattern_string,
+        config.special_tokens,
+        config.on_bad_file,
+        config.parity_by,
+    )
 
 
 class TrainWorker(QObject):
@@ -105,6 +111,7 @@ class TrainWorker(QObject):
         self.cancel_flag = threading.Event()
         self.interrupt_flag = threading.Event()  # the window is closing
         self._corpus: tuple[tuple[Any, ...], Any] | None = None
+        self._groups: Any = None  # a parity-aware count's groups (with `_corpus`)
         self._report: CorpusReport | None = None
         self.session: RunSession | None = None
         self._stage_words = "Training"  # what the status says while this run trains
@@ -170,7 +177,7 @@ class TrainWorker(QObject):
         ready = None if self.warm.is_set() else self.warm.is_set
         try:
             self.session = RunSession.start(
-                Counted(result, paths),
+                Counted(result, paths, self._groups),
                 config,
                 self.db_path,
                 listeners=[self.sigBatch.emit, self._on_batch_stage],
@@ -202,7 +209,7 @@ class TrainWorker(QObject):
             self.sigSweepStep.emit(step.index, step.of)
             try:
                 self.session = RunSession.start(
-                    Counted(result, paths),
+                    Counted(result, paths, self._groups),
                     step.config,
                     self.db_path,
                     listeners=[self.sigBatch.emit],
@@ -284,7 +291,8 @@ class TrainWorker(QObject):
 
         try:
             result = self._count(paths, config)
-            if not (quick and python_can_start(result.words, config)):
+            # parity-aware training is in Python: no kernels to wait for
+            if not (quick and (config.parity_by or python_can_start(result.words, config))):
                 self._wait_for_kernels()
         except Cancelled:
             self.sigStage.emit("Stopped")
@@ -320,9 +328,10 @@ class TrainWorker(QObject):
         self.sigStage.emit("Reading the corpus")
         try:
             # The session's counting, as the API and the CLI count (memory limits included).
-            result = count_paths(
+            counted = count_paths(
                 paths, config, progress=self.sigProgress.emit, cancel=self.cancel_flag.is_set
-            ).result
+            )
+            result, self._groups = counted.result, counted.parity
         except CancelledError:
             raise Cancelled from None
         self._corpus = (key, result)
