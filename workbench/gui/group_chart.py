@@ -40,7 +40,9 @@ class GroupCurves:
         self.plot.setMenuEnabled(False)
         self.plot.setDownsampling(auto=True, mode="peak")
         self.plot.setClipToView(True)
-        self.legend = self.plot.addLegend(offset=(-10, 10), labelTextColor="#dddddd")
+        # Columns: six groups in one column would run off a short plot. The curves lie close
+        # together by design (that is parity), so each entry carries its group's figure too.
+        self.legend = self.plot.addLegend(offset=(-10, -10), labelTextColor="#dddddd", colCount=3)
         self.shown = False
         self.names: tuple[str, ...] = ()
         self.dev_bytes = np.zeros(0, dtype=np.int64)
@@ -121,6 +123,11 @@ class GroupCurves:
         x = np.arange(1, len(rates) + 1)
         for g, curve in enumerate(self._curves):
             curve.setData(x, rates[:, g])
+        if len(rates):
+            for (_, label), name, rate in zip(
+                self.legend.items, self.names, rates[-1], strict=True
+            ):
+                label.setText(f"{html.escape(name)} {rate:.3f}")
         worst = self.worst()
         title = TITLE if worst is None else f"{TITLE} — worst now: {html.escape(worst)}"
         self.plot.setTitle(title)
