@@ -29,16 +29,31 @@ def _apply(word: list[bytes], left: bytes, right: bytes) -> list[bytes]:
 
 
 def parity_reference(
-    groups: list[tuple[Words, Words]], merges: int, min_frequency: int = 0
+    groups: list[tuple[Words, Words]],
+    merges: int,
+    min_frequency: int = 0,
+    window: int = 0,
+    alpha: int = 2,
 ) -> list[tuple[bytes, bytes, int, int, list[int]]]:
-    """(left, right, chosen group, pair count, every group's held-out tokens after) per merge."""
+    """(left, right, chosen group, pair count, every group's held-out tokens after) per merge.
+    `window` > 0: the moving-window variant (a group chosen more than alpha * window / groups
+    times in the last `window` merges is tried only after the others)."""
     train = [[([bytes([b]) for b in w], c) for w, c in t.items()] for t, _ in groups]
     dev = [[([bytes([b]) for b in w], c) for w, c in d.items()] for _, d in groups]
     dev_bytes = [sum(len(w) * c for w, c in d.items()) for _, d in groups]
     out = []
+    chosen_so_far: list[int] = []
     for _ in range(merges):
         tokens = [sum(len(w) * c for w, c in d) for d in dev]
-        order = sorted(range(len(groups)), key=lambda g: (Fraction(dev_bytes[g], tokens[g]), g))
+        last = chosen_so_far[-window:] if window else []
+
+        def over_share(g: int, last: list[int] = last) -> bool:
+            return bool(window) and Fraction(last.count(g), window) > Fraction(alpha, len(groups))
+
+        order = sorted(
+            range(len(groups)),
+            key=lambda g: (over_share(g), Fraction(dev_bytes[g], tokens[g]), g),
+        )
         chosen = None
         for g in order:
             pairs: Counter[tuple[bytes, bytes]] = Counter()
@@ -55,6 +70,7 @@ def parity_reference(
         if chosen is None:
             break
         g, (left, right), count = chosen
+        chosen_so_far.append(g)
         train = [[(_apply(w, left, right), c) for w, c in t] for t in train]
         dev = [[(_apply(w, left, right), c) for w, c in d] for d in dev]
         after = [sum(len(w) * c for w, c in d) for d in dev]

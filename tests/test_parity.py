@@ -32,8 +32,10 @@ def _table(words: dict[bytes, int]) -> WordTable:
     return WordTable.from_counts(words)
 
 
-def _train(groups: list[tuple[dict, dict]], merges: int, min_frequency: int = 0):
-    config = TrainConfig(vocab_size=100_000, min_frequency=min_frequency, parity_by="lang")
+def _train(groups: list[tuple[dict, dict]], merges: int, min_frequency: int = 0, **window):
+    config = TrainConfig(
+        vocab_size=100_000, min_frequency=min_frequency, parity_by="lang", **window
+    )
     trainer = ParityTrainer(
         [GroupWords(f"g{i}", _table(t), _table(d)) for i, (t, d) in enumerate(groups)], config
     )
@@ -41,10 +43,14 @@ def _train(groups: list[tuple[dict, dict]], merges: int, min_frequency: int = 0)
     return trainer, batches
 
 
-def _check(groups: list[tuple[dict, dict]], merges: int, min_frequency: int = 0) -> int:
+def _check(
+    groups: list[tuple[dict, dict]], merges: int, min_frequency: int = 0, window: int = 0, alpha=2
+) -> int:
     """Trainer == reference, merge by merge; returns how many merges were compared."""
-    expected = parity_reference(groups, merges, min_frequency)
-    trainer, batches = _train(groups, merges, min_frequency)
+    expected = parity_reference(groups, merges, min_frequency, window, alpha)
+    trainer, batches = _train(
+        groups, merges, min_frequency, parity_window=window, parity_alpha=alpha
+    )
     got_pairs = trainer.merge_pairs()
     assert got_pairs == [(a, b) for a, b, *_ in expected]
     assert trainer.chosen == [g for _, _, g, _, _ in expected]
@@ -99,6 +105,22 @@ def test_random_groups_with_many_ties(seed):
 
         groups.append((words(rng.randint(5, 40)), words(rng.randint(1, 10))))
     assert _check(groups, 60, min_frequency=rng.choice([0, 0, 2])) > 0
+    # the moving-window variant, with windows short enough to bind
+    assert _check(groups, 60, window=rng.choice([3, 5, 10]), alpha=rng.choice([1, 2])) > 0
+
+
+def test_the_window_spreads_the_merges_over_groups():
+    # group 0's held-out text holds no pair it trains on, so it stays at 1.0 bytes/token, the
+    # worst (ties: group 0): the greedy rule takes it every time. With a window of 4 and alpha 1
+    # (2 groups) a group may be chosen while it has at most 2 of the last 4, so at most 3 in 4
+    a = ({b"abcdefgh": 5, b"ijklmnop": 5}, {b"qz": 3})
+    b = ({b"stuvwxyz": 1}, {b"xyz": 1})
+    greedy, _ = _train([a, b], 8)
+    windowed, _ = _train([a, b], 8, parity_window=4, parity_alpha=1)
+    assert greedy.chosen == [0] * 8
+    assert windowed.chosen == [0, 0, 0, 1, 1, 0, 0, 0]
+    assert all(windowed.chosen[i : i + 4].count(0) <= 3 for i in range(len(windowed.chosen) - 3))
+    assert _check([a, b], 8, window=4, alpha=1) == 8
 
 
 def test_stops_when_no_group_has_a_pair():
@@ -231,3 +253,7 @@ def test_config_refuses_hf_ties_and_unknown_grouping():
         TrainConfig(parity_by="lang", tie_break="hf")
     with pytest.raises(ConfigError, match="parity-by"):
         TrainConfig(parity_by="country")
+    with pytest.raises(ConfigError, match="parity window"):
+        TrainConfig(parity_window=10)
+    with pytest.raises(ConfigError, match="alpha"):
+        TrainConfig(parity_by="lang", parity_window=10, parity_alpha=0)

@@ -120,3 +120,23 @@ def test_trainer_needs_a_group():
         ParityTrainer([], TrainConfig(parity_by="lang"))
     table = WordTable.from_counts({b"ab": 1})
     assert ParityTrainer([GroupWords("x", table, table)], TrainConfig()).n_merges == 0
+
+
+def test_cli_window_variant_matches_the_engine(by_folder, tmp_path):
+    done = cli(
+        "train", str(by_folder), "--vocab-size", "300", "--parity-by", "folder",
+        "--parity-window", "5", "--parity-alpha", "1", "--out-dir", str(tmp_path / "out"),
+        "--no-db", "--json", "-q",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    config = TrainConfig(vocab_size=300, parity_by="folder", parity_window=5, parity_alpha=1)
+    trainer = ParityTrainer(count_groups(TEXTS, config), config)
+    list(trainer.batches(batch_seconds=None))
+    rates = json.loads(done.stdout)["parity"]["groups"]
+    assert list(rates.values()) == pytest.approx(trainer.compression())
+    assert trainer.merge_pairs() != _engine_merges(300)  # the window changed the merges
+    done = cli(
+        "train", str(by_folder), "--vocab-size", "300", "--parity-window", "5",
+        "--out-dir", str(tmp_path / "out2"),
+    )  # fmt: skip
+    assert done.returncode == 2 and "parity" in done.stderr and "Traceback" not in done.stderr

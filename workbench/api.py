@@ -80,6 +80,8 @@ def train(
     progress: bool = True,
     text_column: str = "text",
     parity_by: str | None = None,
+    parity_window: int = 0,
+    parity_alpha: int = 2,
 ) -> TrainResult:
     """Train a byte-level BPE tokenizer on `corpus`.
 
@@ -106,7 +108,8 @@ def train(
     come from files by `"lang"` (a record's `lang` field, else the dominant script), `"folder"`
     or `"script"`; documents in memory may be given as `{group: [texts]}`, else are grouped by
     script. `TrainResult.parity` then holds each group's held-out bytes/token, the worst, and
-    their Gini coefficient.
+    their Gini coefficient. `parity_window` W > 0 uses the paper's moving-window variant: a
+    group chosen more than `parity_alpha` / groups of the last W merges gives way to the next.
     """
     config = TrainConfig(
         vocab_size=vocab_size,
@@ -117,6 +120,8 @@ def train(
         text_column=text_column,
         on_bad_file="skip" if skip_bad_files else "stop",
         parity_by=parity_by or "",
+        parity_window=parity_window,
+        parity_alpha=parity_alpha,
     )
     if isinstance(corpus, str | os.PathLike) and not str(os.fspath(corpus)):
         raise ConfigError(

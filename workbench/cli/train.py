@@ -102,6 +102,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "compressed on its held-out lines; groups by a record's lang field (else the script), "
         "by folder, or by script",
     )
+    p.add_argument(
+        "--parity-window",
+        type=int,
+        default=0,
+        metavar="W",
+        help="with --parity-by: the paper's moving-window variant over the last W merges "
+        "(100 in the paper; default 0: the greedy rule)",
+    )
+    p.add_argument(
+        "--parity-alpha",
+        type=int,
+        default=2,
+        metavar="A",
+        help="with --parity-window: a group chosen more than A/groups of the window gives way "
+        "(default 2)",
+    )
     p.add_argument("--format", default="gpt2", help=f"comma-separated: {','.join(FORMATS)}")
     add_threads_option(p, "pre-tokenizing threads/processes")
     add_db_option(p)
@@ -207,6 +223,8 @@ def run(args: argparse.Namespace) -> int:
         text_column=args.text_column,
         jsonl_field=args.jsonl_field,
         parity_by=args.parity_by or "",
+        parity_window=args.parity_window,
+        parity_alpha=args.parity_alpha,
     )
     if args.parity_by and args.from_counts:
         raise UsageError("--parity-by needs the corpus PATHs (a counts file has no groups)")

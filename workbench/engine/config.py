@@ -32,7 +32,9 @@ class TrainConfig:
     the `regex` package otherwise; `regex` forces the regex package.
     `text_column` / `jsonl_field`: where a record's text is in Parquet/Arrow files and in JSONL.
     `parity_by`: "" for classic BPE; else parity-aware BPE (`train.parity`) over documents grouped
-    by `lang` (a record's field, else the script guess), `folder` or `script`.
+    by `lang` (a record's field, else the script guess), `folder` or `script`. `parity_window`:
+    0 for the paper's greedy rule; W for its moving-window variant, where a group chosen more
+    than `parity_alpha` / groups of the last W merges gives way to the next worst.
     """
 
     vocab_size: int = 1000
@@ -45,6 +47,8 @@ class TrainConfig:
     text_column: str = "text"
     jsonl_field: str = "text"
     parity_by: str = ""
+    parity_window: int = 0
+    parity_alpha: int = 2
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "special_tokens", tuple(dict.fromkeys(self.special_tokens)))
@@ -75,14 +79,26 @@ class TrainConfig:
                 f"vocab size {self.vocab_size} is below the alphabet: 256 bytes"
                 f" + {len(self.special_tokens)} special tokens = {floor}"
             )
-        if self.parity_by:
-            if self.parity_by not in PARITY_BY:
-                raise ConfigError(
-                    f"parity-by {self.parity_by!r}: use one of {', '.join(PARITY_BY)} (or none)"
-                )
-            if self.tie_break == "hf":
-                raise ConfigError("parity-aware BPE breaks ties lexicographically only")
+        self._check_parity()
         compile_pattern(self.pattern)  # raises PatternError with a clear message
+
+    def _check_parity(self) -> None:
+        window = whole_number("parity window", self.parity_window)
+        alpha = whole_number("parity alpha", self.parity_alpha)
+        object.__setattr__(self, "parity_window", window)
+        object.__setattr__(self, "parity_alpha", alpha)
+        if window < 0 or alpha < 1:
+            raise ConfigError("the parity window cannot be negative, nor the parity alpha below 1")
+        if not self.parity_by:
+            if window:
+                raise ConfigError("a parity window needs parity-aware BPE (parity-by)")
+            return
+        if self.parity_by not in PARITY_BY:
+            raise ConfigError(
+                f"parity-by {self.parity_by!r}: use one of {', '.join(PARITY_BY)} (or none)"
+            )
+        if self.tie_break == "hf":
+            raise ConfigError("parity-aware BPE breaks ties lexicographically only")
 
     @property
     def pattern_string(self) -> str:

@@ -13,6 +13,10 @@ tokenizer will.
   the classic trainer's merges.
 - A group with no pair left (or whose best pair is below `min_frequency`) is passed over for
   the next worst; training ends when no group has a pair.
+- The moving-window variant (`config.parity_window` W > 0, the paper's "window" variant, its
+  defaults W = 100 and alpha = 2): a group chosen more than alpha x W / groups times in the last W
+  merges gives way to the next worst (exactly: count x groups > alpha x W); when every group with
+  a pair is over its share, the worst with a pair is taken.
 - The held-out part is every `HELD_OUT_EVERY`-th line of a group's text (lines counted across
   its documents in order), so a group of one file is split as well as one of many records.
 
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import heapq
 import time
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -107,7 +112,7 @@ def count_groups(
     group too small to hold a line out or to train on."""
     if not grouped:
         raise ConfigError("parity-aware BPE needs at least one group of documents")
-    plain = replace(config, parity_by="")
+    plain = replace(config, parity_by="", parity_window=0)
     out = []
     for name in sorted(grouped):
         train, dev = split_held_out(grouped[name])
@@ -163,6 +168,7 @@ class ParityTrainer:
         self.stop_reason: str | None = None
         self.kernel_seconds = 0.0
         self._batch = 1
+        self._recent: deque[int] = deque(maxlen=max(config.parity_window, 1))
         self._ids = {token: i for i, token in enumerate(self.vocab)}
         self._keys = [_descending(token) for token in self.vocab]
         n = len(groups)
@@ -287,6 +293,7 @@ class ParityTrainer:
             ties = min(self._at_count[g][count] - 1, self.tie_limit) if self.tie_limit > 0 else 0
             new, is_new = self._merge(best)
             self.chosen.append(g)
+            self._recent.append(g)
             rows.append((best[0], best[1], new, count, is_new, ties, self._tokens))
             dev_rows.append(list(self.dev_tokens))
         seconds = time.perf_counter() - start
@@ -325,7 +332,14 @@ class ParityTrainer:
         """(group, pair) to merge, or why none: the worst group with a pair at or above the
         minimum frequency, its best pair."""
         below = False
-        for g in self.worst_order():
+        order = self.worst_order()
+        window = self.config.parity_window
+        if window:  # groups within their share of the window first, then the rest
+            share = self.config.parity_alpha * window
+            n = len(self.group_names)
+            within = [g for g in order if self._recent.count(g) * n <= share]
+            order = within + [g for g in order if g not in within]
+        for g in order:
             best = self._best(g)
             if best is None:
                 continue
