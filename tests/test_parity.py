@@ -14,7 +14,7 @@ from _parity_reference import parity_reference
 
 from workbench.engine.config import TrainConfig
 from workbench.engine.corpus.groups import grouped_texts
-from workbench.engine.errors import ConfigError
+from workbench.engine.errors import ConfigError, CorpusError
 from workbench.engine.patterns.scripts import dominant_script
 from workbench.engine.pretokenize.words import WordTable
 from workbench.engine.train.parity import (
@@ -257,3 +257,14 @@ def test_config_refuses_hf_ties_and_unknown_grouping():
         TrainConfig(parity_window=10)
     with pytest.raises(ConfigError, match="alpha"):
         TrainConfig(parity_by="lang", parity_window=10, parity_alpha=0)
+
+
+def test_a_bad_file_stops_grouping_or_is_left_out_whole(tmp_path):
+    (tmp_path / "en").mkdir()
+    (tmp_path / "en" / "good.txt").write_text("hello\n")
+    (tmp_path / "en" / "bad.jsonl").write_text('{"text": "kept?"}\nnot json\n')
+    with pytest.raises(CorpusError, match="bad.jsonl"):
+        grouped_texts([tmp_path], "folder")
+    skipped: list[str] = []
+    assert grouped_texts([tmp_path], "folder", skipped=skipped) == {"en": ["hello\n"]}
+    assert len(skipped) == 1 and "bad.jsonl" in skipped[0]

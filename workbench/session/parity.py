@@ -34,10 +34,15 @@ def count_parity_paths(
     """Count the files under `paths` in groups (`config.parity_by`)."""
     paths = tuple(str(p) for p in paths)
     started = time.perf_counter()
+    skipped: list[str] | None = [] if config.on_bad_file == "skip" else None
     with memory.stage("reading the corpus in groups"):
-        grouped = grouped_texts(paths, config.parity_by, config.text_column, config.jsonl_field)
+        grouped = grouped_texts(
+            paths, config.parity_by, config.text_column, config.jsonl_field, skipped
+        )
         files = list_files(paths)
-    return _counted(grouped, config, paths, files, started, cancel)
+    counted = _counted(grouped, config, paths, files, started, cancel)
+    counted.stats.skipped = list(skipped or ())
+    return counted
 
 
 def count_parity_documents(

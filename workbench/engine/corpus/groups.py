@@ -17,7 +17,7 @@ from pathlib import Path
 from workbench.engine.config import PARITY_BY
 from workbench.engine.corpus.documents import Document, Segmenter, read_documents
 from workbench.engine.corpus.listing import list_files
-from workbench.engine.errors import ConfigError
+from workbench.engine.errors import ConfigError, CorpusError
 from workbench.engine.patterns.scripts import dominant_script
 
 LANG_FIELD = "lang"
@@ -29,18 +29,29 @@ def grouped_texts(
     by: str,
     text_column: str = "text",
     jsonl_field: str = "text",
+    skipped: list[str] | None = None,
 ) -> dict[str, list[str]]:
     """Every document under `paths`, whole, in its group (groups in name order, documents in
-    corpus order). CorpusError names a bad file."""
+    corpus order). CorpusError names a bad file; with a `skipped` list the file is left out
+    whole instead and its message appended there."""
     if by not in PARITY_BY:
         raise ConfigError(f"parity-by {by!r}: use one of {', '.join(PARITY_BY)}")
     groups: dict[str, list[str]] = {}
     for root in paths:
         root = Path(root)
         for path in list_files([root]):
-            for document in read_documents(Path(path), _WHOLE, text_column, jsonl_field):
-                text = "".join(document.segments)
-                groups.setdefault(_group_of(document, text, by, root), []).append(text)
+            found: list[tuple[str, str]] = []  # a file's documents, kept only if all read
+            try:
+                for document in read_documents(Path(path), _WHOLE, text_column, jsonl_field):
+                    text = "".join(document.segments)
+                    found.append((_group_of(document, text, by, root), text))
+            except CorpusError as exc:
+                if skipped is None:
+                    raise
+                skipped.append(str(exc))
+                continue
+            for group, text in found:
+                groups.setdefault(group, []).append(text)
     return dict(sorted(groups.items()))
 
 
