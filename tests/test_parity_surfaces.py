@@ -64,6 +64,12 @@ def test_cli_trains_records_and_summarises_by_folder(by_folder, tmp_path):
     curves = group_curves(run.stats)
     assert curves is not None and len(curves["dev_tokens"]) == len(merges) == summary["merges"]
     assert merges == _engine_merges(300)  # the same merges as the engine on the same groups
+    shown = json.loads(
+        cli("runs", "show", str(summary["run_id"]), "--db", str(db), "--json").stdout
+    )
+    brief = shown["stats"]["parity"]
+    assert "dev_tokens" not in brief and brief["merges_recorded"] == summary["merges"]
+    assert brief["worst"] == parity["worst"] and brief["gini"] == pytest.approx(parity["gini"])
     # the last stored row is the summary's figures
     last = curves["dev_tokens"][-1]
     rates = [b / t for b, t in zip(curves["dev_bytes"], last, strict=True)]

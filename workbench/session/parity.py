@@ -172,3 +172,20 @@ def group_curves(stats: Any) -> dict[str, Any] | None:
     ):
         return None
     return record
+
+
+def brief_stats(stats: Any) -> Any:
+    """A run's stats with the parity record summed up (each group's held-out bytes/token after
+    the last merge, the worst) instead of a row per merge: what `runs show` prints."""
+    record = group_curves(stats)
+    if record is None:
+        return stats
+    names, dev_bytes = record["groups"], record["dev_bytes"]
+    last = record["dev_tokens"][-1] if record["dev_tokens"] else dev_bytes
+    rates = {n: b / t for n, b, t in zip(names, dev_bytes, last, strict=True)}
+    brief = {k: v for k, v in record.items() if k not in ("chosen", "dev_tokens")}
+    brief["merges_recorded"] = len(record["chosen"])
+    brief["bytes_per_token"] = rates
+    brief["worst"] = min(names, key=lambda n: (rates[n], names.index(n)))
+    brief["gini"] = gini(list(rates.values()))
+    return {**stats, STATS_KEY: brief}
