@@ -230,3 +230,98 @@ def test_the_worker_counts_through_the_session(qtbot, monkeypatch, tmp_path):
     assert calls == [(str(corpus),)]
     assert again is result and dict(result.words.most_common(10))[b" world"] == 100
     assert len(reports) == 2 and reports[0] is reports[1]  # the kept count's report again
+
+
+def _held_ensure(release: threading.Event, calls: list):
+    """startup.ensure as on a cold start: the encoder "compiles" until `release` is set."""
+
+    def ensure(job, patterns, report=None, cancel=None, on_ready=None):
+        calls.append((job, list(patterns)))
+        need = startup.Need("encoder", "gpt2")
+        if report is not None:
+            report(startup.StartupEvent(job, need, 0, 1, 15.0))
+        while not release.wait(0.02):
+            if cancel is not None and cancel.is_set():
+                raise CancelledError("superseded")
+        if report is not None:
+            report(startup.StartupEvent(job, None, 1, 1, 0.0))
+        return [need]
+
+    return ensure
+
+
+GPT2_WAIT = "Preparing the gpt2 encoder (first use) — 1 of 1, about 15 s"
+
+
+def test_drilldown_scrubber_and_export_name_the_encoder_they_wait_for(qtbot, monkeypatch, tmp_path):
+    """Each says what it waits for, in the Tokens tab's words, and then shows its answer."""
+    from workbench.engine.encode.tokenizer import Tokenizer
+    from workbench.engine.patterns.regexes import resolve
+    from workbench.gui.tokens.drilldown import DrillDown
+    from workbench.gui.tokens.export_dialog import ExportDialog
+    from workbench.gui.tokens.scrubber import Scrubber
+
+    release, calls = threading.Event(), []
+    monkeypatch.setattr(startup, "ensure", _held_ensure(release, calls))
+    monkeypatch.setattr(startup, "missing", lambda wanted: list(wanted))
+    tok = Tokenizer.from_merges([(b"t", b"h"), (b"th", b"e")], resolve("gpt2"))
+    the = tok.encode("the")[0]
+    (tmp_path / "a.txt").write_text("the cat\nthe the\n", encoding="utf-8")
+    drill, scrubber = DrillDown(), Scrubber()
+    dialog = ExportDialog(lambda: tok, "the cat", str(tmp_path / "out"))  # a stored run's
+    for widget in (drill, scrubber, dialog):
+        qtbot.addWidget(widget)
+    drill.set_corpus_paths([tmp_path / "a.txt"])
+    drill.show_token(tok, the)
+    scrubber.set_tokenizer(tok)
+    scrubber.set_text("the the the")
+    dialog.start()
+
+    def chart() -> str:
+        return scrubber.empty.textItem.toPlainText()
+
+    try:
+        qtbot.waitUntil(
+            lambda: (
+                GPT2_WAIT in drill.summary.text()
+                and GPT2_WAIT in chart()
+                and GPT2_WAIT in dialog.log.toPlainText()
+            ),
+            timeout=10_000,
+        )
+        assert drill.summary.text() == f"{GPT2_WAIT}; then searching the corpus for the"
+        assert "then the bytes/token curve" in chart()
+        assert dialog.log.toPlainText() == f"{GPT2_WAIT}; then writing and checking"
+        assert not dialog.busy_bar.isHidden() and not dialog.export_button.isEnabled()
+        assert drill.result is None and not dialog.results
+    finally:
+        release.set()
+    qtbot.waitUntil(
+        lambda: drill.result is not None and bool(dialog.results) and chart() == "",
+        timeout=60_000,
+    )
+    assert drill.result.total == 3 and drill.summary.text().startswith("token ")
+    assert dialog.busy_bar.isHidden() and "round trip" in dialog.log.toPlainText()
+    assert {job for job, _ in calls} == {"encode"}
+    for widget in (drill, scrubber, dialog):
+        widget.shutdown()
+        assert not widget.busy(), "a worker outlived the test"
+
+
+def test_a_warm_drilldown_says_nothing_about_preparing(qtbot, tmp_path):
+    from workbench.engine.encode.tokenizer import Tokenizer
+    from workbench.engine.patterns.regexes import resolve
+    from workbench.gui.tokens.drilldown import DrillDown
+
+    warmup.warm_up("gpt2", helper=False, only=("encoder",))
+    tok = Tokenizer.from_merges([(b"t", b"h"), (b"th", b"e")], resolve("gpt2"))
+    (tmp_path / "a.txt").write_text("the cat\n", encoding="utf-8")
+    drill = DrillDown()
+    qtbot.addWidget(drill)
+    shown: list[str] = []
+    drill._lane.sigWaiting.connect(shown.append)  # noqa: SLF001 -- the lane's own wait signal
+    drill.set_corpus_paths([tmp_path / "a.txt"])
+    drill.show_token(tok, tok.encode("the")[0])
+    qtbot.waitUntil(lambda: drill.result is not None, timeout=60_000)
+    drill.shutdown()
+    assert shown == [] and "reparing" not in drill.summary.text()
