@@ -103,3 +103,36 @@ def test_candidates_in_python_read_as_the_loaded_ones():
     assert quick.merge_count == loaded.merge_count
     assert python_candidates(["cl100k", "run:1"]) is None
     assert python_candidates(["cl100k", "cl100k"]) is None
+
+
+def test_eval_on_a_first_use_starts_in_python_with_the_same_figures(
+    corpora, tmp_path, capsys, monkeypatch
+):
+    from workbench.cli import main
+    from workbench.engine import warmup
+    from workbench.evaluate import specs
+    from workbench.session import startup
+
+    _available("cl100k")
+    _compiled("cl100k").encode_array("warm", "all")  # the compiled encoder, in this process
+    text = str(corpora / "taylorswift.txt")
+    assert main(["eval", "--tokenizer", "cl100k", text, "--json", str(tmp_path / "w.json")]) == 0
+    assert "Python" not in capsys.readouterr().err  # warm: the compiled encoder, silently
+    # A first use: the encoder not compiled (and no helper started by a test).
+    monkeypatch.setattr(startup, "missing", lambda wanted: list(wanted))
+    monkeypatch.setattr(warmup, "start_detached", lambda *args: None)
+    used: list = []
+    real = specs.python_candidates
+    monkeypatch.setattr(specs, "python_candidates", lambda s: used.append(s) or real(s))
+    assert main(["eval", "--tokenizer", "cl100k", text, "--json", str(tmp_path / "c.json")]) == 0
+    said = capsys.readouterr().err
+    assert used == [["cl100k"]]
+    assert "preparing the cl100k encoder in the background (first use, about" in said
+    assert "encoding starts at once in Python" in said
+    assert (tmp_path / "c.json").read_text() == (tmp_path / "w.json").read_text()
+    # Token health reads the tokenizer's tables: that job waits for the compiled encoder.
+    monkeypatch.setattr(startup, "ensure", lambda *args, **kwargs: [])
+    used.clear()
+    argv = ["eval", "--tokenizer", "cl100k", text, "--health", "--json", str(tmp_path / "h.json")]
+    assert main(argv) == 0
+    assert used == [] and "Python" not in capsys.readouterr().err

@@ -162,17 +162,12 @@ def _python_candidates(args: argparse.Namespace, total: int, health: bool):
     from workbench.session import startup
 
     specs = args.tokenizer
-    if any(spec not in startup.PYTHON_ENCODABLE for spec in specs):
+    if not startup.python_encoding_pays("eval", specs, total, only_ids=not health):
         return None
-    if not startup.missing(startup.needs("eval", specs)):
-        return None  # warm: the compiled encoder, as always
     candidates = python_candidates(specs)  # None: a rank file is not here (then wait, named)
-    report = startup.to_stream(sys.stderr, args.quiet)
-    if (
-        candidates is None
-        or startup.plan_encoding("eval", specs, total, report, not health) is None
-    ):
+    if candidates is None:
         return None
+    startup.plan_encoding("eval", specs, total, startup.to_stream(sys.stderr, args.quiet))
     return candidates
 
 

@@ -326,6 +326,20 @@ def plan_training(
 # --- encoding: the same policy for the encoder -------------------------------------------------
 
 
+def python_encoding_pays(
+    job: str, specs: Sequence[str], text_bytes: int, only_ids: bool = True
+) -> list[Need]:
+    """The encoders `job` misses, when it should encode `text_bytes` of text with the pure-Python
+    encoder now instead of waiting for them: every tokenizer in `specs` is a reference (a rank
+    file), the text is small, and the job needs only ids (`only_ids`; token health reads the
+    tokenizer's tables). Empty: wait with `ensure` as usual (or nothing is missing)."""
+    if not only_ids or text_bytes > QUICK_ENCODE_BYTES or not specs:
+        return []
+    if any(spec not in PYTHON_ENCODABLE for spec in specs):
+        return []
+    return missing(needs(job, specs))
+
+
 def plan_encoding(
     job: str,
     specs: Sequence[str],
@@ -333,17 +347,11 @@ def plan_encoding(
     report: Report | None = None,
     only_ids: bool = True,
 ) -> Background | None:
-    """Whether `job` encodes `text_bytes` of text with the pure-Python encoder now instead of
-    waiting for the compiled one: when its encoders are missing, every tokenizer in `specs` is a
-    reference (a rank file), the text is small, and the job needs only ids (`only_ids`; token
-    health reads the tokenizer's tables). Then the encoders compile in detached helpers (kept
-    for the next run) and the Background is returned; None: wait with `ensure` as usual. The
-    exact ids either way (`engine.python_encoder`)."""
-    if not only_ids or text_bytes > QUICK_ENCODE_BYTES or not specs:
-        return None
-    if any(spec not in PYTHON_ENCODABLE for spec in specs):
-        return None
-    todo = missing(needs(job, specs))
+    """Encode in Python now where `python_encoding_pays`: the missing encoders then compile in
+    detached helpers (kept for the next run), the wait is named through `report`, and their
+    Background is returned. None: wait with `ensure` as usual. The same ids either way
+    (`engine.python_encoder`)."""
+    todo = python_encoding_pays(job, specs, text_bytes, only_ids)
     if not todo:
         return None
     background = Background(todo)
