@@ -40,7 +40,7 @@ def test_a_first_start_names_each_stage_from_startup(qtbot, monkeypatch):
     counting_when_trainer_waited: list[bool] = []
     counting = threading.Event()
 
-    def ensure(job, patterns, report=None, cancel=None, on_ready=None):
+    def ensure(job, patterns, report=None, cancel=None, on_ready=None, nice=False):
         calls.append((job, list(patterns)))
         todo = startup.needs(job, patterns)
         for done, need in enumerate(todo):
@@ -74,7 +74,7 @@ def test_closing_stops_the_wait_and_the_thread(qtbot, monkeypatch):
     finish the compile for the next start) and encoding stays held, compiling nothing here."""
     waiting = threading.Event()
 
-    def ensure(job, patterns, report=None, cancel=None, on_ready=None):
+    def ensure(job, patterns, report=None, cancel=None, on_ready=None, nice=False):
         waiting.set()
         cancel.wait(COLD_START_MS / 1000)
         raise CancelledError("stopped waiting")
@@ -109,7 +109,7 @@ def test_a_warm_start_says_nothing_about_first_use(qtbot):
 def _fake_ensure(calls: list):
     """startup.ensure as on a cold start: one encoder compiling for the job (no real helper)."""
 
-    def ensure(job, patterns, report=None, cancel=None, on_ready=None):
+    def ensure(job, patterns, report=None, cancel=None, on_ready=None, nice=False):
         calls.append((job, list(patterns)))
         need = startup.Need("encoder", "o200k")
         if report is not None:
@@ -235,7 +235,7 @@ def test_the_worker_counts_through_the_session(qtbot, monkeypatch, tmp_path):
 def _held_ensure(release: threading.Event, calls: list):
     """startup.ensure as on a cold start: the encoder "compiles" until `release` is set."""
 
-    def ensure(job, patterns, report=None, cancel=None, on_ready=None):
+    def ensure(job, patterns, report=None, cancel=None, on_ready=None, nice=False):
         calls.append((job, list(patterns)))
         need = startup.Need("encoder", "gpt2")
         if report is not None:

@@ -197,7 +197,7 @@ def test_the_api_names_a_wait_through_logging(caplog):
 
 def test_helpers_share_the_work_over_the_cores_each_stage_once(monkeypatch):
     shares: list[list[tuple[str, str]]] = []
-    monkeypatch.setattr(warmup, "start_detached", lambda work, log: shares.append(work))
+    monkeypatch.setattr(warmup, "start_detached", lambda work, log, nice: shares.append(work))
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     todo = startup.needs("prepare", ["gpt2", "cl100k", "o200k"])
     startup._start_helpers(todo)
@@ -243,7 +243,7 @@ class _FakeClock:
 class _FakeBackground:
     """Helpers that compile each stage in `takes` seconds of the fake clock, one core."""
 
-    def __init__(self, wanted) -> None:
+    def __init__(self, wanted, nice: bool = True) -> None:
         self.needs = list(wanted)
 
     def seconds_left(self, remaining) -> float:
@@ -319,3 +319,28 @@ def test_kept_lines_count_down_seldom_and_a_terminal_line_is_rewritten(monkeypat
         "fast kernels ready for eval (1 compiled)\n"
     )
     assert written.count("\r\x1b[K") > 15  # the same line, rewritten as it counts down
+
+
+def test_helpers_a_person_waits_for_are_not_lowered(monkeypatch, tmp_path):
+    """A job that only waits (ensure, prepare) starts its helpers at the normal priority; one
+    that works meanwhile (a quick start) lowers them, so its own work comes first."""
+    started: list[bool] = []
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(warmup, "start_detached", lambda work, log, nice: started.append(nice))
+    ready: set[str] = set()
+    monkeypatch.setattr(warmup, "is_ready", lambda stage, pattern="gpt2": stage in ready)
+    monkeypatch.setitem(
+        warmup._STAGES, "encoder", ("encoder", lambda p: ready.add("encoder"), None)
+    )
+    startup.ensure("eval", ["o200k"])
+    assert started == [False]
+    ready.clear()
+    startup.plan_encoding("eval", ["o200k"], 1000)
+    assert started == [False, True]
+    lowered: list[int] = []
+    monkeypatch.setattr(os, "nice", lowered.append)
+    monkeypatch.setattr(warmup, "compile_stage", lambda *args: True)
+    warmup._helper_main(["--lock-now", "encoder", "o200k"])
+    assert lowered == []
+    warmup._helper_main(["--lock", "encoder", "o200k"])
+    assert lowered == [warmup._HELPER_NICENESS]

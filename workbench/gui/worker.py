@@ -449,8 +449,9 @@ class KernelWarmer(QObject):
         if startup.missing(startup.needs("encode", [self.pattern])):
             warmup.hold_encoder()  # encoding jobs wait for the helper's encoder
         try:
+            # nice: the window trains in Python and stays responsive while the helpers work.
             compiled = startup.ensure(
-                "train", [self.pattern], self._report, self.cancel, self._stage_ready
+                "train", [self.pattern], self._report, self.cancel, self._stage_ready, nice=True
             )
             self.compiled = bool(compiled)
             if not compiled:
@@ -467,7 +468,7 @@ class KernelWarmer(QObject):
             self.sigWarm.emit(time.perf_counter() - started)
         # The encoder, for the Tokens tab; if this fails, the tab compiles it on first use.
         try:
-            startup.ensure("encode", [self.pattern], self._report, self.cancel)
+            startup.ensure("encode", [self.pattern], self._report, self.cancel, nice=True)
             warmup.warm_up(self.pattern, helper=False, only=("encoder",))
         except CancelledError:
             return

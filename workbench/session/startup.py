@@ -191,9 +191,11 @@ def estimate(wanted: Sequence[Need]) -> float:
 class Background:
     """Stages compiling in detached helpers; `ready()` once all are cached and unlocked."""
 
-    def __init__(self, wanted: Sequence[Need]) -> None:
+    def __init__(self, wanted: Sequence[Need], nice: bool = True) -> None:
+        """`nice`: the helpers run at a lower priority (the caller works meanwhile); False
+        when the caller only waits for them."""
         self.needs = list(wanted)
-        self.helpers = _start_helpers(self.needs)
+        self.helpers = _start_helpers(self.needs, nice)
         self._ready = not self.needs
 
     def ready(self) -> bool:
@@ -220,16 +222,18 @@ def ensure(
     report: Report | None = None,
     cancel: threading.Event | None = None,
     on_ready: Callable[[Need], None] | None = None,
+    nice: bool = False,
 ) -> list[Need]:
     """Make every kernel `job` needs ready, compiling what is missing (returns it: empty on any
     start after the first, and then `report` is never called). `on_ready(need)` as each missing
     stage is cached (the window starts counting once the scanner is). `cancel` set: stop waiting
     with CancelledError (a closing window); the detached helpers finish their compile anyway,
-    so the next start loads it."""
+    so the next start loads it. `nice`: the helpers at a lower priority (the window, whose
+    person works meanwhile); by default not, since the caller only waits for them."""
     todo = missing(needs(job, patterns))
     if not todo:
         return []
-    background = Background(todo)
+    background = Background(todo, nice)
     _wait_through(job, todo, background, report, cancel, on_ready)
     if report is not None:
         report(StartupEvent(job, None, len(todo), len(todo), 0.0))
@@ -275,7 +279,7 @@ def prepare(
     for job in jobs:
         todo += [need for need in needs(job, patterns) if need not in todo]
     todo = missing(todo)
-    background = Background(todo)
+    background = Background(todo, nice=False)  # someone waits for it
     _wait_through("prepare", todo, background, report)
     return todo
 
@@ -449,7 +453,7 @@ def _is_terminal(stream) -> bool:
 # --- waiting --------------------------------------------------------------------------------
 
 
-def _start_helpers(todo: Sequence[Need]) -> list[subprocess.Popen]:
+def _start_helpers(todo: Sequence[Need], nice: bool = True) -> list[subprocess.Popen]:
     """As many detached helpers as there are cores (at most), the work shared between them by
     estimated seconds, each going through its share in the job's order. Presets share no
     compiled code (each preset's kernels are compiled whole), so any split works; the trainer's
@@ -469,7 +473,7 @@ def _start_helpers(todo: Sequence[Need]) -> list[subprocess.Popen]:
     helpers = []
     for share in shares:
         share.sort(key=todo.index)
-        proc = start_detached([(need.stage, need.pattern) for need in share], log_file())
+        proc = start_detached([(need.stage, need.pattern) for need in share], log_file(), nice)
         if proc is not None:
             helpers.append(proc)
     return helpers
