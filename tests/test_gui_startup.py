@@ -325,3 +325,40 @@ def test_a_warm_drilldown_says_nothing_about_preparing(qtbot, tmp_path):
     qtbot.waitUntil(lambda: drill.result is not None, timeout=60_000)
     drill.shutdown()
     assert shown == [] and "reparing" not in drill.summary.text()
+
+
+def test_a_warm_start_waits_for_the_load_and_never_says_first_start(qtbot, monkeypatch, tmp_path):
+    """Train pressed while a warm start's warmer still loads the cached kernels: the run waits
+    about a second for them ("Loading the fast kernels"), not in Python "first start only"."""
+    from workbench.engine.config import TrainConfig
+    from workbench.gui.worker import TRAINING_IN_PYTHON, TrainWorker
+    from workbench.session import counting
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("hello world, hello yellow world\n" * 50, encoding="utf-8")
+    monkeypatch.setattr(startup, "missing", lambda wanted: [])  # every kernel cached
+    used: list[str] = []
+    real = counting.count_paths
+
+    warm, counting_ready = threading.Event(), threading.Event()
+    loaded = threading.Timer(0.5, warm.set)  # the trainer's kernels loaded after the count
+
+    def spy(paths, config, **kwargs):
+        used.append(config.pretokenizer)
+        counted = real(paths, config, **kwargs)
+        loaded.start()
+        return counted
+
+    monkeypatch.setattr(counting, "count_paths", spy)
+    worker = TrainWorker(None, warm, counting_ready)
+    stages: list[str] = []
+    worker.sigStage.connect(stages.append)
+    counting_ready.set()  # the scanner loaded; the trainer's kernels a moment later
+    result = worker._prepare((str(corpus),), TrainConfig(vocab_size=300), quick=True)  # noqa: SLF001
+    waited = warm.is_set()
+    loaded.join()
+    assert result is not None and waited  # it waited for the trainer's kernels
+    assert used == ["auto"]  # the scanner, once loaded: not `regex` as on a first start
+    assert "Loading the fast kernels" in stages
+    assert TRAINING_IN_PYTHON not in stages
+    assert not [line for line in stages if "first" in line.lower() or "reparing" in line]

@@ -284,6 +284,8 @@ class TrainWorker(QObject):
 
         try:
             result = self._count(paths, config)
+            # Warm (the kernels cached, loading in about a second): wait for them, never Python.
+            quick = quick and not self.warm.is_set() and _first_use(config)
             if not (quick and python_can_start(result.words, config)):
                 self._wait_for_kernels()
         except Cancelled:
@@ -313,7 +315,7 @@ class TrainWorker(QObject):
         if self._corpus is not None and self._corpus[0] == key:
             self.sigCorpus.emit(self._report)  # a new run's charts need the corpus size too
             return self._corpus[1]
-        if not self.counting_ready.is_set() and small_corpus(paths):
+        if not self.counting_ready.is_set() and _first_use(config) and small_corpus(paths):
             # First start: `regex` counts a small corpus before the scanner would compile.
             config = replace(config, pretokenizer="regex")
         self._wait_for(self.counting_ready if config.pretokenizer == "auto" else _NOW)
@@ -487,6 +489,15 @@ class KernelWarmer(QObject):
     def _stage_ready(self, need: Any) -> None:
         if need.stage == "pretokenizer":
             self.counting.set()  # the worker's counting loads it from the cache
+
+
+def _first_use(config: TrainConfig) -> bool:
+    """Whether a run with `config` would wait for a compile (`session.startup` knows): only then
+    may it start in Python and say "first start only"; on a warm start the warmer is only
+    loading the cached kernels (about a second), and the run waits for that instead."""
+    from workbench.session import startup
+
+    return bool(startup.missing(startup.needs("train", [config.pattern_string])))
 
 
 def _sentence(line: str) -> str:
