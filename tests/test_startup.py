@@ -344,3 +344,16 @@ def test_helpers_a_person_waits_for_are_not_lowered(monkeypatch, tmp_path):
     assert lowered == []
     warmup._helper_main(["--lock", "encoder", "o200k"])
     assert lowered == [warmup._HELPER_NICENESS]
+
+
+def test_a_stage_compiled_meanwhile_is_not_announced(monkeypatch):
+    """The trainer's stages compile beside the pre-tokenizer: when it is ready they are too, and
+    no "2 of 3, about 24 s" is printed for a wait that does not happen."""
+    clock = _FakeClock(monkeypatch)
+    _cold_stages(monkeypatch, clock, {"pretokenizer": 30.0, "index": 10.0, "merges": 20.0})
+    events: list[startup.StartupEvent] = []
+    ready: list[str] = []
+    startup.ensure("train", ["gpt2"], events.append, on_ready=lambda need: ready.append(need.stage))
+    assert {event.need.stage for event in events if event.need is not None} == {"pretokenizer"}
+    assert events[-1].line() == "fast kernels ready for train (3 compiled)"
+    assert ready == ["pretokenizer", "index", "merges"]

@@ -253,6 +253,10 @@ def _wait_through(
     countdown = Countdown(background.seconds_left(todo), _clock)
     total = len(todo)
     for done, need in enumerate(todo):
+        if _settled(need):  # compiled meanwhile beside the stage before: nothing to wait for
+            if on_ready is not None:
+                on_ready(need)
+            continue
         first = StartupEvent(
             job, need, done, total, countdown.new_stage(background.seconds_left(todo[done:]))
         )
