@@ -137,6 +137,13 @@ def _tiktoken_data(ref: Reference) -> bytes | None:
     return data
 
 
+def has_rank_file(name: str) -> bool:
+    """Whether reference `name` is on this machine as a rank file (what `python_reference`
+    reads), found without parsing it."""
+    ref = REFERENCES.get(name)
+    return ref is not None and _tiktoken_data(ref) is not None
+
+
 def python_reference(name: str) -> PythonEncoder | None:
     """The reference `name` as a pure-Python encoder (no kernel compiled to load or use it),
     for a first use while the fast encoder compiles; None when its ranks are not on this
