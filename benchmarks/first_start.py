@@ -52,12 +52,18 @@ events = []
 said = lambda what: events.append((at(), what))
 window.warmer.sigProgress.connect(lambda done, total, line, compiling: said(line))
 window.warmer.sigWarm.connect(lambda seconds: said(f"trainer ready ({seconds:.1f} s in the warmer)"))
-window.warmer.sigEncoderReady.connect(lambda: (said("encoder ready"), QTimer.singleShot(500, window.close)))
+window.warmer.sigEncoderReady.connect(lambda: said("encoder ready"))
 seen = []
 def look() -> None:
     text = window.status.stage.text()
     if not seen or seen[-1][1] != text:
         seen.append((at(), text))
+    # A warm start may be ready before the signal above was connected: read the event too.
+    if window.warmer.encoder.is_set() and window.mode != "training":
+        if not any(what == "encoder ready" for _, what in events):
+            said("encoder ready")
+        poll.stop()
+        QTimer.singleShot(500, window.close)
 poll = QTimer(); poll.timeout.connect(look); poll.start(100)
 window.sigClosed.connect(app.quit)
 window.show()
