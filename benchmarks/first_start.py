@@ -60,9 +60,7 @@ def look() -> None:
         seen.append((at(), text))
     # A warm start may be ready before the signal above was connected: read the event too.
     if window.warmer.encoder.is_set() and window.mode != "training":
-        if not any(what == "encoder ready" for _, what in events):
-            said("encoder ready")
-        poll.stop()
+        poll.stop()  # (sigEncoderReady may have come before it was connected, on a warm start)
         QTimer.singleShot(500, window.close)
 poll = QTimer(); poll.timeout.connect(look); poll.start(100)
 window.sigClosed.connect(app.quit)

@@ -168,6 +168,10 @@ class TrainWorker(QObject):
         # First start: a small run trains in Python while the kernels compile (in a helper
         # process), then moves to them; otherwise the kernels are ready here.
         ready = None if self.warm.is_set() else self.warm.is_set
+        if ready is not None:
+            # Said now: the Python trainer's set-up takes seconds on a busy machine, and the
+            # warm-up's countdown from before Train was pressed must not stay on the status.
+            self.sigStage.emit(TRAINING_IN_PYTHON)
         try:
             self.session = RunSession.start(
                 Counted(result, paths),
