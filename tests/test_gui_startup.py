@@ -362,3 +362,28 @@ def test_a_warm_start_waits_for_the_load_and_never_says_first_start(qtbot, monke
     assert "Loading the fast kernels" in stages
     assert TRAINING_IN_PYTHON not in stages
     assert not [line for line in stages if "first" in line.lower() or "reparing" in line]
+
+
+def test_evaluate_of_references_starts_in_python_on_a_first_use(qtbot, monkeypatch, tmp_path):
+    """Without token health, a first use encodes a reference in Python at once (the encoder
+    compiling in the background, said so) and gives the compiled encoder's figures."""
+    from workbench.evaluate import specs
+
+    warmup.warm_up("cl100k", helper=False, only=("encoder",))
+    tab, store = _evaluate_tab(qtbot, tmp_path)
+    tab.health_box.setChecked(False)
+    _run_evaluation(qtbot, tab)
+    warm = tab.result["tokenizers"][0]["total"]
+    monkeypatch.setattr(startup, "missing", lambda wanted: list(wanted))  # a first use
+    monkeypatch.setattr(warmup, "start_detached", lambda *args, **kwargs: None)  # no helper
+    used: list = []
+    real = specs.python_candidates
+    monkeypatch.setattr(specs, "python_candidates", lambda s: used.append(s) or real(s))
+    seen = _run_evaluation(qtbot, tab)
+    store.close()
+    assert used == [["cl100k"]]
+    said = [text for text, _ in seen if "in Python" in text]
+    assert said and said[0].startswith(
+        "Preparing the cl100k encoder in the background (first use, about "
+    )
+    assert tab.result["tokenizers"][0]["total"] == warm
