@@ -32,7 +32,10 @@ AWKWARD = [
 def _available(name: str) -> PythonEncoder:
     encoder = references.python_reference(name)
     if encoder is None:
-        pytest.skip(f"the {name} rank file is not on this machine (pip install bpe-openai)")
+        pytest.skip(
+            f"the {name} rank file is not on this machine (bpe-openai ships cl100k and o200k;"
+            " gpt2's is r50k_base.tiktoken in tiktoken's cache)"
+        )
     return encoder
 
 
