@@ -48,6 +48,9 @@ JOB_STAGES: dict[str, tuple[str, ...]] = {
 # cache after `bpe-workbench prepare`: 5 and 7 for the trainer, 12-24 per preset for the
 # pre-tokenizer and the encoder): only for "about N s"; a busy machine takes longer.
 STAGE_SECONDS = {"pretokenizer": 15.0, "index": 5.0, "merges": 7.0, "encoder": 15.0}
+# o200k's scanner rules compile the longest (`benchmarks/compile_costs.py`: its window step
+# alone is 15-25 CPU s), so its stages are estimated on their own.
+PRESET_STAGE_SECONDS = {("pretokenizer", "o200k"): 24.0, ("encoder", "o200k"): 21.0}
 # Stages that do not depend on the pattern: listed once however many presets a job uses.
 SHARED_STAGES = ("index", "merges")
 # Corpora up to this size start training at once on a first use: `regex` counts them (a few
@@ -185,7 +188,14 @@ def log_file() -> Path:
 
 
 def estimate(wanted: Sequence[Need]) -> float:
-    return sum(STAGE_SECONDS[need.stage] for need in wanted)
+    """About how many seconds `wanted` take to compile one after another."""
+    from workbench.engine.patterns.regexes import preset_name, resolve
+
+    def seconds(need: Need) -> float:
+        preset = preset_name(resolve(need.pattern))
+        return PRESET_STAGE_SECONDS.get((need.stage, preset or ""), STAGE_SECONDS[need.stage])
+
+    return sum(map(seconds, wanted))
 
 
 class Background:
