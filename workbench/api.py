@@ -183,12 +183,17 @@ def _startup_report(progress: bool) -> startup.Report:
     bars are shown, as a line above them."""
     logged = startup.to_log()
 
-    def report(event: startup.StartupEvent) -> None:
-        logged(event)
+    def write(event: startup.StartupEvent) -> None:
         if progress and progress_api.visible():
             from tqdm import tqdm
 
             tqdm.write(f"workbench: {event.line()}", file=sys.stderr)
+
+    written = startup.seldom(write)  # lines that stay: each stage, a countdown now and then
+
+    def report(event: startup.StartupEvent) -> None:
+        logged(event)
+        written(event)
 
     return report
 
