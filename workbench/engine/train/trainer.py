@@ -32,6 +32,9 @@ STOP_REASONS = {
     st.NO_PAIRS: "no_pairs",
     st.BELOW_MIN_FREQUENCY: "min_frequency",
 }
+# Pairs are left, but every one would make a token over the configured max_token_length.
+CAPPED = "max_token_length"
+NO_CAP = np.iinfo(np.int64).max
 
 # Ties are counted up to this many (a figure of TIE_LIMIT reads "that many or more"): counting
 # them all costs as much as the merge itself late in training, when thousands of pairs tie.
@@ -89,6 +92,7 @@ class BpeTrainer:
         scal[st.S_PFREE] = -1
         scal[st.S_LONG] = longs > 0
         scal[st.S_TOKENS] = int((lengths * words.counts).sum())
+        scal[st.S_MAXLEN] = self.config.max_token_length or NO_CAP
         arena = np.zeros(64 * 1024, dtype=np.uint8)
         arena[:256] = np.arange(256, dtype=np.uint8)
         state = st.TrainState(
@@ -178,7 +182,7 @@ class BpeTrainer:
     @property
     def done(self) -> bool:
         """Whether training reached the configured vocab size or can go no further."""
-        return self.stop_reason in ("no_pairs", "min_frequency") or (
+        return self.stop_reason in ("no_pairs", "min_frequency", CAPPED) or (
             self.vocab_size >= self.config.vocab_size
         )
 
@@ -217,6 +221,8 @@ class BpeTrainer:
         seconds = time.perf_counter() - start
         self.kernel_seconds += seconds
         self.stop_reason = STOP_REASONS.get(int(status))
+        if self.stop_reason == "no_pairs" and self._capped_pairs_left():
+            self.stop_reason = CAPPED
 
         start_rank = len(self.merges)
         # Whole batches through tolist(): per-merge numpy scalars cost a tenth of the loop.
@@ -279,6 +285,17 @@ class BpeTrainer:
                 yield batch
             if self.stop_reason is not None:
                 return
+
+    def _capped_pairs_left(self) -> bool:
+        """Whether a pair with count is left that only the max token length keeps from merging
+        (read once, when training ends: so the stop reason says why)."""
+        if not self.config.max_token_length or self.state is None:
+            return False
+        pairs = self.state.pr[: int(self._scal[st.S_NPAIRS])]
+        keys = pairs[pairs[:, st.P_CNT] > 0, st.P_KEY]
+        tok_len = self.state.tok_len
+        lengths = tok_len[keys >> 32].astype(np.int64) + tok_len[keys & 0xFFFFFFFF]
+        return bool((lengths > self.config.max_token_length).any())
 
     def _adapt_batch_size(self, made: int, seconds: float, wanted: float) -> None:
         """Aim the next batch at `wanted` seconds: merges get cheaper as counts fall."""
