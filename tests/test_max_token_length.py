@@ -152,3 +152,41 @@ def test_hf_mode_matches_hugging_face_on_real_words():
     text = (CORPORA / "taylorswift.txt").read_text(encoding="utf-8")[:150_000]
     words = [w for w in text.split() if w.isascii() and w.isprintable()]
     assert our_hf_merges(words, 900, 5) == hf_merges(words, 900, 5)
+
+
+# -- the front ends -------------------------------------------------------------------------------
+
+
+def test_api_trains_with_a_cap():
+    import workbench
+
+    result = workbench.train(["lengthy words " * 50], 400, max_token_length=3, progress=False)
+    assert max(map(len, result.tokenizer.vocab.values())) == 3
+    assert result.stop_reason == "max_token_length"
+
+
+def test_cli_trains_with_a_cap_stores_it_and_shows_it(tmp_path):
+    import subprocess
+    import sys
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "workbench", *args], capture_output=True, text=True
+        )
+
+    corpus, db = tmp_path / "c.txt", tmp_path / "runs.db"
+    corpus.write_text("lengthy words, longer words\n" * 40, encoding="utf-8")
+    proc = cli("train", str(corpus), "--vocab-size", "400", "--max-token-length", "4",
+               "--out-dir", str(tmp_path / "out"), "--db", str(db))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    merges = (tmp_path / "out" / "merges.txt").read_text(encoding="utf-8").splitlines()[1:]
+    assert max(len(line.replace(" ", "")) for line in merges) == 4  # (ASCII + Ġ: 1 char a byte)
+    shown = cli("runs", "show", "1", "--json", "--db", str(db))
+    assert shown.returncode == 0, shown.stderr
+    described = json.loads(shown.stdout)
+    assert described["settings"]["max_token_length"] == 4
+    assert described["stop_reason"] == "max_token_length"
+    bad = cli("train", str(corpus), "--vocab-size", "400", "--max-token-length", "-2",
+              "--out-dir", str(tmp_path / "out2"), "--no-db")  # fmt: skip
+    assert bad.returncode in (1, 2) and "max token length" in bad.stderr
+    assert "Traceback" not in bad.stderr
