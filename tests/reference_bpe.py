@@ -38,6 +38,23 @@ def train_reference_why(
     max_token_length (pairs were left, all too long)."""
     table = {tuple(bytes([b]) for b in word): count for word, count in words.items()}
     tokens = {bytes([b]) for b in range(256)}
+    return train_reference_from(
+        table, tokens, vocab_size, n_specials, min_frequency, max_token_length
+    )
+
+
+def train_reference_from(
+    table: dict[tuple[bytes, ...], int],
+    tokens: set[bytes],
+    vocab_size: int,
+    n_specials: int = 0,
+    min_frequency: int = 0,
+    max_token_length: int = 0,
+) -> tuple[list[tuple[bytes, bytes]], list[int], str]:
+    """The same, from words already cut into the tokens of a starting vocabulary `tokens`
+    (extending a tokenizer): `vocab_size` counts them too."""
+    tokens = set(tokens)
+    table = dict(table)
     merges: list[tuple[bytes, bytes]] = []
     counts: list[int] = []
     reason = "vocab_size"

@@ -1,0 +1,113 @@
+"""Extending a tokenizer: the base's merges replayed exactly on a new corpus (checked against
+tiktoken's own encoding of each piece), the new merges those of the slow reference from that
+segmentation, and the extension check (old ids, specials and merges unchanged, new tokens
+reachable, pieces with no new merge encoded as before) passing on GPT-2, cl100k and o200k."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from reference_bpe import train_reference_from
+
+from workbench import Tokenizer
+from workbench.engine.config import TrainConfig
+from workbench.engine.errors import ConfigError
+from workbench.engine.extending import extend_tokenizer
+from workbench.engine.pretokenize.counting import count_texts
+from workbench.evaluate.extension_check import check_extension
+
+CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
+
+
+def words_for(base: Tokenizer, text: str):
+    config = TrainConfig(pattern=base.pattern, special_tokens=tuple(base.special_tokens))
+    return count_texts([text], config)
+
+
+def test_gpt2_extended_with_two_thousand_merges_keeps_everything(gpt2_with_eot):
+    base = gpt2_with_eot
+    text = (CORPORA / "tinyshakespeare.txt").read_text(encoding="utf-8")
+    words = words_for(base, text)
+    ext = extend_tokenizer(base, words, base.vocab_size + 2000)
+    tok = ext.tokenizer
+    assert tok.vocab_size == base.vocab_size + 2000 and ext.stop_reason == "vocab_size"
+    assert sorted(ext.added_tokens) == list(range(50257, 50257 + 2000))
+    check = check_extension(ext, words)
+    assert check.ok, check.lines()
+    assert check.old_tokens == 50256 and check.old_merges == 50000 and check.new_tokens == 2000
+    assert check.pieces_without_new_merge > 0 and all(
+        line.startswith("ok") for line in check.lines()
+    )
+    # The trainer's count of the corpus is what the extended encoder gives, to the token.
+    assert len(tok.encode(text)) == ext.tokens_after < ext.tokens_before == len(base.encode(text))
+    assert tok.decode(tok.encode(text)) == text
+    assert tok.special_tokens == {"<|endoftext|>": 50256}
+
+
+def test_replay_is_tiktokens_and_new_merges_are_the_references(gpt2_with_eot):
+    tiktoken = pytest.importorskip("tiktoken")
+    base = Tokenizer.from_merges(gpt2_with_eot.merge_bytes[:3000], "gpt2", ["<|endoftext|>"])
+    enc = base.to_tiktoken()
+    assert isinstance(enc, tiktoken.Encoding)
+    text = (CORPORA / "corpus.en").read_text(encoding="utf-8")[:60_000]
+    words = words_for(base, text)
+    # The obviously correct replay: tiktoken encodes each piece alone, as bytes.
+    table: dict[tuple[bytes, ...], int] = {}
+    for i in range(len(words)):
+        key = tuple(enc.decode_single_token_bytes(t) for t in enc._encode_bytes(words.word(i)))
+        table[key] = table.get(key, 0) + int(words.counts[i])
+    vocab = base.vocab_size + 150
+    expected, counts, _ = train_reference_from(table, set(base.vocab.values()), vocab, n_specials=1)
+    ext = extend_tokenizer(base, words, vocab)
+    assert ext.new_merges == expected and ext.counts == counts
+    assert check_extension(ext, words).ok
+
+
+@pytest.mark.parametrize("name", ["cl100k", "o200k"])
+def test_ranked_bases_extend_too(name):
+    from workbench.evaluate.references import available, load_reference
+
+    if not available(name):
+        pytest.skip(f"{name} ranks are not on this machine")
+    base = load_reference(name)
+    text = (CORPORA / "corpus.en").read_text(encoding="utf-8")
+    words = words_for(base, text)
+    ext = extend_tokenizer(base, words, base.vocab_size + 300)
+    check = check_extension(ext, words)
+    assert check.ok, check.lines()
+    first = max([*base.vocab, *base.special_tokens.values()]) + 1
+    assert ext.first_new_id == first and min(ext.added_tokens) == first
+    assert len(ext.tokenizer.encode(text)) == ext.tokens_after
+
+
+def test_a_cap_and_the_tie_breaks_apply_to_the_new_merges(gpt2_with_eot):
+    base = Tokenizer.from_merges(gpt2_with_eot.merge_bytes[:500], "gpt2")
+    words = words_for(base, (CORPORA / "taylorswift.txt").read_text(encoding="utf-8"))
+    for tie_break in ("lexicographic", "hf"):
+        ext = extend_tokenizer(base, words, 756 + 300, tie_break=tie_break, max_token_length=5)
+        assert max(map(len, ext.added_tokens.values())) <= 5
+        assert check_extension(ext, words).ok
+
+
+def test_the_check_catches_a_changed_tokenizer(gpt2_with_eot):
+    from dataclasses import replace
+
+    base = Tokenizer.from_merges(gpt2_with_eot.merge_bytes[:400], "gpt2")
+    words = words_for(base, (CORPORA / "taylorswift.txt").read_text(encoding="utf-8"))
+    ext = extend_tokenizer(base, words, 656 + 50)
+    assert check_extension(ext, words).ok
+    # Held against a base with one merge more, which the extension does not have.
+    longer = Tokenizer.from_merges(gpt2_with_eot.merge_bytes[:401], "gpt2")
+    broken = check_extension(replace(ext, base=longer), words)
+    assert not broken.ok and not broken.merges_unchanged
+    assert any(line.startswith("FAIL") for line in broken.lines())
+
+
+def test_bad_requests_are_refused(gpt2_with_eot):
+    base = Tokenizer.from_merges(gpt2_with_eot.merge_bytes[:10], "gpt2")
+    words = words_for(base, "some text")
+    with pytest.raises(ConfigError, match="below the base"):
+        extend_tokenizer(base, words, 200)
+    with pytest.raises(ConfigError, match="no text"):
+        extend_tokenizer(base, words_for(base, ""), 300)
