@@ -111,3 +111,55 @@ def test_bad_requests_are_refused(gpt2_with_eot):
         extend_tokenizer(base, words, 200)
     with pytest.raises(ConfigError, match="no text"):
         extend_tokenizer(base, words_for(base, ""), 300)
+
+
+# -- the front ends -------------------------------------------------------------------------------
+
+
+def test_api_extends_a_stored_run(tmp_path):
+    import workbench
+
+    db = tmp_path / "runs.db"
+    first = (CORPORA / "corpus.en").read_text(encoding="utf-8")[:20_000]
+    trained = workbench.train([first], 300, special_tokens="<|endoftext|>", db=db, progress=False)
+    second = (CORPORA / "taylorswift.txt").read_text(encoding="utf-8")[:30_000]
+    result = workbench.extend(f"run:{trained.run_id}", [second], 400, db=db, progress=False)
+    assert result.check.ok, result.check.lines()
+    assert result.tokenizer.vocab_size == 400
+    old = trained.tokenizer
+    assert all(result.tokenizer.vocab[i] == b for i, b in old.vocab.items())
+    assert result.tokenizer.special_tokens == old.special_tokens
+    assert result.new_merges and "check passed" in repr(result)
+
+
+def test_cli_extends_gpt2_files_shows_the_check_and_writes(tmp_path, corpora, gpt2_with_eot):
+    import subprocess
+    import sys
+
+    import workbench
+
+    base = tmp_path / "gpt2"
+    base.mkdir()
+    for name in ("vocab.json", "merges.txt"):
+        (base / name).write_bytes((corpora / f"gpt2_{name}").read_bytes())
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "workbench", *args], capture_output=True, text=True
+        )
+
+    out = tmp_path / "out"
+    proc = cli("extend", str(base), str(corpora / "corpus.en"), "--vocab-size", "50557",
+               "-o", str(out), "--format", "gpt2,hf", "-q")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "every new token reachable" in proc.stdout
+    assert proc.stdout.count("  ok   ") == 7 and "FAIL" not in proc.stdout
+    extended = workbench.load(out / "tokenizer.json")
+    assert extended.vocab_size == 50557 and (out / "token_bytes.npy").is_file()
+    assert workbench.load(out) == extended
+    old = workbench.load(base)
+    assert extended.merges[: len(old.merges)] == old.merges
+    too_small = cli("extend", str(base), str(corpora / "corpus.en"), "--vocab-size", "1000",
+                    "-o", str(tmp_path / "o2"), "-q")  # fmt: skip
+    assert too_small.returncode == 2 and "below the base" in too_small.stderr
+    assert "Traceback" not in too_small.stderr and not (tmp_path / "o2").exists()
