@@ -29,7 +29,7 @@ import numpy as np
 
 from workbench.engine._native.utf8_text import joined_utf8, utf8
 from workbench.engine.batching import RunPool, runs_of
-from workbench.engine.encode import _core, _merge, _scanned, piece_ids
+from workbench.engine.encode import _core, _merge, _scanned
 from workbench.engine.encode._core import Core, build_core, give_back, taken
 from workbench.engine.encode.interop import TokenizerInterop
 from workbench.engine.encode.pieces import RegexSplitter, Splitter, char_to_byte
@@ -355,12 +355,6 @@ class Tokenizer(TokenizerInterop):
                 strict=True,
             )
         ]
-
-    def encode_pieces(self, data: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Pre-tokens already cut (a word table's `data`, `offsets`), each merged as `encode`
-        merges a piece, the pattern not applied again: (ids, id offsets), piece i's ids being
-        `ids[id_offsets[i]:id_offsets[i + 1]]` (see `piece_ids`)."""
-        return piece_ids.encode_pieces(self._core.tables, self._max_rank, data, offsets)
 
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
         table = self.decode_table()
