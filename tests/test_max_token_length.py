@@ -190,3 +190,37 @@ def test_cli_trains_with_a_cap_stores_it_and_shows_it(tmp_path):
               "--out-dir", str(tmp_path / "out2"), "--no-db")  # fmt: skip
     assert bad.returncode in (1, 2) and "max token length" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_stored_settings_old_and_new():
+    from workbench.session.run import stored_config
+
+    old = {"vocab_size": 300, "pattern": "gpt2", "special_tokens": [], "tie_break": "hf"}
+    assert stored_config(old, 400).max_token_length == 0  # a run stored before the setting
+    assert stored_config({**old, "max_token_length": 5}, 400).max_token_length == 5
+
+
+def test_a_continued_run_keeps_its_cap(tmp_path):
+    import subprocess
+    import sys
+
+    import workbench
+    from workbench.store import RunStore
+
+    db = tmp_path / "runs.db"
+    corpus = tmp_path / "c.txt"
+    corpus.write_text((CORPORA / "corpus.en").read_text(encoding="utf-8")[:20_000], "utf-8")
+    first = workbench.train(corpus, 270, max_token_length=4, db=db, progress=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "workbench", "runs", "continue", str(first.run_id),
+         "--vocab-size", "330", "--db", str(db), "-q"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    with RunStore(db) as store:
+        pairs = store.merges_as_pairs(first.run_id)
+        run = store.get_run(first.run_id)
+    assert len(pairs) == 330 - 256 and max(len(a + b) for a, b in pairs) == 4
+    uncapped = workbench.train(corpus, 330, progress=False).merges
+    assert max(len(a + b) for a, b in uncapped) > 4  # so the cap held past the first run
+    assert run.settings["max_token_length"] == 4
