@@ -65,7 +65,7 @@ def test_replay_is_tiktokens_and_new_merges_are_the_references(gpt2_with_eot):
 
 
 @pytest.mark.parametrize("name", ["cl100k", "o200k"])
-def test_ranked_bases_extend_too(name):
+def test_ranked_bases_extend_too(name, tmp_path):
     from workbench.evaluate.references import available, load_reference
 
     if not available(name):
@@ -79,6 +79,12 @@ def test_ranked_bases_extend_too(name):
     first = max([*base.vocab, *base.special_tokens.values()]) + 1
     assert ext.first_new_id == first and min(ext.added_tokens) == first
     assert len(ext.tokenizer.encode(text)) == ext.tokens_after
+    # As a tiktoken file (ranks only: the merges are rebuilt from them when loaded), the same ids.
+    import workbench
+
+    ext.tokenizer.export("tiktoken", tmp_path)
+    again = workbench.load(tmp_path / "tokenizer.tiktoken")
+    assert again.vocab == ext.tokenizer.vocab and again.encode(text) == ext.tokenizer.encode(text)
 
 
 def test_a_cap_and_the_tie_breaks_apply_to_the_new_merges(gpt2_with_eot):
@@ -102,6 +108,18 @@ def test_the_check_catches_a_changed_tokenizer(gpt2_with_eot):
     broken = check_extension(replace(ext, base=longer), words)
     assert not broken.ok and not broken.merges_unchanged
     assert any(line.startswith("FAIL") for line in broken.lines())
+
+
+def test_special_tokens_are_never_merged_into_new_tokens(gpt2_with_eot):
+    base = Tokenizer.from_merges(gpt2_with_eot.merge_bytes[:300], "gpt2", ["<|endoftext|>"])
+    text = "hello<|endoftext|>world, hello<|endoftext|>there " * 40
+    words = words_for(base, text)
+    ext = extend_tokenizer(base, words, base.vocab_size + 40)
+    assert ext.tokenizer.special_tokens == base.special_tokens == {"<|endoftext|>": 556}
+    assert all(b"<|" not in token and b"|>" not in token for token in ext.added_tokens.values())
+    ids = ext.tokenizer.encode(text, allowed_special="all")
+    assert ids.count(556) == 80 and ext.tokenizer.decode(ids) == text
+    assert check_extension(ext, words).ok
 
 
 def test_bad_requests_are_refused(gpt2_with_eot):
