@@ -181,3 +181,7 @@ def test_cli_extends_gpt2_files_shows_the_check_and_writes(tmp_path, corpora, gp
                     "-o", str(tmp_path / "o2"), "-q")  # fmt: skip
     assert too_small.returncode == 2 and "below the base" in too_small.stderr
     assert "Traceback" not in too_small.stderr and not (tmp_path / "o2").exists()
+    bad_base = cli("extend", str(tmp_path / "nothing"), str(corpora / "corpus.en"),
+                   "--vocab-size", "60000", "-o", str(tmp_path / "o3"), "-q")  # fmt: skip
+    assert bad_base.returncode == 1 and bad_base.stderr.count("\n") == 1
+    assert "the base" in bad_base.stderr and "no such file" in bad_base.stderr

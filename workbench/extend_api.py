@@ -12,9 +12,9 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.engine.config import TrainConfig
+from workbench.engine.config import TrainConfig, whole_number
 from workbench.engine.encode.tokenizer import Tokenizer
-from workbench.engine.errors import ConfigError
+from workbench.engine.errors import ConfigError, WorkbenchError
 from workbench.engine.extending import Extension, extend_tokenizer
 from workbench.evaluate.extension_check import ExtensionCheck, check_extension
 
@@ -48,7 +48,12 @@ def resolve_base(base: Any, db: str | os.PathLike | None = None) -> Tokenizer:
     if isinstance(base, str | os.PathLike):
         from workbench.evaluate.specs import resolve
 
-        return resolve(os.fspath(base), db).tokenizer
+        try:
+            return resolve(os.fspath(base), db).tokenizer
+        except WorkbenchError as exc:  # its words name `--tokenizer`: here it is the base
+            if type(exc) in (WorkbenchError, ConfigError) and str(exc).startswith("--tokenizer"):
+                raise type(exc)("the base" + str(exc)[len("--tokenizer") :]) from None
+            raise
     from workbench.api import load
 
     return load(base)
@@ -71,6 +76,7 @@ def extend(
     old token reuses its id. `db`: the run store a `run:ID` base is read from."""
     from workbench.api import _count
 
+    vocab_size = whole_number("vocab size", vocab_size)
     tokenizer = resolve_base(base, db)
     if vocab_size < tokenizer.vocab_size:
         raise ConfigError(
