@@ -101,3 +101,21 @@ def test_a_bad_start_is_refused():
         StartVocab(BYTES + [b"ab"], np.array([257]), np.array([0, 1]), np.array([1]))
     with pytest.raises(ConfigError, match="distinct"):
         StartVocab(BYTES + [b"a"], np.array([0]), np.array([0, 1]), np.array([1]))
+
+
+@pytest.mark.parametrize("tie_break", ["lexicographic", "hf"])
+def test_a_long_word_of_starting_tokens(tie_break):
+    # Over LONG_WORD symbols: the linked-list path (`_long`) from a starting vocabulary.
+    tokens = BYTES + _STARTING
+    word = (b"ab", b"c", b"aab", b"d", b"ba", b"cd") * 300
+    table = {word: 2, (b"ab", b"cd", b"ab"): 5}
+    trainer = BpeTrainer(start_of(tokens, table), TrainConfig(vocab_size=len(tokens) + 30,
+                                                              tie_break=tie_break))  # fmt: skip
+    trainer.run()
+    if tie_break == "lexicographic":
+        expected, _, _ = train_reference_from(table, set(tokens), len(tokens) + 30)
+        assert trainer.merge_pairs() == expected
+    # Either way: the words, merged as the trainer says, still spell their bytes.
+    assert trainer.corpus_tokens < 2 * len(word) + 15
+    assert all(trainer.vocab[m] == trainer.vocab[a] + trainer.vocab[b]
+               for (a, b), m in zip(trainer.merges, trainer.merge_ids, strict=True))  # fmt: skip
