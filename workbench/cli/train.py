@@ -92,6 +92,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="N",
         help="stop when the most frequent pair occurs fewer than N times (default 0: never)",
     )
+    p.add_argument(
+        "--max-token-length",
+        type=int,
+        default=0,
+        metavar="N",
+        help="no merge makes a token longer than N bytes (default 0: no cap)",
+    )
     p.add_argument("--format", default="gpt2", help=f"comma-separated: {','.join(FORMATS)}")
     add_threads_option(p, "pre-tokenizing threads/processes")
     add_db_option(p)
@@ -172,6 +179,7 @@ def run(args: argparse.Namespace) -> int:
         special_tokens=tuple(args.special),
         tie_break=args.tie_break,
         min_frequency=args.min_frequency,
+        max_token_length=args.max_token_length,
         on_bad_file="skip" if args.skip_bad_files else "stop",
         pretokenizer="regex" if args.regex_pretokenizer else "auto",
         text_column=args.text_column,
