@@ -12,7 +12,8 @@ Each case is whole processes with `NUMBA_CACHE_DIR` and the user cache directory
   helpers' log (`compile.log` in the cache: each stage "compiled" at most once).
 
 Prints, per process: wall seconds to the first output of any kind (stdout or stderr), to the
-end, and the lines the user was told about kernels meanwhile. Run it on an otherwise idle
+end, the command's own CPU seconds (not its detached helpers': their CPU seconds per stage are
+in the `compile.log` lines), and the lines the user was told about kernels meanwhile. Run it on an otherwise idle
 machine for the figures the README quotes; a loaded machine stretches every compile.
 """
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -35,6 +37,7 @@ TOLD = re.compile(r"kernel|preparing|first use|first start", re.IGNORECASE)
 def run(argv: list[str], env: dict[str, str]) -> dict:
     """Wall seconds to the first byte of output and to the end, and what was said."""
     started = time.perf_counter()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.Popen(
         argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=ROOT
     )
@@ -50,10 +53,12 @@ def run(argv: list[str], env: dict[str, str]) -> dict:
         chunks.append(chunk)
     code = proc.wait()
     end = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
     text = b"".join(chunks).decode(errors="replace")
     lines = [part.strip() for line in text.splitlines() for part in line.split("\r")]
     told = [line for line in lines if TOLD.search(line)]
-    return {"first": first, "end": end, "code": code, "told": told, "tail": lines[-1:]}
+    return {"first": first, "end": end, "cpu": cpu, "code": code, "told": told, "tail": lines[-1:]}
 
 
 def fresh_env(folder: Path) -> dict[str, str]:
@@ -111,6 +116,8 @@ def main() -> int:
     parser.add_argument("--cases", default="api,eval,train")
     parser.add_argument("--pause", type=float, default=90.0, help="seconds between train runs")
     args = parser.parse_args()
+    print(f"load average before: {_load()} (2 cores; above 2 the machine is shared)")
+    print("| path | first output | done | exit | CPU s of the command |\n|---|---|---|---|---|")
     rows = []
     for case in args.cases.split(","):
         with tempfile.TemporaryDirectory(prefix=f"first-use-{case}-") as tmp:
@@ -123,9 +130,19 @@ def main() -> int:
                 rows += case_train(args.corpus, folder, args.pause)
             # Detached helpers may still compile into this cache: let them finish first.
             _wait_for_helpers(folder)
+            log = folder / "numba" / "compile.log"
+            compiled = log.read_text().splitlines() if log.exists() else []
         for name, row in rows[-2:] if case == "train" else rows[-1:]:
             _print(name, row)
+        for line in compiled if case != "train" else []:
+            print(f"|   [compile.log] {line} | | | |", flush=True)
+    print(f"load average after: {_load()} (2 cores)")
     return 0
+
+
+def _load() -> str:
+    with open("/proc/loadavg") as f:
+        return f.read().split()[0]
 
 
 def _wait_for_helpers(folder: Path, limit: float = 600) -> None:
@@ -145,9 +162,10 @@ def _wait_for_helpers(folder: Path, limit: float = 600) -> None:
 
 def _print(name: str, row: dict) -> None:
     first = "-" if row["first"] is None else f"{row['first']:.1f} s"
-    print(f"| {name} | {first} | {row['end']:.1f} s | exit {row['code']} |", flush=True)
+    done = f"{row['end']:.1f} s | exit {row['code']} | {row['cpu']:.1f}"
+    print(f"| {name} | {first} | {done} |", flush=True)
     for line in row["told"][:8]:
-        print(f"|   told: {line[:110]} | | | |", flush=True)
+        print(f"|   told: {line[:110]} | | | | |", flush=True)
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ Tokens are their bytes, so two merge paths to the same bytes make the same token
 CS336 reference, whose words are tuples of bytes). Among equal counts the greatest
 (left bytes, right bytes) wins. Stops when the vocabulary (256 bytes + distinct merged tokens +
 specials) reaches `vocab_size`, when no pair is left, or when the best count is below
-`min_frequency`.
+`min_frequency`. With `max_token_length`, a pair whose bytes would be longer is not counted at
+all (it is neither merged nor a tie), and the stop reason says when only such pairs were left.
 """
 
 from __future__ import annotations
@@ -13,28 +14,71 @@ from collections import Counter
 
 
 def train_reference(
-    words: dict[bytes, int], vocab_size: int, n_specials: int = 0, min_frequency: int = 0
+    words: dict[bytes, int],
+    vocab_size: int,
+    n_specials: int = 0,
+    min_frequency: int = 0,
+    max_token_length: int = 0,
 ) -> tuple[list[tuple[bytes, bytes]], list[int]]:
     """Returns the merges as byte pairs and the pair count at each merge."""
+    merges, counts, _ = train_reference_why(
+        words, vocab_size, n_specials, min_frequency, max_token_length
+    )
+    return merges, counts
+
+
+def train_reference_why(
+    words: dict[bytes, int],
+    vocab_size: int,
+    n_specials: int = 0,
+    min_frequency: int = 0,
+    max_token_length: int = 0,
+) -> tuple[list[tuple[bytes, bytes]], list[int], str]:
+    """`train_reference`, and why it stopped: vocab_size, no_pairs, min_frequency or
+    max_token_length (pairs were left, all too long)."""
     table = {tuple(bytes([b]) for b in word): count for word, count in words.items()}
     tokens = {bytes([b]) for b in range(256)}
+    return train_reference_from(
+        table, tokens, vocab_size, n_specials, min_frequency, max_token_length
+    )
+
+
+def train_reference_from(
+    table: dict[tuple[bytes, ...], int],
+    tokens: set[bytes],
+    vocab_size: int,
+    n_specials: int = 0,
+    min_frequency: int = 0,
+    max_token_length: int = 0,
+) -> tuple[list[tuple[bytes, bytes]], list[int], str]:
+    """The same, from words already cut into the tokens of a starting vocabulary `tokens`
+    (extending a tokenizer): `vocab_size` counts them too."""
+    tokens = set(tokens)
+    table = dict(table)
     merges: list[tuple[bytes, bytes]] = []
     counts: list[int] = []
+    reason = "vocab_size"
     while len(tokens) + n_specials < vocab_size:
         pairs: Counter[tuple[bytes, bytes]] = Counter()
+        too_long = False
         for word, count in table.items():
             for pair in zip(word, word[1:], strict=False):
-                pairs[pair] += count
+                if max_token_length and len(pair[0]) + len(pair[1]) > max_token_length:
+                    too_long = True
+                else:
+                    pairs[pair] += count
         if not pairs:
+            reason = "max_token_length" if too_long else "no_pairs"
             break
         best = max(pairs, key=lambda p: (pairs[p], p))
         if pairs[best] < max(min_frequency, 1):
+            reason = "min_frequency"
             break
         merges.append(best)
         counts.append(pairs[best])
         tokens.add(best[0] + best[1])
         table = _apply(table, best)
-    return merges, counts
+    return merges, counts, reason
 
 
 def _apply(table: dict[tuple, int], pair: tuple[bytes, bytes]) -> dict[tuple, int]:

@@ -31,7 +31,7 @@ def test_the_readme_api_example_runs(tmp_path: Path, monkeypatch, capsys) -> Non
 
 
 def test_public_surface_is_small() -> None:
-    assert set(workbench.__all__) == {"train", "load", "Tokenizer", "TrainResult"}
+    assert set(workbench.__all__) == {"train", "load", "extend", "Tokenizer", "TrainResult"}
     from workbench.engine.encode.tokenizer import Tokenizer
 
     assert workbench.Tokenizer is Tokenizer

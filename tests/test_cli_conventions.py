@@ -90,7 +90,7 @@ def test_one_name_per_idea_with_the_old_names_hidden():
             for option in action.option_strings:
                 shown.setdefault(option, set()).add(name)
     assert "--workers" not in shown and "--text-file" not in shown
-    assert shown["--out-dir"] == {"train", "export", "runs export", "runs continue"}
+    assert shown["--out-dir"] == {"train", "extend", "export", "runs export", "runs continue"}
     assert shown["--out"] == {"count", "render"}  # a file (or - for standard output)
     assert {"train", "count", "encode", "eval"} <= shown["--threads"]
     assert {"train", "count", "eval", "runs continue"} <= shown["--quiet"]

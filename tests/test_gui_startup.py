@@ -40,7 +40,7 @@ def test_a_first_start_names_each_stage_from_startup(qtbot, monkeypatch):
     counting_when_trainer_waited: list[bool] = []
     counting = threading.Event()
 
-    def ensure(job, patterns, report=None, cancel=None, on_ready=None):
+    def ensure(job, patterns, report=None, cancel=None, on_ready=None, nice=False):
         calls.append((job, list(patterns)))
         todo = startup.needs(job, patterns)
         for done, need in enumerate(todo):
@@ -74,7 +74,7 @@ def test_closing_stops_the_wait_and_the_thread(qtbot, monkeypatch):
     finish the compile for the next start) and encoding stays held, compiling nothing here."""
     waiting = threading.Event()
 
-    def ensure(job, patterns, report=None, cancel=None, on_ready=None):
+    def ensure(job, patterns, report=None, cancel=None, on_ready=None, nice=False):
         waiting.set()
         cancel.wait(COLD_START_MS / 1000)
         raise CancelledError("stopped waiting")
@@ -109,7 +109,7 @@ def test_a_warm_start_says_nothing_about_first_use(qtbot):
 def _fake_ensure(calls: list):
     """startup.ensure as on a cold start: one encoder compiling for the job (no real helper)."""
 
-    def ensure(job, patterns, report=None, cancel=None, on_ready=None):
+    def ensure(job, patterns, report=None, cancel=None, on_ready=None, nice=False):
         calls.append((job, list(patterns)))
         need = startup.Need("encoder", "o200k")
         if report is not None:
@@ -230,3 +230,160 @@ def test_the_worker_counts_through_the_session(qtbot, monkeypatch, tmp_path):
     assert calls == [(str(corpus),)]
     assert again is result and dict(result.words.most_common(10))[b" world"] == 100
     assert len(reports) == 2 and reports[0] is reports[1]  # the kept count's report again
+
+
+def _held_ensure(release: threading.Event, calls: list):
+    """startup.ensure as on a cold start: the encoder "compiles" until `release` is set."""
+
+    def ensure(job, patterns, report=None, cancel=None, on_ready=None, nice=False):
+        calls.append((job, list(patterns)))
+        need = startup.Need("encoder", "gpt2")
+        if report is not None:
+            report(startup.StartupEvent(job, need, 0, 1, 15.0))
+        while not release.wait(0.02):
+            if cancel is not None and cancel.is_set():
+                raise CancelledError("superseded")
+        if report is not None:
+            report(startup.StartupEvent(job, None, 1, 1, 0.0))
+        return [need]
+
+    return ensure
+
+
+GPT2_WAIT = "Preparing the gpt2 encoder (first use) — 1 of 1, about 15 s"
+
+
+def test_drilldown_scrubber_and_export_name_the_encoder_they_wait_for(qtbot, monkeypatch, tmp_path):
+    """Each says what it waits for, in the Tokens tab's words, and then shows its answer."""
+    from workbench.engine.encode.tokenizer import Tokenizer
+    from workbench.engine.patterns.regexes import resolve
+    from workbench.gui.tokens.drilldown import DrillDown
+    from workbench.gui.tokens.export_dialog import ExportDialog
+    from workbench.gui.tokens.scrubber import Scrubber
+
+    release, calls = threading.Event(), []
+    monkeypatch.setattr(startup, "ensure", _held_ensure(release, calls))
+    monkeypatch.setattr(startup, "missing", lambda wanted: list(wanted))
+    tok = Tokenizer.from_merges([(b"t", b"h"), (b"th", b"e")], resolve("gpt2"))
+    the = tok.encode("the")[0]
+    (tmp_path / "a.txt").write_text("the cat\nthe the\n", encoding="utf-8")
+    drill, scrubber = DrillDown(), Scrubber()
+    dialog = ExportDialog(lambda: tok, "the cat", str(tmp_path / "out"))  # a stored run's
+    for widget in (drill, scrubber, dialog):
+        qtbot.addWidget(widget)
+    drill.set_corpus_paths([tmp_path / "a.txt"])
+    drill.show_token(tok, the)
+    scrubber.set_tokenizer(tok)
+    scrubber.set_text("the the the")
+    dialog.start()
+
+    def chart() -> str:
+        return scrubber.empty.textItem.toPlainText()
+
+    try:
+        qtbot.waitUntil(
+            lambda: (
+                GPT2_WAIT in drill.summary.text()
+                and GPT2_WAIT in chart()
+                and GPT2_WAIT in dialog.log.toPlainText()
+            ),
+            timeout=10_000,
+        )
+        assert drill.summary.text() == f"{GPT2_WAIT}; then searching the corpus for the"
+        assert "then the bytes/token curve" in chart()
+        assert dialog.log.toPlainText() == f"{GPT2_WAIT}; then writing and checking"
+        assert not dialog.busy_bar.isHidden() and not dialog.export_button.isEnabled()
+        assert drill.result is None and not dialog.results
+    finally:
+        release.set()
+    qtbot.waitUntil(
+        lambda: drill.result is not None and bool(dialog.results) and chart() == "",
+        timeout=60_000,
+    )
+    assert drill.result.total == 3 and drill.summary.text().startswith("token ")
+    assert dialog.busy_bar.isHidden() and "round trip" in dialog.log.toPlainText()
+    assert {job for job, _ in calls} == {"encode"}
+    for widget in (drill, scrubber, dialog):
+        widget.shutdown()
+        assert not widget.busy(), "a worker outlived the test"
+
+
+def test_a_warm_drilldown_says_nothing_about_preparing(qtbot, tmp_path):
+    from workbench.engine.encode.tokenizer import Tokenizer
+    from workbench.engine.patterns.regexes import resolve
+    from workbench.gui.tokens.drilldown import DrillDown
+
+    warmup.warm_up("gpt2", helper=False, only=("encoder",))
+    tok = Tokenizer.from_merges([(b"t", b"h"), (b"th", b"e")], resolve("gpt2"))
+    (tmp_path / "a.txt").write_text("the cat\n", encoding="utf-8")
+    drill = DrillDown()
+    qtbot.addWidget(drill)
+    shown: list[str] = []
+    drill._lane.sigWaiting.connect(shown.append)  # noqa: SLF001 -- the lane's own wait signal
+    drill.set_corpus_paths([tmp_path / "a.txt"])
+    drill.show_token(tok, tok.encode("the")[0])
+    qtbot.waitUntil(lambda: drill.result is not None, timeout=60_000)
+    drill.shutdown()
+    assert shown == [] and "reparing" not in drill.summary.text()
+
+
+def test_a_warm_start_waits_for_the_load_and_never_says_first_start(qtbot, monkeypatch, tmp_path):
+    """Train pressed while a warm start's warmer still loads the cached kernels: the run waits
+    about a second for them ("Loading the fast kernels"), not in Python "first start only"."""
+    from workbench.engine.config import TrainConfig
+    from workbench.gui.worker import TRAINING_IN_PYTHON, TrainWorker
+    from workbench.session import counting
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("hello world, hello yellow world\n" * 50, encoding="utf-8")
+    monkeypatch.setattr(startup, "missing", lambda wanted: [])  # every kernel cached
+    used: list[str] = []
+    real = counting.count_paths
+
+    warm, counting_ready = threading.Event(), threading.Event()
+    loaded = threading.Timer(0.5, warm.set)  # the trainer's kernels loaded after the count
+
+    def spy(paths, config, **kwargs):
+        used.append(config.pretokenizer)
+        counted = real(paths, config, **kwargs)
+        loaded.start()
+        return counted
+
+    monkeypatch.setattr(counting, "count_paths", spy)
+    worker = TrainWorker(None, warm, counting_ready)
+    stages: list[str] = []
+    worker.sigStage.connect(stages.append)
+    counting_ready.set()  # the scanner loaded; the trainer's kernels a moment later
+    result = worker._prepare((str(corpus),), TrainConfig(vocab_size=300), quick=True)  # noqa: SLF001
+    waited = warm.is_set()
+    loaded.join()
+    assert result is not None and waited  # it waited for the trainer's kernels
+    assert used == ["auto"]  # the scanner, once loaded: not `regex` as on a first start
+    assert "Loading the fast kernels" in stages
+    assert TRAINING_IN_PYTHON not in stages
+    assert not [line for line in stages if "first" in line.lower() or "reparing" in line]
+
+
+def test_evaluate_of_references_starts_in_python_on_a_first_use(qtbot, monkeypatch, tmp_path):
+    """Without token health, a first use encodes a reference in Python at once (the encoder
+    compiling in the background, said so) and gives the compiled encoder's figures."""
+    from workbench.evaluate import specs
+
+    warmup.warm_up("cl100k", helper=False, only=("encoder",))
+    tab, store = _evaluate_tab(qtbot, tmp_path)
+    tab.health_box.setChecked(False)
+    _run_evaluation(qtbot, tab)
+    warm = tab.result["tokenizers"][0]["total"]
+    monkeypatch.setattr(startup, "missing", lambda wanted: list(wanted))  # a first use
+    monkeypatch.setattr(warmup, "start_detached", lambda *args, **kwargs: None)  # no helper
+    used: list = []
+    real = specs.python_candidates
+    monkeypatch.setattr(specs, "python_candidates", lambda s: used.append(s) or real(s))
+    seen = _run_evaluation(qtbot, tab)
+    store.close()
+    assert used == [["cl100k"]]
+    said = [text for text, _ in seen if "in Python" in text]
+    assert said and said[0].startswith(
+        "Preparing the cl100k encoder in the background (first use, about "
+    )
+    assert tab.result["tokenizers"][0]["total"] == warm

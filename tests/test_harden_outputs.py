@@ -82,8 +82,9 @@ def test_train_still_writes_every_format(tmp_path, capsys, corpus_file):
     assert code == 0, err
     names = sorted(p.name for p in (tmp_path / "out").iterdir())
     assert names == [
-        "bpe-workbench.json", "merges.txt", "special_tokens_map.json", "tokenizer.json",
-        "tokenizer.tiktoken", "tokenizer.tiktoken.json", "tokenizer_config.json", "vocab.json",
+        "bpe-workbench.json", "merges.txt", "special_tokens_map.json", "token_bytes.npy",
+        "tokenizer.json", "tokenizer.tiktoken", "tokenizer.tiktoken.json",
+        "tokenizer_config.json", "vocab.json",
     ]  # fmt: skip
     assert (
         formats.load(tmp_path / "out").merges
@@ -150,8 +151,8 @@ def test_two_writers_never_mix_their_files(tmp_path):
     assert formats.load(out / "tokenizer.json").merges in (A.merges, B.merges)
     names = sorted(p.name for p in out.iterdir())
     assert names == [
-        "bpe-workbench.json", "merges.txt", "special_tokens_map.json", "tokenizer.json",
-        "tokenizer_config.json", "vocab.json",
+        "bpe-workbench.json", "merges.txt", "special_tokens_map.json", "token_bytes.npy",
+        "tokenizer.json", "tokenizer_config.json", "vocab.json",
     ]  # fmt: skip
 
 

@@ -39,6 +39,7 @@ def test_auto_tokenizer_loads_the_export_and_pads(gpt_like: Tokenizer, tmp_path:
     written = gpt_like.export("hf", tmp_path)
     assert sorted(p.name for p in written) == [
         "special_tokens_map.json",
+        "token_bytes.npy",
         "tokenizer.json",
         "tokenizer_config.json",
     ]

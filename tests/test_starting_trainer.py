@@ -149,12 +149,16 @@ def _processes_with(setting: bytes) -> list[str]:
     return found
 
 
-def test_the_window_worker_trains_in_python_then_moves_to_the_kernels(qapp, tmp_path):
-    """A first start in the window: nobody has compiled yet (both events unset), so a small
-    corpus is counted with `regex` and trained in Python at once; when the kernels are ready
-    the status says "Training" again, and the stored merges equal a warm run's."""
+def test_the_window_worker_trains_in_python_then_moves_to_the_kernels(qapp, tmp_path, monkeypatch):
+    """A first start in the window: nobody has compiled yet (both events unset, nothing in the
+    cache), so a small corpus is counted with `regex` and trained in Python at once; when the
+    kernels are ready the status says "Training" again, and the stored merges equal a warm
+    run's."""
     from workbench.gui.worker import TRAINING_IN_PYTHON, TrainWorker
+    from workbench.session import startup
     from workbench.store import RunStore
+
+    monkeypatch.setattr(startup, "missing", lambda wanted: list(wanted))  # a first start
 
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("the cat sat on the mat; the rat ate the hat\n" * 200, encoding="utf-8")

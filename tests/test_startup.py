@@ -3,6 +3,7 @@ per machine (a lock per stage, helpers that outlive the command), and says nothi
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
@@ -16,6 +17,12 @@ from workbench.engine import warmup
 from workbench.engine.config import TrainConfig
 from workbench.session import startup
 from workbench.session.startup import Need
+
+
+def test_o200k_is_estimated_longer_than_the_other_presets():
+    o200k, gpt2 = Need("encoder", "o200k"), Need("encoder", "gpt2")
+    assert startup.estimate([o200k]) > startup.estimate([gpt2]) == startup.STAGE_SECONDS["encoder"]
+    assert startup.estimate([o200k, gpt2]) == startup.estimate([o200k]) + startup.estimate([gpt2])
 
 
 def test_needs_follow_the_job_and_its_presets():
@@ -196,7 +203,7 @@ def test_the_api_names_a_wait_through_logging(caplog):
 
 def test_helpers_share_the_work_over_the_cores_each_stage_once(monkeypatch):
     shares: list[list[tuple[str, str]]] = []
-    monkeypatch.setattr(warmup, "start_detached", lambda work, log: shares.append(work))
+    monkeypatch.setattr(warmup, "start_detached", lambda work, log, nice: shares.append(work))
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     todo = startup.needs("prepare", ["gpt2", "cl100k", "o200k"])
     startup._start_helpers(todo)
@@ -225,3 +232,134 @@ def test_a_helper_still_compiling_when_its_job_drops_it_warns_nothing(tmp_path):
         gc.collect()
     kept = [p for p in warmup._DETACHED if p.pid == pid]
     assert kept and kept[0].wait(300) == 0
+
+
+class _FakeClock:
+    """Time that moves only when a wait sleeps: a countdown test takes no real time."""
+
+    def __init__(self, monkeypatch) -> None:
+        self.now = 0.0
+        monkeypatch.setattr(startup, "_clock", lambda: self.now)
+        monkeypatch.setattr(startup, "_sleep", lambda seconds, cancel: self.advance(seconds))
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+class _FakeBackground:
+    """Helpers that compile each stage in `takes` seconds of the fake clock, one core."""
+
+    def __init__(self, wanted, nice: bool = True) -> None:
+        self.needs = list(wanted)
+
+    def seconds_left(self, remaining) -> float:
+        return startup.estimate(remaining)
+
+    def helpers_ended(self) -> bool:
+        return False
+
+
+def _cold_stages(monkeypatch, clock: _FakeClock, ends: dict[str, float]) -> None:
+    monkeypatch.setattr(startup, "missing", lambda wanted: list(wanted))
+    monkeypatch.setattr(startup, "Background", _FakeBackground)
+    monkeypatch.setattr(startup, "_settled", lambda need: clock.now >= ends[need.stage])
+
+
+def _figure(line: str) -> float:
+    """The seconds a line shows; 0 for "any moment now"."""
+    if line.endswith("any moment now"):
+        return 0.0
+    return float(line.rsplit("about ", 1)[1].removesuffix(" s"))
+
+
+def test_an_estimate_counts_down_and_says_any_moment_past_it(monkeypatch):
+    clock = _FakeClock(monkeypatch)
+    _cold_stages(monkeypatch, clock, {"encoder": 40.0})  # 15 s estimated, 40 s taken
+    events: list[startup.StartupEvent] = []
+    startup.ensure("eval", ["o200k"], events.append)
+    waits = [event for event in events if event.need is not None]
+    shown = [_figure(event.line()) for event in waits]
+    assert shown[0] == startup.estimate([Need("encoder", "o200k")]) and not waits[0].tick
+    assert all(event.tick for event in waits[1:])
+    assert shown == sorted(shown, reverse=True)  # never up within the stage
+    assert len(set(shown)) == len(shown)  # a tick only when the figure changes
+    assert shown[-1] == 0 and waits[-1].line().endswith("— 1 of 1, any moment now")
+    assert set(range(1, int(shown[0]))) <= set(shown)  # every second of the countdown shown
+    assert all(event.seconds_left >= 0 for event in waits)
+    assert not any("about 0 s" in event.line() or "-" in event.line() for event in waits)
+    assert events[-1].need is None
+
+
+def test_a_late_stage_stretches_the_next_estimate(monkeypatch):
+    clock = _FakeClock(monkeypatch)
+    # The pre-tokenizer (15 s planned) takes 30 s: the machine is twice as slow as planned.
+    _cold_stages(monkeypatch, clock, {"pretokenizer": 30.0, "index": 40.0, "merges": 50.0})
+    events: list[startup.StartupEvent] = []
+    startup.ensure("train", ["gpt2"], events.append)
+    firsts = [event for event in events if event.need is not None and not event.tick]
+    assert [event.need.stage for event in firsts] == ["pretokenizer", "index", "merges"]
+    # The plan expected 15 s gone by the index; 30 were: what is left counts double.
+    planned_left = startup.STAGE_SECONDS["index"] + startup.STAGE_SECONDS["merges"]
+    assert firsts[1].seconds_left == pytest.approx(2 * planned_left, abs=0.5)
+
+
+def test_kept_lines_count_down_seldom_and_a_terminal_line_is_rewritten(monkeypatch):
+    clock = _FakeClock(monkeypatch)
+    _cold_stages(monkeypatch, clock, {"encoder": 40.0})
+    kept: list[str] = []
+    startup.ensure("eval", ["o200k"], startup.seldom(lambda event: kept.append(event.line())))
+    # 40 s of waiting: the stage's line, a countdown line every 10 s, "any moment now" once.
+    assert 3 <= len(kept) <= 6
+    assert [_figure(line) for line in kept[:-1]] == sorted(map(_figure, kept[:-1]), reverse=True)
+    assert sum(line.endswith("any moment now") for line in kept) == 1
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    terminal = Terminal()
+    clock.now = 0.0  # a new wait, from the start
+    startup.ensure("eval", ["o200k"], startup.to_stream(terminal))
+    written = terminal.getvalue()
+    assert written.count("\n") == 1 and written.endswith(
+        "fast kernels ready for eval (1 compiled)\n"
+    )
+    assert written.count("\r\x1b[K") > 15  # the same line, rewritten as it counts down
+
+
+def test_helpers_a_person_waits_for_are_not_lowered(monkeypatch, tmp_path):
+    """A job that only waits (ensure, prepare) starts its helpers at the normal priority; one
+    that works meanwhile (a quick start) lowers them, so its own work comes first."""
+    started: list[bool] = []
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(warmup, "start_detached", lambda work, log, nice: started.append(nice))
+    ready: set[str] = set()
+    monkeypatch.setattr(warmup, "is_ready", lambda stage, pattern="gpt2": stage in ready)
+    monkeypatch.setitem(
+        warmup._STAGES, "encoder", ("encoder", lambda p: ready.add("encoder"), None)
+    )
+    startup.ensure("eval", ["o200k"])
+    assert started == [False]
+    ready.clear()
+    startup.plan_encoding("eval", ["o200k"], 1000)
+    assert started == [False, True]
+    lowered: list[int] = []
+    monkeypatch.setattr(os, "nice", lowered.append)
+    monkeypatch.setattr(warmup, "compile_stage", lambda *args: True)
+    warmup._helper_main(["--lock-now", "encoder", "o200k"])
+    assert lowered == []
+    warmup._helper_main(["--lock", "encoder", "o200k"])
+    assert lowered == [warmup._HELPER_NICENESS]
+
+
+def test_a_stage_compiled_meanwhile_is_not_announced(monkeypatch):
+    """The trainer's stages compile beside the pre-tokenizer: when it is ready they are too, and
+    no "2 of 3, about 24 s" is printed for a wait that does not happen."""
+    clock = _FakeClock(monkeypatch)
+    _cold_stages(monkeypatch, clock, {"pretokenizer": 30.0, "index": 10.0, "merges": 20.0})
+    events: list[startup.StartupEvent] = []
+    ready: list[str] = []
+    startup.ensure("train", ["gpt2"], events.append, on_ready=lambda need: ready.append(need.stage))
+    assert {event.need.stage for event in events if event.need is not None} == {"pretokenizer"}
+    assert events[-1].line() == "fast kernels ready for train (3 compiled)"
+    assert ready == ["pretokenizer", "index", "merges"]

@@ -1,6 +1,6 @@
 """BPE Workbench: train byte-level BPE tokenizers and watch every merge arrive.
 
-The public API (see the README): `train`, `load`, `Tokenizer`, `TrainResult`. They load Numba,
+The public API (see the README): `train`, `load`, `extend`, `Tokenizer`, `TrainResult`. They load Numba,
 so they are imported on first use: `import workbench` alone stays instant (the command line and
 the window start through it). Importing it points Numba's cache at a per-user folder
 (`workbench._cache_dir`) unless `NUMBA_CACHE_DIR` is set.
@@ -18,11 +18,12 @@ from workbench._version import version
 use_user_cache()
 
 __version__ = version()  # from the package metadata: pyproject.toml is the one place it is written
-__all__ = ["Tokenizer", "TrainResult", "load", "train"]
+__all__ = ["Tokenizer", "TrainResult", "extend", "load", "train"]
 
 if TYPE_CHECKING:
     from workbench.api import TrainResult, load, train
     from workbench.engine.encode.tokenizer import Tokenizer
+    from workbench.extend_api import extend
 
 
 def __getattr__(name: str) -> Any:
@@ -30,6 +31,10 @@ def __getattr__(name: str) -> Any:
         from workbench import api
 
         return getattr(api, name)
+    if name == "extend":
+        from workbench.extend_api import extend
+
+        return extend
     if name == "Tokenizer":
         from workbench.engine.encode.tokenizer import Tokenizer
 

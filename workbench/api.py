@@ -73,6 +73,7 @@ def train(
     special_tokens: Iterable[str] | str = (),
     tie_break: str = "lexicographic",
     min_frequency: int = 0,
+    max_token_length: int = 0,
     skip_bad_files: bool = False,
     on_merge_batch: Callable[[MergeBatch], None] | None = None,
     db: str | os.PathLike | None = None,
@@ -96,6 +97,8 @@ def train(
     documents is refused). Pass `Path` objects to say "path" for sure.
     `special_tokens` is an iterable of strings, or one string for a single special token
     (`special_tokens="<|endoftext|>"` is one special, not thirteen letters).
+    `max_token_length`: no merge makes a token longer than this many bytes (0: no cap); training
+    ends early (stop reason `max_token_length`) when every pair left would exceed it.
     A bad file (binary, not UTF-8, a broken JSONL line) stops training with a `CorpusError`
     naming it, or with `skip_bad_files` is left out and named in `stats.skipped`.
     `db` records the run in that run-store file (None: not recorded). `on_merge_batch` is
@@ -117,6 +120,7 @@ def train(
         special_tokens=_specials(special_tokens),
         tie_break=tie_break,
         min_frequency=min_frequency,
+        max_token_length=max_token_length,
         text_column=text_column,
         on_bad_file="skip" if skip_bad_files else "stop",
         parity_by=parity_by or "",
@@ -202,12 +206,17 @@ def _startup_report(progress: bool) -> startup.Report:
     bars are shown, as a line above them."""
     logged = startup.to_log()
 
-    def report(event: startup.StartupEvent) -> None:
-        logged(event)
+    def write(event: startup.StartupEvent) -> None:
         if progress and progress_api.visible():
             from tqdm import tqdm
 
             tqdm.write(f"workbench: {event.line()}", file=sys.stderr)
+
+    written = startup.seldom(write)  # lines that stay: each stage, a countdown now and then
+
+    def report(event: startup.StartupEvent) -> None:
+        logged(event)
+        written(event)
 
     return report
 

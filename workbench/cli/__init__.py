@@ -28,6 +28,7 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 COMMAND_MODULES = (
     "workbench.cli.train",
+    "workbench.cli.extend",
     "workbench.cli.count",
     "workbench.cli.encode",
     "workbench.cli.export",

@@ -169,13 +169,17 @@ def run(args: argparse.Namespace) -> int:
     for target, _ in outputs:  # a bad output fails now, not after minutes of encoding
         check_output(target)
     total = sum(f.stat().st_size for f in list_files(args.paths))
-    # Loading builds each tokenizer's tables with the encoder's kernels: ready them first.
-    prepare_kernels(args, "eval", patterns_before_loading(args.tokenizer, args))
-    candidates = resolve_all(args.tokenizer, args.db, args.pattern)
+    health = args.health or args.health_csv is not None
+    candidates = _python_candidates(args, total, health)
+    if candidates is None:
+        # Loading builds each tokenizer's tables with the encoder's kernels: ready them first.
+        prepare_kernels(args, "eval", patterns_before_loading(args.tokenizer, args))
+        candidates = resolve_all(args.tokenizer, args.db, args.pattern)
+        prepare_kernels(args, "eval", [c.tokenizer.pattern for c in candidates])
     if len({c.name for c in candidates}) != len(candidates):
         raise UsageError("--tokenizer: the same tokenizer is named twice")
     options = Options(
-        health=args.health or args.health_csv is not None,
+        health=health,
         rare_below=args.rare_below,
         residue_ratio=args.residue_ratio,
         residue_min_count=args.residue_min_count,
@@ -187,7 +191,6 @@ def run(args: argparse.Namespace) -> int:
         threads=args.threads,
         total_chars=total or None,
     )
-    prepare_kernels(args, "eval", [c.tokenizer.pattern for c in candidates])
     docs = iter_docs(args.paths, group_by) if args.paths else iter(())
     with ProgressBars(quiet=args.quiet) as bars:
         result = evaluate(candidates, docs, options, bars.fractions(total), threading.Event())
@@ -198,6 +201,24 @@ def run(args: argparse.Namespace) -> int:
         if not is_stdout(target):
             print(f"wrote {shown(target)}", file=table)
     return 0
+
+
+def _python_candidates(args: argparse.Namespace, total: int, health: bool):
+    """On a first use, reference tokenizers encode small text in Python at once while their
+    encoders compile in the background (`session.startup.plan_encoding` decides); None: load
+    them as usual."""
+    from workbench.evaluate import references
+    from workbench.evaluate.specs import python_candidates
+    from workbench.session import startup
+
+    specs = args.tokenizer
+    if not startup.python_encoding_pays("eval", specs, total, only_ids=not health):
+        return None
+    if len(set(specs)) != len(specs) or not all(map(references.has_rank_file, specs)):
+        return None  # then loaded as usual: the same error, or a wait named
+    # Said before the ranks are parsed (0.7 s for o200k): the first line comes sooner.
+    startup.plan_encoding("eval", specs, total, startup.to_stream(sys.stderr, args.quiet))
+    return python_candidates(specs)
 
 
 def _print(result: dict, limit: int, stream=None) -> None:

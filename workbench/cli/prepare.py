@@ -41,12 +41,18 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     with ProgressBars(quiet=args.quiet) as bars:
 
+        def print_line(event: startup.StartupEvent) -> None:
+            print(f"bpe-workbench: {event.line()}", file=sys.stderr, flush=True)
+
+        printed = startup.seldom(print_line)  # a log keeps each line: not one a second
+
         def report(event: startup.StartupEvent) -> None:
             if bars.enabled:
                 bars.show("preparing kernels", event.done, event.total, STEPS)
-                bars.note(f"  {event.line()}")
+                if not event.tick:  # the bar shows the time going by; a line per stage
+                    bars.note(f"  {event.line()}")
             elif not args.quiet:
-                print(f"bpe-workbench: {event.line()}", file=sys.stderr, flush=True)
+                printed(event)
 
         done = startup.prepare(args.preset, report)
         if done:

@@ -95,6 +95,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="stop when the most frequent pair occurs fewer than N times (default 0: never)",
     )
     p.add_argument(
+        "--max-token-length",
+        type=int,
+        default=0,
+        metavar="N",
+        help="no merge makes a token longer than N bytes (default 0: no cap)",
+    )
+    p.add_argument(
         "--parity-by",
         choices=PARITY_BY,
         default=None,
@@ -218,6 +225,7 @@ def run(args: argparse.Namespace) -> int:
         special_tokens=tuple(args.special),
         tie_break=args.tie_break,
         min_frequency=args.min_frequency,
+        max_token_length=args.max_token_length,
         on_bad_file="skip" if args.skip_bad_files else "stop",
         pretokenizer="regex" if args.regex_pretokenizer else "auto",
         text_column=args.text_column,

@@ -13,6 +13,7 @@ MAX_VOCAB_SIZE = 2**31 - 1
 # Where parity-aware BPE's groups come from (`corpus.groups`).
 PARITY_BY = ("lang", "folder", "script")
 MAX_MIN_FREQUENCY = 2**63 - 1
+MAX_TOKEN_LENGTH = 2**31 - 1  # bytes; token lengths are 32-bit in the kernels
 MAX_WORKERS = 1024  # threads or processes; more only costs memory
 TIE_BREAKS = ("lexicographic", "hf")
 BAD_FILE_POLICIES = ("stop", "skip")
@@ -31,6 +32,9 @@ class TrainConfig:
     `pretokenizer`: `auto` uses the Numba scanner for the presets (same pieces, far faster) and
     the `regex` package otherwise; `regex` forces the regex package.
     `text_column` / `jsonl_field`: where a record's text is in Parquet/Arrow files and in JSONL.
+    `max_token_length`: no merge makes a token longer than this many bytes (0: no cap), as
+    Hugging Face's `max_token_length`; training ends ("max_token_length") when every pair left
+    would exceed it.
     `parity_by`: "" for classic BPE; else parity-aware BPE (`train.parity`) over documents grouped
     by `lang` (a record's field, else the script guess), `folder` or `script`. `parity_window`:
     0 for the paper's greedy rule; W for its moving-window variant, where a group chosen more
@@ -46,6 +50,7 @@ class TrainConfig:
     pretokenizer: str = "auto"
     text_column: str = "text"
     jsonl_field: str = "text"
+    max_token_length: int = 0
     parity_by: str = ""
     parity_window: int = 0
     parity_alpha: int = 2
@@ -68,6 +73,12 @@ class TrainConfig:
             raise ConfigError("min frequency cannot be negative")
         if self.min_frequency > MAX_MIN_FREQUENCY:
             raise ConfigError(f"min frequency {self.min_frequency} is above {MAX_MIN_FREQUENCY:,}")
+        cap = whole_number("max token length", self.max_token_length)
+        object.__setattr__(self, "max_token_length", cap)
+        if not 0 <= cap <= MAX_TOKEN_LENGTH:
+            raise ConfigError(
+                f"max token length must be from 0 (no cap) to {MAX_TOKEN_LENGTH:,} bytes, not {cap}"
+            )
         if self.vocab_size > MAX_VOCAB_SIZE:
             raise ConfigError(
                 f"vocab size {self.vocab_size} is too large: at most {MAX_VOCAB_SIZE:,}"
@@ -99,6 +110,8 @@ class TrainConfig:
             )
         if self.tie_break == "hf":
             raise ConfigError("parity-aware BPE breaks ties lexicographically only")
+        if self.max_token_length:
+            raise ConfigError("parity-aware BPE does not take a max token length yet")
 
     @property
     def pattern_string(self) -> str:

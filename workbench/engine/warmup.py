@@ -336,14 +336,18 @@ def _lock_folder() -> Path | None:
     return Path(cache) / "locks" if cache else None
 
 
-def start_detached(work: Sequence[tuple[str, str]], log: Path) -> subprocess.Popen | None:
+def start_detached(
+    work: Sequence[tuple[str, str]], log: Path, nice: bool = True
+) -> subprocess.Popen | None:
     """A helper process compiling `work` ((stage, pattern) pairs, in order), in its own session
     so it outlives the command that started it (Ctrl-C in the terminal does not reach it
-    either), writing to `log`. None where no helper can run (a bundled app, no fork): the
-    caller then compiles in this process."""
+    either), writing to `log`. `nice`: at a lower priority, for a caller that works meanwhile
+    (training or encoding in Python); False when a person waits for it (on a busy machine a
+    lowered compile would wait behind every other process). None where no helper can run (a
+    bundled app, no fork): the caller then compiles in this process."""
     if getattr(sys, "frozen", False) or not work:
         return None
-    argv = [sys.executable, "-m", "workbench.engine.warmup", "--lock"]
+    argv = [sys.executable, "-m", "workbench.engine.warmup", "--lock" if nice else "--lock-now"]
     argv += [item for stage, pattern in work for item in (stage, pattern)]
     try:
         log.parent.mkdir(parents=True, exist_ok=True)
@@ -367,19 +371,22 @@ def start_detached(work: Sequence[tuple[str, str]], log: Path) -> subprocess.Pop
 def _helper_main(argv: list[str]) -> None:
     """`python -m workbench.engine.warmup PATTERN STAGE...` (the window's helper: prints each
     stage's key when its kernels are cached) or `--lock STAGE PATTERN [STAGE PATTERN...]` (a
-    detached helper: a line per stage, with what it cost, for the log). Each stage compiles
-    under its lock file in NUMBA_CACHE_DIR: one another process compiled is only loaded."""
-    if argv[:1] == ["--lock"]:
+    detached helper: a line per stage, with what it cost, for the log; `--lock-now` the same at
+    the normal priority, for a job that only waits for it). Each stage compiles under its lock
+    file in NUMBA_CACHE_DIR: one another process compiled is only loaded."""
+    detached = argv[:1] in (["--lock"], ["--lock-now"])
+    if detached:
         work = list(zip(argv[1::2], argv[2::2], strict=True))
     else:
         work = [(key, argv[0]) for key in argv[1:]]
     folder = _lock_folder()
-    with contextlib.suppress(OSError, AttributeError):  # AttributeError: no nice on Windows
-        os.nice(_HELPER_NICENESS)  # the app's own work (counting, the window) comes first
+    if argv[:1] != ["--lock-now"]:
+        with contextlib.suppress(OSError, AttributeError):  # AttributeError: no nice on Windows
+            os.nice(_HELPER_NICENESS)  # the app's own work (counting, the window) comes first
     for key, pattern in work:
         wall, cpu = time.perf_counter(), time.process_time()
         compiled = compile_stage(key, pattern, folder)
-        if argv[:1] != ["--lock"]:
+        if not detached:
             print(key, flush=True)
             continue
         shown = preset_name(resolve(pattern)) or "a custom pattern"

@@ -52,11 +52,14 @@ def _row(tok: Tokenizer, tid: int, **extra: object) -> TokenRow:
     return TokenRow(tid, tok.token_rank(tid), readable(tok.vocab[tid]), **extra)  # type: ignore[arg-type]
 
 
-def unreachable(tok: Tokenizer) -> list[TokenRow]:
-    """Tokens that encoding their own text misses, or that the merges never build."""
+def unreachable(tok: Tokenizer, among: set[int] | None = None) -> list[TokenRow]:
+    """Tokens that encoding their own text misses, or that the merges never build (only those
+    in `among` when given: an extension's new tokens)."""
     rows: list[TokenRow] = []
     rebuilt = tok.rebuilt_merges()
     for tid in merged_ids(tok):
+        if among is not None and tid not in among:
+            continue
         try:
             text = tok.vocab[tid].decode("utf-8")
         except UnicodeDecodeError:

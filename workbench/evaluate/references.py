@@ -20,6 +20,7 @@ from pathlib import Path
 from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.engine.errors import WorkbenchError
 from workbench.engine.formats import gpt2_files, tiktoken_file
+from workbench.engine.python_encoder import PythonEncoder
 
 _BLOB = "https://openaipublic.blob.core.windows.net/"
 
@@ -118,12 +119,42 @@ def _wheel_data(name: str) -> bytes | None:
     return None
 
 
-def _from_tiktoken_bytes(ref: Reference, data: bytes) -> Tokenizer:
+def _ranks_of(ref: Reference, data: bytes) -> dict[int, bytes]:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / f"{ref.name}.tiktoken"
         path.write_bytes(data)
-        ranks = tiktoken_file.read_ranks(path)
-    return Tokenizer.from_ranks(ranks, ref.pattern, ref.specials)
+        return tiktoken_file.read_ranks(path)
+
+
+def _from_tiktoken_bytes(ref: Reference, data: bytes) -> Tokenizer:
+    return Tokenizer.from_ranks(_ranks_of(ref, data), ref.pattern, ref.specials)
+
+
+def _tiktoken_data(ref: Reference) -> bytes | None:
+    data = _wheel_data(ref.wheel_file) if ref.wheel_file else None
+    if data is None and ref.tiktoken_url and ref.tiktoken_sha256:
+        data = _cached(ref.tiktoken_url, ref.tiktoken_sha256)
+    return data
+
+
+def has_rank_file(name: str) -> bool:
+    """Whether reference `name` is on this machine as a rank file (what `python_reference`
+    reads), found without parsing it."""
+    ref = REFERENCES.get(name)
+    return ref is not None and _tiktoken_data(ref) is not None
+
+
+def python_reference(name: str) -> PythonEncoder | None:
+    """The reference `name` as a pure-Python encoder (no kernel compiled to load or use it),
+    for a first use while the fast encoder compiles; None when its ranks are not on this
+    machine as a rank file (then `load_reference` says why, or loads GPT-2's own files)."""
+    ref = REFERENCES.get(name)
+    data = _tiktoken_data(ref) if ref is not None else None
+    if ref is None or data is None:
+        return None
+    from workbench.engine.patterns.regexes import resolve
+
+    return PythonEncoder(_ranks_of(ref, data), resolve(ref.pattern), ref.specials)
 
 
 def _from_data_gym(ref: Reference) -> Tokenizer | None:
@@ -146,9 +177,7 @@ def is_reference(name: str) -> bool:
 def load_reference(name: str) -> Tokenizer:
     """The tokenizer `name` (gpt2, cl100k, o200k), from the bpe-openai wheel or tiktoken's cache."""
     ref = REFERENCES[name]
-    data = _wheel_data(ref.wheel_file) if ref.wheel_file else None
-    if data is None and ref.tiktoken_url and ref.tiktoken_sha256:
-        data = _cached(ref.tiktoken_url, ref.tiktoken_sha256)
+    data = _tiktoken_data(ref)
     if data is not None:
         return _from_tiktoken_bytes(ref, data)
     if ref.data_gym is not None:

@@ -160,7 +160,7 @@ def _evaluate(candidates: list[Candidate], docs: Iterable[Doc], job: _Job) -> di
                 "kind": cand.kind,
                 "run_id": cand.run_id,
                 "vocab_size": cand.vocab_size,
-                "merges": len(cand.tokenizer.merges),
+                "merges": cand.merge_count,
                 "groups": groups,
                 "total": metrics.group_figures("total", total_text, total, cand.vocab_size)
                 if texts

@@ -17,6 +17,7 @@ import numpy as np
 from workbench.engine import formats
 from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.engine.errors import ConfigError, WorkbenchError
+from workbench.engine.python_encoder import PythonEncoder
 from workbench.evaluate import references
 
 _RUN = re.compile(r"run:(\d+)(?:@(\d+))?$")
@@ -29,7 +30,7 @@ class Candidate:
 
     name: str  # as the user wrote it: `run:3@8000`, `gpt2`, `out/tokenizer.json`
     label: str  # for people: `run 3 “wiki” @ 8,000 merges`
-    tokenizer: Tokenizer
+    tokenizer: Tokenizer | PythonEncoder  # Python: a reference while its encoder compiles
     kind: str  # run | file | reference
     run_id: int | None = None
     merge_counts: np.ndarray | None = None  # runs only: pair count at each merge, by rank
@@ -39,6 +40,11 @@ class Candidate:
     @property
     def vocab_size(self) -> int:
         return self.tokenizer.vocab_size
+
+    @property
+    def merge_count(self) -> int:
+        tok = self.tokenizer
+        return tok.merge_count if isinstance(tok, PythonEncoder) else len(tok.merges)
 
     @property
     def id_space(self) -> int:
@@ -121,6 +127,20 @@ def sweep_runs(store, sweep_id: str) -> list[int]:
         return (index if type(index) is int else 0, run.id)  # a crafted index sorts first
 
     return [r.id for r in sorted(runs, key=order)]
+
+
+def python_candidates(specs: list[str]) -> list[Candidate] | None:
+    """The candidates as pure-Python encoders, when every spec is a reference found as a rank
+    file (`session.startup.plan_encoding` decides when to use them); None otherwise."""
+    if len(set(specs)) != len(specs):
+        return None
+    found = []
+    for spec in specs:
+        tok = references.python_reference(spec) if references.is_reference(spec) else None
+        if tok is None:
+            return None
+        found.append(Candidate(spec, spec, tok, "reference"))
+    return found
 
 
 def resolve_all(

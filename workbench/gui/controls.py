@@ -70,6 +70,13 @@ class TrainingControls(QWidget):
         self.min_frequency = QSpinBox()
         self.min_frequency.setRange(0, 1_000_000_000)
         self.min_frequency.setToolTip("Stop when the best pair is seen fewer times (0: no floor)")
+        self.max_token_length = QSpinBox()
+        self.max_token_length.setRange(0, 1_000_000)
+        self.max_token_length.setSpecialValueText("no cap")  # shown at 0
+        self.max_token_length.setSuffix(" bytes")
+        self.max_token_length.setToolTip(
+            "No merge makes a token longer than this many bytes (no cap: 0)"
+        )
         self.tie_break = QComboBox()
         self.tie_break.addItems(list(TIE_BREAKS))
         self.tie_break.setToolTip(
@@ -86,6 +93,7 @@ class TrainingControls(QWidget):
         form.addRow("", self.pattern_error)
         form.addRow("Special tokens", self.specials)
         form.addRow("Min frequency", self.min_frequency)
+        form.addRow("Max token length", self.max_token_length)
         form.addRow("Tie-break", self.tie_break)
         form.addRow("Parity by", self.parity)
         settings_box = QGroupBox("Settings")
@@ -182,6 +190,7 @@ class TrainingControls(QWidget):
             special_tokens=parse_specials(self.specials.text()),
             tie_break=self.tie_break.currentText(),
             min_frequency=self.min_frequency.value(),
+            max_token_length=self.max_token_length.value(),
             parity_by=parity_value(self.parity),
             on_bad_file="skip",  # a window run reports skipped files instead of failing
         )
@@ -196,6 +205,7 @@ class TrainingControls(QWidget):
             self.regex.setText(values.pattern)
         self.specials.setText(values.special_tokens)
         self.min_frequency.setValue(values.min_frequency)
+        self.max_token_length.setValue(values.max_token_length)
         if values.tie_break in TIE_BREAKS:
             self.tie_break.setCurrentText(values.tie_break)
         set_parity(self.parity, values.parity_by)
@@ -206,14 +216,14 @@ class TrainingControls(QWidget):
         values.pattern = self.pattern_spec()
         values.special_tokens = self.specials.text()
         values.min_frequency = self.min_frequency.value()
+        values.max_token_length = self.max_token_length.value()
         values.tie_break = self.tie_break.currentText()
         values.parity_by = parity_value(self.parity)
 
     def set_settings_enabled(self, enabled: bool) -> None:
         """Settings are locked while a run is open: the run records the settings it used."""
-        for widget in (
-            self.preset, self.regex, self.specials, self.min_frequency, self.tie_break, self.parity
-        ):  # fmt: skip
+        widgets = (self.preset, self.regex, self.specials, self.min_frequency)
+        for widget in (*widgets, self.max_token_length, self.tie_break, self.parity):
             widget.setEnabled(enabled)
         if enabled:
             self.regex.setEnabled(self.preset.currentText() == CUSTOM)

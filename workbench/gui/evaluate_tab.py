@@ -222,13 +222,9 @@ class EvaluateTab(QWidget):
         db_path = self.db_path
 
         def job(progress, cancel: threading.Event) -> tuple[dict, dict[str, Candidate]]:
-            candidates = []
-            for spec in specs:
-                progress(f"loading {spec}", -1.0)
-                candidates.extend(resolve_all([spec], db_path))
-                if cancel.is_set():
-                    raise CancelledError("evaluation cancelled")
-            prepare_encoders([c.tokenizer.pattern for c in candidates], progress, cancel)
+            candidates = _python_candidates(specs, total, health, progress)
+            if candidates is None:
+                candidates = _loaded(specs, db_path, progress, cancel)
             docs = iter_docs(paths, group_by) if paths else iter(())
             if pasted:
                 docs = _chain(docs, [Doc(pasted, "pasted text")])
@@ -377,6 +373,41 @@ def show_token_in_window(window, cand: Candidate, tid: int) -> None:
     if is_run and rank >= 0 and window.mode != "training":
         window.merge_list.set_run(window.store, cand.run_id, window.store.merge_count(cand.run_id))
         window.merge_list.show_rank(rank)
+
+
+def _loaded(specs: list[str], db_path, progress, cancel: threading.Event) -> list[Candidate]:
+    """The candidates loaded, with their encoders ready (each compile named)."""
+    candidates: list[Candidate] = []
+    for spec in specs:
+        progress(f"loading {spec}", -1.0)
+        candidates.extend(resolve_all([spec], db_path))
+        if cancel.is_set():
+            raise CancelledError("evaluation cancelled")
+    prepare_encoders([c.tokenizer.pattern for c in candidates], progress, cancel)
+    return candidates
+
+
+def _python_candidates(
+    specs: list[str], size: int, health: bool, progress
+) -> list[Candidate] | None:
+    """On a first use, references encode small text in Python at once while their encoders
+    compile in the background (`session.startup` decides, as for `bpe-workbench eval`); None:
+    load them as usual (and wait, named, for their encoders)."""
+    from workbench.evaluate import references
+    from workbench.evaluate.specs import python_candidates
+    from workbench.session import startup
+
+    if not startup.python_encoding_pays("eval", specs, size, only_ids=not health):
+        return None
+    if len(set(specs)) != len(specs) or not all(map(references.has_rank_file, specs)):
+        return None
+
+    def report(event: startup.StartupEvent) -> None:
+        line = event.line()
+        progress(line[:1].upper() + line[1:], -1.0)
+
+    startup.plan_encoding("eval", specs, size, report)
+    return python_candidates(specs)
 
 
 def _size_of(paths: list[str]) -> int:

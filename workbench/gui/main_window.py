@@ -820,7 +820,9 @@ class MainWindow(QMainWindow):
         self.target_merges = run.merge_count
         self.merge_list.set_run(self.store, run_id, run.merge_count)
         self.history.load(self.store, run)
-        self.charts.caption.setText(f"Stored run {run.id} “{run.name}”")
+        cap = run.settings.get("max_token_length")  # absent from runs before the setting
+        capped = f" · tokens up to {cap:,} bytes" if type(cap) is int and cap > 0 else ""
+        self.charts.caption.setText(f"Stored run {run.id} “{run.name}”{capped}")
         self.tokens.show_run(run_id)
         self.status.stage.setText(self.state.status_line())
         self._update_actions()

@@ -24,6 +24,7 @@ class WindowSettings:
     pattern: str = "gpt2"
     special_tokens: str = ""  # comma-separated, as typed
     min_frequency: int = 0
+    max_token_length: int = 0  # bytes; 0: no cap
     tie_break: str = "lexicographic"
     parity_by: str = ""  # "" (classic BPE), lang, folder or script
     corpus: list[str] = field(default_factory=list)  # empty: the demo corpus
@@ -64,6 +65,7 @@ def load(settings: QSettings) -> WindowSettings:
         pattern=settings.value("train/pattern", d.pattern, type=str),
         special_tokens=settings.value("train/special_tokens", d.special_tokens, type=str),
         min_frequency=settings.value("train/min_frequency", d.min_frequency, type=int),
+        max_token_length=settings.value("train/max_token_length", 0, type=int),
         tie_break=settings.value("train/tie_break", d.tie_break, type=str),
         parity_by=settings.value("train/parity_by", d.parity_by, type=str),
         corpus=[str(p) for p in _json_list(settings, "corpus/current")],
@@ -86,6 +88,7 @@ def save(settings: QSettings, values: WindowSettings) -> None:
     settings.setValue("train/pattern", values.pattern)
     settings.setValue("train/special_tokens", values.special_tokens)
     settings.setValue("train/min_frequency", values.min_frequency)
+    settings.setValue("train/max_token_length", values.max_token_length)
     settings.setValue("train/tie_break", values.tie_break)
     settings.setValue("train/parity_by", values.parity_by)
     settings.setValue("corpus/current", json.dumps(values.corpus))

@@ -175,6 +175,10 @@ class TrainWorker(QObject):
         # First start: a small run trains in Python while the kernels compile (in a helper
         # process), then moves to them; otherwise the kernels are ready here.
         ready = None if self.warm.is_set() else self.warm.is_set
+        if ready is not None:
+            # Said now: the Python trainer's set-up takes seconds on a busy machine, and the
+            # warm-up's countdown from before Train was pressed must not stay on the status.
+            self.sigStage.emit(TRAINING_IN_PYTHON)
         try:
             self.session = RunSession.start(
                 Counted(result, paths, self._groups),
@@ -291,8 +295,10 @@ class TrainWorker(QObject):
 
         try:
             result = self._count(paths, config)
-            # parity-aware training is in Python: no kernels to wait for
-            if not (quick and (config.parity_by or python_can_start(result.words, config))):
+            # Warm (the kernels cached, loading in about a second): wait for them, never Python.
+            quick = quick and not self.warm.is_set() and _first_use(config)
+            # Parity-aware training is in Python throughout: no trainer kernels to wait for.
+            if not (config.parity_by or (quick and python_can_start(result.words, config))):
                 self._wait_for_kernels()
         except Cancelled:
             self.sigStage.emit("Stopped")
@@ -321,7 +327,7 @@ class TrainWorker(QObject):
         if self._corpus is not None and self._corpus[0] == key:
             self.sigCorpus.emit(self._report)  # a new run's charts need the corpus size too
             return self._corpus[1]
-        if not self.counting_ready.is_set() and small_corpus(paths):
+        if not self.counting_ready.is_set() and _first_use(config) and small_corpus(paths):
             # First start: `regex` counts a small corpus before the scanner would compile.
             config = replace(config, pretokenizer="regex")
         self._wait_for(self.counting_ready if config.pretokenizer == "auto" else _NOW)
@@ -458,8 +464,9 @@ class KernelWarmer(QObject):
         if startup.missing(startup.needs("encode", [self.pattern])):
             warmup.hold_encoder()  # encoding jobs wait for the helper's encoder
         try:
+            # nice: the window trains in Python and stays responsive while the helpers work.
             compiled = startup.ensure(
-                "train", [self.pattern], self._report, self.cancel, self._stage_ready
+                "train", [self.pattern], self._report, self.cancel, self._stage_ready, nice=True
             )
             self.compiled = bool(compiled)
             if not compiled:
@@ -476,7 +483,7 @@ class KernelWarmer(QObject):
             self.sigWarm.emit(time.perf_counter() - started)
         # The encoder, for the Tokens tab; if this fails, the tab compiles it on first use.
         try:
-            startup.ensure("encode", [self.pattern], self._report, self.cancel)
+            startup.ensure("encode", [self.pattern], self._report, self.cancel, nice=True)
             warmup.warm_up(self.pattern, helper=False, only=("encoder",))
         except CancelledError:
             return
@@ -495,6 +502,15 @@ class KernelWarmer(QObject):
     def _stage_ready(self, need: Any) -> None:
         if need.stage == "pretokenizer":
             self.counting.set()  # the worker's counting loads it from the cache
+
+
+def _first_use(config: TrainConfig) -> bool:
+    """Whether a run with `config` would wait for a compile (`session.startup` knows): only then
+    may it start in Python and say "first start only"; on a warm start the warmer is only
+    loading the cached kernels (about a second), and the run waits for that instead."""
+    from workbench.session import startup
+
+    return bool(startup.missing(startup.needs("train", [config.pattern_string])))
 
 
 def _sentence(line: str) -> str:

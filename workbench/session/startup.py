@@ -48,15 +48,30 @@ JOB_STAGES: dict[str, tuple[str, ...]] = {
 # cache after `bpe-workbench prepare`: 5 and 7 for the trainer, 12-24 per preset for the
 # pre-tokenizer and the encoder): only for "about N s"; a busy machine takes longer.
 STAGE_SECONDS = {"pretokenizer": 15.0, "index": 5.0, "merges": 7.0, "encoder": 15.0}
+# o200k's scanner rules compile the longest (`benchmarks/compile_costs.py`: its window step
+# alone is 15-25 CPU s), so its stages are estimated on their own.
+PRESET_STAGE_SECONDS = {("pretokenizer", "o200k"): 24.0, ("encoder", "o200k"): 21.0}
 # Stages that do not depend on the pattern: listed once however many presets a job uses.
 SHARED_STAGES = ("index", "merges")
 # Corpora up to this size start training at once on a first use: `regex` counts them (a few
 # MB a second) sooner than the scanner would compile, and the Python trainer makes the first
 # merges while the kernels compile in the background.
 QUICK_COUNT_BYTES = 8 << 20
+# Text up to this size is encoded at once by the pure-Python encoder when a job's encoders are
+# not compiled (it does about 3 MB a CPU second on o200k; the encoder compiles in 15-30).
+QUICK_ENCODE_BYTES = 16 << 20
+# What the Python encoder can stand in for: the reference rank files.
+PYTHON_ENCODABLE = ("gpt2", "cl100k", "o200k")
 POLL_SECONDS = 0.2
+# Under this many seconds left, or past the estimate, a wait says "any moment now": never
+# "about 0 s" or a negative figure.
+ANY_MOMENT = 1.0
+# Reports that keep their lines (a log, a file, a pipe) get a countdown line at most this often;
+# a window's label and a terminal's line are rewritten at every second instead.
+TICK_EVERY_SECONDS = 10.0
 
 Report = Callable[["StartupEvent"], None]
+Clock = Callable[[], float]
 
 
 @dataclass(frozen=True)
@@ -92,21 +107,52 @@ class StartupEvent:
     seconds_left: float
     note: str = ""  # set: the stages compile in the background while the work goes on
     background: tuple[Need, ...] = ()
+    tick: bool = False  # the same stage as the last event, its figure counted down
 
     def line(self) -> str:
         if self.need is None:
             return f"fast kernels ready for {self.job} ({self.total} compiled)"
         if self.note:
             names = ", ".join(need.label for need in self.background or (self.need,))
-            seconds = max(round(self.seconds_left), 1)
             return (
-                f"preparing {names} in the background (first use, about {seconds} s); {self.note}"
+                f"preparing {names} in the background (first use, {about(self.seconds_left)}); "
+                f"{self.note}"
             )
-        text = (
+        return (
             f"preparing {self.need.label} (first use) — {self.done + 1} of {self.total}, "
-            f"about {max(round(self.seconds_left), 1)} s"
+            f"{about(self.seconds_left)}"
         )
-        return f"{text}; {self.note}" if self.note else text
+
+
+def about(seconds: float) -> str:
+    """ "about 12 s"; "any moment now" under a second or past the estimate (never 0 or less)."""
+    if not seconds >= ANY_MOMENT:  # also NaN
+        return "any moment now"
+    return f"about {round(seconds)} s"
+
+
+class Countdown:
+    """The figure a waiting person sees: counts down with the clock within a stage, never below
+    zero ("any moment now" past it), and at each new stage re-estimated from what is left,
+    stretched by how far behind the plan the wait is (a busy machine compiles slower)."""
+
+    def __init__(self, planned: float, clock: Clock) -> None:
+        self.clock = clock
+        self.started = clock()
+        self.planned = planned  # seconds the whole wait was estimated at
+        self.base = planned  # the figure at the start of the current stage
+        self.at = self.started
+
+    def new_stage(self, remaining_estimate: float) -> float:
+        now = self.clock()
+        on_plan = self.planned - remaining_estimate  # seconds the plan expected to be gone
+        elapsed = now - self.started
+        slowness = min(4.0, max(1.0, elapsed / on_plan)) if on_plan > 0 else 1.0
+        self.base, self.at = remaining_estimate * slowness, now
+        return self.base
+
+    def left(self) -> float:
+        return max(0.0, self.base - (self.clock() - self.at))
 
 
 def needs(job: str, patterns: Iterable[str] = ("gpt2",)) -> list[Need]:
@@ -142,15 +188,24 @@ def log_file() -> Path:
 
 
 def estimate(wanted: Sequence[Need]) -> float:
-    return sum(STAGE_SECONDS[need.stage] for need in wanted)
+    """About how many seconds `wanted` take to compile one after another."""
+    from workbench.engine.patterns.regexes import preset_name, resolve
+
+    def seconds(need: Need) -> float:
+        preset = preset_name(resolve(need.pattern))
+        return PRESET_STAGE_SECONDS.get((need.stage, preset or ""), STAGE_SECONDS[need.stage])
+
+    return sum(map(seconds, wanted))
 
 
 class Background:
     """Stages compiling in detached helpers; `ready()` once all are cached and unlocked."""
 
-    def __init__(self, wanted: Sequence[Need]) -> None:
+    def __init__(self, wanted: Sequence[Need], nice: bool = True) -> None:
+        """`nice`: the helpers run at a lower priority (the caller works meanwhile); False
+        when the caller only waits for them."""
         self.needs = list(wanted)
-        self.helpers = _start_helpers(self.needs)
+        self.helpers = _start_helpers(self.needs, nice)
         self._ready = not self.needs
 
     def ready(self) -> bool:
@@ -177,26 +232,57 @@ def ensure(
     report: Report | None = None,
     cancel: threading.Event | None = None,
     on_ready: Callable[[Need], None] | None = None,
+    nice: bool = False,
 ) -> list[Need]:
     """Make every kernel `job` needs ready, compiling what is missing (returns it: empty on any
     start after the first, and then `report` is never called). `on_ready(need)` as each missing
     stage is cached (the window starts counting once the scanner is). `cancel` set: stop waiting
     with CancelledError (a closing window); the detached helpers finish their compile anyway,
-    so the next start loads it."""
+    so the next start loads it. `nice`: the helpers at a lower priority (the window, whose
+    person works meanwhile); by default not, since the caller only waits for them."""
     todo = missing(needs(job, patterns))
     if not todo:
         return []
-    background = Background(todo)
+    background = Background(todo, nice)
+    _wait_through(job, todo, background, report, cancel, on_ready)
+    if report is not None:
+        report(StartupEvent(job, None, len(todo), len(todo), 0.0))
+    return todo
+
+
+def _wait_through(
+    job: str,
+    todo: Sequence[Need],
+    background: Background,
+    report: Report | None,
+    cancel: threading.Event | None = None,
+    on_ready: Callable[[Need], None] | None = None,
+) -> None:
+    """Wait for each of `todo` in turn, reporting each stage and, while it compiles, its figure
+    counting down (a `tick` event each time the shown figure changes)."""
+    countdown = Countdown(background.seconds_left(todo), _clock)
     total = len(todo)
     for done, need in enumerate(todo):
+        if _settled(need):  # compiled meanwhile beside the stage before: nothing to wait for
+            if on_ready is not None:
+                on_ready(need)
+            continue
+        first = StartupEvent(
+            job, need, done, total, countdown.new_stage(background.seconds_left(todo[done:]))
+        )
+        shown = [first.line()]
+
+        def tick(need: Need = need, done: int = done, shown: list[str] = shown) -> None:
+            event = StartupEvent(job, need, done, total, countdown.left(), tick=True)
+            if report is not None and event.line() != shown[0]:
+                shown[0] = event.line()
+                report(event)
+
         if report is not None:
-            report(StartupEvent(job, need, done, total, background.seconds_left(todo[done:])))
-        _wait_for(need, background, cancel)
+            report(first)
+        _wait_for(need, background, cancel, tick)
         if on_ready is not None:
             on_ready(need)
-    if report is not None:
-        report(StartupEvent(job, None, total, total, 0.0))
-    return todo
 
 
 def prepare(
@@ -207,12 +293,8 @@ def prepare(
     for job in jobs:
         todo += [need for need in needs(job, patterns) if need not in todo]
     todo = missing(todo)
-    background = Background(todo)
-    for done, need in enumerate(todo):
-        if report is not None:
-            left = background.seconds_left(todo[done:])
-            report(StartupEvent("prepare", need, done, len(todo), left))
-        _wait_for(need, background)
+    background = Background(todo, nice=False)  # someone waits for it
+    _wait_through("prepare", todo, background, report)
     return todo
 
 
@@ -261,6 +343,45 @@ def plan_training(
     return TrainingStart(count_config, background.ready if trainer_missing else None, todo)
 
 
+# --- encoding: the same policy for the encoder -------------------------------------------------
+
+
+def python_encoding_pays(
+    job: str, specs: Sequence[str], text_bytes: int, only_ids: bool = True
+) -> list[Need]:
+    """The encoders `job` misses, when it should encode `text_bytes` of text with the pure-Python
+    encoder now instead of waiting for them: every tokenizer in `specs` is a reference (a rank
+    file), the text is small, and the job needs only ids (`only_ids`; token health reads the
+    tokenizer's tables). Empty: wait with `ensure` as usual (or nothing is missing)."""
+    if not only_ids or text_bytes > QUICK_ENCODE_BYTES or not specs:
+        return []
+    if any(spec not in PYTHON_ENCODABLE for spec in specs):
+        return []
+    return missing(needs(job, specs))
+
+
+def plan_encoding(
+    job: str,
+    specs: Sequence[str],
+    text_bytes: int,
+    report: Report | None = None,
+    only_ids: bool = True,
+) -> Background | None:
+    """Encode in Python now where `python_encoding_pays`: the missing encoders then compile in
+    detached helpers (kept for the next run), the wait is named through `report`, and their
+    Background is returned. None: wait with `ensure` as usual. The same ids either way
+    (`engine.python_encoder`)."""
+    todo = python_encoding_pays(job, specs, text_bytes, only_ids)
+    if not todo:
+        return None
+    background = Background(todo)
+    if report is not None:
+        note = "encoding starts at once in Python (the same ids, slower on large text)"
+        left = background.seconds_left(todo)
+        report(StartupEvent(job, todo[0], 0, len(todo), left, note, tuple(todo)))
+    return background
+
+
 def corpus_bytes(paths: Iterable[str | os.PathLike]) -> int | None:
     """The listed size of the corpus under `paths`; None when it cannot be listed (counting
     then reports why, in its own words)."""
@@ -290,30 +411,65 @@ def wait_words(job: str = "train", pattern: str = "gpt2") -> str:
 
 
 def to_stream(stream, quiet: bool = False) -> Report | None:
-    """A report printing each event's line (the command line: stderr)."""
+    """A report printing each event's line (the command line: stderr). On a terminal the line
+    is rewritten in place as its figure counts down; elsewhere (a log file, a pipe) a line per
+    stage and a countdown line at most every `TICK_EVERY_SECONDS`."""
     if quiet:
         return None
+    if _is_terminal(stream):
+
+        def rewrite(event: StartupEvent) -> None:
+            end = "\n" if event.need is None else ""
+            print(f"\r\x1b[Kbpe-workbench: {event.line()}", end=end, file=stream, flush=True)
+
+        return rewrite
 
     def report(event: StartupEvent) -> None:
         print(f"bpe-workbench: {event.line()}", file=stream, flush=True)
 
-    return report
+    return seldom(report)
 
 
 def to_log(logger: logging.Logger = LOG) -> Report:
     """A report through `logging` (the Python API): INFO per stage, so `logging.basicConfig(
-    level="INFO")` shows it; the API's progress display shows the same lines."""
+    level="INFO")` shows it, and a countdown line at most every `TICK_EVERY_SECONDS`; the
+    API's progress display shows the same lines."""
 
     def report(event: StartupEvent) -> None:
         logger.info("%s", event.line())
 
-    return report
+    return seldom(report)
+
+
+def seldom(report: Report, every: float = TICK_EVERY_SECONDS, clock: Clock | None = None) -> Report:
+    """`report` for outputs that keep every line: each stage, and its countdown at most every
+    `every` seconds (and once when it reaches "any moment now")."""
+    clock = clock or _clock
+    last = {"at": float("-inf"), "line": ""}
+
+    def throttled(event: StartupEvent) -> None:
+        now = clock()
+        line = event.line()
+        late = line.endswith("any moment now") and not last["line"].endswith("any moment now")
+        if event.tick and not late and now - last["at"] < every:
+            return
+        last["at"], last["line"] = now, line
+        report(event)
+
+    return throttled
+
+
+def _is_terminal(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
 
 
 # --- waiting --------------------------------------------------------------------------------
 
 
-def _start_helpers(todo: Sequence[Need]) -> list[subprocess.Popen]:
+def _start_helpers(todo: Sequence[Need], nice: bool = True) -> list[subprocess.Popen]:
     """As many detached helpers as there are cores (at most), the work shared between them by
     estimated seconds, each going through its share in the job's order. Presets share no
     compiled code (each preset's kernels are compiled whole), so any split works; the trainer's
@@ -333,7 +489,7 @@ def _start_helpers(todo: Sequence[Need]) -> list[subprocess.Popen]:
     helpers = []
     for share in shares:
         share.sort(key=todo.index)
-        proc = start_detached([(need.stage, need.pattern) for need in share], log_file())
+        proc = start_detached([(need.stage, need.pattern) for need in share], log_file(), nice)
         if proc is not None:
             helpers.append(proc)
     return helpers
@@ -349,9 +505,26 @@ def _settled(need: Need) -> bool:
     return is_ready(need.stage, need.pattern) is not False
 
 
-def _wait_for(need: Need, background: Background, cancel: threading.Event | None = None) -> None:
-    """Wait until the helpers have cached `need`; if they ended without it (no helper could
-    start, or it failed), compile it here, under its lock."""
+def _clock() -> float:
+    """The clock every countdown reads (tests replace it)."""
+    return time.monotonic()
+
+
+def _sleep(seconds: float, cancel: threading.Event | None) -> None:
+    if cancel is not None:
+        cancel.wait(seconds)
+    else:
+        time.sleep(seconds)
+
+
+def _wait_for(
+    need: Need,
+    background: Background,
+    cancel: threading.Event | None = None,
+    tick: Callable[[], None] | None = None,
+) -> None:
+    """Wait until the helpers have cached `need`, calling `tick` at each look; if they ended
+    without it (no helper could start, or it failed), compile it here, under its lock."""
     from workbench.engine.errors import CancelledError
     from workbench.engine.warmup import compile_stage
 
@@ -361,7 +534,6 @@ def _wait_for(need: Need, background: Background, cancel: threading.Event | None
         if background.helpers_ended() and not _settled(need):
             compile_stage(need.stage, need.pattern, lock_folder())
             return
-        if cancel is not None:
-            cancel.wait(POLL_SECONDS)
-        else:
-            time.sleep(POLL_SECONDS)
+        _sleep(POLL_SECONDS, cancel)
+        if tick is not None:
+            tick()

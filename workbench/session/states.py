@@ -33,6 +33,7 @@ class StopReason(StrEnum):
     VOCAB_SIZE = "vocab_size"  # reached the vocabulary size asked for
     NO_PAIRS = "no_pairs"  # every pre-token is one token: nothing left to merge
     MIN_FREQUENCY = "min_frequency"  # the best pair is rarer than the minimum frequency
+    MAX_TOKEN_LENGTH = "max_token_length"  # every pair left would make too long a token
     PAUSED = "paused"  # a person paused; the run can go on
     STEPPED = "stepped"  # a step of N merges ended; the run can go on
     STOPPED = "stopped"  # a person stopped the run
@@ -46,7 +47,12 @@ class StopReason(StrEnum):
     @property
     def can_continue(self) -> bool:
         """True when more merges can still be made after this stop."""
-        return self not in (StopReason.NO_PAIRS, StopReason.MIN_FREQUENCY, StopReason.DELETED)
+        return self not in (
+            StopReason.NO_PAIRS,
+            StopReason.MIN_FREQUENCY,
+            StopReason.MAX_TOKEN_LENGTH,
+            StopReason.DELETED,
+        )
 
 
 _STATE_WORDS = {
@@ -61,6 +67,7 @@ _REASON_WORDS = {
     StopReason.VOCAB_SIZE: "reached vocabulary size",
     StopReason.NO_PAIRS: "no pairs left to merge",
     StopReason.MIN_FREQUENCY: "best pair below the minimum frequency",
+    StopReason.MAX_TOKEN_LENGTH: "no pair left within the maximum token length",
     StopReason.PAUSED: "paused",
     StopReason.STEPPED: "stepped",
     StopReason.STOPPED: "stopped by you",

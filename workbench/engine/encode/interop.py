@@ -54,6 +54,14 @@ class TokenizerInterop:
 
         return formats.export(self, format, out, **options)
 
+    def encode_pieces(self, data: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Pre-tokens already cut (a word table's `data`, `offsets`), each merged as `encode`
+        merges a piece, the pattern not applied again: (ids, id offsets), piece i's ids being
+        `ids[id_offsets[i]:id_offsets[i + 1]]` (see `piece_ids`)."""
+        from workbench.engine.encode import piece_ids
+
+        return piece_ids.encode_pieces(self._core.tables, self._max_rank, data, offsets)
+
     def __getstate__(self) -> dict:
         """The defining data only (`state.pack`): the thread-local buffers and caches and the
         helper threads cannot be pickled and belong to one process; they are rebuilt."""

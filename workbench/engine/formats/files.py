@@ -15,6 +15,7 @@ from workbench.engine.formats import (
     hf_json,
     minbpe_model,
     tiktoken_file,
+    token_bytes,
 )
 from workbench.engine.formats.outputs import write_staged
 
@@ -37,14 +38,18 @@ def export(tokenizer: Tokenizer, fmt: str, out_dir: str | Path, **options: Any) 
     """Write `tokenizer` in format `fmt` into `out_dir` (created if needed); the files written.
     `options`: only hf takes some (the special tokens' roles, see `special_roles`).
 
-    The format's files are staged and renamed into place together (see outputs.py): a failed
+    `token_bytes.npy` (each id's byte length, for bits per byte: `token_bytes.py`) comes with
+    every format. The format's files are staged and renamed into place together (see outputs.py): a failed
     write replaces nothing, and an older set is never left half-replaced."""
     write = exporter(fmt)
     if options and fmt != "hf":
         raise TokenizerError(f"format {fmt!r} takes no options ({', '.join(options)})")
     if fmt == "hf":  # checked before anything is staged: a bad role is a one-line error
         special_roles.choose_roles(tokenizer.special_tokens, **_roles_only(options))
-    return write_staged(out_dir, lambda stage: write(tokenizer, stage, **options))
+    return write_staged(
+        out_dir,
+        lambda stage: write(tokenizer, stage, **options) + token_bytes.export(tokenizer, stage),
+    )
 
 
 def _roles_only(options: dict[str, Any]) -> dict[str, Any]:

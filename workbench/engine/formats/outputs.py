@@ -4,6 +4,8 @@ files of a run into a staging folder and rename them into place together.
     check_output_folder(out)                                # before counting: fail in a second
     write_formats_atomically(tokenizer, ["gpt2", "hf"], out)  # after training
 
+Every set of files carries `token_bytes.npy`, the per-id byte lengths (`token_bytes.py`).
+
 Why staging: a format is several files (vocab.json + merges.txt, a .tiktoken + its sidecar).
 Written one by one over an older set, a full disk halfway leaves a new vocab.json beside an
 old merges.txt, and two trainings into one folder mix their files. Here every file is written
@@ -69,13 +71,15 @@ def write_formats_atomically(
     """Write `tokenizer` in every format into folder `out` (created if needed), all files
     staged first and renamed into place together; returns the paths written."""
     from workbench.engine import formats as registry
+    from workbench.engine.formats import token_bytes
 
     chosen = list(dict.fromkeys(formats))
     for fmt in chosen:
         registry.exporter(fmt)  # an unknown format fails before anything is written
 
     def write(stage: Path) -> list[Path]:
-        return [p for fmt in chosen for p in registry.exporter(fmt)(tokenizer, stage)]
+        written = [p for fmt in chosen for p in registry.exporter(fmt)(tokenizer, stage)]
+        return written + token_bytes.export(tokenizer, stage)  # for bits per byte
 
     return write_staged(out, write)
 

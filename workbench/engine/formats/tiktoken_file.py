@@ -58,8 +58,11 @@ def export(tokenizer: Tokenizer, out_dir: Path) -> list[Path]:
 
 
 def read_ranks(path: Path) -> dict[int, bytes]:
-    """rank -> token bytes; ranks must run 0, 1, 2, ... without gaps or repeats."""
+    """rank -> token bytes; ranks must increase line by line. Gaps are allowed, as tiktoken
+    allows them: an extended cl100k's new tokens follow its specials, which sit in a gap of the
+    ranks (how sparse the ids may be is checked with the vocabulary, `ids.check_dense`)."""
     ranks: dict[int, bytes] = {}
+    last = -1
     for number, line in enumerate(read_text(path).splitlines(), start=1):
         if not line.strip():
             continue
@@ -72,10 +75,11 @@ def read_ranks(path: Path) -> dict[int, bytes]:
             token = base64.b64decode(parts[0], validate=True)
         except (binascii.Error, ValueError):
             raise TokenizerFileError(where, f"bad base64 {parts[0][:40]!r}") from None
-        if rank != len(ranks):
-            what = "repeats" if rank < len(ranks) else "skips"
-            raise TokenizerFileError(where, f"rank {rank} {what}: rank {len(ranks)} expected")
+        if rank <= last:
+            what = "repeats" if rank in ranks else "goes back"
+            raise TokenizerFileError(where, f"rank {rank} {what}: ranks must increase")
         ranks[rank] = token
+        last = rank
     if not ranks:
         raise TokenizerFileError(str(path), "is empty")
     return ranks

@@ -42,6 +42,7 @@ from workbench.engine.train._state import (
     RUNNING,
     S_ARENA,
     S_LONG,
+    S_MAXLEN,
     S_NHEAP,
     S_NTOK,
     S_STEP,
@@ -213,27 +214,29 @@ def _index_words(w, first, wsym, wrec, mode, ph, pr, touched, lst, blk, pp, pblk
 @njit_borrowing
 def _push_touched(hp, touched, pr, scal, mode, tok_key, hf_order, tok_off, tok_len, arena):
     """An entry for every pair the step gave count, with its live count (`hp` has room for
-    touched[0] more)."""
+    touched[0] more); a pair whose token would be longer than S_MAXLEN bytes gets none."""
+    cap = scal[S_MAXLEN]
     for i in range(1, touched[0] + 1):
         q = touched[i]
         c = pr[q, P_CNT]
-        if c > 0:
+        key = pr[q, P_KEY]
+        if c > 0 and tok_len[key >> 32] + tok_len[key & 0xFFFFFFFF] <= cap:
             ref = (np.int64(q) << 32) | pr[q, P_LIST]
             _heap_push(
-                c, pr[q, P_KEY], ref, hp, scal, mode, pr, tok_key, hf_order, tok_off, tok_len,
-                arena,
+                c, key, ref, hp, scal, mode, pr, tok_key, hf_order, tok_off, tok_len, arena,
             )  # fmt: skip
 
 
 @njit
 def init_pairs(state, mode):
     """Count every adjacent pair of every word (weighted by the word's count), index the words
-    that hold each pair, and push one heap entry per pair. Also files the 256 single bytes in
-    the token table `tt` and gives them their tie keys. Returns the state with grown arrays."""
+    that hold each pair, and push one heap entry per pair. Also files the starting tokens (the
+    256 single bytes, or a base tokenizer's) in the token table `tt` and gives them their tie
+    keys. Returns the state with grown arrays."""
     wsym, wrec, tok_off, tok_len, tok_hash, tok_key, arena, tt = state[:8]
     pr, tie_stamp, ph, lst, blk, hp, touched, tie_stack, scal, hf_order = state[8:18]
     lnk, pp, pblk, scr = state[18:]
-    for t in range(256):
+    for t in range(scal[S_NTOK]):  # the bytes, and a base tokenizer's tokens when extending
         _tt_insert(tt, t, tok_hash[t])
         tok_key[t] = _lex_key(t, tok_off, tok_len, arena)
     scal[S_STEP] = 0

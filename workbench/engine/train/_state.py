@@ -140,7 +140,10 @@ S_LONG = 9  # 1 when some word is long (`pp` and `pblk` are in use)
 S_NPBLK = 10  # position blocks used
 S_PFREE = 11  # first free position block (-1: none)
 S_NSCR = 12  # positions in `scr` for the merge being made
-N_SCAL = 13
+# The longest token a merge may make, in bytes (max_token_length; no cap: the int64 maximum). A
+# pair over it never enters the heap: its tokens' lengths never change, so it can never win.
+S_MAXLEN = 13
+N_SCAL = 14
 
 # status codes of run_merges
 RUNNING = 0

@@ -13,7 +13,10 @@ What it mirrors, rule by rule (see `_train_kernels`):
   `tie_limit` (every pair with a live count has a heap entry at that count in the kernel);
 - a merge whose bytes already exist as a token reuses that token's id (`is_new` False);
 - occurrences are replaced left to right (`aaa` with (a, a) -> `aa a`), neighbours' counts move
-  from the old pairs to the new ones, and the merged pair's count drops to 0.
+  from the old pairs to the new ones, and the merged pair's count drops to 0;
+- with a max token length, a pair whose token would be longer is never a candidate nor a tie
+  (the kernel never gives it a heap entry), and training ends with "max_token_length" when only
+  such pairs are left.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ Pair = tuple[int, int]
 
 # Status words, as `trainer.STOP_REASONS` names the kernel's codes.
 _VOCAB, _NO_PAIRS, _MIN_FREQUENCY = "vocab_size", "no_pairs", "min_frequency"
+_CAPPED = "max_token_length"
 
 
 def _descending(token: bytes) -> tuple[int, ...]:
@@ -52,6 +56,7 @@ class PyTrainer:
         self.vocab: list[bytes] = [bytes([b]) for b in range(256)]
         self.stop_reason: str | None = None
         self.kernel_seconds = 0.0
+        self._cap = config.max_token_length or None
         self._ids = {token: i for i, token in enumerate(self.vocab)}
         self._keys = [_descending(token) for token in self.vocab]
         data = words.data.tobytes()
@@ -66,9 +71,12 @@ class PyTrainer:
             for pair in zip(word, word[1:], strict=False):
                 self._live[pair] = self._live.get(pair, 0) + count
                 self._holders.setdefault(pair, set()).add(w)
-        for count in self._live.values():
-            self._at_count[count] = self._at_count.get(count, 0) + 1
-        self._heap = [self._entry(pair, count) for pair, count in self._live.items()]
+        for pair, count in self._live.items():
+            if self._allowed(pair):
+                self._at_count[count] = self._at_count.get(count, 0) + 1
+        self._heap = [
+            self._entry(pair, count) for pair, count in self._live.items() if self._allowed(pair)
+        ]
         heapq.heapify(self._heap)
 
     # -- what it has made (as BpeTrainer) --------------------------------------------------------
@@ -108,7 +116,7 @@ class PyTrainer:
                 break
             best = self._best()
             if best is None:
-                self.stop_reason = _NO_PAIRS
+                self.stop_reason = _CAPPED if self._capped_left() else _NO_PAIRS
                 break
             count = self._live[best]
             if count < self.config.min_frequency:
@@ -136,6 +144,15 @@ class PyTrainer:
 
     # -- the merge loop's parts ------------------------------------------------------------------
 
+    def _allowed(self, pair: Pair) -> bool:
+        """Whether merging `pair` keeps within the max token length."""
+        cap = self._cap
+        return cap is None or len(self.vocab[pair[0]]) + len(self.vocab[pair[1]]) <= cap
+
+    def _capped_left(self) -> bool:
+        """Whether pairs with count are left that only the max token length holds back."""
+        return any(c > 0 and not self._allowed(p) for p, c in self._live.items())
+
     def _entry(self, pair: Pair, count: int) -> tuple:
         return (-count, self._keys[pair[0]], self._keys[pair[1]], pair)
 
@@ -157,11 +174,13 @@ class PyTrainer:
     def _set(self, pair: Pair, count: int) -> None:
         """Give `pair` a new live count, keeping the count -> pairs tally (for ties)."""
         old = self._live.get(pair, 0)
+        self._live[pair] = count
+        if not self._allowed(pair):  # never a candidate, so never a tie either
+            return
         if old > 0:
             self._at_count[old] -= 1
         if count > 0:
             self._at_count[count] = self._at_count.get(count, 0) + 1
-        self._live[pair] = count
 
     def _merge(self, pair: Pair) -> tuple[int, bool]:
         left, right = pair
@@ -206,7 +225,7 @@ class PyTrainer:
             self._words[w] = out
         self._set(pair, 0)
         for fresh in gained:
-            if live[fresh] > 0:
+            if live[fresh] > 0 and self._allowed(fresh):
                 heapq.heappush(self._heap, self._entry(fresh, live[fresh]))
         self._tokens -= replaced
         self.merges.append(pair)

@@ -26,12 +26,16 @@ from workbench.engine.pretokenize.words import WordTable
 from workbench.engine.train import _kernels as k
 from workbench.engine.train import _state as st
 from workbench.engine.train._long import link_words
+from workbench.engine.train.start_vocab import StartVocab
 
 STOP_REASONS = {
     st.VOCAB_REACHED: "vocab_size",
     st.NO_PAIRS: "no_pairs",
     st.BELOW_MIN_FREQUENCY: "min_frequency",
 }
+# Pairs are left, but every one would make a token over the configured max_token_length.
+CAPPED = "max_token_length"
+NO_CAP = np.iinfo(np.int64).max
 
 # Ties are counted up to this many (a figure of TIE_LIMIT reads "that many or more"): counting
 # them all costs as much as the merge itself late in training, when thousands of pairs tie.
@@ -42,18 +46,27 @@ TIE_LIMIT = 100
 START_ROWS = 1 << 14
 
 
+def _padded(values: np.ndarray, size: int, dtype: type) -> np.ndarray:
+    """`values` at the start of a zeroed array of `size` items."""
+    out = np.zeros(size, dtype=dtype)
+    out[: values.size] = values
+    return out
+
+
 class BpeTrainer:
     """Byte-level BPE over a word table, in the tie-break mode of `config`."""
 
     def __init__(
         self,
-        words: WordTable,
+        words: WordTable | StartVocab,
         config: TrainConfig,
         tie_limit: int = TIE_LIMIT,
         start_rows: int = START_ROWS,
     ) -> None:
-        """`start_rows`: first capacity of the pair tables and the heap (rounded up to a power
-        of two); the same merges whatever it is (small ones make tests regrow them)."""
+        """`words`: the word table, or a `StartVocab` (words as ids of a starting vocabulary,
+        to extend a tokenizer). `start_rows`: first capacity of the pair tables and the heap
+        (rounded up to a power of two); the same merges whatever it is (small ones make tests
+        regrow them)."""
         if start_rows < 1:
             raise ValueError(f"start_rows must be at least 1, not {start_rows}")
         self.config = config
@@ -61,7 +74,8 @@ class BpeTrainer:
         self.tie_limit = tie_limit
         self.merges: list[tuple[int, int]] = []
         self.merge_ids: list[int] = []
-        self.vocab: list[bytes] = [bytes([b]) for b in range(256)]
+        start = words if isinstance(words, StartVocab) else None
+        self.vocab: list[bytes] = list(start.tokens) if start else [bytes([b]) for b in range(256)]
         self.stop_reason: str | None = None
         self.kernel_seconds = 0.0
         self._batch_size = 1
@@ -69,7 +83,7 @@ class BpeTrainer:
 
     # -- state ---------------------------------------------------------------------------------
 
-    def _init_state(self, words: WordTable, pairs: int) -> None:
+    def _init_state(self, words: WordTable | StartVocab, pairs: int) -> None:
         lengths = np.diff(words.offsets)
         wrec = np.zeros((lengths.size, 4), dtype=np.int64)  # (offset, length, count, -)
         wrec[:, st.W_OFF] = words.offsets[:-1]
@@ -83,23 +97,31 @@ class BpeTrainer:
         longs = lnk.shape[0]
 
         scal = np.zeros(st.N_SCAL, dtype=np.int64)
-        scal[st.S_NTOK] = 256
-        scal[st.S_ARENA] = 256
+        if isinstance(words, StartVocab):  # the starting vocabulary's tokens, filed as merged
+            tok_off, tok_len, tok_hash, arena = words.token_arrays()
+            wsym = words.symbols
+        else:  # each byte is its own token id; h(single byte b) = b + 1
+            tok_off, tok_len = np.arange(256, dtype=np.int64), np.ones(256, dtype=np.int64)
+            tok_hash, arena = np.arange(1, 257, dtype=np.int64), np.arange(256, dtype=np.uint8)
+            wsym = words.data.astype(np.int32)
+        ntok = tok_off.size
+        room = max(1024, 1 << ntok.bit_length())  # the token arrays double from here
+        scal[st.S_NTOK] = ntok
+        scal[st.S_ARENA] = arena.size
         scal[st.S_FREE] = -1
         scal[st.S_PFREE] = -1
         scal[st.S_LONG] = longs > 0
         scal[st.S_TOKENS] = int((lengths * words.counts).sum())
-        arena = np.zeros(64 * 1024, dtype=np.uint8)
-        arena[:256] = np.arange(256, dtype=np.uint8)
+        scal[st.S_MAXLEN] = self.config.max_token_length or NO_CAP
         state = st.TrainState(
-            wsym=words.data.astype(np.int32),  # each byte is its own token id
+            wsym=wsym,
             wrec=wrec,
-            tok_off=np.arange(1024, dtype=np.int64),
-            tok_len=np.ones(1024, dtype=np.int32),
-            tok_hash=np.arange(1, 1025, dtype=np.int64),  # h(single byte b) = b + 1
-            tok_key=np.zeros(1024, dtype=np.int64),
-            arena=arena,
-            tt=np.full(4096, -1, dtype=np.int32),
+            tok_off=_padded(tok_off, room, np.int64),
+            tok_len=_padded(tok_len, room, np.int32),
+            tok_hash=_padded(tok_hash, room, np.int64),
+            tok_key=np.zeros(room, dtype=np.int64),
+            arena=_padded(arena, max(64 * 1024, 2 * arena.size), np.uint8),
+            tt=np.full(4 * room, -1, dtype=np.int32),  # at most half full (see run_merges)
             pr=np.empty((pairs, 4), dtype=np.int64),
             tie_stamp=np.full(pairs, -1, dtype=np.int32),
             ph=np.full((2 * pairs, 2), -1, dtype=np.int32),
@@ -178,7 +200,7 @@ class BpeTrainer:
     @property
     def done(self) -> bool:
         """Whether training reached the configured vocab size or can go no further."""
-        return self.stop_reason in ("no_pairs", "min_frequency") or (
+        return self.stop_reason in ("no_pairs", "min_frequency", CAPPED) or (
             self.vocab_size >= self.config.vocab_size
         )
 
@@ -217,6 +239,8 @@ class BpeTrainer:
         seconds = time.perf_counter() - start
         self.kernel_seconds += seconds
         self.stop_reason = STOP_REASONS.get(int(status))
+        if self.stop_reason == "no_pairs" and self._capped_pairs_left():
+            self.stop_reason = CAPPED
 
         start_rank = len(self.merges)
         # Whole batches through tolist(): per-merge numpy scalars cost a tenth of the loop.
@@ -279,6 +303,17 @@ class BpeTrainer:
                 yield batch
             if self.stop_reason is not None:
                 return
+
+    def _capped_pairs_left(self) -> bool:
+        """Whether a pair with count is left that only the max token length keeps from merging
+        (read once, when training ends: so the stop reason says why)."""
+        if not self.config.max_token_length or self.state is None:
+            return False
+        pairs = self.state.pr[: int(self._scal[st.S_NPAIRS])]
+        keys = pairs[pairs[:, st.P_CNT] > 0, st.P_KEY]
+        tok_len = self.state.tok_len
+        lengths = tok_len[keys >> 32].astype(np.int64) + tok_len[keys & 0xFFFFFFFF]
+        return bool((lengths > self.config.max_token_length).any())
 
     def _adapt_batch_size(self, made: int, seconds: float, wanted: float) -> None:
         """Aim the next batch at `wanted` seconds: merges get cheaper as counts fall."""

@@ -127,6 +127,7 @@ class DrillDown(QWidget):
         super().__init__(parent)
         self._paths: list[str] = []
         self.result: DrillResult | None = None
+        self._searching = ""
         self.summary = QLabel("no corpus files (set them in the corpus panel)", self)
         self.summary.setTextFormat(Qt.TextFormat.PlainText)  # a token's text, file errors
         self.model = FileCountsModel(self)
@@ -144,6 +145,8 @@ class DrillDown(QWidget):
         self._lane = JobLane(self)
         self._lane.sigResult.connect(self._on_result)
         self._lane.sigError.connect(self.summary.setText)
+        # The encoder compiling on a first use: named (and counted down) in place of the search.
+        self._lane.sigWaiting.connect(self._on_waiting)
 
     def set_corpus_paths(self, paths: Iterable[str | Path]) -> None:
         self._paths = [str(p) for p in paths]
@@ -152,14 +155,22 @@ class DrillDown(QWidget):
         if not self._paths:
             return
         paths = list(self._paths)
-        self.summary.setText(f"searching the corpus for {readable(tok.decode_bytes([tid]))}…")
-        self._lane.submit(lambda cancel: find_token(tok, tid, paths, cancel), cancellable=True)
+        self._searching = f"searching the corpus for {readable(tok.decode_bytes([tid]))}"
+        self.summary.setText(f"{self._searching}…")
+        self._lane.submit(
+            lambda cancel: find_token(tok, tid, paths, cancel),
+            cancellable=True,
+            patterns=(tok.pattern,),
+        )
 
     def busy(self) -> bool:
         return self._lane.busy()
 
     def shutdown(self) -> None:
         self._lane.shutdown()
+
+    def _on_waiting(self, line: str) -> None:
+        self.summary.setText(f"{line}; then {self._searching}")
 
     def _on_result(self, result: DrillResult) -> None:
         self.result = result

@@ -6,6 +6,7 @@ back through a library takes seconds, and the window must not wait.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLineEdit,
     QPlainTextEdit,
+    QProgressBar,
     QPushButton,
     QVBoxLayout,
     QWidget,
@@ -73,6 +75,10 @@ class ExportDialog(QDialog):
             " library when installed) and check the ids and the round trip"
         )
         self.log = QPlainTextEdit(self, readOnly=True)
+        self.busy_bar = QProgressBar(self)  # moves while the export works or waits
+        self.busy_bar.setRange(0, 0)
+        self.busy_bar.setTextVisible(False)
+        self.busy_bar.hide()
         self.close_buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         self.close_buttons.rejected.connect(self.reject)
         row = QHBoxLayout()
@@ -85,11 +91,13 @@ class ExportDialog(QDialog):
         layout.addLayout(row)
         layout.addLayout(folder_row)
         layout.addWidget(self.export_button)
+        layout.addWidget(self.busy_bar)
         layout.addWidget(self.log, 1)
         layout.addWidget(self.close_buttons)
         self._lane = JobLane(self)
         self._lane.sigResult.connect(self._on_done)
         self._lane.sigError.connect(lambda m: self._finish([f"export failed: {m}"]))
+        self._lane.sigWaiting.connect(self._on_waiting)
         self.sigFinished = self._lane.sigResult
         self.resize(640, 360)
 
@@ -103,14 +111,17 @@ class ExportDialog(QDialog):
             self.log.setPlainText("choose at least one format and a folder")
             return
         self.export_button.setEnabled(False)
+        self.busy_bar.show()
         self.log.setPlainText("writing and checking…")
         source, sample, out = self._tok, self._sample, Path(folder)
+        # A stored run's tokenizer is built in the job's thread, once: its pattern names the
+        # encoder the check waits for (compiled on a first use), said in the log meanwhile.
+        built = functools.cache(lambda: source if isinstance(source, Tokenizer) else source())
 
         def job() -> list[CheckResult]:
-            tok = source if isinstance(source, Tokenizer) else source()
-            return [export_and_check(tok, f, out, sample) for f in fmts]
+            return [export_and_check(built(), f, out, sample) for f in fmts]
 
-        self._lane.submit(job)
+        self._lane.submit(job, patterns=lambda: (built().pattern,))
 
     def busy(self) -> bool:
         return self._lane.busy()
@@ -126,8 +137,12 @@ class ExportDialog(QDialog):
         self.results = results
         self._finish([line for r in results for line in r.lines])
 
+    def _on_waiting(self, line: str) -> None:
+        self.log.setPlainText(f"{line}; then writing and checking")
+
     def _finish(self, lines: list[str]) -> None:
         self.log.setPlainText("\n".join(lines))
+        self.busy_bar.hide()
         self.export_button.setEnabled(True)
 
     def _browse(self) -> None:

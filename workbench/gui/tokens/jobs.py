@@ -17,6 +17,9 @@ from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
 from workbench.engine.warmup import encoder_open, wait_for_encoder
 
+# The patterns a job encodes with, or a function giving them in the job's thread.
+Patterns = Sequence[str] | Callable[[], Sequence[str]]
+
 
 class _Relay(QObject):
     """Lives in the GUI thread; worker threads emit on it, Qt queues the call across."""
@@ -33,16 +36,22 @@ class _Job(QRunnable):
         generation: int,
         relay: _Relay,
         cancel: threading.Event | None = None,
-        patterns: Sequence[str] = (),
+        patterns: Patterns = (),
     ) -> None:
         super().__init__()
         self._fn = fn
         self._generation = generation
         self._relay = relay
         self._cancel = cancel  # set: wait while a first start's helper compiles the encoder
-        self._patterns = tuple(patterns)
+        self._patterns = patterns if callable(patterns) else tuple(patterns)
 
     def run(self) -> None:
+        if callable(self._patterns):  # known only here, off the UI thread (a stored run's)
+            try:
+                self._patterns = tuple(self._patterns())
+            except Exception as exc:  # reported to the view, never swallowed
+                self._relay.sigFailed.emit(self._generation, f"{type(exc).__name__}: {exc}")
+                return
         if self._patterns and self._cancel is not None:
             if not self._prepare(self._cancel):
                 return
@@ -100,21 +109,25 @@ class JobLane(QObject):
         fn: Callable[..., Any],
         inline: bool = False,
         cancellable: bool = False,
-        patterns: Sequence[str] = (),
+        patterns: Patterns = (),
     ) -> None:
         """Queue `fn`; a job already queued but not started is dropped (it would be stale).
 
         `cancellable`: `fn(event)` gets a `threading.Event` that is set when a newer request
         or `shutdown()` makes its answer useless; long jobs poll it and return early.
         `patterns`: the job encodes with these patterns; their encoders are made ready first
-        through `session.startup`, and `sigWaiting` names the wait (only when one compiles).
+        through `session.startup`, and `sigWaiting` names the wait (only when one compiles),
+        counting down as it goes. A function giving them is called in the job's thread (for a
+        tokenizer that is itself built there); such a job never runs inline.
         """
         self._generation += 1
         self.cancel_event.set()
         self.cancel_event = threading.Event()
         if cancellable:
             fn = functools.partial(fn, self.cancel_event)
-        if patterns and self._encodes:
+        if callable(patterns):
+            inline = False
+        elif patterns and self._encodes:
             inline = inline and not _encoders_missing(patterns)
         if inline and (not self._encodes or encoder_open() or patterns):
             try:

@@ -83,6 +83,7 @@ class Scrubber(QWidget):
         self._show_empty()
         self._lane = JobLane(self)
         self._lane.sigResult.connect(self._on_curve)
+        self._lane.sigWaiting.connect(self._on_waiting)  # an encoder compiling: said on the chart
         row = QHBoxLayout()
         row.addWidget(QLabel("merges", self))
         row.addWidget(self.slider, 1)
@@ -147,7 +148,9 @@ class Scrubber(QWidget):
             self._show_empty()
             return
         self._lane.submit(
-            lambda cancel: compression_curve(tok, text, cancel=cancel), cancellable=True
+            lambda cancel: compression_curve(tok, text, cancel=cancel),
+            cancellable=True,
+            patterns=(tok.pattern,),
         )
 
     def _on_curve(self, result: tuple[np.ndarray, np.ndarray]) -> None:
@@ -159,6 +162,15 @@ class Scrubber(QWidget):
             top = float(values[keep].max())
             self.plot.setXRange(0, max(float(ks[keep].max()), 1.0), padding=0.02)
             self.plot.setYRange(0, top * 1.1 if top > 0 else 1.0, padding=0)
+
+    def _on_waiting(self, line: str) -> None:
+        """The curve waits for the encoder: say so where the curve will be drawn."""
+        total = len(self._tok.merges) if self._tok is not None else 0
+        self.curve.setData([], [])
+        self.empty.setText(f"{line};\nthen the bytes/token curve by merges k")
+        self.empty.setPos(max(total, 1) / 2, 2.5)
+        self.plot.setXRange(0, max(total, 1), padding=0.02)
+        self.plot.setYRange(0, 5, padding=0)
 
     def _show_empty(self) -> None:
         total = len(self._tok.merges) if self._tok is not None else 0
