@@ -34,10 +34,12 @@ def parity_reference(
     min_frequency: int = 0,
     window: int = 0,
     alpha: int = 2,
+    max_token_length: int = 0,
 ) -> list[tuple[bytes, bytes, int, int, list[int]]]:
     """(left, right, chosen group, pair count, every group's held-out tokens after) per merge.
     `window` > 0: the moving-window variant (a group chosen more than alpha * window / groups
-    times in the last `window` merges is tried only after the others)."""
+    times in the last `window` merges is tried only after the others). `max_token_length`: a
+    pair whose token would be longer is not counted at all."""
     train = [[([bytes([b]) for b in w], c) for w, c in t.items()] for t, _ in groups]
     dev = [[([bytes([b]) for b in w], c) for w, c in d.items()] for _, d in groups]
     dev_bytes = [sum(len(w) * c for w, c in d.items()) for _, d in groups]
@@ -59,7 +61,8 @@ def parity_reference(
             pairs: Counter[tuple[bytes, bytes]] = Counter()
             for word, count in train[g]:
                 for pair in zip(word, word[1:], strict=False):
-                    pairs[pair] += count
+                    if not max_token_length or len(pair[0]) + len(pair[1]) <= max_token_length:
+                        pairs[pair] += count
             if not pairs:
                 continue
             best = max(pairs, key=lambda p: (pairs[p], p))

@@ -44,12 +44,22 @@ def _train(groups: list[tuple[dict, dict]], merges: int, min_frequency: int = 0,
 
 
 def _check(
-    groups: list[tuple[dict, dict]], merges: int, min_frequency: int = 0, window: int = 0, alpha=2
+    groups: list[tuple[dict, dict]],
+    merges: int,
+    min_frequency: int = 0,
+    window: int = 0,
+    alpha: int = 2,
+    cap: int = 0,
 ) -> int:
     """Trainer == reference, merge by merge; returns how many merges were compared."""
-    expected = parity_reference(groups, merges, min_frequency, window, alpha)
+    expected = parity_reference(groups, merges, min_frequency, window, alpha, cap)
     trainer, batches = _train(
-        groups, merges, min_frequency, parity_window=window, parity_alpha=alpha
+        groups,
+        merges,
+        min_frequency,
+        parity_window=window,
+        parity_alpha=alpha,
+        max_token_length=cap,
     )
     got_pairs = trainer.merge_pairs()
     assert got_pairs == [(a, b) for a, b, *_ in expected]
@@ -78,16 +88,19 @@ def test_hand_made_ties_between_groups_and_pairs():
     assert _check([a, b], 8) == 5  # every pair merged: the last merges leave none
 
 
-def test_one_group_is_the_classic_trainer():
+@pytest.mark.parametrize("cap", [0, 3])
+def test_one_group_is_the_classic_trainer(cap):
     text = "the cat sat on the mat with the hat that the bat had " * 3
     words = _counts(text + "aaaa aaa abab baba")
-    config = TrainConfig(vocab_size=100_000, parity_by="lang")
+    config = TrainConfig(vocab_size=100_000, parity_by="lang", max_token_length=cap)
     parity = ParityTrainer([GroupWords("only", _table(words), _table({b"the": 1}))], config)
-    list(parity.batches(max_merges=40, batch_seconds=None))
-    classic = PyTrainer(_table(words), TrainConfig(vocab_size=100_000), 100)
-    classic.step(40)
+    batches = list(parity.batches(max_merges=40, batch_seconds=None))
+    classic = PyTrainer(_table(words), TrainConfig(vocab_size=100_000, max_token_length=cap), 100)
+    expected = classic.step(40)
     assert parity.merge_pairs() == classic.merge_pairs()
     assert parity.merge_ids == classic.merge_ids
+    assert parity.stop_reason == classic.stop_reason
+    assert np.concatenate([b.ties for b in batches]).tolist() == expected.ties.tolist()
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -107,6 +120,15 @@ def test_random_groups_with_many_ties(seed):
     assert _check(groups, 60, min_frequency=rng.choice([0, 0, 2])) > 0
     # the moving-window variant, with windows short enough to bind
     assert _check(groups, 60, window=rng.choice([3, 5, 10]), alpha=rng.choice([1, 2])) > 0
+    # a max token length (in bytes: 日 is 3)
+    assert _check(groups, 60, cap=rng.choice([2, 3, 4])) > 0
+
+
+def test_a_max_token_length_ends_training_with_its_reason():
+    trainer, _ = _train([({b"abcd": 3}, {b"abcd": 1}), ({b"xy": 1}, {b"xy": 1})], 10,
+                        max_token_length=2)  # fmt: skip
+    assert all(len(a + b) <= 2 for a, b in trainer.merge_pairs())
+    assert trainer.stop_reason == "max_token_length"
 
 
 def test_the_window_spreads_the_merges_over_groups():
@@ -253,8 +275,6 @@ def test_config_refuses_hf_ties_and_unknown_grouping():
         TrainConfig(parity_by="lang", tie_break="hf")
     with pytest.raises(ConfigError, match="parity-by"):
         TrainConfig(parity_by="country")
-    with pytest.raises(ConfigError, match="max token length"):
-        TrainConfig(parity_by="lang", max_token_length=8)
     with pytest.raises(ConfigError, match="parity window"):
         TrainConfig(parity_window=10)
     with pytest.raises(ConfigError, match="alpha"):

@@ -110,8 +110,6 @@ class TrainConfig:
             )
         if self.tie_break == "hf":
             raise ConfigError("parity-aware BPE breaks ties lexicographically only")
-        if self.max_token_length:
-            raise ConfigError("parity-aware BPE does not take a max token length yet")
 
     @property
     def pattern_string(self) -> str:

@@ -12,7 +12,10 @@ tokenizer will.
   `(left bytes, right bytes)` among equal counts), so with one group this trainer makes exactly
   the classic trainer's merges.
 - A group with no pair left (or whose best pair is below `min_frequency`) is passed over for
-  the next worst; training ends when no group has a pair.
+  the next worst; training ends when no group has a pair ("min_frequency" if some group was
+  passed over for it, else "max_token_length" if pairs over the cap were left, else "no_pairs").
+- `max_token_length`: a pair whose token would be longer is never a candidate nor a tie, as in
+  the classic trainer.
 - The moving-window variant (`config.parity_window` W > 0, the paper's "window" variant, its
   defaults W = 100 and alpha = 2): a group chosen more than alpha x W / groups times in the last W
   merges gives way to the next worst (exactly: count x groups > alpha x W); when every group with
@@ -168,6 +171,7 @@ class ParityTrainer:
         self.stop_reason: str | None = None
         self.kernel_seconds = 0.0
         self._batch = 1
+        self._cap = config.max_token_length or None
         self._recent: deque[int] = deque(maxlen=max(config.parity_window, 1))
         self._ids = {token: i for i, token in enumerate(self.vocab)}
         self._keys = [_descending(token) for token in self.vocab]
@@ -199,9 +203,10 @@ class ParityTrainer:
                 self._holders.setdefault(pair, set()).add(w)
         self._heaps: list[list[tuple]] = []
         for g in range(n):
-            for count in self._live[g].values():
+            allowed = {p: c for p, c in self._live[g].items() if self._allowed(p)}
+            for count in allowed.values():
                 self._at_count[g][count] = self._at_count[g].get(count, 0) + 1
-            heap = [self._entry(pair, count) for pair, count in self._live[g].items()]
+            heap = [self._entry(pair, count) for pair, count in allowed.items()]
             heapq.heapify(heap)
             self._heaps.append(heap)
 
@@ -331,7 +336,7 @@ class ParityTrainer:
     def _choose(self) -> tuple[int, Pair] | str:
         """(group, pair) to merge, or why none: the worst group with a pair at or above the
         minimum frequency, its best pair."""
-        below = False
+        below = capped = False
         order = self.worst_order()
         window = self.config.parity_window
         if window:  # groups within their share of the window first, then the rest
@@ -342,12 +347,24 @@ class ParityTrainer:
         for g in order:
             best = self._best(g)
             if best is None:
+                capped = capped or self._capped_left(g)
                 continue
             if self._live[g][best] < self.config.min_frequency:
                 below = True
                 continue
             return g, best
-        return "min_frequency" if below else "no_pairs"
+        return "min_frequency" if below else "max_token_length" if capped else "no_pairs"
+
+    def _allowed(self, pair: Pair) -> bool:
+        """Whether merging `pair` keeps within the max token length."""
+        cap = self._cap
+        return cap is None or len(self.vocab[pair[0]]) + len(self.vocab[pair[1]]) <= cap
+
+    def _capped_left(self, g: int) -> bool:
+        """Whether group g has pairs with count that only the max token length holds back."""
+        return self._cap is not None and any(
+            c > 0 and not self._allowed(p) for p, c in self._live[g].items()
+        )
 
     def _entry(self, pair: Pair, count: int) -> tuple:
         return (-count, self._keys[pair[0]], self._keys[pair[1]], pair)
@@ -371,11 +388,13 @@ class ParityTrainer:
         """Give group g's `pair` a new live count, keeping its count -> pairs tally (ties)."""
         live, at = self._live[g], self._at_count[g]
         old = live.get(pair, 0)
+        live[pair] = count
+        if not self._allowed(pair):  # never a candidate, so never a tie either
+            return
         if old > 0:
             at[old] -= 1
         if count > 0:
             at[count] = at.get(count, 0) + 1
-        live[pair] = count
 
     def _merge(self, pair: Pair) -> tuple[int, bool]:
         left, right = pair
@@ -389,7 +408,7 @@ class ParityTrainer:
                 self._set(g, pair, 0)
         for g, fresh in gained:
             count = self._live[g][fresh]
-            if count > 0:
+            if count > 0 and self._allowed(fresh):
                 heapq.heappush(self._heaps[g], self._entry(fresh, count))
         self.merges.append(pair)
         self.merge_ids.append(new)
