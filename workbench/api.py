@@ -77,6 +77,7 @@ def train(
     name: str | None = None,
     progress: bool = True,
     text_column: str = "text",
+    superbpe_transition: int = 0,
 ) -> TrainResult:
     """Train a byte-level BPE tokenizer on `corpus`.
 
@@ -98,6 +99,9 @@ def train(
     and merging between batches (the run recorded as interrupted), and raises KeyboardInterrupt.
     `progress`: bars for counting and merging (`tqdm.auto`: a widget in Jupyter), drawn only on
     a terminal or in a notebook; False draws none.
+    `superbpe_transition=t` trains SuperBPE (Liu et al., 2025): ordinary BPE up to vocab size t,
+    then merges that may cross spaces (superwords) up to `vocab_size`; 0 is classic BPE. The
+    corpus is read twice (once per stage); see docs/variants.md.
     """
     config = TrainConfig(
         vocab_size=vocab_size,
@@ -107,6 +111,7 @@ def train(
         min_frequency=min_frequency,
         text_column=text_column,
         on_bad_file="skip" if skip_bad_files else "stop",
+        superbpe_transition=superbpe_transition,
     )
     if isinstance(corpus, str | os.PathLike) and not str(os.fspath(corpus)):
         raise ConfigError(

@@ -92,6 +92,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="N",
         help="stop when the most frequent pair occurs fewer than N times (default 0: never)",
     )
+    p.add_argument(
+        "--superbpe-transition",
+        type=int,
+        default=0,
+        metavar="T",
+        help="SuperBPE: ordinary BPE up to vocab size T, then merges that may cross spaces up to"
+        " --vocab-size (Liu et al., 2025; default 0: classic BPE)",
+    )
     p.add_argument("--format", default="gpt2", help=f"comma-separated: {','.join(FORMATS)}")
     add_threads_option(p, "pre-tokenizing threads/processes")
     add_db_option(p)
@@ -164,6 +172,11 @@ def run(args: argparse.Namespace) -> int:
     check_threads(args)
     if bool(args.paths) == bool(args.from_counts):
         raise UsageError("give the corpus PATHs or --from-counts FILE (one of the two)")
+    if args.superbpe_transition and args.from_counts:
+        raise UsageError(
+            "--superbpe-transition needs the corpus PATHs: a counts file holds stage 1's pieces"
+            " only, and stage 2 counts the text again"
+        )
     sizes = parse_vocab_sizes(args.vocab_size)
     patterns = args.pattern or ["gpt2"]
     config = TrainConfig(
@@ -176,6 +189,7 @@ def run(args: argparse.Namespace) -> int:
         pretokenizer="regex" if args.regex_pretokenizer else "auto",
         text_column=args.text_column,
         jsonl_field=args.jsonl_field,
+        superbpe_transition=args.superbpe_transition,
     )
     steps = plan_sweep(config, sizes, patterns)  # checks every pattern before any counting
     check_output_folder(args.out_dir)  # a bad --out-dir fails now, not after training

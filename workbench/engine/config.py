@@ -29,6 +29,8 @@ class TrainConfig:
     `pretokenizer`: `auto` uses the Numba scanner for the presets (same pieces, far faster) and
     the `regex` package otherwise; `regex` forces the regex package.
     `text_column` / `jsonl_field`: where a record's text is in Parquet/Arrow files and in JSONL.
+    `superbpe_transition`: 0 for classic BPE; else SuperBPE (`train.stages`): ordinary BPE up
+    to this vocab size, then merges that may cross spaces up to `vocab_size`.
     """
 
     vocab_size: int = 1000
@@ -40,6 +42,7 @@ class TrainConfig:
     pretokenizer: str = "auto"
     text_column: str = "text"
     jsonl_field: str = "text"
+    superbpe_transition: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "special_tokens", tuple(dict.fromkeys(self.special_tokens)))
@@ -70,7 +73,17 @@ class TrainConfig:
                 f"vocab size {self.vocab_size} is below the alphabet: 256 bytes"
                 f" + {len(self.special_tokens)} special tokens = {floor}"
             )
+        self._check_transition(floor)
         compile_pattern(self.pattern)  # raises PatternError with a clear message
+
+    def _check_transition(self, floor: int) -> None:
+        t = whole_number("SuperBPE transition", self.superbpe_transition)
+        object.__setattr__(self, "superbpe_transition", t)
+        if t and not floor <= t < self.vocab_size:
+            raise ConfigError(
+                f"SuperBPE transition {t} must be from {floor} (the alphabet) to below the"
+                f" vocab size {self.vocab_size} (0: classic BPE)"
+            )
 
     @property
     def pattern_string(self) -> str:

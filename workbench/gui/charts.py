@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QTimer, Signal
+from PySide6.QtCore import QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QGraphicsView, QVBoxLayout, QWidget
 
@@ -164,6 +164,21 @@ class ChartsPanel(QWidget):
         for plot, marker in zip((self.count_plot, self.bpt_plot), self.markers, strict=True):
             marker.hide()
             plot.addItem(marker, ignoreBounds=True)
+        # SuperBPE's transition: where stage 2 (superwords) starts, on both merge charts.
+        self.transition_lines = [
+            pg.InfiniteLine(
+                angle=90,
+                pen=pg.mkPen("#ffb703", width=1, style=Qt.PenStyle.DashLine),
+                label="t",
+                labelOpts={"position": 0.92, "color": "#ffb703"},
+            )  # fmt: skip
+            for _ in range(2)
+        ]
+        for plot, line in zip((self.count_plot, self.bpt_plot), self.transition_lines, strict=True):
+            line.hide()
+            plot.addItem(line, ignoreBounds=True)
+        self._first_stage2_id: int | None = None
+        self.transition_rank: int | None = None
         self.hover_label = ElidedLabel(HOVER_HINT)
         self.hover_label.setObjectName("hoverLabel")
         # Which run the charts show: after a new corpus is loaded they are cleared and say so,
@@ -192,6 +207,7 @@ class ChartsPanel(QWidget):
         self.hover_label.setText(HOVER_HINT)
         for marker in self.markers:
             marker.hide()
+        self.set_transition(0)
         if caption is not None:
             self.caption.setText(caption)
         for axis_range in self.ranges:
@@ -212,12 +228,35 @@ class ChartsPanel(QWidget):
         self.length_plot.setYRange(0, 1000, padding=0)
         self.redraw_if_dirty()
 
+    def set_transition(self, transition: int, specials: int = 0) -> None:
+        """A SuperBPE run's transition vocab size (0: a classic run). Its line is drawn at the
+        first merge that makes a token id past stage 1's vocabulary (`note_transition`)."""
+        self._first_stage2_id = transition - specials if transition else None
+        self.transition_rank = None
+        for line in self.transition_lines:
+            line.hide()
+
+    def note_transition(self, batch: MergeBatch) -> None:
+        """Place the transition line if stage 2 starts in `batch` (live or replayed)."""
+        if self._first_stage2_id is None or self.transition_rank is not None or not len(batch):
+            return
+        past = np.flatnonzero(batch.new_id >= self._first_stage2_id)
+        if not past.size:
+            return
+        self.transition_rank = rank = batch.start_rank + int(past[0])
+        self.transition_lines[0].setValue(rank)
+        self.transition_lines[1].setValue(rank)  # merges made before stage 2's first one
+        for line in self.transition_lines:
+            line.setToolTip(f"SuperBPE transition: superwords from merge rank {rank:,}")
+            line.show()
+
     def set_corpus_bytes(self, corpus_bytes: int) -> None:
         self.data.corpus_bytes = corpus_bytes
 
     def add_batch(self, batch: MergeBatch) -> None:
         """Cheap: appends to buffers; the timer draws."""
         self.data.add(batch)
+        self.note_transition(batch)
         self._dirty = True
 
     def pause_clock(self) -> None:

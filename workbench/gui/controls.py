@@ -75,6 +75,17 @@ class TrainingControls(QWidget):
             "lexicographic: among equal counts the greatest (left, right) bytes win;\n"
             "hf: the pair Hugging Face's BpeTrainer would take"
         )
+        self.superbpe = QSpinBox()
+        self.superbpe.setObjectName("superbpeTransition")
+        self.superbpe.setRange(0, MAX_VOCAB)
+        self.superbpe.setSingleStep(256)
+        self.superbpe.setGroupSeparatorShown(True)
+        self.superbpe.setSpecialValueText("off (classic BPE)")
+        self.superbpe.setToolTip(
+            "SuperBPE (Liu et al., 2025): ordinary BPE up to this vocab size (the transition\n"
+            "point t), then merges that may cross spaces (superwords) up to the vocab size.\n"
+            "The corpus is read twice. 0: classic BPE."
+        )
 
         form = QFormLayout()
         form.addRow("Vocab size", self.vocab)
@@ -85,6 +96,7 @@ class TrainingControls(QWidget):
         form.addRow("Special tokens", self.specials)
         form.addRow("Min frequency", self.min_frequency)
         form.addRow("Tie-break", self.tie_break)
+        form.addRow("SuperBPE from", self.superbpe)
         settings_box = QGroupBox("Settings")
         settings_box.setLayout(form)
 
@@ -180,6 +192,7 @@ class TrainingControls(QWidget):
             tie_break=self.tie_break.currentText(),
             min_frequency=self.min_frequency.value(),
             on_bad_file="skip",  # a window run reports skipped files instead of failing
+            superbpe_transition=self.superbpe.value(),
         )
 
     def load(self, values: WindowSettings) -> None:
@@ -194,6 +207,7 @@ class TrainingControls(QWidget):
         self.min_frequency.setValue(values.min_frequency)
         if values.tie_break in TIE_BREAKS:
             self.tie_break.setCurrentText(values.tie_break)
+        self.superbpe.setValue(values.superbpe_transition)
         self._pattern_edited()
 
     def store(self, values: WindowSettings) -> None:
@@ -202,10 +216,14 @@ class TrainingControls(QWidget):
         values.special_tokens = self.specials.text()
         values.min_frequency = self.min_frequency.value()
         values.tie_break = self.tie_break.currentText()
+        values.superbpe_transition = self.superbpe.value()
 
     def set_settings_enabled(self, enabled: bool) -> None:
         """Settings are locked while a run is open: the run records the settings it used."""
-        for widget in (self.preset, self.regex, self.specials, self.min_frequency, self.tie_break):
+        for widget in (
+            self.preset, self.regex, self.specials, self.min_frequency, self.tie_break,
+            self.superbpe,
+        ):  # fmt: skip
             widget.setEnabled(enabled)
         if enabled:
             self.regex.setEnabled(self.preset.currentText() == CUSTOM)

@@ -34,6 +34,16 @@ def batch_from_stored(merges: list[StoredMerge]) -> MergeBatch:
     )
 
 
+def superbpe_of(settings: dict) -> tuple[int, int]:
+    """(transition, special tokens) of a stored run's settings; (0, 0) for a classic run or
+    settings this app did not write."""
+    transition = settings.get("superbpe_transition", 0)
+    specials = settings.get("special_tokens") or ()
+    if not isinstance(transition, int) or transition <= 0 or not isinstance(specials, list):
+        return 0, 0
+    return transition, len(specials)
+
+
 class HistoryLoader(QObject):
     def __init__(self, charts: ChartsPanel, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -47,6 +57,7 @@ class HistoryLoader(QObject):
 
     def load(self, store: RunStore, run: RunInfo) -> None:
         self.charts.reset(int(run.stats.get("bytes", 0) or 0))
+        self.charts.set_transition(*superbpe_of(run.settings))
         self.store, self.run_id, self.after = store, run.id, -1
         self.timer.start()
 
@@ -67,6 +78,8 @@ class HistoryLoader(QObject):
             self.timer.stop()
             self.charts.fit_to_data()
             return
-        self.charts.data.add(batch_from_stored(page), timed=False)
+        batch = batch_from_stored(page)
+        self.charts.data.add(batch, timed=False)
+        self.charts.note_transition(batch)
         self.charts.mark_dirty()
         self.after = page[-1].rank

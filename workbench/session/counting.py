@@ -12,6 +12,7 @@ from typing import Any
 
 from workbench.engine.config import TrainConfig
 from workbench.engine.pretokenize.counting import count_corpus, count_in_memory
+from workbench.engine.pretokenize.stage_two import cap_pieces, stage2_config
 from workbench.session import memory
 from workbench.session.run import Counted
 
@@ -27,7 +28,14 @@ def count_paths(
     paths = tuple(str(p) for p in paths)
     with memory.stage("counting the corpus"):
         result = count_corpus(paths, config, progress=progress, cancel=cancel, workers=workers)
-    return Counted(result, paths)
+    stage_two = None
+    if config.superbpe_transition:
+        with memory.stage("counting the corpus for SuperBPE's stage 2"):
+            again = count_corpus(
+                paths, stage2_config(config), progress=progress, cancel=cancel, workers=workers
+            )
+            stage_two = cap_pieces(again.words)
+    return Counted(result, paths, stage_two)
 
 
 def count_documents(
@@ -38,5 +46,18 @@ def count_documents(
 ) -> Counted:
     """Count documents given in memory: an iterable of strings (each one document) or of
     batches of them, a Dataset or an arrow table (see `engine.pretokenize.count_in_memory`)."""
+    if config.superbpe_transition and not _reusable(documents):
+        documents = list(documents)  # counted twice: once per stage
     with memory.stage("counting the documents"):
-        return Counted(count_in_memory(documents, config, progress, cancel), ())
+        result = count_in_memory(documents, config, progress, cancel)
+    stage_two = None
+    if config.superbpe_transition:
+        with memory.stage("counting the documents for SuperBPE's stage 2"):
+            again = count_in_memory(documents, stage2_config(config), progress, cancel)
+            stage_two = cap_pieces(again.words)
+    return Counted(result, (), stage_two)
+
+
+def _reusable(documents: Any) -> bool:
+    """Whether iterating `documents` twice gives the same documents (not a generator)."""
+    return isinstance(documents, list | tuple | str) or hasattr(documents, "num_rows")

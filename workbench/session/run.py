@@ -55,6 +55,8 @@ class Counted:
 
     result: PretokenizeResult
     paths: tuple[str, ...] = ()
+    # SuperBPE runs: the corpus counted again for stage 2 (`train.stages.CappedPieces`).
+    stage_two: Any = None
 
     @property
     def stats(self) -> CorpusStats:
@@ -82,6 +84,31 @@ def stored_config(settings: dict, vocab_size: int) -> TrainConfig:
     values["special_tokens"] = tuple(specials)
     values["vocab_size"] = vocab_size
     return TrainConfig(**values)
+
+
+def _superbpe_trainer(counted: Counted, config: TrainConfig, count_ties: bool) -> Any:
+    from workbench.engine.train.stages import SuperBpeTrainer
+    from workbench.engine.train.trainer import TIE_LIMIT
+
+    if counted.stage_two is None:
+        raise WorkbenchError("a SuperBPE run needs its corpus counted for stage 2 as well")
+    tie_limit = TIE_LIMIT if count_ties else 0
+    return SuperBpeTrainer(counted.result.words, counted.stage_two.words, config, tie_limit)
+
+
+def _stage_two_stats(counted: Counted) -> dict[str, Any]:
+    """What a SuperBPE run's stage-2 count held and what the memory bound left out."""
+    two = counted.stage_two
+    if two is None:
+        return {}
+    return {
+        "superbpe": {
+            "unique_pieces": len(two.words) + two.dropped_pieces,
+            "bytes": two.total_bytes,
+            "dropped_pieces": two.dropped_pieces,
+            "dropped_bytes": two.dropped_bytes,
+        }
+    }
 
 
 @dataclass
@@ -126,7 +153,10 @@ class RunSession:
 
         started = time.perf_counter()
         with memory.stage("indexing the corpus for training"):
-            trainer = trainer_for(counted.result.words, config, kernels_ready, count_ties)
+            if config.superbpe_transition:
+                trainer = _superbpe_trainer(counted, config, count_ties)
+            else:
+                trainer = trainer_for(counted.result.words, config, kernels_ready, count_ties)
         session = cls(trainer, config, counted, listeners=list(listeners))
         session.timings = {"pretokenize": round(counted.stats.seconds, 3)}
         session.timings["index"] = round(time.perf_counter() - started, 3)
@@ -144,7 +174,7 @@ class RunSession:
                 name or run_name(counted.paths, self.config.vocab_size),
                 settings={**asdict(self.config), **({"sweep": sweep} if sweep else {})},
                 corpus=corpus,
-                stats=asdict(counted.stats),
+                stats={**asdict(counted.stats), **_stage_two_stats(counted)},
             )
             self._writer = store.writer(self.run_id)
         self._writer.write_top_pieces(counted.result.words.most_common(TOP_PIECES))
@@ -174,6 +204,10 @@ class RunSession:
             if run.state in (RunState.RUNNING, RunState.PAUSED):
                 raise WorkbenchError(f"run {run_id} is being trained right now")
             stored = store.merges_as_pairs(run_id)
+        if run.settings.get("superbpe_transition"):
+            raise WorkbenchError(
+                f"run {run_id} is a SuperBPE run, which cannot be continued yet; train a new one"
+            )
         paths = run.corpus.get("paths")
         recorded = run.corpus.get("fingerprint")
         if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
