@@ -96,6 +96,9 @@ def test_ids_and_tokenizer_of_a_superbpe_run():
     tokenizer = session.tokenizer()
     assert tokenizer.vocab_size == session.trainer.vocab_size
     assert tokenizer.decode(tokenizer.encode(text)) == text
+    # it encodes with the stage-2 split, so its superwords are used
+    assert tokenizer.pattern == STAGE2_PATTERN
+    assert any(is_superword(tokenizer.vocab[i]) for i in tokenizer.encode(text))
     # ids go on from stage 1's: the first stage-2 merge made the next id
     rank = session.trainer.transition_rank
     assert session.trainer.merge_ids[rank] == 256 + rank
@@ -148,6 +151,7 @@ def test_a_superbpe_run_is_stored_and_not_continued(tmp_path):
         run = store.get_run(session.run_id)
     assert run.settings["superbpe_transition"] == 290
     assert run.stats["superbpe"]["dropped_pieces"] == 0
+    assert run.stats["superbpe"]["transition_rank"] == session.trainer.transition_rank
     with pytest.raises(WorkbenchError, match="SuperBPE"):
         RunSession.resume(db, session.run_id, lambda paths, cfg: None)
 
@@ -167,7 +171,7 @@ def test_cli_and_api_train_superbpe(tmp_path, capsys):
     )  # fmt: skip
     assert code == 0
     loaded = workbench.load(tmp_path / "out")
-    assert loaded.merge_bytes == expected
+    assert loaded.merge_bytes == expected and loaded.pattern == STAGE2_PATTERN
     result = workbench.train(corpus, 330, superbpe_transition=290, progress=False)
     assert result.merges == expected
     code, _, err = run_cli(

@@ -196,7 +196,7 @@ def run(args: argparse.Namespace) -> int:
     from workbench.engine.formats import check_can_hold
 
     for step in steps:  # refuse before counting what a chosen format cannot store
-        check_can_hold(["gpt2", *formats], step.config.pattern_string, step.config.special_tokens)
+        check_can_hold(["gpt2", *formats], step.config.encoding_pattern, step.config.special_tokens)
     store_path = None if args.no_db else (args.db or _default_db())
     with stop_on_signals() as interrupted, ProgressBars(quiet=args.quiet) as bars:
         if len(steps) == 1:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from workbench.engine.errors import ConfigError
 from workbench.engine.patterns.regexes import compile_pattern, resolve
+from workbench.engine.patterns.superbpe import STAGE2_PATTERN
 
 # Token ids are 32-bit in the kernels and the files; counts are 64-bit.
 MAX_VOCAB_SIZE = 2**31 - 1
@@ -88,6 +89,12 @@ class TrainConfig:
     @property
     def pattern_string(self) -> str:
         return resolve(self.pattern)
+
+    @property
+    def encoding_pattern(self) -> str:
+        """The pattern the trained tokenizer encodes with: SuperBPE's stage-2 split for a
+        SuperBPE run (its superwords span the stage-1 pieces), else the training pattern."""
+        return STAGE2_PATTERN if self.superbpe_transition else self.pattern_string
 
     @property
     def merged_token_target(self) -> int:

@@ -177,7 +177,6 @@ class ChartsPanel(QWidget):
         for plot, line in zip((self.count_plot, self.bpt_plot), self.transition_lines, strict=True):
             line.hide()
             plot.addItem(line, ignoreBounds=True)
-        self._first_stage2_id: int | None = None
         self.transition_rank: int | None = None
         self.hover_label = ElidedLabel(HOVER_HINT)
         self.hover_label.setObjectName("hoverLabel")
@@ -207,7 +206,7 @@ class ChartsPanel(QWidget):
         self.hover_label.setText(HOVER_HINT)
         for marker in self.markers:
             marker.hide()
-        self.set_transition(0)
+        self.set_transition(None)
         if caption is not None:
             self.caption.setText(caption)
         for axis_range in self.ranges:
@@ -228,27 +227,25 @@ class ChartsPanel(QWidget):
         self.length_plot.setYRange(0, 1000, padding=0)
         self.redraw_if_dirty()
 
-    def set_transition(self, transition: int, specials: int = 0) -> None:
-        """A SuperBPE run's transition vocab size (0: a classic run). Its line is drawn at the
-        first merge that makes a token id past stage 1's vocabulary (`note_transition`)."""
-        self._first_stage2_id = transition - specials if transition else None
-        self.transition_rank = None
-        for line in self.transition_lines:
-            line.hide()
-
-    def note_transition(self, batch: MergeBatch) -> None:
-        """Place the transition line if stage 2 starts in `batch` (live or replayed)."""
-        if self._first_stage2_id is None or self.transition_rank is not None or not len(batch):
+    def set_transition(self, rank: int | None) -> None:
+        """Draw SuperBPE's transition line at merge `rank`, the first merge of stage 2 (None:
+        none). A live run's batches say where it is (`note_transition`); a stored run's
+        statistics hold it."""
+        self.transition_rank = rank
+        if rank is None:
+            for line in self.transition_lines:
+                line.hide()
             return
-        past = np.flatnonzero(batch.new_id >= self._first_stage2_id)
-        if not past.size:
-            return
-        self.transition_rank = rank = batch.start_rank + int(past[0])
         self.transition_lines[0].setValue(rank)
         self.transition_lines[1].setValue(rank)  # merges made before stage 2's first one
         for line in self.transition_lines:
             line.setToolTip(f"SuperBPE transition: superwords from merge rank {rank:,}")
             line.show()
+
+    def note_transition(self, batch: MergeBatch) -> None:
+        """Place the transition line when a batch says stage 2 has begun."""
+        if batch.stage_start is not None and self.transition_rank is None:
+            self.set_transition(batch.stage_start)
 
     def set_corpus_bytes(self, corpus_bytes: int) -> None:
         self.data.corpus_bytes = corpus_bytes

@@ -34,14 +34,12 @@ def batch_from_stored(merges: list[StoredMerge]) -> MergeBatch:
     )
 
 
-def superbpe_of(settings: dict) -> tuple[int, int]:
-    """(transition, special tokens) of a stored run's settings; (0, 0) for a classic run or
-    settings this app did not write."""
-    transition = settings.get("superbpe_transition", 0)
-    specials = settings.get("special_tokens") or ()
-    if not isinstance(transition, int) or transition <= 0 or not isinstance(specials, list):
-        return 0, 0
-    return transition, len(specials)
+def transition_rank(stats: dict) -> int | None:
+    """The first stage-2 merge of a stored SuperBPE run (`RunSession` records it), or None:
+    a classic run, one stopped before stage 2, or statistics this app did not write."""
+    superbpe = stats.get("superbpe")
+    rank = superbpe.get("transition_rank") if isinstance(superbpe, dict) else None
+    return rank if isinstance(rank, int) and not isinstance(rank, bool) and rank >= 0 else None
 
 
 class HistoryLoader(QObject):
@@ -57,7 +55,7 @@ class HistoryLoader(QObject):
 
     def load(self, store: RunStore, run: RunInfo) -> None:
         self.charts.reset(int(run.stats.get("bytes", 0) or 0))
-        self.charts.set_transition(*superbpe_of(run.settings))
+        self.charts.set_transition(transition_rank(run.stats))
         self.store, self.run_id, self.after = store, run.id, -1
         self.timer.start()
 
@@ -78,8 +76,6 @@ class HistoryLoader(QObject):
             self.timer.stop()
             self.charts.fit_to_data()
             return
-        batch = batch_from_stored(page)
-        self.charts.data.add(batch, timed=False)
-        self.charts.note_transition(batch)
+        self.charts.data.add(batch_from_stored(page), timed=False)
         self.charts.mark_dirty()
         self.after = page[-1].rank

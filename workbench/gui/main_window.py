@@ -456,7 +456,6 @@ class MainWindow(QMainWindow):
         self.history.cancel()
         corpus = (self.controls.corpus_summary.text().splitlines() or ["the corpus"])[0]
         self.charts.reset(0, f"This run: {corpus}")
-        self.charts.set_transition(config.superbpe_transition, len(config.special_tokens))
         self.meter.reset()
         self.merges_done = 0
         self._release_run()

@@ -63,7 +63,8 @@ TRAINING_IN_PYTHON = "Training (in Python until the fast kernels are ready: firs
 
 def _corpus_key(paths: tuple[str, ...], config: TrainConfig) -> tuple[Any, ...]:
     """Only these settings change the pre-token counts; the rest only change training."""
-    return (paths, config.pattern_string, config.special_tokens, config.on_bad_file)
+    superbpe = bool(config.superbpe_transition)  # SuperBPE counts stage 2 as well
+    return (paths, config.pattern_string, config.special_tokens, config.on_bad_file, superbpe)
 
 
 class TrainWorker(QObject):
@@ -105,6 +106,7 @@ class TrainWorker(QObject):
         self.cancel_flag = threading.Event()
         self.interrupt_flag = threading.Event()  # the window is closing
         self._corpus: tuple[tuple[Any, ...], Any] | None = None
+        self._stage_two: Any = None  # SuperBPE's stage-2 count of the corpus counted last
         self._report: CorpusReport | None = None
         self.session: RunSession | None = None
         self._stage_words = "Training"  # what the status says while this run trains
@@ -170,7 +172,7 @@ class TrainWorker(QObject):
         ready = None if self.warm.is_set() else self.warm.is_set
         try:
             self.session = RunSession.start(
-                Counted(result, paths),
+                Counted(result, paths, self._stage_two),
                 config,
                 self.db_path,
                 listeners=[self.sigBatch.emit, self._on_batch_stage],
@@ -202,7 +204,7 @@ class TrainWorker(QObject):
             self.sigSweepStep.emit(step.index, step.of)
             try:
                 self.session = RunSession.start(
-                    Counted(result, paths),
+                    Counted(result, paths, self._stage_two),
                     step.config,
                     self.db_path,
                     listeners=[self.sigBatch.emit],
@@ -284,7 +286,8 @@ class TrainWorker(QObject):
 
         try:
             result = self._count(paths, config)
-            if not (quick and python_can_start(result.words, config)):
+            # SuperBPE's stages run on the kernels only (no Python trainer for stage 2).
+            if config.superbpe_transition or not (quick and python_can_start(result.words, config)):
                 self._wait_for_kernels()
         except Cancelled:
             self.sigStage.emit("Stopped")
@@ -317,14 +320,18 @@ class TrainWorker(QObject):
             # First start: `regex` counts a small corpus before the scanner would compile.
             config = replace(config, pretokenizer="regex")
         self._wait_for(self.counting_ready if config.pretokenizer == "auto" else _NOW)
-        self.sigStage.emit("Reading the corpus")
+        if config.superbpe_transition:
+            self.sigStage.emit("Reading the corpus twice (SuperBPE: stage 1, then stage 2)")
+        else:
+            self.sigStage.emit("Reading the corpus")
         try:
             # The session's counting, as the API and the CLI count (memory limits included).
-            result = count_paths(
+            counted = count_paths(
                 paths, config, progress=self.sigProgress.emit, cancel=self.cancel_flag.is_set
-            ).result
+            )
         except CancelledError:
             raise Cancelled from None
+        result, self._stage_two = counted.result, counted.stage_two
         self._corpus = (key, result)
         s = result.stats
         self._report = CorpusReport(

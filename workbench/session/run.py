@@ -128,6 +128,7 @@ class RunSession:
     # read-only or full), or None; leaving the session then raises it (see __exit__).
     lost: str | None = None
     _writer: Any = None
+    _stats: dict[str, Any] = field(default_factory=dict)  # the run's stored statistics
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -169,12 +170,13 @@ class RunSession:
 
         counted = self.counted
         corpus = corpus_record(counted.paths, counted.result.files) if counted.paths else {}
+        self._stats = {**asdict(counted.stats), **_stage_two_stats(counted)}
         with RunStore(store_path) as store:
             self.run_id = store.create_run(
                 name or run_name(counted.paths, self.config.vocab_size),
                 settings={**asdict(self.config), **({"sweep": sweep} if sweep else {})},
                 corpus=corpus,
-                stats={**asdict(counted.stats), **_stage_two_stats(counted)},
+                stats=self._stats,
             )
             self._writer = store.writer(self.run_id)
         self._writer.write_top_pieces(counted.result.words.most_common(TOP_PIECES))
@@ -335,6 +337,12 @@ class RunSession:
 
     def _write(self, batch: MergeBatch) -> None:
         self._to_store(self._writer.write, batch)
+        if (
+            batch.stage_start is not None
+            and self._stats.get("superbpe", {}).get("transition_rank") is None
+        ):  # SuperBPE's stage 2 began: the window's charts mark it
+            self._stats.setdefault("superbpe", {})["transition_rank"] = batch.stage_start
+            self._to_store(self._writer.set_stats, self._stats)
 
     def _to_store(self, call: Callable[..., None], *args: Any, **kwargs: Any) -> None:
         """One writer call; a run deleted meanwhile ends the session (RunDeleted)."""
@@ -405,7 +413,7 @@ class RunSession:
             trainer.vocab,
             trainer.merges,
             trainer.merge_ids,
-            self.config.pattern_string,
+            self.config.encoding_pattern,
             list(self.config.special_tokens),
         )
 

@@ -19,6 +19,7 @@ whose pair no stage-2 word holds; here every stage-1 merge is kept, so stage 1's
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -235,7 +236,7 @@ class SuperBpeTrainer:
             self._start_stage_two()
         batch = self.current.step(n, target)
         self.stop_reason = self.current.stop_reason
-        return batch
+        return replace(batch, stage_start=self.transition_rank)
 
     def _start_stage_two(self) -> None:
         """Encode the stage-2 pieces with stage 1's merges and train on from there."""
