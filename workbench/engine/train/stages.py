@@ -244,10 +244,10 @@ class SuperBpeTrainer:
         words = self._stage2_words
         if words is None:
             raise WorkbenchError("internal error: stage 2 started twice")
+        first.release()  # its arrays go before stage 2's are built (the merges stay)
         ids, offsets = encode_pieces(words, first.vocab, first.merges, first.merge_ids)
         counts = words.counts
         self._stage2_words = None
-        first.release()
         second = trainer_from_ids(
             ids, offsets, counts, first.vocab, first.merges, first.merge_ids, self.config,
             first.tie_limit,
