@@ -119,15 +119,16 @@ def main() -> None:
         rows = [run_variant(name, text, held, args) for name in ("classic", "superbpe")]
     print()
     print(
-        "| variant | t | wall s | CPU s | count s | index s | merge s | peak MB"
+        "| variant | t | wall s | CPU s | count s | stage-2 count s | index s | merge s | peak MB"
         " | counting peak MB | bytes/token held-out |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         t = r["timings"]
         print(
             f"| {r['variant']} | {r['transition'] or '-'} | {r['wall']:.1f} | {r['cpu']:.1f}"
-            f" | {t.get('pretokenize', 0):.1f} | {t.get('index', 0):.1f} | {t.get('merge', 0):.1f}"
+            f" | {t.get('pretokenize', 0):.1f} | {t.get('pretokenize_stage2', 0):.1f}"
+            f" | {t.get('index', 0):.1f} | {t.get('merge', 0):.1f}"
             f" | {r['peak_mb']:.0f} | {r['counting_peak_mb']:.0f} | {r['bytes_per_token']:.3f} |"
         )
     base = rows[0]["bytes_per_token"]

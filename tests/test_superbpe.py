@@ -128,6 +128,14 @@ def test_stage2_counting_cuts_long_files_only_after_newlines(tmp_path):
     assert streamed == count_texts([text], config).to_dict()
 
 
+def test_one_pass_documents_are_refused_by_name():
+    from workbench.session.counting import count_documents
+
+    config = TrainConfig(vocab_size=300, superbpe_transition=280)
+    with pytest.raises(ConfigError, match="twice"):
+        count_documents((text for text in ["a b c"]), config)
+
+
 def test_settings_are_checked():
     with pytest.raises(ConfigError, match="SuperBPE transition"):
         TrainConfig(vocab_size=300, superbpe_transition=300)

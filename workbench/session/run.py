@@ -55,8 +55,10 @@ class Counted:
 
     result: PretokenizeResult
     paths: tuple[str, ...] = ()
-    # SuperBPE runs: the corpus counted again for stage 2 (`train.stages.CappedPieces`).
+    # SuperBPE runs: the corpus counted again for stage 2 (`pretokenize.stage_two.CappedPieces`)
+    # and the seconds that took.
     stage_two: Any = None
+    stage_two_seconds: float = 0.0
 
     @property
     def stats(self) -> CorpusStats:
@@ -160,6 +162,8 @@ class RunSession:
                 trainer = trainer_for(counted.result.words, config, kernels_ready, count_ties)
         session = cls(trainer, config, counted, listeners=list(listeners))
         session.timings = {"pretokenize": round(counted.stats.seconds, 3)}
+        if counted.stage_two is not None:
+            session.timings["pretokenize_stage2"] = round(counted.stage_two_seconds, 3)
         session.timings["index"] = round(time.perf_counter() - started, 3)
         if store_path is not None:
             session._open_new_run(Path(store_path), name, sweep)
