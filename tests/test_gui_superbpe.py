@@ -34,7 +34,13 @@ def test_a_superbpe_run_marks_superwords_and_its_transition(qtbot, window, tmp_p
     window.load_corpus([corpus])
     window.controls.superbpe.setValue(300)
     assert window.controls.config().superbpe_transition == 300
+    stages: list[str] = []
+    window.worker.sigStage.connect(stages.append)
     train_to(qtbot, window, 340)
+    # every wait is named: reading twice, then the start of stage 2, then stage 2 itself
+    assert any("twice" in s for s in stages)
+    assert any("starting SuperBPE's stage 2" in s for s in stages)
+    assert any("SuperBPE stage 2" in s for s in stages)
     model = window.merge_list.model
     merges = [model.merge_at(row) for row in range(model.rowCount())]
     run = window.store.get_run(window.run_id)

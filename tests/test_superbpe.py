@@ -3,6 +3,7 @@ authors' regex, the memory bound, and the run session's handling of it."""
 
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -175,9 +176,12 @@ def test_cli_and_api_train_superbpe(tmp_path, capsys):
     expected = train_superbpe_reference([text], "gpt2", 330, 290)
     code, out, _ = run_cli(
         capsys, "train", str(corpus), "--vocab-size", "330", "--superbpe-transition", "290",
-        "--out-dir", str(tmp_path / "out"), "--no-db", "--format", "minbpe", "--quiet",
+        "--out-dir", str(tmp_path / "out"), "--no-db", "--format", "minbpe", "--json",
     )  # fmt: skip
     assert code == 0
+    summary = json.loads(out)
+    assert summary["superbpe"]["transition"] == 290 and summary["merges"] == len(expected)
+    assert summary["superbpe"]["dropped_pieces"] == 0 and summary["superbpe"]["transition_rank"]
     loaded = workbench.load(tmp_path / "out")
     assert loaded.merge_bytes == expected and loaded.pattern == STAGE2_PATTERN
     result = workbench.train(corpus, 330, superbpe_transition=290, progress=False)

@@ -34,7 +34,9 @@ SKIPPED_SHOWN = 5  # bad files listed in the summary; the rest with --verbose or
 JSON_HELP = (
     "print the summary as one JSON object: {documents, files, bytes, pre_tokens, "
     "unique_pieces, merges, vocab_size, stop_reason, bytes_per_token, seconds: {STAGE: s, "
-    "total: s}, skipped: [MESSAGE], written: [PATH], run_id (null with --no-db)}; a sweep: "
+    "total: s}, skipped: [MESSAGE], written: [PATH], run_id (null with --no-db), and for "
+    "SuperBPE superbpe: {transition, transition_rank, stage2_unique_pieces, dropped_pieces, "
+    "dropped_share}}; a sweep: "
     "{sweep, runs: [{label, vocab_size, bytes_per_token, stop_reason, run_id, out_dir}]}"
 )
 
@@ -327,6 +329,20 @@ def _summary(stats, session, total, written) -> dict:
     trainer = session.trainer
     seconds = {stage: round(s, 6) for stage, s in session.timings.items()}
     seconds["total"] = round(total, 6)
+    trained_bytes = stats.bytes
+    superbpe = {}
+    two = session.counted.stage_two
+    if two is not None:  # stage 2 trained on the pieces the memory bound kept
+        trained_bytes = two.total_bytes - two.dropped_bytes
+        superbpe = {
+            "superbpe": {
+                "transition": session.config.superbpe_transition,
+                "transition_rank": getattr(trainer, "transition_rank", None),
+                "stage2_unique_pieces": len(two.words) + two.dropped_pieces,
+                "dropped_pieces": two.dropped_pieces,
+                "dropped_share": two.dropped_share,
+            }
+        }
     return {
         "documents": stats.documents,
         "files": stats.files,
@@ -336,11 +352,12 @@ def _summary(stats, session, total, written) -> dict:
         "merges": trainer.n_merges,
         "vocab_size": trainer.vocab_size,
         "stop_reason": session.stop_reason.words,
-        "bytes_per_token": stats.bytes / max(trainer.corpus_tokens, 1),
+        "bytes_per_token": trained_bytes / max(trainer.corpus_tokens, 1),
         "seconds": seconds,
         "skipped": list(stats.skipped),
         "written": [str(p) for p in written],
         "run_id": session.run_id,
+        **superbpe,
     }
 
 
@@ -363,6 +380,15 @@ def _summary_lines(summary: dict, verbose: bool) -> list[str]:
         f"merges           {s['merges']:,} -> vocab {s['vocab_size']:,} ({s['stop_reason']})",
         f"compression      {s['bytes_per_token']:.3f} bytes/token",
     ]
+    if "superbpe" in s:
+        two = s["superbpe"]
+        rank = two["transition_rank"]
+        where = f"from merge {rank:,}" if rank is not None else "not reached"
+        lines.append(
+            f"superbpe         stage 2 {where} (t = {two['transition']:,}); stage-2 pieces"
+            f" {two['stage2_unique_pieces']:,}, {two['dropped_pieces']:,} dropped"
+            f" ({two['dropped_share']:.1%} of the bytes)"
+        )
     lines += [f"time {stage:<11} {sec:.3f} s" for stage, sec in s["seconds"].items()]
     lines += skipped_lines(s["skipped"], verbose)
     lines += [f"wrote            {shown(p)}" for p in s["written"]]

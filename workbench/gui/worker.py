@@ -366,7 +366,14 @@ class TrainWorker(QObject):
 
     def _training_words(self) -> str:
         # The trainer of the run `_run` drives (the window may drop `self.session` meanwhile).
-        return TRAINING_IN_PYTHON if getattr(self._trainer, "in_python", False) else "Training"
+        trainer = self._trainer
+        if getattr(trainer, "in_python", False):
+            return TRAINING_IN_PYTHON
+        if getattr(trainer, "starting_stage_two", False):
+            return "Training: starting SuperBPE's stage 2 (encoding the corpus's stage-2 pieces)"
+        if getattr(trainer, "stage", 1) == 2:
+            return "Training (SuperBPE stage 2: merges may cross spaces)"
+        return "Training"
 
     def _on_batch_stage(self, batch: Any) -> None:
         """Say "Training" again once a first start's run has moved to the fast kernels."""

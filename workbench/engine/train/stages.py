@@ -207,6 +207,15 @@ class SuperBpeTrainer:
     def stage(self) -> int:
         return 1 if self.transition_rank is None else 2
 
+    @property
+    def starting_stage_two(self) -> bool:
+        """Stage 1 is over and the next step builds stage 2 (encoding its pieces: a wait)."""
+        first = self.current
+        return self.stage == 1 and (
+            first.vocab_size >= self.transition
+            or first.stop_reason in ("no_pairs", "min_frequency")
+        )
+
     def __getattr__(self, name: str) -> Any:
         # merges, vocab, vocab_size, corpus_tokens, ...: the current stage's trainer's.
         if name in ("current", "_stage2_words", "config", "_batch_size", "transition"):
