@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 
+import numpy as np
 import pytest
 from reference_superbpe import stage2_pieces, train_superbpe_reference
 
@@ -196,3 +197,28 @@ def test_cli_and_api_train_superbpe(tmp_path, capsys):
         "--out-dir", str(tmp_path / "o3"), "--no-db",
     )  # fmt: skip
     assert_one_line_error(code, err, "SuperBPE transition")
+
+
+def test_a_trainer_started_from_a_vocabulary_holds_what_the_trainer_made():
+    from workbench.engine.train.stages import trainer_from_ids
+    from workbench.engine.train.trainer import BpeTrainer
+
+    words = count_texts([generated(8)], TrainConfig(vocab_size=400))
+    made = BpeTrainer(words, TrainConfig(vocab_size=400))
+    made.step(60)
+    ids = made.state.wsym.copy()
+    lengths = made.state.wrec[:, 1]
+    starts = made.state.wrec[:, 0]
+    flat = np.concatenate([ids[s : s + n] for s, n in zip(starts, lengths, strict=True)])
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    again = trainer_from_ids(
+        flat, offsets, made.state.wrec[:, 2], made.vocab, made.merges, made.merge_ids,
+        TrainConfig(vocab_size=400),
+    )  # fmt: skip
+    n = made.n_tokens
+    assert np.array_equal(again.state.tok_hash[:n], made.state.tok_hash[:n])
+    assert np.array_equal(again.state.tok_key[:n], made.state.tok_key[:n])
+    assert again.corpus_tokens == made.corpus_tokens
+    made.run()
+    again.run()
+    assert again.merge_pairs() == made.merge_pairs() and again.merge_ids == made.merge_ids
