@@ -84,3 +84,29 @@ def test_the_setting_and_the_line_survive_a_restart(qtbot, settings_path, db_pat
         assert again.controls.superbpe.text().startswith("off")
     finally:
         close_window(qtbot, again)
+
+
+def test_runs_list_and_stored_runs_old_and_crafted(tmp_path):
+    from workbench.gui.history_loader import transition_rank
+    from workbench.gui.run_history import RunHistoryModel
+    from workbench.session.run import stored_config
+    from workbench.store import RunStore
+
+    # A database written before SuperBPE: no setting, no statistics for it.
+    assert stored_config({"vocab_size": 300, "pattern": "gpt2"}, 300).superbpe_transition == 0
+    assert transition_rank({"bytes": 10}) is None
+    for crafted in (
+        {"superbpe": 5},
+        {"superbpe": {"transition_rank": "3"}},
+        {"superbpe": {"transition_rank": True}},
+        {"superbpe": {"transition_rank": -1}},
+    ):
+        assert transition_rank(crafted) is None
+    assert transition_rank({"superbpe": {"transition_rank": 44}}) == 44
+    with RunStore(tmp_path / "runs.db") as store:
+        store.create_run("classic", settings={"pattern": "gpt2"})
+        store.create_run("super", settings={"pattern": "gpt2", "superbpe_transition": 25600})
+        model = RunHistoryModel()
+        model.set_runs(store.list_runs())
+        shown = {model.data(model.index(row, 5)) for row in range(model.rowCount())}
+    assert shown == {"gpt2", "gpt2 · SuperBPE t=25,600"}
