@@ -11,7 +11,7 @@ import pytest
 from reference_superbpe import stage2_pieces, train_superbpe_reference
 
 from workbench.engine.config import TrainConfig
-from workbench.engine.errors import ConfigError, WorkbenchError
+from workbench.engine.errors import ConfigError
 from workbench.engine.patterns.regexes import compile_pattern
 from workbench.engine.patterns.superbpe import STAGE2_PATTERN, is_superword, stage2_allows
 from workbench.engine.pretokenize.counting import count_texts
@@ -147,23 +147,37 @@ def test_settings_are_checked():
         TrainConfig(vocab_size=300, superbpe_transition=280.5)
 
 
-def test_a_superbpe_run_is_stored_and_not_continued(tmp_path):
-    from workbench.session.counting import count_documents
+@pytest.mark.parametrize("first_vocab", [280, 320])  # stopped in stage 1, in stage 2
+def test_a_superbpe_run_is_stored_and_continued(tmp_path, first_vocab):
+    from workbench.engine.pretokenize.counting import count_corpus
+    from workbench.session.counting import count_paths
     from workbench.session.run import RunSession
     from workbench.store import RunStore
 
-    config = TrainConfig(vocab_size=320, superbpe_transition=290)
+    text = generated(4)
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(text, "utf-8")
+    # the first run aims at 360 and is stopped at `first_vocab`
+    config = TrainConfig(vocab_size=360, superbpe_transition=290)
     db = tmp_path / "runs.db"
-    session = RunSession.start(count_documents([generated(4)], config), config, store_path=db)
-    session.advance()
+    session = RunSession.start(count_paths([corpus], config), config, store_path=db)
+    session.advance(target_vocab_size=first_vocab)
     session.end()
     with RunStore(db) as store:
         run = store.get_run(session.run_id)
     assert run.settings["superbpe_transition"] == 290
     assert run.stats["superbpe"]["dropped_pieces"] == 0
-    assert run.stats["superbpe"]["transition_rank"] == session.trainer.transition_rank
-    with pytest.raises(WorkbenchError, match="SuperBPE"):
-        RunSession.resume(db, session.run_id, lambda paths, cfg: None)
+    stage_two = run.stats["superbpe"].get("transition_rank")
+    assert stage_two == (None if first_vocab <= 290 else session.trainer.transition_rank)
+    again = RunSession.resume(db, session.run_id, lambda paths, cfg: count_corpus(paths, cfg), 400)
+    again.advance()
+    again.end()
+    assert again.merges() == train_superbpe_reference([text], "gpt2", 400, 290)
+    with RunStore(db) as store:
+        run = store.get_run(session.run_id)
+        assert store.merges_as_pairs(session.run_id) == again.merges()
+    assert run.stats["superbpe"]["transition_rank"] == again.trainer.transition_rank
+    assert run.stats["bytes"] == len(text.encode())  # the rest of the statistics kept
 
 
 def test_cli_and_api_train_superbpe(tmp_path, capsys):

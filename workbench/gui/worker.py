@@ -243,8 +243,12 @@ class TrainWorker(QObject):
 
         def count(paths, config):
             self.sigStage.emit(f"Reading run {run_id}'s corpus to continue it")
+            # One count a call: a SuperBPE run's resume asks for each stage's by itself.
             counted = count_paths(
-                paths, config, progress=self.sigProgress.emit, cancel=self.cancel_flag.is_set
+                paths,
+                replace(config, superbpe_transition=0),
+                progress=self.sigProgress.emit,
+                cancel=self.cancel_flag.is_set,
             )
             return counted.result
 

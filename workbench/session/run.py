@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +86,15 @@ def stored_config(settings: dict, vocab_size: int) -> TrainConfig:
     values["special_tokens"] = tuple(specials)
     values["vocab_size"] = vocab_size
     return TrainConfig(**values)
+
+
+def _replay(trainer: Any, n: int) -> None:
+    """Make `n` merges again (a SuperBPE trainer hands stage 1's and stage 2's in separate
+    steps), or as many as the trainer can."""
+    while trainer.n_merges < n:
+        made = len(trainer.step(n - trainer.n_merges))
+        if made == 0 and trainer.stop_reason is not None:
+            return
 
 
 def _superbpe_trainer(counted: Counted, config: TrainConfig, count_ties: bool) -> Any:
@@ -210,10 +219,6 @@ class RunSession:
             if run.state in (RunState.RUNNING, RunState.PAUSED):
                 raise WorkbenchError(f"run {run_id} is being trained right now")
             stored = store.merges_as_pairs(run_id)
-        if run.settings.get("superbpe_transition"):
-            raise WorkbenchError(
-                f"run {run_id} is a SuperBPE run, which cannot be continued yet; train a new one"
-            )
         paths = run.corpus.get("paths")
         recorded = run.corpus.get("fingerprint")
         if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
@@ -246,15 +251,25 @@ class RunSession:
                 f"{store_path}: run {run_id}: its stored settings cannot be used ({exc})"
             ) from None
         result = count(paths, config)
-        trainer = BpeTrainer(result.words, config)
-        trainer.step(len(stored))
+        stage_two = None
+        if config.superbpe_transition:  # the corpus once more, for stage 2
+            from workbench.engine.pretokenize.stage_two import cap_pieces, stage2_config
+            from workbench.engine.train.stages import SuperBpeTrainer
+
+            again = count(paths, replace(stage2_config(config), superbpe_transition=0))
+            stage_two = cap_pieces(again.words)
+            trainer: Any = SuperBpeTrainer(result.words, stage_two.words, config)
+        else:
+            trainer = BpeTrainer(result.words, config)
+        _replay(trainer, len(stored))
         if trainer.merge_pairs() != stored:
             raise WorkbenchError(
                 f"run {run_id}: replaying its corpus did not give the stored merges"
             )
-        session = cls(trainer, config, Counted(result, tuple(paths)), run_id=run_id)
+        session = cls(trainer, config, Counted(result, tuple(paths), stage_two), run_id=run_id)
         session.listeners = list(listeners)
         session.timings = dict(run.timings)
+        session._stats = dict(run.stats)  # what a SuperBPE run adds to them keeps the rest
         with RunStore(store_path) as store:
             session._writer = store.writer(run_id)
         session._writer.set_state(RunState.PAUSED)
