@@ -236,3 +236,22 @@ def test_a_trainer_started_from_a_vocabulary_holds_what_the_trainer_made():
     made.run()
     again.run()
     assert again.merge_pairs() == made.merge_pairs() and again.merge_ids == made.merge_ids
+
+
+def test_api_documents_exports_and_handoffs_encode_alike(tmp_path):
+    import workbench
+
+    docs = [generated(11), generated(12)]
+    result = workbench.train(docs, 380, superbpe_transition=290, progress=False)
+    assert result.merges == train_superbpe_reference(docs, "gpt2", 380, 290)
+    tokenizer = result.tokenizer
+    sample = generated(13)
+    ours = tokenizer.encode(sample)
+    assert tokenizer.to_tiktoken().encode_ordinary(sample) == ours
+    assert tokenizer.to_tokenizers().encode(sample).ids == ours
+    for fmt in ("hf", "tiktoken", "gpt2", "minbpe"):
+        tokenizer.export(fmt, tmp_path / fmt)
+        back = workbench.load(tmp_path / fmt)
+        assert back.pattern == STAGE2_PATTERN and back.encode(sample) == ours, fmt
+    with pytest.raises(ConfigError, match="twice"):
+        workbench.train(iter(docs), 380, superbpe_transition=290, progress=False)

@@ -248,8 +248,11 @@ def _count(
             return count_paths(paths, config, progress=counted, cancel=cancel)
     # a list of strings is that many documents; a list of batches holds an unknown number
     total = len(corpus) if isinstance(corpus, Sized) and isinstance(first, str) else None
+    documents: Iterable[object] = _documents(rest)
+    if config.superbpe_transition and isinstance(corpus, list | tuple):
+        documents = list(documents)  # SuperBPE reads them twice (references only: no copy)
     with progress_api.bar(total, "docs", "counting", progress) as counted:
-        return count_documents(_documents(rest), config, counted, cancel)
+        return count_documents(documents, config, counted, cancel)
 
 
 def _documents(items: Iterable[object]) -> Iterable[object]:

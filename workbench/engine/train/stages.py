@@ -222,6 +222,11 @@ class SuperBpeTrainer:
             raise AttributeError(name)
         return getattr(self.current, name)
 
+    def release(self) -> None:
+        """Free the merge loop's arrays and the stage-2 pieces not used yet (no more merges)."""
+        self._stage2_words = None
+        self.current.release()
+
     @property
     def done(self) -> bool:
         return self.stop_reason in ("no_pairs", "min_frequency") or (
