@@ -56,6 +56,8 @@ def test_a_superbpe_run_marks_superwords_and_its_transition(qtbot, window, tmp_p
     charts = window.charts
     assert charts.transition_rank == rank
     assert all(line.isVisible() for line in charts.transition_lines)
+    assert charts.describe(supers[0]).endswith("superword · SuperBPE stage 2")
+    assert charts.describe(0).endswith("SuperBPE stage 1")
     assert run.settings["superbpe_transition"] == 300
 
 

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QGraphicsView, QVBoxLayout, QWidget
 
 from workbench.display import readable
 from workbench.engine.events import MergeBatch
+from workbench.engine.patterns.superbpe import is_superword
 from workbench.gui.buffers import MAX_LENGTH_BIN, ChartData
 from workbench.gui.elided_label import ElidedLabel
 from workbench.gui.help import CHART_HELP
@@ -376,6 +377,11 @@ class ChartsPanel(QWidget):
         )
         if index < len(d.bytes_per_token):
             text += f" · {d.bytes_per_token.view()[index]:.3f} bytes/token"
+        if is_superword(d.tokens[index]):
+            text += " · superword"
+        if self.transition_rank is not None:
+            stage = 2 if index >= self.transition_rank else 1
+            text += f" · SuperBPE stage {stage}"
         return text
 
 
