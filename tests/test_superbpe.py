@@ -257,3 +257,20 @@ def test_api_documents_exports_and_handoffs_encode_alike(tmp_path):
         assert back.pattern == STAGE2_PATTERN and back.encode(sample) == ours, fmt
     with pytest.raises(ConfigError, match="twice"):
         workbench.train(iter(docs), 380, superbpe_transition=290, progress=False)
+
+
+def test_a_refused_pair_leaves_the_next_merges_tie_count_whole():
+    from workbench.engine.patterns.superbpe import MAX_WORDS
+    from workbench.engine.train.stages import trainer_from_ids
+
+    # `: ` has the top count and the greatest bytes but is refused; `34` and `12` then tie.
+    words = WordTable.from_counts({b": ": 5, b"12": 5, b"34": 5})
+    trainer = trainer_from_ids(
+        words.data.astype(np.int32), words.offsets, words.counts,
+        [bytes([b]) for b in range(256)], [], [], TrainConfig(vocab_size=260),
+    )  # fmt: skip
+    trainer.max_words = MAX_WORDS
+    batch = trainer.step(2)
+    assert batch.tokens == (b"34", b"12")
+    assert list(batch.ties) == [1, 0]
+    assert trainer.step(5).tokens == () and trainer.stop_reason == "no_pairs"

@@ -324,6 +324,9 @@ def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, ti
         right = key & 0xFFFFFFFF
         if max_words > 0 and not _superword_allowed(left, right, max_words, tok_off, tok_len,
                                                     arena):  # fmt: skip
+            # A step number of its own: the next merge's tie count must not take the pairs
+            # this one stamped as counted already.
+            scal[S_STEP] += 1
             continue
 
         # The merged token: an existing one with the same bytes, or a new id.
