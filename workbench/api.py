@@ -78,6 +78,7 @@ def train(
     name: str | None = None,
     progress: bool = True,
     text_column: str = "text",
+    superbpe_transition: int = 0,
 ) -> TrainResult:
     """Train a byte-level BPE tokenizer on `corpus`.
 
@@ -101,6 +102,9 @@ def train(
     and merging between batches (the run recorded as interrupted), and raises KeyboardInterrupt.
     `progress`: bars for counting and merging (`tqdm.auto`: a widget in Jupyter), drawn only on
     a terminal or in a notebook; False draws none.
+    `superbpe_transition=t` trains SuperBPE (Liu et al., 2025): ordinary BPE up to vocab size t,
+    then merges that may cross spaces (superwords) up to `vocab_size`; 0 is classic BPE. The
+    corpus is read twice (once per stage); see docs/variants.md.
     """
     config = TrainConfig(
         vocab_size=vocab_size,
@@ -111,6 +115,7 @@ def train(
         max_token_length=max_token_length,
         text_column=text_column,
         on_bad_file="skip" if skip_bad_files else "stop",
+        superbpe_transition=superbpe_transition,
     )
     if isinstance(corpus, str | os.PathLike) and not str(os.fspath(corpus)):
         raise ConfigError(
@@ -252,8 +257,11 @@ def _count(
             return count_paths(paths, config, progress=counted, cancel=cancel)
     # a list of strings is that many documents; a list of batches holds an unknown number
     total = len(corpus) if isinstance(corpus, Sized) and isinstance(first, str) else None
+    documents: Iterable[object] = _documents(rest)
+    if config.superbpe_transition and isinstance(corpus, list | tuple):
+        documents = list(documents)  # SuperBPE reads them twice (references only: no copy)
     with progress_api.bar(total, "docs", "counting", progress) as counted:
-        return count_documents(_documents(rest), config, counted, cancel)
+        return count_documents(documents, config, counted, cancel)
 
 
 def _documents(items: Iterable[object]) -> Iterable[object]:

@@ -49,6 +49,9 @@ class MergeBatch:
     tokens: tuple[bytes, ...]  # bytes of each merge's token
     vocab_size: int  # tokens after the last merge here: bytes + merged + special tokens
     seconds: float  # wall time the kernel spent on this batch
+    # Training in stages (SuperBPE): the rank of the first merge of the last stage, once that
+    # stage has begun (every batch from then on carries it); None for one-stage training.
+    stage_start: int | None = None
 
     def __len__(self) -> int:
         return len(self.tokens)

@@ -17,12 +17,13 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QTimer, Signal
+from PySide6.QtCore import QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QGraphicsView, QVBoxLayout, QWidget
 
 from workbench.display import readable
 from workbench.engine.events import MergeBatch
+from workbench.engine.patterns.superbpe import is_superword
 from workbench.gui.buffers import MAX_LENGTH_BIN, ChartData
 from workbench.gui.elided_label import ElidedLabel
 from workbench.gui.help import CHART_HELP
@@ -164,6 +165,20 @@ class ChartsPanel(QWidget):
         for plot, marker in zip((self.count_plot, self.bpt_plot), self.markers, strict=True):
             marker.hide()
             plot.addItem(marker, ignoreBounds=True)
+        # SuperBPE's transition: where stage 2 (superwords) starts, on both merge charts.
+        self.transition_lines = [
+            pg.InfiniteLine(
+                angle=90,
+                pen=pg.mkPen("#ffb703", width=1, style=Qt.PenStyle.DashLine),
+                label="t",
+                labelOpts={"position": 0.92, "color": "#ffb703"},
+            )  # fmt: skip
+            for _ in range(2)
+        ]
+        for plot, line in zip((self.count_plot, self.bpt_plot), self.transition_lines, strict=True):
+            line.hide()
+            plot.addItem(line, ignoreBounds=True)
+        self.transition_rank: int | None = None
         self.hover_label = ElidedLabel(HOVER_HINT)
         self.hover_label.setObjectName("hoverLabel")
         # Which run the charts show: after a new corpus is loaded they are cleared and say so,
@@ -192,6 +207,7 @@ class ChartsPanel(QWidget):
         self.hover_label.setText(HOVER_HINT)
         for marker in self.markers:
             marker.hide()
+        self.set_transition(None)
         if caption is not None:
             self.caption.setText(caption)
         for axis_range in self.ranges:
@@ -212,12 +228,33 @@ class ChartsPanel(QWidget):
         self.length_plot.setYRange(0, 1000, padding=0)
         self.redraw_if_dirty()
 
+    def set_transition(self, rank: int | None) -> None:
+        """Draw SuperBPE's transition line at merge `rank`, the first merge of stage 2 (None:
+        none). A live run's batches say where it is (`note_transition`); a stored run's
+        statistics hold it."""
+        self.transition_rank = rank
+        if rank is None:
+            for line in self.transition_lines:
+                line.hide()
+            return
+        self.transition_lines[0].setValue(rank)
+        self.transition_lines[1].setValue(rank)  # merges made before stage 2's first one
+        for line in self.transition_lines:
+            line.setToolTip(f"SuperBPE transition: superwords from merge rank {rank:,}")
+            line.show()
+
+    def note_transition(self, batch: MergeBatch) -> None:
+        """Place the transition line when a batch says stage 2 has begun."""
+        if batch.stage_start is not None and self.transition_rank is None:
+            self.set_transition(batch.stage_start)
+
     def set_corpus_bytes(self, corpus_bytes: int) -> None:
         self.data.corpus_bytes = corpus_bytes
 
     def add_batch(self, batch: MergeBatch) -> None:
         """Cheap: appends to buffers; the timer draws."""
         self.data.add(batch)
+        self.note_transition(batch)
         self._dirty = True
 
     def pause_clock(self) -> None:
@@ -340,6 +377,11 @@ class ChartsPanel(QWidget):
         )
         if index < len(d.bytes_per_token):
             text += f" · {d.bytes_per_token.view()[index]:.3f} bytes/token"
+        if is_superword(d.tokens[index]):
+            text += " · superword"
+        if self.transition_rank is not None:
+            stage = 2 if index >= self.transition_rank else 1
+            text += f" · SuperBPE stage {stage}"
         return text
 
 

@@ -34,6 +34,14 @@ def batch_from_stored(merges: list[StoredMerge]) -> MergeBatch:
     )
 
 
+def transition_rank(stats: dict) -> int | None:
+    """The first stage-2 merge of a stored SuperBPE run (`RunSession` records it), or None:
+    a classic run, one stopped before stage 2, or statistics this app did not write."""
+    superbpe = stats.get("superbpe")
+    rank = superbpe.get("transition_rank") if isinstance(superbpe, dict) else None
+    return rank if isinstance(rank, int) and not isinstance(rank, bool) and rank >= 0 else None
+
+
 class HistoryLoader(QObject):
     def __init__(self, charts: ChartsPanel, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -47,6 +55,7 @@ class HistoryLoader(QObject):
 
     def load(self, store: RunStore, run: RunInfo) -> None:
         self.charts.reset(int(run.stats.get("bytes", 0) or 0))
+        self.charts.set_transition(transition_rank(run.stats))
         self.store, self.run_id, self.after = store, run.id, -1
         self.timer.start()
 
