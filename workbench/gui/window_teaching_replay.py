@@ -1,0 +1,92 @@
+"""The window's teaching and replay wiring: the teaching sample cut with the run's merges and
+the newest merge explained; the replay timeline shown in the charts, merge list and Tokens.
+"""
+
+from __future__ import annotations
+
+import time
+
+from workbench.engine.errors import WorkbenchError
+from workbench.store import StoreError
+from workbench.store.tokenizer_of_run import tokenizer_of_run
+
+SAMPLE_COST_FACTOR = 4  # between ticks, rebuild the sample's tokenizer after 4x its cost
+REPLAY_CUT_SECONDS = 0.5  # a playing replay repaints the Tokens text at most this often
+
+
+class TeachingAndReplay:
+    """Mixed into `MainWindow`: teaching's sample and explanation, and the replay's views."""
+
+    def _show_teaching_sample(self, every_tick: bool = False) -> None:
+        """Cut the teaching sample with the merges so far (the run's, read from the store).
+
+        Building the tokenizer costs O(merges) (~0.1 s at 10k): between teaching ticks it is
+        rebuilt only when the last build is a few of its own durations old, so a fast tick
+        rate on a long run never stalls the window.
+        """
+        if self.run_id is None or not self.teaching.isVisible():
+            return
+        if not self.warmer.encoder.is_set():  # compiling it here would freeze the window
+            self.teaching.newest.setText("The sample is cut once the encoder is ready.")
+            return
+        now = time.perf_counter()
+        last_at, cost = self._sample_built
+        if every_tick and now - last_at < SAMPLE_COST_FACTOR * cost:
+            return
+        try:
+            tok = tokenizer_of_run(self.store, self.run_id)
+        except (StoreError, WorkbenchError):
+            return
+        self._sample_built = (now, time.perf_counter() - now)
+        last = tok.merges[-1:]
+        vocab = tok.vocab
+        self.teaching.show_tokenizer(tok, (vocab[last[0][0]], vocab[last[0][1]]) if last else None)
+        self._explain_newest(len(tok.merges))
+
+    def _explain_newest(self, n: int) -> None:
+        """Teaching's "why": the newest merge's count, ties and rule, and the next merge."""
+        if self.run_id is None or n <= 0:
+            self.teaching.explain(None, None, "")
+            return
+        try:
+            around = self.store.merges(self.run_id, after_rank=n - 2, limit=2)
+            rule = str(self.store.get_run(self.run_id).settings.get("tie_break", "lexicographic"))
+        except StoreError:
+            return
+        newest = next((m for m in around if m.rank == n - 1), None)
+        following = next((m for m in around if m.rank == n), None)
+        self.teaching.explain(newest, following, rule)
+
+    _replay_cut_at = 0.0  # when a playing replay last asked for a re-cut of the Tokens text
+
+    def _replay_at(self, k: int) -> None:
+        """The timeline shows the run after its first k merges, in every view of it."""
+        total = self.replay.clock.total
+        at = None if k >= total else k
+        self.charts.show_replay(at)
+        self.merge_list.show_replay(at)
+        panel = self.tokens.panel
+        if panel.run_id is None or panel.run_id != self.run_id:
+            return
+        # The panel cuts in the background, the newest k next; painting a cut still takes this
+        # thread ~30 ms (the highlighter and the strip), so a playing replay repaints the text
+        # a few times a second; at rest (a seek, the end), at once.
+        now = time.perf_counter()
+        if self.replay.playing and now - self._replay_cut_at < REPLAY_CUT_SECONDS:
+            return
+        self._replay_cut_at = now
+        panel.show_rank(k)
+
+    def _end_replay(self) -> None:
+        """Training or another run: the timeline starts over at the whole run."""
+        if self.replay.clock.k < self.replay.clock.total:
+            self._replay_at(self.replay.clock.total)
+        self.replay.set_total(0)
+
+    def _offer_replay(self) -> None:
+        """A run at rest (paused, finished, opened) can be replayed over all its merges."""
+        total = self.merges_done if self.mode in ("paused", "finished") else 0
+        if total != self.replay.clock.total:
+            if self.replay.clock.k < self.replay.clock.total:
+                self._replay_at(self.replay.clock.total)
+            self.replay.set_total(total)
