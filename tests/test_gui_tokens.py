@@ -160,6 +160,14 @@ def test_counts_and_toggles(view, qtbot):
     assert "·" in view.strip_edit.toPlainText()
 
 
+def test_an_empty_text_says_no_text_not_zeros(view, qtbot):
+    view.set_text("the cat")
+    qtbot.waitUntil(lambda: "tokens" in view.counts.text())
+    view.set_text("")
+    qtbot.waitUntil(lambda: view.encoded is not None and not view.encoded.text)
+    assert view.counts.text() == "no text"
+
+
 def test_hover_finds_the_token_under_the_mouse(view, qtbot):
     view.set_text("the cat 😀 sat")
     qtbot.waitUntil(lambda: view.encoded is not None and len(view.encoded) > 0)

@@ -117,10 +117,17 @@ TIE_RULES = {
 
 
 def why_chosen(merge: StoredMerge, following: StoredMerge | None, tie_break: str) -> str:
-    """Why merge `merge` was made, in words: its count, the ties and the rule that settled
-    them, and the merge that came next (the best pair once this one was made)."""
+    """Why merge `merge` was made, in words: its count and the runner-up's, the ties and the
+    rule that settled them, and the merge that came next (the best pair once this one was made).
+    A run stored before runner-ups were recorded says so rather than guess."""
     count = f"{merge.count:,} time{'s' if merge.count != 1 else ''}"
-    text = f"Why: its pair occurred {count} when it was merged, more than any other pair"
+    text = f"Why: its pair occurred {count} when it was merged, more than any other"
+    if merge.runner_up is None:
+        text += " (this run did not record the runner-up's count)"
+    elif merge.runner_up == 0:
+        text += ": no other pair was left"
+    else:
+        text += f": the runner-up had {merge.runner_up:,}"
     if merge.ties:
         others = f"{merge.ties:,} other pair{'s' if merge.ties != 1 else ''}"
         rule = TIE_RULES.get(tie_break, f"the {tie_break} rule decides")

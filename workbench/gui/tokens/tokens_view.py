@@ -56,6 +56,9 @@ def from_display(raw: str) -> str:
 
 
 def format_counts(enc: Encoded) -> str:
+    """The counts line: "no text" rather than a row of zeros for an empty editor."""
+    if not enc.text:
+        return "no text"
     return (
         f"{len(enc):,} tokens · {len(enc.text):,} chars · {enc.n_bytes:,} bytes · "
         f"{enc.bytes_per_token:.2f} bytes/token · {enc.tokens_per_word:.2f} tokens/word"
