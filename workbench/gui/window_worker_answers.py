@@ -45,7 +45,6 @@ class WorkerAnswers:
 
     def _on_idle(self, state: IdleState) -> None:
         self.meter.stop()
-        self.charts.pause_clock()
         self.corpus_panel.set_counting(False)
         sweep, self.sweep = self.sweep, None
         interrupted = (
@@ -56,6 +55,7 @@ class WorkerAnswers:
         )
         if sweep is not None and sweep[0] < sweep[1] and state.reason not in interrupted:
             self.sweep = sweep  # more runs of the sweep follow
+            self.charts.pause_clock()
             self.status.stage.setText(f"Sweep: run {sweep[0]} of {sweep[1]} done")
             self.runs.refresh()
             return
@@ -64,6 +64,11 @@ class WorkerAnswers:
         )
         self._follow_size()
         teaching = self.teacher.running and self.mode == "paused"
+        if not teaching:
+            # A pause stops the merges/s clock, so it does not read as a slow stretch; teaching's
+            # pauses between ticks are its pace, so its rate (over the charts' sliding window)
+            # spans them: a tick's few merges alone take a millisecond and draw no point.
+            self.charts.pause_clock()
         if teaching:
             stage = f"Teaching: {state.merges:,} of {self.target_merges:,} merges"
         else:
