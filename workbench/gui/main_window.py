@@ -281,7 +281,7 @@ class MainWindow(
             self._shutdown()
             return
         self.status_timer.stop()
-        self.history.cancel()
+        self.history.shutdown()
         self.tokens.shutdown()
         for dialog in self.export_dialogs:
             dialog.shutdown()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 
+from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.engine.errors import WorkbenchError
 from workbench.store import StoreError
 from workbench.store.tokenizer_of_run import tokenizer_of_run
@@ -38,10 +39,14 @@ class TeachingAndReplay:
         except (StoreError, WorkbenchError):
             return
         self._sample_built = (now, time.perf_counter() - now)
+        self._show_sample_with(tok)
+        self._explain_newest(len(tok.merges))
+
+    def _show_sample_with(self, tok: Tokenizer) -> None:
+        """Teaching's sample cut by `tok`, whose last merge is the newest one."""
         last = tok.merges[-1:]
         vocab = tok.vocab
         self.teaching.show_tokenizer(tok, (vocab[last[0][0]], vocab[last[0][1]]) if last else None)
-        self._explain_newest(len(tok.merges))
 
     def _explain_newest(self, n: int) -> None:
         """Teaching's "why": the newest merge's count, ties and rule, and the next merge."""
@@ -76,6 +81,19 @@ class TeachingAndReplay:
             return
         self._replay_cut_at = now
         panel.show_rank(k)
+        self._teach_replayed(k)
+
+    def _teach_replayed(self, k: int) -> None:
+        """Teaching follows the timeline: merge k is the newest, explained, and marked in the
+        sample cut by the first k merges (a prefix shares the whole tokenizer's tables, so
+        cutting the few sample lines costs little)."""
+        if not self.teaching.isVisible():
+            return
+        base = self.tokens.panel.base_tokenizer
+        if base is None or k > len(base.merges):
+            return
+        self._show_sample_with(base if k == len(base.merges) else base.prefix(k))
+        self._explain_newest(k)
 
     def _end_replay(self) -> None:
         """Training or another run: the timeline starts over at the whole run."""

@@ -347,9 +347,10 @@ class TokensView(QWidget):
             self._strip = prebuilt[2]
         else:
             self._strip = build_strip(enc, table.bytes_of, *options)
-        self.strip_highlighter.set_ranges([])
+        self.strip_highlighter.clear()
         self.strip_edit.setPlainText(self._strip.text)
-        self.strip_highlighter.set_ranges(self._strip.ranges)
+        first = self.strip_edit.firstVisibleBlock().blockNumber()
+        self.strip_highlighter.set_ranges(self._strip.ranges, first_block=first)
 
     def _open_dialog(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Open a text file")
