@@ -88,6 +88,7 @@ def main() -> int:
     cpu: dict[str, list[float]] = {name: [] for name in phases}
     last = [time.perf_counter()]
     last_cpu = [time.thread_time()]
+    last_key: list[str | None] = [None]
     started = [0.0]
     phase = [""]  # set by the later phases; training phases follow the window's mode
 
@@ -99,10 +100,13 @@ def main() -> int:
             key = phase[0]
         elif window.mode == "training":
             key = "training" if stage == "Training" else "counting"
-        if key is not None:
-            gaps.setdefault(key, []).append(now - last[0])
-            cpu.setdefault(key, []).append(now_cpu - last_cpu[0])
-        last[0], last_cpu[0] = now, now_cpu
+        # A gap belongs to the phase it ends in or, when that is none, the one it began in:
+        # the handling of the run's end (the worker's idle answer) falls between the two.
+        gap_key = key if key is not None else last_key[0]
+        if gap_key is not None:
+            gaps.setdefault(gap_key, []).append(now - last[0])
+            cpu.setdefault(gap_key, []).append(now_cpu - last_cpu[0])
+        last[0], last_cpu[0], last_key[0] = now, now_cpu, key
 
     def begin() -> None:
         window.load_corpus(files)

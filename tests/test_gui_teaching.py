@@ -44,7 +44,8 @@ def test_teaching_mode_paces_highlights_and_pauses(qtbot, window):
     assert model.highlight_from is not None and model.highlight_from <= newest
     selected = window.merge_list.view.selectionModel().selectedRows()
     assert [model.merge_at(i.row()).rank for i in selected] == [newest]
-    assert "Merge" in window.teaching.newest.full_text()
+    # The sample's tokenizer is built in the background (after the encoder is ready).
+    qtbot.waitUntil(lambda: "Merge" in window.teaching.newest.full_text(), timeout=COLD_START_MS)
     assert "background-color" in window.teaching.sample.toHtml()
 
     # Pause stops the ticks; a step by hand still works; Resume goes on to the target.
@@ -150,3 +151,24 @@ def test_the_sample_follows_the_newest_merge_unless_it_is_yours(qtbot):
     assert "not in this sample" in panel.newest.full_text()
     panel.unpin()
     assert not panel.pinned and "zebra" in panel.sample.toPlainText()
+
+
+def test_the_sample_tokenizer_is_built_off_the_ui_thread(qtbot, window, monkeypatch):
+    import threading
+
+    from workbench.gui import window_teaching_replay
+
+    on_main: list[bool] = []
+    real = window_teaching_replay.stored_tokenizer
+
+    def recorded(db_path, run_id):
+        on_main.append(threading.current_thread() is threading.main_thread())
+        return real(db_path, run_id)
+
+    monkeypatch.setattr(window_teaching_replay, "stored_tokenizer", recorded)
+    qtbot.waitUntil(window.warmer.encoder.is_set, timeout=COLD_START_MS)
+    train_to(qtbot, window, 256 + 40)  # the run's end cuts the sample with all 40 merges
+    qtbot.waitUntil(
+        lambda: window.teaching.newest.full_text().startswith("Merge 40:"), timeout=10_000
+    )
+    assert on_main and not any(on_main)

@@ -37,6 +37,7 @@ from workbench.gui.run_history import RunHistoryPanel
 from workbench.gui.status import RateMeter, TrainingStatus
 from workbench.gui.teaching import TeachingDriver, TeachingPanel
 from workbench.gui.tokens.export_dialog import ExportDialog
+from workbench.gui.tokens.jobs import JobLane
 from workbench.gui.tokens_tab import TokensTab
 from workbench.gui.window_corpus import CorpusHandling
 from workbench.gui.window_menus import MenusAndActions
@@ -111,6 +112,8 @@ class MainWindow(
         self.replay = ReplayBar()
         self.teacher = TeachingDriver(self.teaching, self)
         self._sample_built = (0.0, 0.0)  # when the teaching sample was last cut, and its cost
+        self.sample_lane = JobLane(self, encodes=False)  # builds the sample's tokenizer
+        self.sample_lane.sigResult.connect(self._on_sample_tokenizer)
         self.merge_list = MergeListPanel()
         self.runs = RunHistoryPanel(self.store)
         self.history = HistoryLoader(self.charts, self)
@@ -282,6 +285,7 @@ class MainWindow(
             return
         self.status_timer.stop()
         self.history.shutdown()
+        self.sample_lane.shutdown()
         self.tokens.shutdown()
         for dialog in self.export_dialogs:
             dialog.shutdown()

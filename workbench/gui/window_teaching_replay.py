@@ -7,9 +7,8 @@ from __future__ import annotations
 import time
 
 from workbench.engine.encode.tokenizer import Tokenizer
-from workbench.engine.errors import WorkbenchError
+from workbench.gui.tokens_tab import tokenizer_of_run as stored_tokenizer
 from workbench.store import StoreError
-from workbench.store.tokenizer_of_run import tokenizer_of_run
 
 SAMPLE_COST_FACTOR = 4  # between ticks, rebuild the sample's tokenizer after 4x its cost
 REPLAY_CUT_SECONDS = 0.5  # a playing replay repaints the Tokens text at most this often
@@ -21,9 +20,10 @@ class TeachingAndReplay:
     def _show_teaching_sample(self, every_tick: bool = False) -> None:
         """Cut the teaching sample with the merges so far (the run's, read from the store).
 
-        Building the tokenizer costs O(merges) (~0.1 s at 10k): between teaching ticks it is
-        rebuilt only when the last build is a few of its own durations old, so a fast tick
-        rate on a long run never stalls the window.
+        Building the tokenizer costs O(merges) (~0.1 s at 10k), so it is built in the
+        background (`sample_lane`, its own store connection; the newest request wins), and
+        between teaching ticks it is rebuilt only when the last build is a few of its own
+        durations old, so a fast tick rate on a long run never floods the lane.
         """
         if self.run_id is None or not self.teaching.isVisible():
             return
@@ -34,11 +34,21 @@ class TeachingAndReplay:
         last_at, cost = self._sample_built
         if every_tick and now - last_at < SAMPLE_COST_FACTOR * cost:
             return
-        try:
-            tok = tokenizer_of_run(self.store, self.run_id)
-        except (StoreError, WorkbenchError):
-            return
-        self._sample_built = (now, time.perf_counter() - now)
+        self._sample_built = (now, cost)  # the cost is the last build's until this one ends
+        db_path, run_id = self.db_path, self.run_id
+
+        def build() -> tuple[int, Tokenizer, float]:
+            started = time.perf_counter()
+            tok = stored_tokenizer(db_path, run_id)[0]
+            return run_id, tok, time.perf_counter() - started
+
+        self.sample_lane.submit(build)
+
+    def _on_sample_tokenizer(self, result: tuple[int, Tokenizer, float]) -> None:
+        run_id, tok, cost = result
+        self._sample_built = (self._sample_built[0], cost)
+        if run_id != self.run_id or not self.teaching.isVisible():
+            return  # another run since, or the panel hidden meanwhile
         self._show_sample_with(tok)
         self._explain_newest(len(tok.merges))
 
