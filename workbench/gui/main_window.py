@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from workbench.engine.patterns.regexes import PRESETS
 from workbench.gui import settings as settings_io
 from workbench.gui import whats_this, window_session
+from workbench.gui.app import freeze_long_lived
 from workbench.gui.charts import ChartsPanel
 from workbench.gui.controls import TrainingControls
 from workbench.gui.corpus_panel import CorpusPanel
@@ -163,6 +164,7 @@ class MainWindow(
             self.load_demo()
         window_session.restore(self)
         self._update_actions()
+        freeze_long_lived()
 
     @property
     def mode(self) -> str:
@@ -228,6 +230,7 @@ class MainWindow(
         self.warmer.sigWarm.connect(self._on_warm)
         self.warmer.sigProgress.connect(self._on_warm_progress)
         self.warmer.sigEncoderReady.connect(self._show_teaching_sample)
+        self.warmer.sigEncoderReady.connect(freeze_long_lived)  # the encoder's kernels too
         self.warmer.sigFailed.connect(self._on_failed)
         self.warm_thread.finished.connect(self._thread_finished)
         self.controls.sigPatternChanged.connect(self._pattern_changed)

@@ -8,6 +8,7 @@ import contextlib
 from dataclasses import replace
 
 from workbench.engine.events import MergeBatch
+from workbench.gui.app import freeze_long_lived
 from workbench.gui.window_state import grown_name
 from workbench.gui.worker import IdleState
 from workbench.session.states import StopReason
@@ -129,6 +130,7 @@ class WorkerAnswers:
 
     def _on_warm(self, seconds: float) -> None:
         self.warm_thread.quit()
+        freeze_long_lived()  # the kernels just loaded live as long as the app
         if self._before_any_run():
             # The stage label, not showMessage: a temporary message hides the stage for seconds.
             how = "prepared (first use)" if self.warmer.compiled else "loaded"
