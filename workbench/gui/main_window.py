@@ -115,6 +115,8 @@ class MainWindow(
         self._sample_built = (0.0, 0.0)  # when the teaching sample was last cut, and its cost
         self.sample_lane = JobLane(self, encodes=False)  # builds the sample's tokenizer
         self.sample_lane.sigResult.connect(self._on_sample_tokenizer)
+        self.replay_lane = JobLane(self)  # cuts teaching's sample at a replay's merge k
+        self.replay_lane.sigResult.connect(self._on_replay_cut)
         self.merge_list = MergeListPanel()
         self.runs = RunHistoryPanel(self.store)
         self.history = HistoryLoader(self.charts, self)
@@ -289,6 +291,7 @@ class MainWindow(
         self.status_timer.stop()
         self.history.shutdown()
         self.sample_lane.shutdown()
+        self.replay_lane.shutdown()
         self.tokens.shutdown()
         for dialog in self.export_dialogs:
             dialog.shutdown()

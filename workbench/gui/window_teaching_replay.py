@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 
 from workbench.engine.encode.tokenizer import Tokenizer
+from workbench.gui.teaching import SampleCut
 from workbench.gui.tokens_tab import tokenizer_of_run as stored_tokenizer
 from workbench.store import StoreError
 
@@ -49,6 +50,8 @@ class TeachingAndReplay:
         self._sample_built = (self._sample_built[0], cost)
         if run_id != self.run_id or not self.teaching.isVisible():
             return  # another run since, or the panel hidden meanwhile
+        if self.replay.clock.k < self.replay.clock.total:
+            return  # a replay is under way: teaching follows its merge k, not the newest
         self._show_sample_with(tok)
         self._explain_newest(len(tok.merges))
 
@@ -94,16 +97,28 @@ class TeachingAndReplay:
         self._teach_replayed(k)
 
     def _teach_replayed(self, k: int) -> None:
-        """Teaching follows the timeline: merge k is the newest, explained, and marked in the
-        sample cut by the first k merges (a prefix shares the whole tokenizer's tables, so
-        cutting the few sample lines costs little)."""
+        """Teaching follows the timeline: merge k is the newest, explained at once, and marked
+        in the sample cut by the first k merges (in `replay_lane`: the newest k wins)."""
         if not self.teaching.isVisible():
             return
         base = self.tokens.panel.base_tokenizer
         if base is None or k > len(base.merges):
             return
-        self._show_sample_with(base if k == len(base.merges) else base.prefix(k))
         self._explain_newest(k)
+        teaching, run_id = self.teaching, self.run_id
+
+        def cut() -> tuple[int | None, SampleCut]:
+            tok = base if k == len(base.merges) else base.prefix(k)
+            merges = tok.merges
+            pair = (tok.vocab[merges[-1][0]], tok.vocab[merges[-1][1]]) if merges else None
+            return run_id, teaching.prepare(tok, pair)
+
+        self.replay_lane.submit(cut)
+
+    def _on_replay_cut(self, result: tuple[int | None, SampleCut]) -> None:
+        run_id, sample = result
+        if run_id == self.run_id:
+            self.teaching.apply(sample)
 
     def _end_replay(self) -> None:
         """Training or another run: the timeline starts over at the whole run."""
