@@ -172,3 +172,22 @@ def test_the_sample_tokenizer_is_built_off_the_ui_thread(qtbot, window, monkeypa
         lambda: window.teaching.newest.full_text().startswith("Merge 40:"), timeout=10_000
     )
     assert on_main and not any(on_main)
+
+
+def test_the_corpus_sample_is_read_off_the_ui_thread(qtbot, window, monkeypatch):
+    import threading
+
+    from workbench.gui import window_corpus
+
+    on_main: list[bool] = []
+    real = window_corpus.corpus_paragraphs
+
+    def recorded(paths):
+        on_main.append(threading.current_thread() is threading.main_thread())
+        return real(paths)
+
+    monkeypatch.setattr(window_corpus, "corpus_paragraphs", recorded)
+    window.teaching.set_sample("")
+    window.load_demo()
+    qtbot.waitUntil(lambda: bool(window.teaching.sample_text()), timeout=10_000)
+    assert on_main == [False]

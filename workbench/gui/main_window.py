@@ -117,6 +117,8 @@ class MainWindow(
         self.sample_lane.sigResult.connect(self._on_sample_tokenizer)
         self.replay_lane = JobLane(self)  # cuts teaching's sample at a replay's merge k
         self.replay_lane.sigResult.connect(self._on_replay_cut)
+        self.corpus_sample_lane = JobLane(self, encodes=False)  # teaching's corpus sample
+        self.corpus_sample_lane.sigResult.connect(self._on_corpus_sample)
         self.merge_list = MergeListPanel()
         self.runs = RunHistoryPanel(self.store)
         self.history = HistoryLoader(self.charts, self)
@@ -292,6 +294,7 @@ class MainWindow(
         self.history.shutdown()
         self.sample_lane.shutdown()
         self.replay_lane.shutdown()
+        self.corpus_sample_lane.shutdown()
         self.tokens.shutdown()
         for dialog in self.export_dialogs:
             dialog.shutdown()
