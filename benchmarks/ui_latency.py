@@ -146,7 +146,9 @@ def main() -> int:
         elif phase[0] == "loading a run" and not (
             window.history.loading or window.tokens.lane.busy() or window.tokens.panel.busy()
         ):
-            phase[0] = ""
+            # Closing is no phase of its own: its gaps are not counted (and the run's end is not
+            # seen a second time while the window winds down).
+            phase[0] = "closing"
             window.close()
 
     ticker = QTimer()

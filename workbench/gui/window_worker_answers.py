@@ -45,6 +45,11 @@ class WorkerAnswers:
         self.meter.note(batch.end_rank)
 
     def _on_idle(self, state: IdleState) -> None:
+        # The worker thaws the objects frozen for its run when the run stops (so a cycle among
+        # them can be collected later); the next full collection would then walk all of them
+        # (~100 ms with the GIL held, seen while a run was opened right after). Freezing again
+        # here keeps that walk short; a cycle waits for the next run's thaw.
+        freeze_long_lived()
         self.meter.stop()
         self.corpus_panel.set_counting(False)
         sweep, self.sweep = self.sweep, None
