@@ -76,6 +76,7 @@ class HistoryLoader(QObject):
         self.run_id: int | None = None
         self._pages: list[MergeBatch] = []
         self._reading = False
+        self._caption = ""
         self.lane = JobLane(self, encodes=False)
         self.lane.sigResult.connect(self._on_read)
         self.lane.sigError.connect(self._on_error)
@@ -83,8 +84,11 @@ class HistoryLoader(QObject):
         self.timer.setInterval(0)
         self.timer.timeout.connect(self._next_pages)
 
-    def load(self, store: RunStore, run: RunInfo) -> None:
+    def load(self, store: RunStore, run: RunInfo, caption: str) -> None:
+        """Fill the charts with `run`; `caption` names it (with the wait while it is read)."""
         self.charts.reset(int(run.stats.get("bytes", 0) or 0))
+        self._caption = caption
+        self.charts.caption.setText(f"{caption} — reading its {run.merge_count:,} merges…")
         self.timer.stop()
         self.run_id, self._pages, self._reading = run.id, [], True
         path, run_id = store.path, run.id
@@ -131,3 +135,4 @@ class HistoryLoader(QObject):
         if not self._pages:
             self.timer.stop()
             self.charts.fit_to_data()
+            self.charts.caption.setText(self._caption)

@@ -40,9 +40,9 @@ class StoredRuns:
         self.merges_done = run.merge_count
         self.target_merges = run.merge_count
         self.merge_list.set_run(self.store, run_id, run.merge_count)
-        self.history.load(self.store, run)
-        self.charts.caption.setText(f"Stored run {run.id} “{run.name}”")
+        self.history.load(self.store, run, f"Stored run {run.id} “{run.name}”")
         self.tokens.show_run(run_id)
+        self._show_teaching_sample()  # the last merge, and why (built in the background)
         self.status.stage.setText(self.state.status_line())
         self._update_actions()
         self.tabs.setCurrentIndex(0)
