@@ -113,7 +113,7 @@ class MainWindow(
         self.replay = ReplayBar()
         self.teacher = TeachingDriver(self.teaching, self)
         self._sample_built = (0.0, 0.0)  # when the teaching sample was last cut, and its cost
-        self.sample_lane = JobLane(self, encodes=False)  # builds the sample's tokenizer
+        self.sample_lane = JobLane(self)  # builds the sample's tokenizer and cuts the sample
         self.sample_lane.sigResult.connect(self._on_sample_tokenizer)
         self.replay_lane = JobLane(self)  # cuts teaching's sample at a replay's merge k
         self.replay_lane.sigResult.connect(self._on_replay_cut)

@@ -38,28 +38,25 @@ class TeachingAndReplay:
         self._sample_built = (now, cost)  # the cost is the last build's until this one ends
         db_path, run_id = self.db_path, self.run_id
 
-        def build() -> tuple[int, Tokenizer, float]:
+        teaching = self.teaching
+
+        def build() -> tuple[int, SampleCut, float]:
             started = time.perf_counter()
             tok = stored_tokenizer(db_path, run_id)[0]
-            return run_id, tok, time.perf_counter() - started
+            cut = teaching.prepare(tok, _newest_pair(tok))  # encoding the sample: here too
+            return run_id, cut, time.perf_counter() - started
 
         self.sample_lane.submit(build)
 
-    def _on_sample_tokenizer(self, result: tuple[int, Tokenizer, float]) -> None:
-        run_id, tok, cost = result
+    def _on_sample_tokenizer(self, result: tuple[int, SampleCut, float]) -> None:
+        run_id, cut, cost = result
         self._sample_built = (self._sample_built[0], cost)
         if run_id != self.run_id or not self.teaching.isVisible():
             return  # another run since, or the panel hidden meanwhile
         if self.replay.clock.k < self.replay.clock.total:
             return  # a replay is under way: teaching follows its merge k, not the newest
-        self._show_sample_with(tok)
-        self._explain_newest(len(tok.merges))
-
-    def _show_sample_with(self, tok: Tokenizer) -> None:
-        """Teaching's sample cut by `tok`, whose last merge is the newest one."""
-        last = tok.merges[-1:]
-        vocab = tok.vocab
-        self.teaching.show_tokenizer(tok, (vocab[last[0][0]], vocab[last[0][1]]) if last else None)
+        self.teaching.apply(cut)
+        self._explain_newest(len(cut.tok.merges))
 
     def _explain_newest(self, n: int) -> None:
         """Teaching's "why": the newest merge's count, ties and rule, and the next merge."""
@@ -109,9 +106,7 @@ class TeachingAndReplay:
 
         def cut() -> tuple[int | None, SampleCut]:
             tok = base if k == len(base.merges) else base.prefix(k)
-            merges = tok.merges
-            pair = (tok.vocab[merges[-1][0]], tok.vocab[merges[-1][1]]) if merges else None
-            return run_id, teaching.prepare(tok, pair)
+            return run_id, teaching.prepare(tok, _newest_pair(tok))
 
         self.replay_lane.submit(cut)
 
@@ -133,3 +128,9 @@ class TeachingAndReplay:
             if self.replay.clock.k < self.replay.clock.total:
                 self._replay_at(self.replay.clock.total)
             self.replay.set_total(total)
+
+
+def _newest_pair(tok: Tokenizer) -> tuple[bytes, bytes] | None:
+    """The (left, right) bytes of `tok`'s last merge (None: no merges)."""
+    merges = tok.merges
+    return (tok.vocab[merges[-1][0]], tok.vocab[merges[-1][1]]) if merges else None
