@@ -19,7 +19,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QShowEvent
-from PySide6.QtWidgets import QGraphicsView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsView, QVBoxLayout, QWidget
 
 from workbench.display import readable
 from workbench.engine.events import MergeBatch
@@ -339,7 +339,12 @@ class ChartsPanel(QWidget):
             for marker in self.markers:
                 marker.hide()
             self.hover_label.setText(HOVER_HINT)
+            self._cache_curves(False)
             return
+        # While the markers move (30 times a second when playing), the curves under them stay
+        # as they are: painted once into a pixmap, each repaint of a marker's strip is a copy
+        # instead of drawing 32k points again.
+        self._cache_curves(True)
         last = min(max(k, 1), self.data.n) - 1  # the k-th merge has rank k - 1
         self.markers[0].setValue(last)
         self.markers[1].setValue(last + 1)  # the Compression chart counts merges made
@@ -348,6 +353,14 @@ class ChartsPanel(QWidget):
         self.hover_label.setText(
             f"replay: after {k:,} merges — " + self.describe(last) if k else "replay: no merges"
         )
+
+    def _cache_curves(self, on: bool) -> None:
+        mode = (
+            QGraphicsItem.CacheMode.DeviceCoordinateCache if on else QGraphicsItem.CacheMode.NoCache
+        )
+        for item in (self.count_curve.curve, self.bpt_curve.curve):
+            if item.cacheMode() != mode:
+                item.setCacheMode(mode)
 
     # --- hover ---------------------------------------------------------------------------
     def _on_mouse_moved(self, pos: QPointF) -> None:

@@ -19,6 +19,7 @@ from workbench.engine.train._heap import (
     _count_ties,
     _heap_push,
     _heap_top,
+    _runner_up,
 )
 from workbench.engine.train._long import (
     gather_positions,
@@ -296,7 +297,7 @@ def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, ti
     wsym, wrec, tok_off, tok_len, tok_hash, tok_key, arena, tt = state[:8]
     pr, tie_stamp, ph, lst, blk, hp, touched, tie_stack, scal, hf_order = state[8:18]
     lnk, pp, pblk, scr = state[18:]
-    ev_left, ev_right, ev_new, ev_count, ev_isnew, ev_ties, ev_tokens = events
+    ev_left, ev_right, ev_new, ev_count, ev_isnew, ev_ties, ev_tokens, ev_runner = events
     status = RUNNING
     done = 0
     rows = pr.shape[0] + ph.shape[0] + lst.shape[0] + blk.shape[0] + hp.shape[0] + pblk.shape[0]
@@ -316,8 +317,10 @@ def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, ti
             status = BELOW_MIN_FREQUENCY
             break
         ties = 0
+        runner = -1  # explanations off (tie_limit 0): neither figure is computed
         if tie_limit > 0:
             ties = _count_ties(hp, pr, scal, tie_stamp, scal[S_STEP] + 1, tie_limit, tie_stack)
+            runner = count if ties > 0 else _runner_up(hp, pr, scal, tie_stack)
         ref = hp[0, H_REF]
         p = ref >> 32
         lid = ref & 0xFFFFFFFF
@@ -399,6 +402,7 @@ def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, ti
         ev_count[done] = count
         ev_isnew[done] = is_new
         ev_ties[done] = ties
+        ev_runner[done] = runner
         ev_tokens[done] = scal[S_TOKENS]
         done += 1
         grown = pr.shape[0] + ph.shape[0] + lst.shape[0] + blk.shape[0] + hp.shape[0]

@@ -223,6 +223,7 @@ class BpeTrainer:
             is_new=np.empty(n, dtype=np.bool_),
             ties=np.empty(n, dtype=np.int64),
             tokens=np.empty(n, dtype=np.int64),
+            runner_up=np.empty(n, dtype=np.int64),
         )
         start = time.perf_counter()
         done = 0
@@ -274,6 +275,7 @@ class BpeTrainer:
             tokens=tuple(tokens),
             vocab_size=self.vocab_size,
             seconds=seconds,
+            runner_up=events.runner_up[:done],
         )
 
     def batches(
