@@ -96,3 +96,22 @@ def _apply(table: dict[tuple, int], pair: tuple[bytes, bytes]) -> dict[tuple, in
         key = tuple(out)
         merged[key] = merged.get(key, 0) + count
     return merged
+
+
+def runner_ups_reference(
+    words: dict[bytes, int], merges: list[tuple[bytes, bytes]], counts: list[int]
+) -> list[int]:
+    """Replays `merges` (any tie-break's) and recounts every pair before each: the count of
+    the best pair other than the merged one (0 when none is left). Asserts on the way that
+    each merged pair had the highest count, and the count given."""
+    table = {tuple(bytes([b]) for b in word): count for word, count in words.items()}
+    runner_ups = []
+    for pair, count in zip(merges, counts, strict=True):
+        pairs: Counter[tuple[bytes, bytes]] = Counter()
+        for word, n in table.items():
+            for p in zip(word, word[1:], strict=False):
+                pairs[p] += n
+        assert pairs[pair] == count == max(pairs.values()), (pair, count)
+        runner_ups.append(max((n for p, n in pairs.items() if p != pair), default=0))
+        table = _apply(table, pair)
+    return runner_ups

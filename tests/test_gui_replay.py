@@ -61,6 +61,13 @@ def test_replay_shows_the_run_at_merge_k_everywhere(qtbot, window):
         lambda: panel.view.tokenizer is not None and len(panel.view.tokenizer.merges) == 50,
         timeout=10_000,
     )
+    # Teaching follows the timeline: merge 50 (rank 49) is explained at once, and the sample
+    # is cut with the first 50 merges in the background.
+    (merge_50,) = window.store.merges(window.run_id, after_rank=48, limit=1)
+    assert f"occurred {merge_50.count:,} time" in window.teaching.why.text()
+    qtbot.waitUntil(
+        lambda: window.teaching.newest.full_text().startswith("Merge 50:"), timeout=10_000
+    )
     # Play from where it is to the end, at the fastest speed: the views come back whole.
     replay.speed.setCurrentIndex(replay.speed.count() - 1)
     qtbot.mouseClick(replay.play_button, Qt.MouseButton.LeftButton)
@@ -69,6 +76,9 @@ def test_replay_shows_the_run_at_merge_k_everywhere(qtbot, window):
     assert replay.k == 200
     assert not _grey(window, 199) and not window.charts.markers[0].isVisible()
     qtbot.waitUntil(lambda: len(panel.view.tokenizer.merges) == 200, timeout=10_000)
+    qtbot.waitUntil(
+        lambda: window.teaching.newest.full_text().startswith("Merge 200:"), timeout=10_000
+    )
 
 
 def test_training_ends_a_replay_and_a_new_run_is_replayable(qtbot, window):

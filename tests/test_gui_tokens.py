@@ -160,6 +160,25 @@ def test_counts_and_toggles(view, qtbot):
     assert "·" in view.strip_edit.toPlainText()
 
 
+def test_an_empty_text_says_no_text_not_zeros(view, qtbot):
+    view.set_text("the cat")
+    qtbot.waitUntil(lambda: "tokens" in view.counts.text())
+    view.set_text("")
+    qtbot.waitUntil(lambda: view.encoded is not None and not view.encoded.text)
+    assert view.counts.text() == "no text"
+
+
+def test_a_long_strip_is_coloured_in_slices_to_the_end(view, qtbot):
+    view.set_text("the cat sat on the mat\n" * 1500)
+    qtbot.waitUntil(lambda: view.encoded is not None and len(view.encoded) > 1000, timeout=10_000)
+    strip = view.strip_highlighter
+    qtbot.waitUntil(lambda: not strip.pending(), timeout=10_000)
+    doc = view.strip_edit.document()
+    assert doc.blockCount() > 100
+    for number in (0, doc.blockCount() // 2, doc.blockCount() - 2):
+        assert doc.findBlockByNumber(number).layout().formats(), f"block {number} uncoloured"
+
+
 def test_hover_finds_the_token_under_the_mouse(view, qtbot):
     view.set_text("the cat 😀 sat")
     qtbot.waitUntil(lambda: view.encoded is not None and len(view.encoded) > 0)

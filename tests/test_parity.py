@@ -275,6 +275,8 @@ def test_config_refuses_hf_ties_and_unknown_grouping():
         TrainConfig(parity_by="lang", tie_break="hf")
     with pytest.raises(ConfigError, match="parity-by"):
         TrainConfig(parity_by="country")
+    with pytest.raises(ConfigError, match="SuperBPE"):
+        TrainConfig(parity_by="lang", vocab_size=1000, superbpe_transition=500)
     with pytest.raises(ConfigError, match="parity window"):
         TrainConfig(parity_window=10)
     with pytest.raises(ConfigError, match="alpha"):

@@ -80,6 +80,7 @@ def train(
     name: str | None = None,
     progress: bool = True,
     text_column: str = "text",
+    superbpe_transition: int = 0,
     parity_by: str | None = None,
     parity_window: int = 0,
     parity_alpha: int = 2,
@@ -106,6 +107,9 @@ def train(
     and merging between batches (the run recorded as interrupted), and raises KeyboardInterrupt.
     `progress`: bars for counting and merging (`tqdm.auto`: a widget in Jupyter), drawn only on
     a terminal or in a notebook; False draws none.
+    `superbpe_transition=t` trains SuperBPE (Liu et al., 2025): ordinary BPE up to vocab size t,
+    then merges that may cross spaces (superwords) up to `vocab_size`; 0 is classic BPE. The
+    corpus is read twice (once per stage); see docs/variants.md.
     `parity_by`: parity-aware BPE (Foroutan et al., 2025; `engine.train.parity`): each merge is
     the most frequent pair of the group whose held-out lines (every 10th) compress worst. Groups
     come from files by `"lang"` (a record's `lang` field, else the dominant script), `"folder"`
@@ -123,6 +127,7 @@ def train(
         max_token_length=max_token_length,
         text_column=text_column,
         on_bad_file="skip" if skip_bad_files else "stop",
+        superbpe_transition=superbpe_transition,
         parity_by=parity_by or "",
         parity_window=parity_window,
         parity_alpha=parity_alpha,
@@ -273,8 +278,11 @@ def _count(
             return count_paths(paths, config, progress=counted, cancel=cancel)
     # a list of strings is that many documents; a list of batches holds an unknown number
     total = len(corpus) if isinstance(corpus, Sized) and isinstance(first, str) else None
+    documents: Iterable[object] = _documents(rest)
+    if config.superbpe_transition and isinstance(corpus, list | tuple):
+        documents = list(documents)  # SuperBPE reads them twice (references only: no copy)
     with progress_api.bar(total, "docs", "counting", progress) as counted:
-        return count_documents(_documents(rest), config, counted, cancel)
+        return count_documents(documents, config, counted, cancel)
 
 
 def _documents(items: Iterable[object]) -> Iterable[object]:

@@ -224,6 +224,10 @@ def _cmd_continue(args: argparse.Namespace) -> int:
         settings = store.get_run(args.id).settings
         specials = len(settings.get("special_tokens") or ())
     prepare_kernels(args, "train", [settings.get("pattern") or "gpt2"])  # it counts again
+    if settings.get("superbpe_transition"):  # stage 2 encodes its pieces with stage 1's merges
+        from workbench.engine.patterns.regexes import NO_SPLIT
+
+        prepare_kernels(args, "encode", [NO_SPLIT])
     with stop_on_signals() as interrupted, ProgressBars(quiet=args.quiet) as bars:
 
         def count(paths, config):

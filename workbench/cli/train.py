@@ -35,8 +35,10 @@ SKIPPED_SHOWN = 5  # bad files listed in the summary; the rest with --verbose or
 JSON_HELP = (
     "print the summary as one JSON object: {documents, files, bytes, pre_tokens, "
     "unique_pieces, merges, vocab_size, stop_reason, bytes_per_token, seconds: {STAGE: s, "
-    "total: s}, skipped: [MESSAGE], written: [PATH], run_id (null with --no-db), parity: "
-    "{groups: {NAME: held-out bytes/token}, worst, gini} (--parity-by only)}; a sweep: "
+    "total: s}, skipped: [MESSAGE], written: [PATH], run_id (null with --no-db), and for "
+    "SuperBPE superbpe: {transition, transition_rank, stage2_unique_pieces, dropped_pieces, "
+    "dropped_share}, for --parity-by parity: {groups: {NAME: held-out bytes/token}, worst, "
+    "gini}}; a sweep: "
     "{sweep, runs: [{label, vocab_size, bytes_per_token, stop_reason, run_id, out_dir}]}"
 )
 
@@ -100,6 +102,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=0,
         metavar="N",
         help="no merge makes a token longer than N bytes (default 0: no cap)",
+    )
+    p.add_argument(
+        "--superbpe-transition",
+        type=int,
+        default=0,
+        metavar="T",
+        help="SuperBPE: ordinary BPE up to vocab size T, then merges that may cross spaces up to"
+        " --vocab-size (Liu et al., 2025; default 0: classic BPE)",
     )
     p.add_argument(
         "--parity-by",
@@ -217,6 +227,11 @@ def run(args: argparse.Namespace) -> int:
     check_threads(args)
     if bool(args.paths) == bool(args.from_counts):
         raise UsageError("give the corpus PATHs or --from-counts FILE (one of the two)")
+    if args.superbpe_transition and args.from_counts:
+        raise UsageError(
+            "--superbpe-transition needs the corpus PATHs: a counts file holds stage 1's pieces"
+            " only, and stage 2 counts the text again"
+        )
     sizes = parse_vocab_sizes(args.vocab_size)
     patterns = args.pattern or ["gpt2"]
     config = TrainConfig(
@@ -230,6 +245,7 @@ def run(args: argparse.Namespace) -> int:
         pretokenizer="regex" if args.regex_pretokenizer else "auto",
         text_column=args.text_column,
         jsonl_field=args.jsonl_field,
+        superbpe_transition=args.superbpe_transition,
         parity_by=args.parity_by or "",
         parity_window=args.parity_window,
         parity_alpha=args.parity_alpha,
@@ -241,7 +257,7 @@ def run(args: argparse.Namespace) -> int:
     from workbench.engine.formats import check_can_hold
 
     for step in steps:  # refuse before counting what a chosen format cannot store
-        check_can_hold(["gpt2", *formats], step.config.pattern_string, step.config.special_tokens)
+        check_can_hold(["gpt2", *formats], step.config.encoding_pattern, step.config.special_tokens)
     store_path = None if args.no_db else (args.db or _default_db())
     with stop_on_signals() as interrupted, ProgressBars(quiet=args.quiet) as bars:
         if len(steps) == 1:
@@ -372,6 +388,20 @@ def _summary(stats, session, total, written) -> dict:
     trainer = session.trainer
     seconds = {stage: round(s, 6) for stage, s in session.timings.items()}
     seconds["total"] = round(total, 6)
+    trained_bytes = stats.bytes
+    superbpe = {}
+    two = session.counted.stage_two
+    if two is not None:  # stage 2 trained on the pieces the memory bound kept
+        trained_bytes = two.total_bytes - two.dropped_bytes
+        superbpe = {
+            "superbpe": {
+                "transition": session.config.superbpe_transition,
+                "transition_rank": getattr(trainer, "transition_rank", None),
+                "stage2_unique_pieces": len(two.words) + two.dropped_pieces,
+                "dropped_pieces": two.dropped_pieces,
+                "dropped_share": two.dropped_share,
+            }
+        }
     return {
         "documents": stats.documents,
         "files": stats.files,
@@ -381,11 +411,12 @@ def _summary(stats, session, total, written) -> dict:
         "merges": trainer.n_merges,
         "vocab_size": trainer.vocab_size,
         "stop_reason": session.stop_reason.words,
-        "bytes_per_token": stats.bytes / max(trainer.corpus_tokens, 1),
+        "bytes_per_token": trained_bytes / max(trainer.corpus_tokens, 1),
         "seconds": seconds,
         "skipped": list(stats.skipped),
         "written": [str(p) for p in written],
         "run_id": session.run_id,
+        **superbpe,
         **_parity_summary(trainer),
     }
 
@@ -409,6 +440,15 @@ def _summary_lines(summary: dict, verbose: bool) -> list[str]:
         f"merges           {s['merges']:,} -> vocab {s['vocab_size']:,} ({s['stop_reason']})",
         f"compression      {s['bytes_per_token']:.3f} bytes/token",
     ]
+    if "superbpe" in s:
+        two = s["superbpe"]
+        rank = two["transition_rank"]
+        where = f"from merge {rank:,}" if rank is not None else "not reached"
+        lines.append(
+            f"superbpe         stage 2 {where} (t = {two['transition']:,}); stage-2 pieces"
+            f" {two['stage2_unique_pieces']:,}, {two['dropped_pieces']:,} dropped"
+            f" ({two['dropped_share']:.1%} of the bytes)"
+        )
     lines += parity_lines(s)
     lines += [f"time {stage:<11} {sec:.3f} s" for stage, sec in s["seconds"].items()]
     lines += skipped_lines(s["skipped"], verbose)

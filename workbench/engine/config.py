@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from workbench.engine.errors import ConfigError
 from workbench.engine.patterns.regexes import compile_pattern, resolve
+from workbench.engine.patterns.superbpe import STAGE2_PATTERN
 
 # Token ids are 32-bit in the kernels and the files; counts are 64-bit.
 MAX_VOCAB_SIZE = 2**31 - 1
@@ -35,6 +36,8 @@ class TrainConfig:
     `max_token_length`: no merge makes a token longer than this many bytes (0: no cap), as
     Hugging Face's `max_token_length`; training ends ("max_token_length") when every pair left
     would exceed it.
+    `superbpe_transition`: 0 for classic BPE; else SuperBPE (`train.stages`): ordinary BPE up
+    to this vocab size, then merges that may cross spaces up to `vocab_size`.
     `parity_by`: "" for classic BPE; else parity-aware BPE (`train.parity`) over documents grouped
     by `lang` (a record's field, else the script guess), `folder` or `script`. `parity_window`:
     0 for the paper's greedy rule; W for its moving-window variant, where a group chosen more
@@ -51,6 +54,7 @@ class TrainConfig:
     text_column: str = "text"
     jsonl_field: str = "text"
     max_token_length: int = 0
+    superbpe_transition: int = 0
     parity_by: str = ""
     parity_window: int = 0
     parity_alpha: int = 2
@@ -90,8 +94,18 @@ class TrainConfig:
                 f"vocab size {self.vocab_size} is below the alphabet: 256 bytes"
                 f" + {len(self.special_tokens)} special tokens = {floor}"
             )
+        self._check_transition(floor)
         self._check_parity()
         compile_pattern(self.pattern)  # raises PatternError with a clear message
+
+    def _check_transition(self, floor: int) -> None:
+        t = whole_number("SuperBPE transition", self.superbpe_transition)
+        object.__setattr__(self, "superbpe_transition", t)
+        if t and not floor <= t < self.vocab_size:
+            raise ConfigError(
+                f"SuperBPE transition {t} must be from {floor} (the alphabet) to below the"
+                f" vocab size {self.vocab_size} (0: classic BPE)"
+            )
 
     def _check_parity(self) -> None:
         window = whole_number("parity window", self.parity_window)
@@ -110,10 +124,18 @@ class TrainConfig:
             )
         if self.tie_break == "hf":
             raise ConfigError("parity-aware BPE breaks ties lexicographically only")
+        if self.superbpe_transition:
+            raise ConfigError("parity-aware BPE and SuperBPE cannot be combined yet")
 
     @property
     def pattern_string(self) -> str:
         return resolve(self.pattern)
+
+    @property
+    def encoding_pattern(self) -> str:
+        """The pattern the trained tokenizer encodes with: SuperBPE's stage-2 split for a
+        SuperBPE run (its superwords span the stage-1 pieces), else the training pattern."""
+        return STAGE2_PATTERN if self.superbpe_transition else self.pattern_string
 
     @property
     def merged_token_target(self) -> int:

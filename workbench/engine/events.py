@@ -23,6 +23,8 @@ class MergeEvent:
     `a`+`bc` and `ab`+`c`): then the existing id is reused, as Hugging Face does, and `is_new`
     is False. `ties` is how many other pairs had the same count when this one won (0 = none), counted
     up to the trainer's `tie_limit` (a figure equal to it means "that many or more").
+    `runner_up` is the count of the best pair that lost (equal to `count` when `ties` > 0; 0 when
+    no other pair was left; -1 when not computed: a trainer without explanations).
     """
 
     rank: int
@@ -33,6 +35,7 @@ class MergeEvent:
     count: int
     is_new: bool = True
     ties: int = 0
+    runner_up: int = -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +53,12 @@ class MergeBatch:
     tokens: tuple[bytes, ...]  # bytes of each merge's token
     vocab_size: int  # tokens after the last merge here: bytes + merged + special tokens
     seconds: float  # wall time the kernel spent on this batch
+    # Training in stages (SuperBPE): the rank of the first merge of the last stage, once that
+    # stage has begun (every batch from then on carries it); None for one-stage training.
+    stage_start: int | None = None
+    # int64, the best losing pair's count at each merge (see `MergeEvent`); None from a source
+    # that does not know it (a run stored before it was recorded)
+    runner_up: np.ndarray | None = None
     # Parity-aware BPE: each group's held-out tokens after each merge (`train.parity.ParityRecord`).
     parity: Any = None
 
@@ -71,4 +80,5 @@ class MergeBatch:
                 count=int(self.count[i]),
                 is_new=bool(self.is_new[i]),
                 ties=int(self.ties[i]),
+                runner_up=-1 if self.runner_up is None else int(self.runner_up[i]),
             )

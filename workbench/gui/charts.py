@@ -17,12 +17,13 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QTimer, Signal
+from PySide6.QtCore import QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QShowEvent
-from PySide6.QtWidgets import QGraphicsView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsView, QVBoxLayout, QWidget
 
 from workbench.display import readable
 from workbench.engine.events import MergeBatch
+from workbench.engine.patterns.superbpe import is_superword
 from workbench.gui.buffers import MAX_LENGTH_BIN, ChartData
 from workbench.gui.elided_label import ElidedLabel
 from workbench.gui.group_chart import GroupCurves
@@ -166,6 +167,20 @@ class ChartsPanel(QWidget):
         for plot, marker in zip((self.count_plot, self.bpt_plot), self.markers, strict=True):
             marker.hide()
             plot.addItem(marker, ignoreBounds=True)
+        # SuperBPE's transition: where stage 2 (superwords) starts, on both merge charts.
+        self.transition_lines = [
+            pg.InfiniteLine(
+                angle=90,
+                pen=pg.mkPen("#ffb703", width=1, style=Qt.PenStyle.DashLine),
+                label="t",
+                labelOpts={"position": 0.92, "color": "#ffb703"},
+            )  # fmt: skip
+            for _ in range(2)
+        ]
+        for plot, line in zip((self.count_plot, self.bpt_plot), self.transition_lines, strict=True):
+            line.hide()
+            plot.addItem(line, ignoreBounds=True)
+        self.transition_rank: int | None = None
         self.hover_label = ElidedLabel(HOVER_HINT)
         self.hover_label.setObjectName("hoverLabel")
         # Which run the charts show: after a new corpus is loaded they are cleared and say so,
@@ -195,6 +210,7 @@ class ChartsPanel(QWidget):
         self.hover_label.setText(HOVER_HINT)
         for marker in self.markers:
             marker.hide()
+        self.set_transition(None)
         if caption is not None:
             self.caption.setText(caption)
         for axis_range in self.ranges:
@@ -215,6 +231,26 @@ class ChartsPanel(QWidget):
         self.length_plot.setYRange(0, 1000, padding=0)
         self.redraw_if_dirty()
 
+    def set_transition(self, rank: int | None) -> None:
+        """Draw SuperBPE's transition line at merge `rank`, the first merge of stage 2 (None:
+        none). A live run's batches say where it is (`note_transition`); a stored run's
+        statistics hold it."""
+        self.transition_rank = rank
+        if rank is None:
+            for line in self.transition_lines:
+                line.hide()
+            return
+        self.transition_lines[0].setValue(rank)
+        self.transition_lines[1].setValue(rank)  # merges made before stage 2's first one
+        for line in self.transition_lines:
+            line.setToolTip(f"SuperBPE transition: superwords from merge rank {rank:,}")
+            line.show()
+
+    def note_transition(self, batch: MergeBatch) -> None:
+        """Place the transition line when a batch says stage 2 has begun."""
+        if batch.stage_start is not None and self.transition_rank is None:
+            self.set_transition(batch.stage_start)
+
     def set_corpus_bytes(self, corpus_bytes: int) -> None:
         self.data.corpus_bytes = corpus_bytes
 
@@ -222,6 +258,7 @@ class ChartsPanel(QWidget):
         """Cheap: appends to buffers; the timer draws."""
         self.data.add(batch)
         self.groups.add(batch)
+        self.note_transition(batch)
         self._dirty = True
 
     def pause_clock(self) -> None:
@@ -307,7 +344,12 @@ class ChartsPanel(QWidget):
             for marker in self.markers:
                 marker.hide()
             self.hover_label.setText(HOVER_HINT)
+            self._cache_curves(False)
             return
+        # While the markers move (30 times a second when playing), the curves under them stay
+        # as they are: painted once into a pixmap, each repaint of a marker's strip is a copy
+        # instead of drawing 32k points again.
+        self._cache_curves(True)
         last = min(max(k, 1), self.data.n) - 1  # the k-th merge has rank k - 1
         self.markers[0].setValue(last)
         self.markers[1].setValue(last + 1)  # the Compression chart counts merges made
@@ -316,6 +358,14 @@ class ChartsPanel(QWidget):
         self.hover_label.setText(
             f"replay: after {k:,} merges — " + self.describe(last) if k else "replay: no merges"
         )
+
+    def _cache_curves(self, on: bool) -> None:
+        mode = (
+            QGraphicsItem.CacheMode.DeviceCoordinateCache if on else QGraphicsItem.CacheMode.NoCache
+        )
+        for item in (self.count_curve.curve, self.bpt_curve.curve):
+            if item.cacheMode() != mode:
+                item.setCacheMode(mode)
 
     # --- hover ---------------------------------------------------------------------------
     def _on_mouse_moved(self, pos: QPointF) -> None:
@@ -345,6 +395,11 @@ class ChartsPanel(QWidget):
         )
         if index < len(d.bytes_per_token):
             text += f" · {d.bytes_per_token.view()[index]:.3f} bytes/token"
+        if is_superword(d.tokens[index]):
+            text += " · superword"
+        if self.transition_rank is not None:
+            stage = 2 if index >= self.transition_rank else 1
+            text += f" · SuperBPE stage {stage}"
         return text
 
 

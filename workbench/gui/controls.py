@@ -83,6 +83,17 @@ class TrainingControls(QWidget):
             "lexicographic: among equal counts the greatest (left, right) bytes win;\n"
             "hf: the pair Hugging Face's BpeTrainer would take"
         )
+        self.superbpe = QSpinBox()
+        self.superbpe.setObjectName("superbpeTransition")
+        self.superbpe.setRange(0, MAX_VOCAB)
+        self.superbpe.setSingleStep(256)
+        self.superbpe.setGroupSeparatorShown(True)
+        self.superbpe.setSpecialValueText("off (classic BPE)")
+        self.superbpe.setToolTip(
+            "SuperBPE (Liu et al., 2025): ordinary BPE up to this vocab size (the transition\n"
+            "point t), then merges that may cross spaces (superwords) up to the vocab size.\n"
+            "The corpus is read twice. 0: classic BPE."
+        )
         self.parity = parity_box()
 
         form = QFormLayout()
@@ -95,6 +106,7 @@ class TrainingControls(QWidget):
         form.addRow("Min frequency", self.min_frequency)
         form.addRow("Max token length", self.max_token_length)
         form.addRow("Tie-break", self.tie_break)
+        form.addRow("SuperBPE from", self.superbpe)
         form.addRow("Parity by", self.parity)
         settings_box = QGroupBox("Settings")
         settings_box.setLayout(form)
@@ -193,6 +205,7 @@ class TrainingControls(QWidget):
             max_token_length=self.max_token_length.value(),
             parity_by=parity_value(self.parity),
             on_bad_file="skip",  # a window run reports skipped files instead of failing
+            superbpe_transition=self.superbpe.value(),
         )
 
     def load(self, values: WindowSettings) -> None:
@@ -208,6 +221,7 @@ class TrainingControls(QWidget):
         self.max_token_length.setValue(values.max_token_length)
         if values.tie_break in TIE_BREAKS:
             self.tie_break.setCurrentText(values.tie_break)
+        self.superbpe.setValue(values.superbpe_transition)
         set_parity(self.parity, values.parity_by)
         self._pattern_edited()
 
@@ -218,12 +232,13 @@ class TrainingControls(QWidget):
         values.min_frequency = self.min_frequency.value()
         values.max_token_length = self.max_token_length.value()
         values.tie_break = self.tie_break.currentText()
+        values.superbpe_transition = self.superbpe.value()
         values.parity_by = parity_value(self.parity)
 
     def set_settings_enabled(self, enabled: bool) -> None:
         """Settings are locked while a run is open: the run records the settings it used."""
         widgets = (self.preset, self.regex, self.specials, self.min_frequency)
-        for widget in (*widgets, self.max_token_length, self.tie_break, self.parity):
+        for widget in (*widgets, self.max_token_length, self.tie_break, self.superbpe, self.parity):
             widget.setEnabled(enabled)
         if enabled:
             self.regex.setEnabled(self.preset.currentText() == CUSTOM)

@@ -1,5 +1,6 @@
-"""Replays a stored run into the charts a page per timer tick, so opening a run with many
-thousands of merges never holds the UI thread for more than one page read.
+"""Replays a stored run into the charts without holding the UI thread: the merges are read and
+checked in a background lane (its own connection to the store), then handed to the charts a
+few pages per event-loop turn.
 
 The store keeps the corpus's token count after each merge, so a replayed run shows the same
 compression curve as it did live.
@@ -7,14 +8,22 @@ compression curve as it did live.
 
 from __future__ import annotations
 
+import threading
+import time
+from pathlib import Path
+
 import numpy as np
 from PySide6.QtCore import QObject, QTimer
 
 from workbench.engine.events import MergeBatch
 from workbench.gui.charts import ChartsPanel
+from workbench.gui.tokens.jobs import JobLane
 from workbench.store import RunInfo, RunStore, StoredMerge
 
 PAGE = 2000
+# How long one event-loop turn may spend handing pages to the charts: adding a page is ~5 ms
+# of list and numpy appends, so a turn stays well inside a frame.
+TURN_BUDGET_S = 0.008
 
 
 def batch_from_stored(merges: list[StoredMerge]) -> MergeBatch:
@@ -34,40 +43,106 @@ def batch_from_stored(merges: list[StoredMerge]) -> MergeBatch:
     )
 
 
+def transition_rank(stats: dict) -> int | None:
+    """The first stage-2 merge of a stored SuperBPE run (`RunSession` records it), or None:
+    a classic run, one stopped before stage 2, or statistics this app did not write."""
+    superbpe = stats.get("superbpe")
+    rank = superbpe.get("transition_rank") if isinstance(superbpe, dict) else None
+    return rank if isinstance(rank, int) and not isinstance(rank, bool) and rank >= 0 else None
+
+
+def read_pages(
+    store: RunStore | None, path: Path | None, run_id: int, cancel: threading.Event
+) -> list[MergeBatch] | None:
+    """Every merge of run `run_id` as pages of `PAGE` (None: cancelled meanwhile). Reads
+    through a connection of its own when the store has a file, so the window's store is never
+    locked while a long run is read."""
+    own = RunStore(path) if path is not None else None
+    reader = own or store
+    if reader is None:
+        raise ValueError("read_pages needs a store or its path")
+    try:
+        pages, after = [], -1
+        while not cancel.is_set():
+            page = reader.merges(run_id, after_rank=after, limit=PAGE)
+            if not page:
+                return pages
+            pages.append(batch_from_stored(page))
+            after = page[-1].rank
+        return None
+    finally:
+        if own is not None:
+            own.close()
+
+
 class HistoryLoader(QObject):
+    """`load(store, run)` fills the charts with a stored run; `loading` until they have it all."""
+
     def __init__(self, charts: ChartsPanel, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.charts = charts
-        self.store: RunStore | None = None
         self.run_id: int | None = None
-        self.after = -1
+        self._pages: list[MergeBatch] = []
+        self._reading = False
+        self._caption = ""
+        self.lane = JobLane(self, encodes=False)
+        self.lane.sigResult.connect(self._on_read)
+        self.lane.sigError.connect(self._on_error)
         self.timer = QTimer(self)
         self.timer.setInterval(0)
-        self.timer.timeout.connect(self._next_page)
+        self.timer.timeout.connect(self._next_pages)
 
-    def load(self, store: RunStore, run: RunInfo) -> None:
+    def load(self, store: RunStore, run: RunInfo, caption: str) -> None:
+        """Fill the charts with `run`; `caption` names it (with the wait while it is read)."""
         self.charts.reset(int(run.stats.get("bytes", 0) or 0))
+        self.charts.set_transition(transition_rank(run.stats))
         self.charts.groups.load_stored(run.stats)  # a parity-aware run's per-group curves
-        self.store, self.run_id, self.after = store, run.id, -1
-        self.timer.start()
+        self._caption = caption
+        self.charts.caption.setText(f"{caption} — reading its {run.merge_count:,} merges…")
+        self.timer.stop()
+        self.run_id, self._pages, self._reading = run.id, [], True
+        path, run_id = store.path, run.id
+        self.lane.submit(
+            lambda cancel: (
+                run_id,
+                read_pages(store if path is None else None, path, run_id, cancel),
+            ),
+            cancellable=True,
+        )
 
     def cancel(self) -> None:
+        """Stop feeding the charts; a read under way is told to stop and its answer dropped."""
         self.timer.stop()
-        self.store = None
+        self.lane.cancel_event.set()
+        self.run_id, self._pages, self._reading = None, [], False
+
+    def shutdown(self) -> None:
+        """Cancel and wait for the reader (at close: nothing may outlive the window)."""
+        self.cancel()
+        self.lane.shutdown()
 
     @property
     def loading(self) -> bool:
-        return self.timer.isActive()
+        return self._reading or self.timer.isActive()
 
-    def _next_page(self) -> None:
-        if self.store is None or self.run_id is None:
-            self.timer.stop()
-            return
-        page = self.store.merges(self.run_id, after_rank=self.after, limit=PAGE)
-        if not page:
+    def _on_read(self, result: tuple[int, list[MergeBatch] | None]) -> None:
+        run_id, pages = result
+        if not self._reading or run_id != self.run_id or pages is None:
+            return  # cancelled, or another run was opened meanwhile
+        self._reading = False
+        self._pages = pages[::-1]  # pop() from the end gives them in rank order
+        self.timer.start()
+
+    def _on_error(self, message: str) -> None:
+        self._reading = False
+        self.charts.caption.setText(f"Cannot read the run's merges: {message}")
+
+    def _next_pages(self) -> None:
+        deadline = time.perf_counter() + TURN_BUDGET_S
+        while self._pages and time.perf_counter() < deadline:
+            self.charts.data.add(self._pages.pop(), timed=False)
+            self.charts.mark_dirty()
+        if not self._pages:
             self.timer.stop()
             self.charts.fit_to_data()
-            return
-        self.charts.data.add(batch_from_stored(page), timed=False)
-        self.charts.mark_dirty()
-        self.after = page[-1].rank
+            self.charts.caption.setText(self._caption)

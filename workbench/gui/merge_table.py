@@ -32,6 +32,7 @@ from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QFont
 
 from workbench.display import readable
+from workbench.engine.patterns.superbpe import is_superword
 from workbench.gui.merge_pages import PageAnswer, PageReader
 from workbench.gui.table_model import ListTableModel
 from workbench.store import RunStore, StoredMerge
@@ -45,6 +46,7 @@ SORTABLE = {RANK: "rank", ID: "rank", TOKEN: "token", COUNT: "count", LENGTH: "l
 RECENT = QColor(255, 214, 102, 90)  # merges of the last step
 NEWEST = QColor(255, 183, 3, 150)  # the newest merge
 LATER = QColor(150, 150, 150)  # merges after the replay's k: not made yet at that point
+SUPERWORD = QColor(114, 9, 183, 110)  # a SuperBPE superword (crosses a space): its token cell
 PENDING = "…"  # shown in text columns while a row's page is being read
 _INDEX = QModelIndex | QPersistentModelIndex
 
@@ -394,9 +396,7 @@ class MergeTableModel(ListTableModel):
             return None
         rank = merge.rank if merge is not None else self._rank_of_row(index.row())
         if role == Qt.ItemDataRole.BackgroundRole:
-            if self.highlight_from is not None and rank is not None and rank >= self.highlight_from:
-                return NEWEST if rank == self._total - 1 else RECENT
-            return None
+            return self._background(rank, column, merge)
         if merge is None:  # the page is on its way
             if role == Qt.ItemDataRole.DisplayRole and column in (TOKEN, LEFT, RIGHT):
                 return PENDING
@@ -404,9 +404,20 @@ class MergeTableModel(ListTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return self._display(merge, column)
         if role == Qt.ItemDataRole.ToolTipRole and column == TOKEN:
-            return f"bytes: {merge.token.hex(' ')}\nties at merge: {merge.ties}"
+            kind = "\nsuperword: it crosses a space (SuperBPE)" if is_superword(merge.token) else ""
+            return f"bytes: {merge.token.hex(' ')}\nties at merge: {merge.ties}{kind}"
         if role == Qt.ItemDataRole.UserRole:
             return merge.rank
+        return None
+
+    def _background(
+        self, rank: int | None, column: int, merge: StoredMerge | None
+    ) -> QColor | None:
+        """The tint of the merges just made, else a superword's mark on its token cell."""
+        if self.highlight_from is not None and rank is not None and rank >= self.highlight_from:
+            return NEWEST if rank == self._total - 1 else RECENT
+        if column == TOKEN and merge is not None and is_superword(merge.token):
+            return SUPERWORD
         return None
 
     def token_name(self, token_id: int) -> str:

@@ -48,13 +48,17 @@ class RunHistoryModel(ListTableModel):
         run = self.rows[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
             pattern = str(run.settings.get("pattern", ""))
+            pattern = pattern if len(pattern) < 24 else pattern[:21] + "…"
+            transition = run.settings.get("superbpe_transition")
+            if isinstance(transition, int) and not isinstance(transition, bool) and transition > 0:
+                pattern += f" · SuperBPE t={transition:,}"
             values = (
                 str(run.id),
                 run.name,
                 run_state_words(run.state, run.stop_reason),
                 f"{run.merge_count:,}",
                 f"{run.vocab_size:,}",
-                pattern if len(pattern) < 24 else pattern[:21] + "…",
+                pattern,
                 run.created[:19].replace("T", " "),
             )
             return values[index.column()]

@@ -13,6 +13,7 @@ ticks, a step by hand works in between, and nothing races the worker.
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
@@ -117,10 +118,17 @@ TIE_RULES = {
 
 
 def why_chosen(merge: StoredMerge, following: StoredMerge | None, tie_break: str) -> str:
-    """Why merge `merge` was made, in words: its count, the ties and the rule that settled
-    them, and the merge that came next (the best pair once this one was made)."""
+    """Why merge `merge` was made, in words: its count and the runner-up's, the ties and the
+    rule that settled them, and the merge that came next (the best pair once this one was made).
+    A run stored before runner-ups were recorded says so rather than guess."""
     count = f"{merge.count:,} time{'s' if merge.count != 1 else ''}"
-    text = f"Why: its pair occurred {count} when it was merged, more than any other pair"
+    text = f"Why: its pair occurred {count} when it was merged, more than any other"
+    if merge.runner_up is None:
+        text += " (this run did not record the runner-up's count)"
+    elif merge.runner_up == 0:
+        text += ": no other pair was left"
+    else:
+        text += f": the runner-up had {merge.runner_up:,}"
     if merge.ties:
         others = f"{merge.ties:,} other pair{'s' if merge.ties != 1 else ''}"
         rule = TIE_RULES.get(tie_break, f"the {tie_break} rule decides")
@@ -134,6 +142,18 @@ def why_chosen(merge: StoredMerge, following: StoredMerge | None, tie_break: str
             " merge was made)"
         )
     return text + "."
+
+
+@dataclass(frozen=True)
+class SampleCut:
+    """The sample cut by `tok` (whose newest merge is `newest_pair`), ready to show."""
+
+    tok: Tokenizer
+    newest_pair: tuple[bytes, bytes] | None
+    text: str  # the sample: moved to where the newest merge occurs, unless pinned
+    page: str  # HTML
+    line: str  # "Merge 12: “t” + “h” → “th”  (3 places in the sample)"
+    generation: int  # the panel's sample generation it was cut from
 
 
 class TeachingPanel(QWidget):
@@ -207,6 +227,7 @@ class TeachingPanel(QWidget):
         self._pool: list[str] = []  # the start of the corpus, by paragraph
         self.pinned = False  # the user's own sample: never swapped for another
         self._last: tuple[Tokenizer, tuple[bytes, bytes] | None] | None = None
+        self._sample_gen = 0  # +1 whenever the sample is set anew: a cut of the old is stale
 
     @property
     def teaching(self) -> bool:
@@ -225,12 +246,14 @@ class TeachingPanel(QWidget):
         """The user's own sample (kept until `unpin`)."""
         self.pinned = True
         self.corpus_sample.setEnabled(True)
+        self._sample_gen += 1
         self._text = text[: SAMPLE_CHARS * 4]
         self._recut()
 
     def unpin(self) -> None:
         self.pinned = False
         self.corpus_sample.setEnabled(False)
+        self._sample_gen += 1
         self._text = (self._pool or [""])[0][:SAMPLE_CHARS]
         self._recut()
 
@@ -252,6 +275,7 @@ class TeachingPanel(QWidget):
         self.pinned = False
         self.corpus_sample.setEnabled(False)
         self._last = None
+        self._sample_gen += 1
         self._text = text[:SAMPLE_CHARS]
         self.sample.setPlainText(self._text)
         self.newest.setText("Train to watch the merges arrive.")
@@ -263,25 +287,38 @@ class TeachingPanel(QWidget):
 
     def show_tokenizer(self, tok: Tokenizer, newest_pair: tuple[bytes, bytes] | None) -> None:
         """Cut the sample with `tok`; `newest_pair` is the last merge's (left, right)."""
-        self._last = (tok, newest_pair)
+        self.apply(self.prepare(tok, newest_pair))
+
+    def prepare(self, tok: Tokenizer, newest_pair: tuple[bytes, bytes] | None) -> SampleCut:
+        """The sample cut by `tok`, as `apply` shows it: no Qt, so a background lane may make
+        it (a replay does: encoding the sample takes the UI thread up to ~20 ms)."""
+        text, generation = self._text, self._sample_gen
         newest = None if newest_pair is None else newest_pair[0] + newest_pair[1]
         if newest is not None and not self.pinned:
-            shown = self._text.encode("utf-8", errors="ignore")
+            shown = text.encode("utf-8", errors="ignore")
             if newest not in shown:  # look for a piece of the corpus that shows it
                 elsewhere = sample_around(self._pool, newest)
                 if elsewhere is not None:
-                    self._text = elsewhere
-        page, places = sample_html(tok, self._text, newest)
-        self.sample.setHtml(page)
+                    text = elsewhere
+        page, places = sample_html(tok, text, newest)
         if newest_pair is None:
-            self.newest.setText("No merges yet: the sample is all single bytes.")
-            return
+            line = "No merges yet: the sample is all single bytes."
+            return SampleCut(tok, newest_pair, text, page, line, generation)
         left, right = (readable(part) for part in newest_pair)
         where = f"{places} place{'s' if places != 1 else ''} in the sample" if places else ""
-        self.newest.setText(
-            f"Merge {len(tok.merges):,}: “{left}” + “{right}” → “{readable(newest)}”"
-            + (f"  ({where})" if where else "  (not in this sample)")
+        line = f"Merge {len(tok.merges):,}: “{left}” + “{right}” → “{readable(newest)}”" + (
+            f"  ({where})" if where else "  (not in this sample)"
         )
+        return SampleCut(tok, newest_pair, text, page, line, generation)
+
+    def apply(self, cut: SampleCut) -> None:
+        """Show a cut `prepare` made (unless the sample was set anew since: then nothing)."""
+        if cut.generation != self._sample_gen:
+            return
+        self._last = (cut.tok, cut.newest_pair)
+        self._text = cut.text
+        self.sample.setHtml(cut.page)
+        self.newest.setText(cut.line)
 
 
 class TeachingDriver(QObject):

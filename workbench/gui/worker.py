@@ -63,13 +63,9 @@ TRAINING_IN_PYTHON = "Training (in Python until the fast kernels are ready: firs
 
 def _corpus_key(paths: tuple[str, ...], config: TrainConfig) -> tuple[Any, ...]:
     """Only these settings change the pre-token counts; the rest only change training."""
-    return (
-        paths,
-        config.pattern_string,
-        config.special_tokens,
-        config.on_bad_file,
-        config.parity_by,
-    )
+    superbpe = bool(config.superbpe_transition)  # SuperBPE counts stage 2 as well
+    key = (paths, config.pattern_string, config.special_tokens, config.on_bad_file, superbpe)
+    return (*key, config.parity_by)  # parity-aware counts each group apart
 
 
 class TrainWorker(QObject):
@@ -111,6 +107,7 @@ class TrainWorker(QObject):
         self.cancel_flag = threading.Event()
         self.interrupt_flag = threading.Event()  # the window is closing
         self._corpus: tuple[tuple[Any, ...], Any] | None = None
+        self._stage_two: Any = None  # SuperBPE's stage-2 count of the corpus counted last
         self._groups: Any = None  # a parity-aware count's groups (with `_corpus`)
         self._report: CorpusReport | None = None
         self.session: RunSession | None = None
@@ -181,7 +178,7 @@ class TrainWorker(QObject):
             self.sigStage.emit(TRAINING_IN_PYTHON)
         try:
             self.session = RunSession.start(
-                Counted(result, paths, self._groups),
+                Counted(result, paths, self._stage_two, parity=self._groups),
                 config,
                 self.db_path,
                 listeners=[self.sigBatch.emit, self._on_batch_stage],
@@ -213,7 +210,7 @@ class TrainWorker(QObject):
             self.sigSweepStep.emit(step.index, step.of)
             try:
                 self.session = RunSession.start(
-                    Counted(result, paths, self._groups),
+                    Counted(result, paths, self._stage_two, parity=self._groups),
                     step.config,
                     self.db_path,
                     listeners=[self.sigBatch.emit],
@@ -252,8 +249,12 @@ class TrainWorker(QObject):
 
         def count(paths, config):
             self.sigStage.emit(f"Reading run {run_id}'s corpus to continue it")
+            # One count a call: a SuperBPE run's resume asks for each stage's by itself.
             counted = count_paths(
-                paths, config, progress=self.sigProgress.emit, cancel=self.cancel_flag.is_set
+                paths,
+                replace(config, superbpe_transition=0),
+                progress=self.sigProgress.emit,
+                cancel=self.cancel_flag.is_set,
             )
             return counted.result
 
@@ -297,8 +298,10 @@ class TrainWorker(QObject):
             result = self._count(paths, config)
             # Warm (the kernels cached, loading in about a second): wait for them, never Python.
             quick = quick and not self.warm.is_set() and _first_use(config)
-            # Parity-aware training is in Python throughout: no trainer kernels to wait for.
-            if not (config.parity_by or (quick and python_can_start(result.words, config))):
+            # SuperBPE's stages run on the kernels only (no Python trainer for stage 2);
+            # parity-aware training is in Python throughout (no trainer kernels).
+            python = config.parity_by or (quick and python_can_start(result.words, config))
+            if config.superbpe_transition or not python:
                 self._wait_for_kernels()
         except Cancelled:
             self.sigStage.emit("Stopped")
@@ -331,15 +334,19 @@ class TrainWorker(QObject):
             # First start: `regex` counts a small corpus before the scanner would compile.
             config = replace(config, pretokenizer="regex")
         self._wait_for(self.counting_ready if config.pretokenizer == "auto" else _NOW)
-        self.sigStage.emit("Reading the corpus")
+        if config.superbpe_transition:
+            self.sigStage.emit("Reading the corpus twice (SuperBPE: stage 1, then stage 2)")
+        else:
+            self.sigStage.emit("Reading the corpus")
         try:
             # The session's counting, as the API and the CLI count (memory limits included).
             counted = count_paths(
                 paths, config, progress=self.sigProgress.emit, cancel=self.cancel_flag.is_set
             )
-            result, self._groups = counted.result, counted.parity
         except CancelledError:
             raise Cancelled from None
+        result, self._stage_two = counted.result, counted.stage_two
+        self._groups = counted.parity
         self._corpus = (key, result)
         s = result.stats
         self._report = CorpusReport(
@@ -374,7 +381,14 @@ class TrainWorker(QObject):
 
     def _training_words(self) -> str:
         # The trainer of the run `_run` drives (the window may drop `self.session` meanwhile).
-        return TRAINING_IN_PYTHON if getattr(self._trainer, "in_python", False) else "Training"
+        trainer = self._trainer
+        if getattr(trainer, "in_python", False):
+            return TRAINING_IN_PYTHON
+        if getattr(trainer, "starting_stage_two", False):
+            return "Training: starting SuperBPE's stage 2 (encoding the corpus's stage-2 pieces)"
+        if getattr(trainer, "stage", 1) == 2:
+            return "Training (SuperBPE stage 2: merges may cross spaces)"
+        return "Training"
 
     def _on_batch_stage(self, batch: Any) -> None:
         """Say "Training" again once a first start's run has moved to the fast kernels."""

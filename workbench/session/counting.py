@@ -11,7 +11,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from workbench.engine.config import TrainConfig
+from workbench.engine.errors import ConfigError
 from workbench.engine.pretokenize.counting import count_corpus, count_in_memory
+from workbench.engine.pretokenize.stage_two import cap_pieces, stage2_config
 from workbench.session import memory
 from workbench.session.run import Counted
 
@@ -31,7 +33,13 @@ def count_paths(
         return count_parity_paths(paths, config, cancel)
     with memory.stage("counting the corpus"):
         result = count_corpus(paths, config, progress=progress, cancel=cancel, workers=workers)
-    return Counted(result, paths)
+    if not config.superbpe_transition:
+        return Counted(result, paths)
+    with memory.stage("counting the corpus for SuperBPE's stage 2"):
+        again = count_corpus(
+            paths, stage2_config(config), progress=progress, cancel=cancel, workers=workers
+        )
+        return Counted(result, paths, cap_pieces(again.words), again.stats.seconds)
 
 
 def count_documents(
@@ -42,9 +50,24 @@ def count_documents(
 ) -> Counted:
     """Count documents given in memory: an iterable of strings (each one document) or of
     batches of them, a Dataset or an arrow table (see `engine.pretokenize.count_in_memory`)."""
+    if config.superbpe_transition and not _reusable(documents):
+        raise ConfigError(
+            "SuperBPE reads the documents twice (once per stage): give a list of strings, a"
+            " Dataset, an arrow table or files, not an iterator that can be read once"
+        )
     if config.parity_by:
         from workbench.session.parity import count_parity_documents
 
         return count_parity_documents(documents, config, cancel)
     with memory.stage("counting the documents"):
-        return Counted(count_in_memory(documents, config, progress, cancel), ())
+        result = count_in_memory(documents, config, progress, cancel)
+    if not config.superbpe_transition:
+        return Counted(result, ())
+    with memory.stage("counting the documents for SuperBPE's stage 2"):
+        again = count_in_memory(documents, stage2_config(config), progress, cancel)
+        return Counted(result, (), cap_pieces(again.words), again.stats.seconds)
+
+
+def _reusable(documents: Any) -> bool:
+    """Whether `documents` can be read twice: a list or tuple, a Dataset or an arrow table."""
+    return isinstance(documents, list | tuple) or hasattr(documents, "num_rows")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,10 @@ class Counted:
 
     result: PretokenizeResult
     paths: tuple[str, ...] = ()
+    # SuperBPE runs: the corpus counted again for stage 2 (`pretokenize.stage_two.CappedPieces`)
+    # and the seconds that took.
+    stage_two: Any = None
+    stage_two_seconds: float = 0.0
     # Parity-aware runs: each group's word tables (`engine.train.parity.GroupWords`).
     parity: Any = None
 
@@ -86,6 +90,40 @@ def stored_config(settings: dict, vocab_size: int) -> TrainConfig:
     return TrainConfig(**values)
 
 
+def _replay(trainer: Any, n: int) -> None:
+    """Make `n` merges again (a SuperBPE trainer hands stage 1's and stage 2's in separate
+    steps), or as many as the trainer can."""
+    while trainer.n_merges < n:
+        made = len(trainer.step(n - trainer.n_merges))
+        if made == 0 and trainer.stop_reason is not None:
+            return
+
+
+def _superbpe_trainer(counted: Counted, config: TrainConfig, count_ties: bool) -> Any:
+    from workbench.engine.train.stages import SuperBpeTrainer
+    from workbench.engine.train.trainer import TIE_LIMIT
+
+    if counted.stage_two is None:
+        raise WorkbenchError("a SuperBPE run needs its corpus counted for stage 2 as well")
+    tie_limit = TIE_LIMIT if count_ties else 0
+    return SuperBpeTrainer(counted.result.words, counted.stage_two.words, config, tie_limit)
+
+
+def _stage_two_stats(counted: Counted) -> dict[str, Any]:
+    """What a SuperBPE run's stage-2 count held and what the memory bound left out."""
+    two = counted.stage_two
+    if two is None:
+        return {}
+    return {
+        "superbpe": {
+            "unique_pieces": len(two.words) + two.dropped_pieces,
+            "bytes": two.total_bytes,
+            "dropped_pieces": two.dropped_pieces,
+            "dropped_bytes": two.dropped_bytes,
+        }
+    }
+
+
 def _parity_trainer(counted: Counted, config: TrainConfig, count_ties: bool) -> Any:
     from workbench.engine.train.parity import ParityTrainer
 
@@ -111,6 +149,7 @@ class RunSession:
     # read-only or full), or None; leaving the session then raises it (see __exit__).
     lost: str | None = None
     _writer: Any = None
+    _stats: dict[str, Any] = field(default_factory=dict)  # the run's stored statistics
     _parity: Any = None  # session.parity.ParityLog of a parity-aware run
 
     # -- opening ---------------------------------------------------------------------------
@@ -137,7 +176,9 @@ class RunSession:
 
         started = time.perf_counter()
         with memory.stage("indexing the corpus for training"):
-            if config.parity_by:
+            if config.superbpe_transition:
+                trainer = _superbpe_trainer(counted, config, count_ties)
+            elif config.parity_by:
                 trainer = _parity_trainer(counted, config, count_ties)
             else:
                 trainer = trainer_for(counted.result.words, config, kernels_ready, count_ties)
@@ -147,6 +188,8 @@ class RunSession:
 
             session._parity = ParityLog(counted)
         session.timings = {"pretokenize": round(counted.stats.seconds, 3)}
+        if counted.stage_two is not None:
+            session.timings["pretokenize_stage2"] = round(counted.stage_two_seconds, 3)
         session.timings["index"] = round(time.perf_counter() - started, 3)
         if store_path is not None:
             session._open_new_run(Path(store_path), name, sweep)
@@ -157,12 +200,13 @@ class RunSession:
 
         counted = self.counted
         corpus = corpus_record(counted.paths, counted.result.files) if counted.paths else {}
+        self._stats = {**asdict(counted.stats), **_stage_two_stats(counted)}
         with RunStore(store_path) as store:
             self.run_id = store.create_run(
                 name or run_name(counted.paths, self.config.vocab_size),
                 settings={**asdict(self.config), **({"sweep": sweep} if sweep else {})},
                 corpus=corpus,
-                stats=self._parity.stats() if self._parity else asdict(counted.stats),
+                stats=self._parity.stats() if self._parity else self._stats,
             )
             self._writer = store.writer(self.run_id)
         self._writer.write_top_pieces(counted.result.words.most_common(TOP_PIECES))
@@ -229,15 +273,25 @@ class RunSession:
                 f"{store_path}: run {run_id}: its stored settings cannot be used ({exc})"
             ) from None
         result = count(paths, config)
-        trainer = BpeTrainer(result.words, config)
-        trainer.step(len(stored))
+        stage_two = None
+        if config.superbpe_transition:  # the corpus once more, for stage 2
+            from workbench.engine.pretokenize.stage_two import cap_pieces, stage2_config
+            from workbench.engine.train.stages import SuperBpeTrainer
+
+            again = count(paths, replace(stage2_config(config), superbpe_transition=0))
+            stage_two = cap_pieces(again.words)
+            trainer: Any = SuperBpeTrainer(result.words, stage_two.words, config)
+        else:
+            trainer = BpeTrainer(result.words, config)
+        _replay(trainer, len(stored))
         if trainer.merge_pairs() != stored:
             raise WorkbenchError(
                 f"run {run_id}: replaying its corpus did not give the stored merges"
             )
-        session = cls(trainer, config, Counted(result, tuple(paths)), run_id=run_id)
+        session = cls(trainer, config, Counted(result, tuple(paths), stage_two), run_id=run_id)
         session.listeners = list(listeners)
         session.timings = dict(run.timings)
+        session._stats = dict(run.stats)  # what a SuperBPE run adds to them keeps the rest
         with RunStore(store_path) as store:
             session._writer = store.writer(run_id)
         session._writer.set_state(RunState.PAUSED)
@@ -328,6 +382,12 @@ class RunSession:
         self._to_store(self._writer.write, batch)
         if self._parity is not None and self._parity.add(batch):
             self._to_store(self._writer.set_stats, self._parity.stats())
+        if (
+            batch.stage_start is not None
+            and self._stats.get("superbpe", {}).get("transition_rank") is None
+        ):  # SuperBPE's stage 2 began: the window's charts mark it
+            self._stats.setdefault("superbpe", {})["transition_rank"] = batch.stage_start
+            self._to_store(self._writer.set_stats, self._stats)
 
     def _to_store(self, call: Callable[..., None], *args: Any, **kwargs: Any) -> None:
         """One writer call; a run deleted meanwhile ends the session (RunDeleted)."""
@@ -400,7 +460,7 @@ class RunSession:
             trainer.vocab,
             trainer.merges,
             trainer.merge_ids,
-            self.config.pattern_string,
+            self.config.encoding_pattern,
             list(self.config.special_tokens),
         )
 

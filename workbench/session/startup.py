@@ -29,6 +29,7 @@ from pathlib import Path
 
 from workbench._cache_dir import kernel_cache_dir
 from workbench.engine.config import TrainConfig
+from workbench.engine.patterns.regexes import NO_SPLIT
 
 LOG = logging.getLogger("workbench")
 
@@ -323,6 +324,9 @@ def plan_training(
     Python while helpers compile; anything else waits for the kernels here, each wait named
     through `report`. Nothing is reported when every kernel is ready."""
     job = "train" if scanner_path and config.pretokenizer == "auto" else "continue"
+    if config.superbpe_transition:  # stage 2 needs the trainer's kernels and the encoder's
+        waited = ensure(job, [config.pattern_string], report)
+        return TrainingStart(config, waited=waited + ensure("encode", [NO_SPLIT], report))
     wanted = needs(job, [config.pattern_string])
     todo = missing(wanted)
     if not todo:

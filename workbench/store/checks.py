@@ -103,11 +103,12 @@ def merge_row(row: tuple[Any, ...]) -> tuple[Any, ...]:
     the token, text for its readable form. The merge list reads pages of 500 and `eval`
     every merge of a run, so a good row passes one expression (~1 us); a bad one is then
     looked at field by field for the message."""
-    rank, new_id, left, right, token, text, count, length, is_new, ties, tokens = row
+    rank, new_id, left, right, token, text, count, length, is_new, ties, tokens, runner = row
     if (
         type(rank) is type(new_id) is type(left) is type(right) is int
         and type(count) is type(length) is type(is_new) is type(ties) is int
         and (tokens is None or type(tokens) is int)
+        and (runner is None or type(runner) is int)
         and type(token) is bytes
         and type(text) is str
         and 0 <= rank <= MAX_ID
@@ -120,13 +121,14 @@ def merge_row(row: tuple[Any, ...]) -> tuple[Any, ...]:
         and 0 <= is_new <= 1
         and ties >= 0
         and (tokens is None or tokens >= 0)
+        and (runner is None or runner >= 0)
     ):
         return row
     return _merge_row_fields(row)
 
 
 def _merge_row_fields(row: tuple[Any, ...]) -> tuple[Any, ...]:
-    rank, new_id, left, right, token, text, count, length, is_new, ties, tokens = row
+    rank, new_id, left, right, token, text, count, length, is_new, ties, tokens, runner = row
     where = f"merge {rank!r}"
     _int(where, "rank", rank, 0, MAX_ID)
     for column, value in (("new_id", new_id), ("left_id", left), ("right_id", right)):
@@ -140,6 +142,8 @@ def _merge_row_fields(row: tuple[Any, ...]) -> tuple[Any, ...]:
     _int(where, "ties", ties, 0, 2**63 - 1)
     if tokens is not None:
         _int(where, "corpus_tokens", tokens, 0, 2**63 - 1)
+    if runner is not None:
+        _int(where, "runner_up", runner, 0, 2**63 - 1)
     return row
 
 

@@ -50,7 +50,8 @@ class RunInfo:
 
 
 MERGE_COLUMNS = (
-    "rank, new_id, left_id, right_id, token, readable, count, length, is_new, ties, corpus_tokens"
+    "rank, new_id, left_id, right_id, token, readable, count, length, is_new, ties, corpus_tokens,"
+    " runner_up"
 )
 
 
@@ -69,15 +70,28 @@ class StoredMerge:
     is_new: bool
     ties: int
     corpus_tokens: int | None = None  # tokens the whole corpus took after this merge
+    # the best losing pair's count (None: not recorded, as in runs stored before schema 3)
+    runner_up: int | None = None
 
     @classmethod
     def from_tuple(cls, row: tuple[Any, ...]) -> StoredMerge:
         """From a row selected as `MERGE_COLUMNS`; raises `checks.CraftedRow` for a value this
         app never writes (a text token, a float id)."""
-        rank, new_id, left_id, right_id, token, text, count, length, is_new, ties, tokens = (
-            checks.merge_row(row)
-        )
+        (
+            rank,
+            new_id,
+            left_id,
+            right_id,
+            token,
+            text,
+            count,
+            length,
+            is_new,
+            ties,
+            tokens,
+            runner,
+        ) = checks.merge_row(row)
         return cls(
             rank, new_id, left_id, right_id, bytes(token), text, count, length, bool(is_new), ties,
-            tokens,
+            tokens, runner,
         )  # fmt: skip

@@ -119,7 +119,13 @@ def _v2(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX merges_by_right ON merges (run_id, right_id)")
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2]
+def _v3(conn: sqlite3.Connection) -> None:
+    """Each merge's runner-up count (the best pair that lost), for teaching's "why". Runs
+    stored before keep NULL there: "not recorded", not a count of 0."""
+    conn.execute("ALTER TABLE merges ADD COLUMN runner_up INTEGER")
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -166,7 +172,7 @@ def check_schema(conn: sqlite3.Connection) -> int:
             f"{shown}); point --db or BPE_WORKBENCH_DB at another file"
         )
     if current > 0:
-        _check_columns(conn)
+        _check_columns(conn, current)
     return current
 
 
@@ -180,8 +186,13 @@ _COLUMNS = {
 }  # fmt: skip
 
 
-def _check_columns(conn: sqlite3.Connection) -> None:
+# Columns a later migration added: a file at that version must have them.
+_ADDED_COLUMNS = {3: ("merges", "runner_up")}
+
+
+def _check_columns(conn: sqlite3.Connection, version: int) -> None:
     for table, wanted in _COLUMNS.items():
+        wanted = wanted | {c for v, (t, c) in _ADDED_COLUMNS.items() if t == table and v <= version}
         have = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
         missing = sorted(wanted - have)
         if missing:

@@ -21,6 +21,7 @@ import numpy as np
 from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.engine.errors import WorkbenchError
 from workbench.engine.patterns.regexes import resolve
+from workbench.engine.patterns.superbpe import STAGE2_PATTERN
 from workbench.store import checks
 from workbench.store.errors import StoreError
 from workbench.store.models import RunInfo
@@ -43,8 +44,10 @@ def tokenizer_of(
     try:
         settings = run.settings
         specials = checks.special_names(f"run {run.id}", settings.get("special_tokens"))
-        pattern = checks.pattern_setting(f"run {run.id}", settings.get("pattern"))
-        tok = Tokenizer.from_merges(pairs, resolve(pattern), specials)
+        pattern = resolve(checks.pattern_setting(f"run {run.id}", settings.get("pattern")))
+        if settings.get("superbpe_transition"):  # encodes with the stage-2 split
+            pattern = STAGE2_PATTERN
+        tok = Tokenizer.from_merges(pairs, pattern, specials)
         # The checks an imported file gets: no pair twice, every id made once, specials apart.
         Tokenizer.from_vocab_merges(tok.vocab, tok.merges, tok.pattern, tok.special_tokens)
     except (checks.CraftedRow, WorkbenchError) as exc:

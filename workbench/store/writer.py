@@ -27,7 +27,7 @@ from workbench.store.schema import RUN_STATES, fts_rowid, has_fts, init_db
 
 _INSERT = (
     "INSERT INTO merges (run_id, rank, new_id, left_id, right_id, token, readable, count, "
-    "length, is_new, ties, corpus_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "length, is_new, ties, corpus_tokens, runner_up) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -35,6 +35,14 @@ def _column(batch: MergeBatch, name: str, n: int) -> list[Any]:
     """An optional batch column as a list (all None when this engine version lacks it)."""
     values = getattr(batch, name, None)
     return [None] * n if values is None else values.tolist()
+
+
+def _runner_ups(batch: MergeBatch, n: int) -> list[int | None]:
+    """The runner-up column, None where the trainer did not compute it (-1 or no column)."""
+    values = getattr(batch, "runner_up", None)
+    if values is None:
+        return [None] * n
+    return [None if v < 0 else v for v in values.tolist()]
 
 
 _INSERT_FTS = "INSERT INTO merges_fts (rowid, readable) VALUES (?, ?)"
@@ -159,6 +167,7 @@ class RunWriter:
             [int(x) for x in batch.is_new.tolist()],
             batch.ties.tolist(),
             _column(batch, "corpus_tokens", n),
+            _runner_ups(batch, n),
             strict=True,
         )
         with self._transaction() as conn:

@@ -33,6 +33,8 @@ class Segmenter:
 
     specials: tuple[str, ...]
     cut_inside: bool  # whether the pattern allows cuts at letter-whitespace points
+    # Another cut rule a pattern promises (a reverse regex; a cut at a match's end), or None.
+    boundary: regex.Pattern | None = None
 
     def split(self, text: str) -> list[str]:
         """All segments of a whole text."""
@@ -49,10 +51,11 @@ class Segmenter:
                 last = m
             if last is not None and last.end() <= len(buffer) - longest:
                 return last.end()
-        if not self.cut_inside:
+        boundary = self.boundary or (_SAFE_CUT if self.cut_inside else None)
+        if boundary is None:
             return 0
         reach = max((len(t) for t in self.specials), default=0)
-        return safe_cut(buffer, _SAFE_CUT, pattern, reach)
+        return safe_cut(buffer, boundary, pattern, reach)
 
 
 def safe_cut(

@@ -30,6 +30,7 @@ from workbench.engine.corpus.readers import meter, streams_only
 from workbench.engine.errors import CancelledError, CorpusError
 from workbench.engine.patterns.regexes import preset_name
 from workbench.engine.patterns.specials import specials_bytes_regex
+from workbench.engine.patterns.superbpe import AFTER_NEWLINE, STAGE2_PATTERN
 from workbench.engine.pretokenize import _regex_worker as worker
 from workbench.engine.pretokenize import counts_file  # a counts file: a corpus already counted
 from workbench.engine.pretokenize.results import CorpusStats, PretokenizeResult
@@ -211,7 +212,12 @@ def _tasks(
     (so a bad one is known before any of it is sent) and share batches; a larger file gets
     tasks of its own under its index, then a commit, or a drop if it turns out bad."""
     pattern = config.pattern_string
-    segmenter = Segmenter(config.special_tokens, cut_inside=preset_name(pattern) is not None)
+    segmenter = Segmenter(
+        config.special_tokens,
+        cut_inside=preset_name(pattern) is not None,
+        # SuperBPE's stage-2 pieces end at each newline: long files stream in bounded memory.
+        boundary=AFTER_NEWLINE if pattern == STAGE2_PATTERN else None,
+    )
     batch: list[str] = []
     sources: list[str] = []
     size = 0

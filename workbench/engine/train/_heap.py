@@ -1,5 +1,6 @@
 """The merge loop's lazy 4-ary max-heap of pair counts, with the tie-break rules (`_beats`) and
-the count of tied pairs at the top (`_count_ties`). See `_state` for the rows."""
+the count of tied pairs at the top (`_count_ties`) and the best losing count (`_runner_up`).
+See `_state` for the rows."""
 
 from __future__ import annotations
 
@@ -156,3 +157,55 @@ def _count_ties(hp, pr, scal, tie_stamp, stamp, limit, stack):
                 stack[depth] = ch
                 depth += 1
     return min(max(found - 1, 0), limit)
+
+
+@njit_borrowing  # once per merge, and only when ties are counted: a call costs nothing there
+def _runner_up(hp, pr, scal, stack):
+    """The highest live count among pairs other than the top's (0: no other pair), with a live
+    entry on top and no tie with it (a tie makes the answer the top's count).
+
+    The heap is lazy, so an entry's count may be stale, but every live pair has an entry at
+    least as high as its live count (a rise pushes one; a fall leaves the old one above). So a
+    walk from the root that reads each entry's pair's *live* count and skips subtrees whose
+    entry is not above the best so far sees every pair that could beat it. The entries it
+    visits are the stale ones between the top and the runner-up, which the next merges settle.
+    """
+    n = scal[S_NHEAP]
+    winner = hp[0, H_REF] >> 32
+    found = 0
+    depth = _stack_children(0, hp, n, found, stack, 0)
+    while depth > 0:  # at most 3 siblings a level + 4 children wait: TIE_STACK is plenty
+        depth -= 1
+        i = stack[depth]
+        if hp[i, H_CNT] <= found:  # found grew since this entry was stacked
+            continue
+        p = hp[i, H_REF] >> 32
+        if p != winner:
+            live = pr[p, P_CNT]
+            if live > found:
+                found = live
+        depth = _stack_children(i, hp, n, found, stack, depth)
+    return found
+
+
+@njit(inline="always")
+def _stack_children(i, hp, n, found, stack, depth):
+    """Stack the children of row i above `found`, the highest last (it is visited first: when
+    it is live, the entries below its count need no look at their pairs)."""
+    first = ARITY * i + 1
+    best = -1
+    for ch in range(first, min(first + ARITY, n)):
+        if hp[ch, H_CNT] > found:
+            if best >= 0 and hp[ch, H_CNT] > hp[best, H_CNT]:
+                stack[depth] = best
+                depth += 1
+                best = ch
+            elif best >= 0:
+                stack[depth] = ch
+                depth += 1
+            else:
+                best = ch
+    if best >= 0:
+        stack[depth] = best
+        depth += 1
+    return depth

@@ -19,6 +19,7 @@ from workbench.engine.train._heap import (
     _count_ties,
     _heap_push,
     _heap_top,
+    _runner_up,
 )
 from workbench.engine.train._long import (
     gather_positions,
@@ -180,6 +181,25 @@ def _merge_words(b, k, r, o, left, right, new, mode, wsym, wrec, lnk, scr, ph, p
     return b, k, r, o, merged_weighted, 0
 
 
+@njit(inline="always")
+def _superword_allowed(left, right, max_words, tok_off, tok_len, arena):
+    """SuperBPE's stage-2 rules for the token left + right (the authors' trainer fork): it holds
+    no `: ` (colon, space) and at most `max_words` words (runs of non-space bytes)."""
+    words = 0
+    prev = 32  # as if a space came first: the first non-space byte starts a word
+    for side in range(2):
+        t = left if side == 0 else right
+        o = tok_off[t]
+        for i in range(tok_len[t]):
+            b = arena[o + i]
+            if b == 32 and prev == 58:
+                return False
+            if b != 32 and prev == 32:
+                words += 1
+            prev = b
+    return words <= max_words
+
+
 # ---------------------------------------------------------------------------------------------
 # the two entry points
 
@@ -236,7 +256,9 @@ def init_pairs(state, mode):
     wsym, wrec, tok_off, tok_len, tok_hash, tok_key, arena, tt = state[:8]
     pr, tie_stamp, ph, lst, blk, hp, touched, tie_stack, scal, hf_order = state[8:18]
     lnk, pp, pblk, scr = state[18:]
-    for t in range(scal[S_NTOK]):  # the bytes, and a base tokenizer's tokens when extending
+    # Every token there is so far: the 256 bytes, and those of a vocabulary the trainer starts
+    # from (a base tokenizer when extending, stage 1's when SuperBPE: S_NTOK counts them).
+    for t in range(scal[S_NTOK]):
         _tt_insert(tt, t, tok_hash[t])
         tok_key[t] = _lex_key(t, tok_off, tok_len, arena)
     scal[S_STEP] = 0
@@ -262,10 +284,12 @@ def init_pairs(state, mode):
 # One loop over merges whose steps are already calls: splitting the loop itself would pass the
 # whole state through one more call per merge.
 @njit
-def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, tie_limit):  # noqa: C901
+def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, tie_limit,  # noqa: C901
+               max_words):  # fmt: skip
     """Make up to `max_merges` merges, stopping early when the vocabulary has `target_tokens`
     tokens, no pair is left, or the best count is below `min_frequency`; merge i is row i of
-    `events`.
+    `events`. `max_words` > 0 applies SuperBPE's stage-2 rules (`_superword_allowed`): a pair
+    they refuse is passed over, its count kept, and looked at again when its count changes.
 
     Returns (status, merges made, the state with every array that grew). Status TABLES_GREW:
     it returned after a merge that grew the pair tables, so their old copies can be freed.
@@ -273,7 +297,7 @@ def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, ti
     wsym, wrec, tok_off, tok_len, tok_hash, tok_key, arena, tt = state[:8]
     pr, tie_stamp, ph, lst, blk, hp, touched, tie_stack, scal, hf_order = state[8:18]
     lnk, pp, pblk, scr = state[18:]
-    ev_left, ev_right, ev_new, ev_count, ev_isnew, ev_ties, ev_tokens = events
+    ev_left, ev_right, ev_new, ev_count, ev_isnew, ev_ties, ev_tokens, ev_runner = events
     status = RUNNING
     done = 0
     rows = pr.shape[0] + ph.shape[0] + lst.shape[0] + blk.shape[0] + hp.shape[0] + pblk.shape[0]
@@ -293,8 +317,10 @@ def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, ti
             status = BELOW_MIN_FREQUENCY
             break
         ties = 0
+        runner = -1  # explanations off (tie_limit 0): neither figure is computed
         if tie_limit > 0:
             ties = _count_ties(hp, pr, scal, tie_stamp, scal[S_STEP] + 1, tie_limit, tie_stack)
+            runner = count if ties > 0 else _runner_up(hp, pr, scal, tie_stack)
         ref = hp[0, H_REF]
         p = ref >> 32
         lid = ref & 0xFFFFFFFF
@@ -302,6 +328,12 @@ def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, ti
         key = pr[p, P_KEY]
         left = key >> 32
         right = key & 0xFFFFFFFF
+        if max_words > 0 and not _superword_allowed(left, right, max_words, tok_off, tok_len,
+                                                    arena):  # fmt: skip
+            # A step number of its own: the next merge's tie count must not take the pairs
+            # this one stamped as counted already.
+            scal[S_STEP] += 1
+            continue
 
         # The merged token: an existing one with the same bytes, or a new id.
         h = tok_hash[left] * _pow_base(tok_len[right]) + tok_hash[right]
@@ -370,6 +402,7 @@ def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, ti
         ev_count[done] = count
         ev_isnew[done] = is_new
         ev_ties[done] = ties
+        ev_runner[done] = runner
         ev_tokens[done] = scal[S_TOKENS]
         done += 1
         grown = pr.shape[0] + ph.shape[0] + lst.shape[0] + blk.shape[0] + hp.shape[0]

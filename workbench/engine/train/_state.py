@@ -98,6 +98,7 @@ class MergeEvents(NamedTuple):
     is_new: np.ndarray  # bool
     ties: np.ndarray  # int64
     tokens: np.ndarray  # int64
+    runner_up: np.ndarray  # int64: the best losing pair's count (-1: not computed)
 
 
 LEX = 0
@@ -124,7 +125,7 @@ PBLOCK = 14  # positions per block
 # every prose word takes.
 LONG_WORD = 1 << 10
 ARITY = 4  # heap fan-out: half the depth of a binary heap, children in one or two cache lines
-TIE_STACK = 256  # DFS stack of _count_ties: 3 per level of a 4-ary heap, 2^64 entries fit
+TIE_STACK = 256  # DFS stack of _count_ties and _runner_up: 3 per level of a 4-ary heap
 
 # scal indices
 S_NTOK = 0  # tokens so far (256 bytes + distinct merged tokens)

@@ -11,6 +11,9 @@ What it mirrors, rule by rule (see `_train_kernels`):
   bytes), bytes ordered as Python orders them (a shorter prefix is smaller);
 - `ties` is the number of other pairs whose live count equals the best count, up to
   `tie_limit` (every pair with a live count has a heap entry at that count in the kernel);
+- `runner_up` is the highest live count among the other pairs (the best count when there are
+  ties, 0 when no other pair is left), computed, like `ties`, only when `tie_limit` > 0 (-1
+  otherwise);
 - a merge whose bytes already exist as a token reuses that token's id (`is_new` False);
 - occurrences are replaced left to right (`aaa` with (a, a) -> `aa a`), neighbours' counts move
   from the old pairs to the new ones, and the merged pair's count drops to 0;
@@ -108,7 +111,7 @@ class PyTrainer:
         target_tokens = target - len(self.config.special_tokens)
         start = time.perf_counter()
         start_rank = len(self.merges)
-        rows: list[tuple[int, int, int, int, bool, int, int]] = []
+        rows: list[tuple[int, int, int, int, bool, int, int, int]] = []
         self.stop_reason = None
         while len(rows) < max(int(n), 0):
             if len(self.vocab) >= target_tokens:
@@ -123,11 +126,14 @@ class PyTrainer:
                 self.stop_reason = _MIN_FREQUENCY
                 break
             ties = min(self._at_count[count] - 1, self.tie_limit) if self.tie_limit > 0 else 0
+            runner = -1
+            if self.tie_limit > 0:
+                runner = count if ties > 0 else self._runner_up(best)
             new, is_new = self._merge(best)
-            rows.append((best[0], best[1], new, count, is_new, ties, self._tokens))
+            rows.append((best[0], best[1], new, count, is_new, ties, self._tokens, runner))
         seconds = time.perf_counter() - start
         self.kernel_seconds += seconds
-        columns = list(zip(*rows, strict=True)) if rows else [()] * 7
+        columns = list(zip(*rows, strict=True)) if rows else [()] * 8
         return MergeBatch(
             start_rank=start_rank,
             left=np.array(columns[0], dtype=np.int32),
@@ -140,6 +146,7 @@ class PyTrainer:
             tokens=tuple(self.vocab[new] for new in columns[2]),
             vocab_size=self.vocab_size,
             seconds=seconds,
+            runner_up=np.array(columns[7], dtype=np.int64),
         )
 
     # -- the merge loop's parts ------------------------------------------------------------------
@@ -170,6 +177,27 @@ class PyTrainer:
             else:
                 heapq.heappop(heap)
         return None
+
+    def _runner_up(self, best: Pair) -> int:
+        """The highest live count among pairs other than `best` (on top of the heap now).
+
+        The heap is lazy: a pair whose count fell keeps its old, higher entry, and a rise
+        pushes a new one, so every live pair has an entry at least as high as its live count.
+        A walk that reads each entry's live count and skips entries not above the best so far
+        therefore misses nothing (the kernel's `_heap._runner_up` walks the same way)."""
+        heap, live = self._heap, self._live
+        n = len(heap)
+        found = 0
+        stack = [1, 2]
+        while stack:
+            i = stack.pop()
+            if i >= n or -heap[i][0] <= found:
+                continue
+            pair = heap[i][3]
+            if pair != best:
+                found = max(found, live.get(pair, 0))
+            stack += (2 * i + 1, 2 * i + 2)
+        return found
 
     def _set(self, pair: Pair, count: int) -> None:
         """Give `pair` a new live count, keeping the count -> pairs tally (for ties)."""

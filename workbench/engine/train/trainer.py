@@ -79,6 +79,8 @@ class BpeTrainer:
         self.stop_reason: str | None = None
         self.kernel_seconds = 0.0
         self._batch_size = 1
+        # > 0: SuperBPE's stage-2 rules, with at most this many words a token (`stages`).
+        self.max_words = 0
         self._init_state(words, 1 << (start_rows - 1).bit_length())
 
     # -- state ---------------------------------------------------------------------------------
@@ -221,6 +223,7 @@ class BpeTrainer:
             is_new=np.empty(n, dtype=np.bool_),
             ties=np.empty(n, dtype=np.int64),
             tokens=np.empty(n, dtype=np.int64),
+            runner_up=np.empty(n, dtype=np.int64),
         )
         start = time.perf_counter()
         done = 0
@@ -228,7 +231,7 @@ class BpeTrainer:
             rows = events if done == 0 else st.MergeEvents(*(a[done:] for a in events))
             status, made, self.state = k.run_merges(
                 self.state, rows, n - done, target_tokens, self.config.min_frequency, self.mode,
-                self.tie_limit,
+                self.tie_limit, self.max_words,
             )  # fmt: skip
             done += int(made)
             if status != st.TABLES_GREW:
@@ -272,6 +275,7 @@ class BpeTrainer:
             tokens=tuple(tokens),
             vocab_size=self.vocab_size,
             seconds=seconds,
+            runner_up=events.runner_up[:done],
         )
 
     def batches(

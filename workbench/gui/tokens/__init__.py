@@ -232,6 +232,11 @@ class TokensPanel(QWidget):
         )
 
     @property
+    def base_tokenizer(self) -> Tokenizer | None:
+        """The whole tokenizer on show (a replay cuts prefixes of it)."""
+        return self._base
+
+    @property
     def run_id(self) -> int | None:
         """The stored run whose tokenizer the panel shows (None: a file or a reference)."""
         return self._run_id

@@ -56,6 +56,9 @@ def from_display(raw: str) -> str:
 
 
 def format_counts(enc: Encoded) -> str:
+    """The counts line: "no text" rather than a row of zeros for an empty editor."""
+    if not enc.text:
+        return "no text"
     return (
         f"{len(enc):,} tokens · {len(enc.text):,} chars · {enc.n_bytes:,} bytes · "
         f"{enc.bytes_per_token:.2f} bytes/token · {enc.tokens_per_word:.2f} tokens/word"
@@ -344,9 +347,10 @@ class TokensView(QWidget):
             self._strip = prebuilt[2]
         else:
             self._strip = build_strip(enc, table.bytes_of, *options)
-        self.strip_highlighter.set_ranges([])
+        self.strip_highlighter.clear()
         self.strip_edit.setPlainText(self._strip.text)
-        self.strip_highlighter.set_ranges(self._strip.ranges)
+        first = self.strip_edit.firstVisibleBlock().blockNumber()
+        self.strip_highlighter.set_ranges(self._strip.ranges, first_block=first)
 
     def _open_dialog(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Open a text file")

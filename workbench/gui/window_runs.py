@@ -1,0 +1,106 @@
+"""The window's stored runs: opening one from the Runs tab, letting a deleted one go,
+exporting a run's tokenizer, and going to a merge the Tokens tab points at.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from workbench.gui.tokens.export_dialog import ExportDialog
+from workbench.gui.tokens_tab import tokenizer_of_run as stored_tokenizer
+from workbench.store import StoreError
+
+
+class StoredRuns:
+    """Mixed into `MainWindow`: browsing, deleting and exporting stored runs."""
+
+    def open_run(self, run_id: int) -> None:
+        """Browse a stored run: its merges and charts, without retraining."""
+        if self.mode == "training":
+            self.statusBar().showMessage("Pause or stop training before opening a run", 5000)
+            return
+        try:
+            run = self.store.get_run(run_id)
+        except StoreError as exc:
+            self.statusBar().showMessage(str(exc), 8000)
+            self.runs.refresh()
+            return
+        if self.mode == "paused":
+            self.stop()
+        self._release_run()
+        self.teacher.stop()
+        self.state = self.state.opened(
+            run.id,
+            run.name,
+            run.merge_count,
+            run.vocab_size,
+            run.stop_reason,
+            bool(run.corpus.get("fingerprint")),
+        )
+        self.merges_done = run.merge_count
+        self.target_merges = run.merge_count
+        self.merge_list.set_run(self.store, run_id, run.merge_count)
+        cap = run.settings.get("max_token_length")  # absent from runs before the setting
+        capped = f" · tokens up to {cap:,} bytes" if type(cap) is int and cap > 0 else ""
+        self.history.load(self.store, run, f"Stored run {run.id} “{run.name}”{capped}")
+        self.tokens.show_run(run_id)
+        self._show_teaching_sample()  # the last merge, and why (built in the background)
+        self.status.stage.setText(self.state.status_line())
+        self._update_actions()
+        self.tabs.setCurrentIndex(0)
+
+    def _run_deleted(self, run_id: int) -> None:
+        """The Runs tab deleted a run; if it is the one shown, let it go everywhere."""
+        self.tokens.forget_run(run_id)
+        self.evaluate.forget_run(run_id)
+        if run_id != self.run_id:
+            return
+        self._release_run()
+        self.state = self.state.deleted(run_id)
+        self.history.cancel()
+        self.merge_list.set_run(None, None)
+        self.merges_done = 0
+        self.charts.reset(self.corpus_bytes, f"Run {run_id} was deleted")
+        self.status.clear()
+        self.status.stage.setText(self.state.status_line())
+        self._update_actions()
+
+    def export_tokenizer(self, run_id: int | None = None) -> ExportDialog | None:
+        """File ▸ Export tokenizer… (the open run) or the Runs tab's Export (the chosen run).
+
+        The tokenizer is built from the store in the dialog's own thread, so a run of 100k
+        merges opens the dialog at once."""
+        if not isinstance(run_id, int) or isinstance(run_id, bool):  # the menu's triggered(bool)
+            run_id = self.run_id
+        if run_id is None:
+            self.statusBar().showMessage(
+                "No run to export: train one, or open one in the Runs tab", 8000
+            )
+            return None
+        try:
+            run = self.store.get_run(run_id)
+        except StoreError as exc:
+            self.statusBar().showMessage(str(exc), 8000)
+            return None
+        db_path = self.db_path
+        # The check's text: what the Tokens tab shows, else the start of the corpus (4 KB).
+        sample = self.tokens.panel.view.text() or self.teaching.sample_text()
+        sample = sample[:4000]
+        self.export_dialogs = [d for d in self.export_dialogs if d.isVisible() or d.busy()]
+        dialog = ExportDialog(
+            lambda: stored_tokenizer(db_path, run_id)[0],
+            sample,
+            str(Path.home() / "bpe-exports" / f"run-{run.id}"),
+            parent=self,
+            title=f"run {run.id} “{run.name}” ({run.merge_count:,} merges)",
+        )
+        self.export_dialogs.append(dialog)
+        dialog.show()
+        dialog.raise_()
+        dialog.activateWindow()
+        return dialog
+
+    def jump_to_rank(self, rank: int) -> None:
+        """Show merge `rank` in the merge list (the Tokens tab asks for this on a click)."""
+        self.tabs.setCurrentIndex(0)
+        self.merge_list.show_rank(rank)

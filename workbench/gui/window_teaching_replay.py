@@ -1,0 +1,136 @@
+"""The window's teaching and replay wiring: the teaching sample cut with the run's merges and
+the newest merge explained; the replay timeline shown in the charts, merge list and Tokens.
+"""
+
+from __future__ import annotations
+
+import time
+
+from workbench.engine.encode.tokenizer import Tokenizer
+from workbench.gui.teaching import SampleCut
+from workbench.gui.tokens_tab import tokenizer_of_run as stored_tokenizer
+from workbench.store import StoreError
+
+SAMPLE_COST_FACTOR = 4  # between ticks, rebuild the sample's tokenizer after 4x its cost
+REPLAY_CUT_SECONDS = 0.5  # a playing replay repaints the Tokens text at most this often
+
+
+class TeachingAndReplay:
+    """Mixed into `MainWindow`: teaching's sample and explanation, and the replay's views."""
+
+    def _show_teaching_sample(self, every_tick: bool = False) -> None:
+        """Cut the teaching sample with the merges so far (the run's, read from the store).
+
+        Building the tokenizer costs O(merges) (~0.1 s at 10k), so it is built in the
+        background (`sample_lane`, its own store connection; the newest request wins), and
+        between teaching ticks it is rebuilt only when the last build is a few of its own
+        durations old, so a fast tick rate on a long run never floods the lane.
+        """
+        if self.run_id is None or not self.teaching.isVisible():
+            return
+        if not self.warmer.encoder.is_set():  # compiling it here would freeze the window
+            self.teaching.newest.setText("The sample is cut once the encoder is ready.")
+            return
+        now = time.perf_counter()
+        last_at, cost = self._sample_built
+        if every_tick and now - last_at < SAMPLE_COST_FACTOR * cost:
+            return
+        self._sample_built = (now, cost)  # the cost is the last build's until this one ends
+        db_path, run_id = self.db_path, self.run_id
+
+        teaching = self.teaching
+
+        def build() -> tuple[int, SampleCut, float]:
+            started = time.perf_counter()
+            tok = stored_tokenizer(db_path, run_id)[0]
+            cut = teaching.prepare(tok, _newest_pair(tok))  # encoding the sample: here too
+            return run_id, cut, time.perf_counter() - started
+
+        self.sample_lane.submit(build)
+
+    def _on_sample_tokenizer(self, result: tuple[int, SampleCut, float]) -> None:
+        run_id, cut, cost = result
+        self._sample_built = (self._sample_built[0], cost)
+        if run_id != self.run_id or not self.teaching.isVisible():
+            return  # another run since, or the panel hidden meanwhile
+        if self.replay.clock.k < self.replay.clock.total:
+            return  # a replay is under way: teaching follows its merge k, not the newest
+        self.teaching.apply(cut)
+        self._explain_newest(len(cut.tok.merges))
+
+    def _explain_newest(self, n: int) -> None:
+        """Teaching's "why": the newest merge's count, ties and rule, and the next merge."""
+        if self.run_id is None or n <= 0:
+            self.teaching.explain(None, None, "")
+            return
+        try:
+            around = self.store.merges(self.run_id, after_rank=n - 2, limit=2)
+            rule = str(self.store.get_run(self.run_id).settings.get("tie_break", "lexicographic"))
+        except StoreError:
+            return
+        newest = next((m for m in around if m.rank == n - 1), None)
+        following = next((m for m in around if m.rank == n), None)
+        self.teaching.explain(newest, following, rule)
+
+    _replay_cut_at = 0.0  # when a playing replay last asked for a re-cut of the Tokens text
+
+    def _replay_at(self, k: int) -> None:
+        """The timeline shows the run after its first k merges, in every view of it."""
+        total = self.replay.clock.total
+        at = None if k >= total else k
+        self.charts.show_replay(at)
+        self.merge_list.show_replay(at)
+        panel = self.tokens.panel
+        if panel.run_id is None or panel.run_id != self.run_id:
+            return
+        # The panel cuts in the background, the newest k next; painting a cut still takes this
+        # thread ~30 ms (the highlighter and the strip), so a playing replay repaints the text
+        # a few times a second; at rest (a seek, the end), at once.
+        now = time.perf_counter()
+        if self.replay.playing and now - self._replay_cut_at < REPLAY_CUT_SECONDS:
+            return
+        self._replay_cut_at = now
+        panel.show_rank(k)
+        self._teach_replayed(k)
+
+    def _teach_replayed(self, k: int) -> None:
+        """Teaching follows the timeline: merge k is the newest, explained at once, and marked
+        in the sample cut by the first k merges (in `replay_lane`: the newest k wins)."""
+        if not self.teaching.isVisible():
+            return
+        base = self.tokens.panel.base_tokenizer
+        if base is None or k > len(base.merges):
+            return
+        self._explain_newest(k)
+        teaching, run_id = self.teaching, self.run_id
+
+        def cut() -> tuple[int | None, SampleCut]:
+            tok = base if k == len(base.merges) else base.prefix(k)
+            return run_id, teaching.prepare(tok, _newest_pair(tok))
+
+        self.replay_lane.submit(cut)
+
+    def _on_replay_cut(self, result: tuple[int | None, SampleCut]) -> None:
+        run_id, sample = result
+        if run_id == self.run_id:
+            self.teaching.apply(sample)
+
+    def _end_replay(self) -> None:
+        """Training or another run: the timeline starts over at the whole run."""
+        if self.replay.clock.k < self.replay.clock.total:
+            self._replay_at(self.replay.clock.total)
+        self.replay.set_total(0)
+
+    def _offer_replay(self) -> None:
+        """A run at rest (paused, finished, opened) can be replayed over all its merges."""
+        total = self.merges_done if self.mode in ("paused", "finished") else 0
+        if total != self.replay.clock.total:
+            if self.replay.clock.k < self.replay.clock.total:
+                self._replay_at(self.replay.clock.total)
+            self.replay.set_total(total)
+
+
+def _newest_pair(tok: Tokenizer) -> tuple[bytes, bytes] | None:
+    """The (left, right) bytes of `tok`'s last merge (None: no merges)."""
+    merges = tok.merges
+    return (tok.vocab[merges[-1][0]], tok.vocab[merges[-1][1]]) if merges else None
