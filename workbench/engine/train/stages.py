@@ -34,7 +34,7 @@ from workbench.engine.pretokenize.words import WordTable
 from workbench.engine.train import _kernels as k
 from workbench.engine.train import _state as st
 from workbench.engine.train._long import link_words
-from workbench.engine.train.trainer import START_ROWS, TIE_LIMIT, BpeTrainer
+from workbench.engine.train.trainer import NO_CAP, START_ROWS, TIE_LIMIT, BpeTrainer
 
 
 def encode_pieces(
@@ -127,6 +127,7 @@ def trainer_from_ids(
     pairs = 1 << (START_ROWS - 1).bit_length()
     scal = np.zeros(st.N_SCAL, dtype=np.int64)
     scal[st.S_NTOK] = ntok
+    scal[st.S_MAXLEN] = config.max_token_length or NO_CAP  # 0 in the config: no cap
     scal[st.S_ARENA] = len(blob)
     scal[st.S_FREE] = -1
     scal[st.S_PFREE] = -1
