@@ -510,11 +510,13 @@ def main() -> None:
                 args.out.write_text(table, encoding="utf-8")
                 print(f"\nmarkdown table written to {args.out}")
         if args.stages:
-            import encode_stages  # noqa: PLC0415
+            import encode_matrix_stages  # noqa: PLC0415
 
             for name in args.ranks:
                 for kind, text in corpus.items():
-                    encode_stages.print_stages(files[name], f"{name} × {kind}", text, args.runs)
+                    encode_matrix_stages.print_stages(
+                        files[name], f"{name} × {kind}", text, args.runs
+                    )
         built = tokenizers() if args.batch_ranks else {}
         for name in args.batch_ranks:
             batch_lines(built[name][0], name, corpus, args.runs)
