@@ -420,8 +420,8 @@ def peer_batch_lines(
                     del instance, result
                     first, warm = timings[0], _median_pair([(c, w) for w, c in timings[1:]])
                     cells.append(
-                        f"{threads} thr: first {size / first[0]:6.1f} MB/s, warm"
-                        f" {size / warm[1]:6.1f} MB/s (CPU {warm[0]:.2f} s)"
+                        f"{threads} thr: first {size / first[0]:6.1f} MB/s (CPU {first[1]:.2f} s),"
+                        f" warm {size / warm[1]:6.1f} MB/s (CPU {warm[0]:.2f} s)"
                     )
                 label = f"{peer.name} {method.split('_')[1]}"
                 print(f"  {label:20}{rank_file.name + ' x ' + kind:24} " + "; ".join(cells)
