@@ -1,25 +1,40 @@
 """Hand-run benchmark: single-thread encoding, ranks (gpt2, cl100k, o200k) x text (English docs,
-multilingual, C code), against tiktoken and riptoken in the same process, identical ids checked;
-then `Tokenizer.encode_batch` (lists) and `encode_batch_arrays` on one and two threads, each text
-cut into 64 KB documents: a fresh tokenizer's first call, and later calls (warm piece caches).
+multilingual, C code), ours against every peer that installs (tiktoken, gigatoken, fastokens,
+riptoken; quicktok with `--peers`, see `encode_peers.py` for each one's calls), ids checked
+against tiktoken's in every cell (a peer whose ids differ is marked and not counted); then
+`Tokenizer.encode_batch` (lists) and `encode_batch_arrays` on one and two threads, each text cut
+into 64 KB documents, and with `--peer-batch` each peer's own batch call on the same documents.
 
-Single-thread cells are CPU seconds of the calling thread (`time.thread_time`: all three encode
-on it), so other work on a shared machine inflates them less than wall time; the batch lines are
-wall time, the only measure of threads, with the process's CPU time beside it. Two threads can
-only be timed on an idle machine: Linux's autogroup scheduling gives a busy machine's process
-one share of the CPUs however many threads it runs; each line ends with the cores other
-processes used meanwhile (0.0 for a fair figure). Every run of ours uses a fresh tokenizer sharing the
-tables: the piece cache a tokenizer keeps between calls would otherwise remember the text.
+The matrix: every encoder builds a NEW INSTANCE for each timed call from the same `.tiktoken`
+rank file (written to a temporary folder): reading the file and building are timed apart (the
+`build s` column) and excluded from the rates, so the rates are what encoding a text once costs
+a new tokenizer, with no cache carried over between calls. `cold` is that instance's first call,
+`warm` a second call on the same text (caches full). List output (Python ints, what most callers
+use) and array output are timed with instances of their own. Rates are MB of UTF-8 per CPU
+second of the whole process (`time.process_time`: an encoder that spreads a call over threads is
+charged for all of them; a shared machine inflates it less than wall time), with MB/s of wall
+time beside them. Peers take turns within each run; medians of `--runs`. Ours shares immutable
+tables between tokenizers of the same ranks only while one lives (`_shared_cores`; none does
+between the cells' instances), and one set of ready-made ints per process (`id_lists`), made by
+the warm-up before any timing.
 
-Run `python benchmarks/encode_matrix.py [--data /work/bench-data] [--mb 8] [--runs 3]`; add
-`--batch-only` for the threads lines alone, `--batch-ranks gpt2 cl100k o200k` for more ranks,
-`--gil` for the share of a one-thread call spent outside the kernel (holding the GIL), `--text
-A.txt B.txt` to measure your own UTF-8 files instead of the assembled texts.
+The batch lines are wall time, the only measure of threads, with the process's CPU time beside
+it. Two threads can only be timed on an idle machine: Linux's autogroup scheduling gives a busy
+machine's process one share of the CPUs however many threads it runs; each line ends with the
+cores other processes used meanwhile (0.0 for a fair figure).
+
+Run `python benchmarks/encode_matrix.py [--data /work/bench-data] [--mb 8] [--runs 3] [--ranks
+gpt2 cl100k o200k] [--peers ours tiktoken gigatoken ...] [--out table.md]`: `--out` writes the
+matrix as the markdown table docs/benchmarks.md shows; `--stages` adds ours stage by stage
+(instance, scan, cache probe, merge, output: `encode_matrix_stages.py`); `--batch-only` for the
+threads lines alone, `--batch-ranks gpt2 cl100k o200k` for more ranks, `--peer-batch` for the
+peers' batch calls, `--gil` for the share of a one-thread call spent outside the kernel (holding
+the GIL), `--text A.txt B.txt` to measure your own UTF-8 files instead of the assembled texts.
 Texts are assembled on first use into `--data` (outside the repository, never committed) from
 what a Debian machine has: English from /usr/share/doc, multilingual from the ja/ko/zh/it/ru
 manual pages in /usr/share/man, C from the headers in /usr/include. GPT-2's ranks come from
 `$BPE_WORKBENCH_GPT2` (or the corpora folder's gpt2_vocab.json + gpt2_merges.txt); cl100k and
-o200k from the `bpe-openai` wheel, which ships them (the `bench` extra installs it).
+o200k from the `bpe-openai` wheel, which ships them (the `bench` extra installs it and the peers).
 """
 
 from __future__ import annotations
@@ -493,6 +508,7 @@ def main() -> None:
             warm = ours_peer.build(files[name])  # compile or load our kernels before any timing
             ours_peer.as_list(warm, "warm the kernels, lists too " * 1000)
             ours_peer.as_array(warm, "and arrays")
+            del warm  # no tokenizer of ours lives between the timed ones: none shares tables
         results: dict[str, tuple[dict[str, Cell], float]] = {}
         if not args.batch_only:
             print("\nSingle thread; build: CPU s to make an instance from the .tiktoken file"
