@@ -38,7 +38,7 @@ SHORT = 64  # pieces up to this many bytes use the linear scan; longer ones the 
 
 @njit  # one copy to compile (inlined twice it cost seconds of first start)
 def _first_parts(
-    buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, memo, part, prank, pid
+    buf, start, end, max_rank, byte_id, pairs, pair_bits, byte_pairs, char_tables, memo, part, prank, pid
 ):  # fmt: skip
     """BPE's starting point for buf[start:end]: bytes, or whole characters where `char_token`
     allows, into `part`, and each adjacent pair's (rank, merged id) into `prank`/`pid` (pairs
@@ -56,7 +56,9 @@ def _first_parts(
             if raw >= 0 and byte >= 0:
                 prank[m - 1], pid[m - 1] = byte_pair(raw, byte, max_rank, byte_pairs)
             else:
-                prank[m - 1], pid[m - 1] = pair_memo(part[m - 1], part[m], max_rank, pairs, memo)
+                prank[m - 1], pid[m - 1] = pair_memo(
+                    part[m - 1], part[m], max_rank, pairs, pair_bits, memo
+                )
         raw = byte
         m += 1
         i += step
@@ -65,7 +67,7 @@ def _first_parts(
 
 @njit
 def _merge_short(
-    buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, part, prank, pid, memo,
+    buf, start, end, max_rank, byte_id, pairs, pair_bits, byte_pairs, char_tables, part, prank, pid, memo,
     out, pos,
 ):  # fmt: skip
     """Linear-scan BPE (tiktoken's loop) for short pieces: O(n^2) but tiny n."""
@@ -82,7 +84,7 @@ def _merge_short(
             prank[i], pid[i] = byte_pair(buf[start + i], buf[start + i + 1], max_rank, byte_pairs)
     else:
         m = _first_parts(
-            buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, memo, part, prank,
+            buf, start, end, max_rank, byte_id, pairs, pair_bits, byte_pairs, char_tables, memo, part, prank,
             pid,
         )  # fmt: skip
     while m > 1:
@@ -102,9 +104,11 @@ def _merge_short(
             pid[j] = pid[j + 1]
         m -= 1
         if at > 0:
-            prank[at - 1], pid[at - 1] = pair_memo(part[at - 1], part[at], max_rank, pairs, memo)
+            prank[at - 1], pid[at - 1] = pair_memo(
+                part[at - 1], part[at], max_rank, pairs, pair_bits, memo
+            )
         if at < m - 1:
-            prank[at], pid[at] = pair_memo(part[at], part[at + 1], max_rank, pairs, memo)
+            prank[at], pid[at] = pair_memo(part[at], part[at + 1], max_rank, pairs, pair_bits, memo)
     for i in range(m):
         out[pos + i] = part[i]
     return pos + m
@@ -143,7 +147,9 @@ def _heap_pop(heap, size):
 
 
 @njit
-def _merge_long(buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, memo, out, pos):
+def _merge_long(
+    buf, start, end, max_rank, byte_id, pairs, pair_bits, byte_pairs, char_tables, memo, out, pos
+):
     """Heap + linked-list BPE: O(n log n), so a 1 MB piece without spaces stays fast.
 
     Heap entries are `rank << 32 | node` (lowest rank, then leftmost, as tiktoken). An entry is
@@ -156,7 +162,7 @@ def _merge_long(buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tabl
     rank_at = np.empty(room, dtype=np.int32)
     merged_at = np.empty(room, dtype=np.int32)
     n = _first_parts(
-        buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, memo, tok, rank_at,
+        buf, start, end, max_rank, byte_id, pairs, pair_bits, byte_pairs, char_tables, memo, tok, rank_at,
         merged_at,
     )  # fmt: skip
     nxt = np.empty(n, dtype=np.int64)
@@ -175,7 +181,7 @@ def _merge_long(buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tabl
         j = nxt[i]
         if tok[i] < 0 or j >= n:
             continue
-        rank, merged = pair_memo(tok[i], tok[j], max_rank, pairs, memo)
+        rank, merged = pair_memo(tok[i], tok[j], max_rank, pairs, pair_bits, memo)
         if np.int64(rank) != entry >> 32:
             continue
         tok[i] = merged
@@ -185,12 +191,12 @@ def _merge_long(buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tabl
             prv[nxt[j]] = i
         p = prv[i]
         if p >= 0:
-            rank, _ = pair_memo(tok[p], tok[i], max_rank, pairs, memo)
+            rank, _ = pair_memo(tok[p], tok[i], max_rank, pairs, pair_bits, memo)
             if rank != NEVER:
                 size = _heap_push(heap, size, (np.int64(rank) << 32) | p)
         k = nxt[i]
         if k < n:
-            rank, _ = pair_memo(tok[i], tok[k], max_rank, pairs, memo)
+            rank, _ = pair_memo(tok[i], tok[k], max_rank, pairs, pair_bits, memo)
             if rank != NEVER:
                 size = _heap_push(heap, size, (np.int64(rank) << 32) | i)
     i = 0
@@ -208,21 +214,43 @@ def merge_piece(buf, start, end, max_rank, tables, part, prank, pid, memo, out, 
     `tables` as `_core.Core.tables`; `part`/`prank`/`pid` are scratch of `SHORT` items and
     `memo` the pair memo (`_tables.pair_memo`), both the caller's so they are made once a call.
     """
-    tok_bytes, tok_off, tok_rank, byte_id, whole, pairs, byte_pairs, char_tables = tables
+    (
+        tok_bytes,
+        tok_off,
+        tok_rank,
+        byte_id,
+        whole,
+        pairs,
+        byte_pairs,
+        char_tables,
+        pair_bits,
+        whole_bits,
+    ) = tables
     if end - start == 1:
         out[pos] = byte_id[buf[start]]
         return pos + 1
-    tid = whole_lookup(buf, start, end, tok_bytes, tok_off, whole)
+    tid = whole_lookup(buf, start, end, tok_bytes, tok_off, whole, whole_bits)
     if tid >= 0 and tok_rank[tid] < max_rank:
         out[pos] = tid
         return pos + 1
     if end - start <= SHORT:
         return _merge_short(
-            buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, part, prank, pid,
+            buf, start, end, max_rank, byte_id, pairs, pair_bits, byte_pairs, char_tables, part, prank, pid,
             memo, out, pos,
         )  # fmt: skip
     return _merge_long(
-        buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, memo, out, pos
+        buf,
+        start,
+        end,
+        max_rank,
+        byte_id,
+        pairs,
+        pair_bits,
+        byte_pairs,
+        char_tables,
+        memo,
+        out,
+        pos,
     )
 
 
