@@ -41,9 +41,9 @@ def build_char_tables(tok_bytes, tok_off, tok_rank) -> tuple:
     """(chars, info) for `char_token`: `chars[row]` is -1 or the character's row `k` of `info`,
     whose eight int64 words (one cache line) are its straddler masks and making rank << 32 | id.
 
-    Words 0-2: bit `nxt` (`nxt - 64` from C0 on) set when a byte `nxt` after it completes a straddler of rank
-    <= its making rank (a continuation byte never follows a whole character, so 192 bits);
-    words 3-6: bit `prev` set when a byte before it does. The masks fold the four dense
+    Words 0-2: bit `nxt` (`nxt - 64` from C0 on) set when a byte `nxt` after it completes a
+    straddler of rank <= its making rank (192 bits: a continuation byte never follows a whole
+    character); words 3-6: bit `prev` set when a byte before it does. The masks fold the four dense
     straddler tables (5 MB, a cache miss each, up to four a character) into the 64 bytes of the
     character itself, so a CJK character costs two reads near the core: its row and its line.
 

@@ -18,9 +18,11 @@ exporter lists merges in result-rank order (see `formats/hf_json.py`) so the two
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
-from workbench.engine._native.cache_keys import key_caches_on
+from workbench.engine._native.cache_keys import kernels_of, key_caches_on
 from workbench.engine._native.numba_config import njit
 from workbench.engine.encode import _chars, _tables
 from workbench.engine.encode._chars import char_token
@@ -38,7 +40,8 @@ SHORT = 64  # pieces up to this many bytes use the linear scan; longer ones the 
 
 @njit  # one copy to compile (inlined twice it cost seconds of first start)
 def _first_parts(
-    buf, start, end, max_rank, byte_id, pairs, pair_bits, byte_pairs, char_tables, memo, part, prank, pid
+    buf, start, end, max_rank, byte_id, pairs, pair_bits, byte_pairs, char_tables, memo, part,
+    prank, pid,
 ):  # fmt: skip
     """BPE's starting point for buf[start:end]: bytes, or whole characters where `char_token`
     allows, into `part`, and each adjacent pair's (rank, merged id) into `prank`/`pid` (pairs
@@ -67,8 +70,8 @@ def _first_parts(
 
 @njit
 def _merge_short(
-    buf, start, end, max_rank, byte_id, pairs, pair_bits, byte_pairs, char_tables, part, prank, pid, memo,
-    out, pos,
+    buf, start, end, max_rank, byte_id, pairs, pair_bits, byte_pairs, char_tables, part, prank,
+    pid, memo, out, pos,
 ):  # fmt: skip
     """Linear-scan BPE (tiktoken's loop) for short pieces: O(n^2) but tiny n."""
     m = end - start
@@ -84,8 +87,8 @@ def _merge_short(
             prank[i], pid[i] = byte_pair(buf[start + i], buf[start + i + 1], max_rank, byte_pairs)
     else:
         m = _first_parts(
-            buf, start, end, max_rank, byte_id, pairs, pair_bits, byte_pairs, char_tables, memo, part, prank,
-            pid,
+            buf, start, end, max_rank, byte_id, pairs, pair_bits, byte_pairs, char_tables, memo,
+            part, prank, pid,
         )  # fmt: skip
     while m > 1:
         best = NEVER
@@ -162,8 +165,8 @@ def _merge_long(
     rank_at = np.empty(room, dtype=np.int32)
     merged_at = np.empty(room, dtype=np.int32)
     n = _first_parts(
-        buf, start, end, max_rank, byte_id, pairs, pair_bits, byte_pairs, char_tables, memo, tok, rank_at,
-        merged_at,
+        buf, start, end, max_rank, byte_id, pairs, pair_bits, byte_pairs, char_tables, memo, tok,
+        rank_at, merged_at,
     )  # fmt: skip
     nxt = np.empty(n, dtype=np.int64)
     prv = np.empty(n, dtype=np.int64)
@@ -235,8 +238,8 @@ def merge_piece(buf, start, end, max_rank, tables, part, prank, pid, memo, out, 
         return pos + 1
     if end - start <= SHORT:
         return _merge_short(
-            buf, start, end, max_rank, byte_id, pairs, pair_bits, byte_pairs, char_tables, part, prank, pid,
-            memo, out, pos,
+            buf, start, end, max_rank, byte_id, pairs, pair_bits, byte_pairs, char_tables, part,
+            prank, pid, memo, out, pos,
         )  # fmt: skip
     return _merge_long(
         buf,
@@ -317,6 +320,7 @@ def recover_merges(order, tables):
     return found
 
 
-# The merging kernels compile in the probes of `_tables` and `_chars`: a change there must
-# recompile them, not load the cached ones.
-key_caches_on((encode_pieces, recover_merges), (_tables, _chars))
+# Every merging kernel compiles in the probes of `_tables` and `_chars` (`merge_piece` too, which
+# the fused encoder and `encode_pieces` call: a stale copy of it would be loaded when they
+# recompile): a change there must recompile them, not load the cached ones.
+key_caches_on(kernels_of(sys.modules[__name__]), (_tables, _chars))
