@@ -155,22 +155,27 @@ def _merge_long(
 ):
     """Heap + linked-list BPE: O(n log n), so a 1 MB piece without spaces stays fast.
 
-    Heap entries are `rank << 32 | node` (lowest rank, then leftmost, as tiktoken). An entry is
-    stale when its node died or its pair's rank changed; it is then skipped (subtle: a stale
-    entry can never match a live pair's rank, since the live pair's result is strictly longer).
-    Nodes start as bytes, or whole characters where `char_token` allows.
+    Heap entries are `rank << 32 | node` (lowest rank, then leftmost, as tiktoken). `rank_at[i]`
+    and `merged_at[i]` are kept those of node i's pair with its right neighbour; an entry is
+    stale when its node died or its rank is no longer `rank_at[i]`, and is then skipped (subtle:
+    a stale entry can never match a live pair's rank, since the live pair's result is strictly
+    longer: another token, another rank). Nodes start as bytes, or whole characters where
+    `char_token` allows. Two allocations a piece (the int64 and the int32 arrays each in one).
     """
     room = end - start
-    tok = np.empty(room, dtype=np.int64)
-    rank_at = np.empty(room, dtype=np.int32)
-    merged_at = np.empty(room, dtype=np.int32)
+    wide = np.empty(6 * room, dtype=np.int64)
+    narrow = np.empty(2 * room, dtype=np.int32)
+    tok, nxt, prv, heap = (
+        wide[:room],
+        wide[room : 2 * room],
+        wide[2 * room : 3 * room],
+        wide[3 * room :],
+    )
+    rank_at, merged_at = narrow[:room], narrow[room:]
     n = _first_parts(
         buf, start, end, max_rank, byte_id, pairs, pair_bits, byte_pairs, char_tables, memo, tok,
         rank_at, merged_at,
     )  # fmt: skip
-    nxt = np.empty(n, dtype=np.int64)
-    prv = np.empty(n, dtype=np.int64)
-    heap = np.empty(3 * n, dtype=np.int64)
     size = 0
     for i in range(n):
         nxt[i] = i + 1
@@ -182,26 +187,25 @@ def _merge_long(
         entry, size = _heap_pop(heap, size)
         i = entry & LOW32
         j = nxt[i]
-        if tok[i] < 0 or j >= n:
+        if tok[i] < 0 or j >= n or np.int64(rank_at[i]) != entry >> 32:
             continue
-        rank, merged = pair_memo(tok[i], tok[j], max_rank, pairs, pair_bits, memo)
-        if np.int64(rank) != entry >> 32:
-            continue
-        tok[i] = merged
+        tok[i] = merged_at[i]
         tok[j] = -1
         nxt[i] = nxt[j]
         if nxt[j] < n:
             prv[nxt[j]] = i
         p = prv[i]
         if p >= 0:
-            rank, _ = pair_memo(tok[p], tok[i], max_rank, pairs, pair_bits, memo)
-            if rank != NEVER:
-                size = _heap_push(heap, size, (np.int64(rank) << 32) | p)
+            rank_at[p], merged_at[p] = pair_memo(tok[p], tok[i], max_rank, pairs, pair_bits, memo)
+            if rank_at[p] != NEVER:
+                size = _heap_push(heap, size, (np.int64(rank_at[p]) << 32) | p)
         k = nxt[i]
         if k < n:
-            rank, _ = pair_memo(tok[i], tok[k], max_rank, pairs, pair_bits, memo)
-            if rank != NEVER:
-                size = _heap_push(heap, size, (np.int64(rank) << 32) | i)
+            rank_at[i], merged_at[i] = pair_memo(tok[i], tok[k], max_rank, pairs, pair_bits, memo)
+            if rank_at[i] != NEVER:
+                size = _heap_push(heap, size, (np.int64(rank_at[i]) << 32) | i)
+        else:
+            rank_at[i] = NEVER
     i = 0
     while i < n:
         out[pos] = tok[i]
