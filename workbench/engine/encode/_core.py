@@ -55,7 +55,12 @@ class Core:
         pairs = _tables.build_pair_table(lefts, rights, made, self.tok_rank, capacity(len(lefts)))
         byte_pairs = _tables.byte_pair_table(lefts, rights, made, tok_bytes, tok_off, self.tok_rank)
         chars = _chars.build_char_tables(tok_bytes, tok_off, self.tok_rank)
-        return (tok_bytes, tok_off, self.tok_rank, byte_id, whole, pairs, byte_pairs, chars)
+        pair_bits = _tables.key_filter(pairs[:, 0])
+        whole_bits = _tables.key_filter(np.where(whole[:, 1] >= 0, whole[:, 0], -1))
+        return (
+            *(tok_bytes, tok_off, self.tok_rank, byte_id, whole, pairs, byte_pairs, chars),
+            *(pair_bits, whole_bits),
+        )
 
     @functools.cached_property
     def ready_ints(self) -> ReadyInts:
