@@ -341,7 +341,7 @@ def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, ti
         touched[0] = 0
         merged_weighted = 0
         if scal[S_LONG] != 0:  # where the pair is in long words (see `_long`)
-            scr = gather_positions(p, pp, pblk, scr, scal)
+            scr = gather_positions(p, mode, pp, pblk, scr, scal)
         b = lst[lid, L_HEAD]
         k = r = o = np.int64(0)
         while True:  # a pass stops early only when an array must grow: grow it, go on

@@ -145,10 +145,11 @@ def _merge_runs(src, dst, n):
 
 
 @njit
-def gather_positions(p, pp, pblk, scr, scal):
+def gather_positions(p, mode, pp, pblk, scr, scal):
     """Pair p's positions into `scr`, sorted, each as `index << 1` (the low bit marks it
-    visited); their number in scal[S_NSCR]. Returns `scr`, grown if it was too small (None
-    without long words: Numba then drops the body, see `merge_long_word`)."""
+    visited); their number in scal[S_NSCR]. In LEX mode its blocks go back to the free list at
+    once, for the positions the merge adds (see `settle_positions`). Returns `scr`, grown if it
+    was too small (None without long words: Numba then drops the body, see `merge_long_word`)."""
     if scr is None:
         return scr
     n = 0
@@ -156,9 +157,10 @@ def gather_positions(p, pp, pblk, scr, scal):
     while b != -1:
         n += pblk[b, PB_FILL]
         b = pblk[b, PB_NEXT]
-    if 2 * n > scr.size:  # the upper half is the merge sort's
-        scr = np.empty(max(2 * n, 2 * scr.size), dtype=np.int64)
+    if n > scr.size:
+        scr = np.empty(max(n, 2 * scr.size), dtype=np.int64)
     k = 0
+    ascending = True
     b = pp[p, PP_HEAD]
     while b != -1:
         nb = pblk[b, PB_NEXT]
@@ -166,41 +168,64 @@ def gather_positions(p, pp, pblk, scr, scal):
             _prefetch(pblk, nb * pblk.shape[1])
         for j in range(pblk[b, PB_FILL]):
             scr[k] = np.int64(pblk[b, PB_POS + j]) << 1
+            if k > 0 and scr[k] < scr[k - 1]:
+                ascending = False
             k += 1
         b = nb
-    # Ascending runs, one per step that formed the pair (its index, then each merge that made
-    # one of its tokens beside the other appends positions left to right, words in index order):
-    # merged in a pass or two, where a general sort of two runs took 20-35 ns a position.
-    for i in range(1, n):
-        if scr[i] < scr[i - 1]:
-            low = scr[:n]
-            high = scr[n : 2 * n]
-            in_low = True
-            while True:
-                runs = _merge_runs(low if in_low else high, high if in_low else low, n)
-                in_low = not in_low
-                if runs <= 2:
-                    break
-            if not in_low:
-                for j in range(n):  # a loop: slice assignment takes seconds to compile
-                    low[j] = high[j]
-            break
+    if mode != HF:
+        _free_positions(p, pp, pblk, scal)
+    if not ascending:
+        scr = _sort_runs(scr, n)
     scal[S_NSCR] = n
     return scr
 
 
-@njit
-def settle_positions(p, mode, pp, pblk, scr, scal):
-    """After merging pair p: its position blocks go back to the free list; in HF mode the
-    positions in words this merge did not visit are kept (into as many blocks or fewer)."""
-    if scr is None:
-        return
+@njit(inline="always")
+def _free_positions(p, pp, pblk, scal):
+    """Pair p's position blocks to the free list; its list is empty."""
     head = pp[p, PP_HEAD]
     if head != -1:
         pblk[pp[p, PP_TAIL], PB_NEXT] = scal[S_PFREE]
         scal[S_PFREE] = head
         pp[p, PP_HEAD] = -1
         pp[p, PP_TAIL] = -1
+
+
+@njit
+def _sort_runs(scr, n):
+    """scr[:n] sorted, through the upper half of `scr` (grown to 2n when smaller). The
+    positions are ascending runs, one per step that formed the pair (its index, then each merge
+    that made one of its tokens beside the other appends positions left to right, words in
+    index order): merged in a pass or two, where a general sort of two runs took 20-35 ns a
+    position."""
+    if 2 * n > scr.size:
+        wider = np.empty(2 * n, dtype=np.int64)
+        for j in range(n):  # loops: slice assignment takes seconds to compile
+            wider[j] = scr[j]
+        scr = wider
+    low = scr[:n]
+    high = scr[n : 2 * n]
+    in_low = True
+    while True:
+        runs = _merge_runs(low if in_low else high, high if in_low else low, n)
+        in_low = not in_low
+        if runs <= 2:
+            break
+    if not in_low:
+        for j in range(n):
+            low[j] = high[j]
+    return scr
+
+
+@njit
+def settle_positions(p, mode, pp, pblk, scr, scal):
+    """After merging pair p in HF mode: its position blocks go back to the free list, and the
+    positions in words this merge did not visit are kept, into as many blocks or fewer. (Not
+    freed when gathered, as in LEX mode: the merge could take those blocks, and these
+    positions would need rows that no `_reserve` made room for.)"""
+    if scr is None:
+        return
+    _free_positions(p, pp, pblk, scal)
     if mode == HF:
         for k in range(scal[S_NSCR]):
             if scr[k] & 1 == 0:
