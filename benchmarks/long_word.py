@@ -1,18 +1,21 @@
-"""Hand-run benchmark: one long word (a single pre-token) trains as fast per MB as prose.
+"""Hand-run benchmark: one long word (a single pre-token) against prose of the same size.
 
-Run `python benchmarks/long_word.py [--sizes 50] [--vocab 2000] [--kinds letters,base64,text]
-[--prose FILE]`. Each case is one whole `workbench.train(path, vocab)` (warm kernels: a small
-run of the same kind first) in a fresh process of its own, so that its peak memory is its own.
-It prints, side by side, total seconds per MB (wall and process CPU) and each stage's seconds per
-MB (counting, indexing, merging), the merges made and the process's peak memory.
+Run `python benchmarks/long_word.py [--sizes 50] [--vocab 2000] [--kinds prose,letters,dna]
+[--prose FILE] [--data DIR] [--runs N]`. Each case is one whole `workbench.train(path, vocab)`
+(warm kernels: a small run of the same kind first) in a fresh process of its own, so that its
+peak memory is its own, then its stages alone. It prints, a line per case: seconds per MB of the
+whole call (wall, and CPU of the process and its counting workers), CPU seconds per MB of each
+stage (counting, indexing, merging), the merges made, the unique pieces and the peak memory
+(VmHWM of the process). Wall time is only fair on an idle machine; CPU time less noisy.
 
 Inputs of each size (MB), written to a temporary folder:
 - `prose`: English documentation from /usr/share/doc (`workbench.bench.train.make_corpus`, the
   text of the project's trainer benchmarks), or the first MB of `--prose FILE`: many short words.
-- `letters`: random lowercase letters; `base64`: random bytes in base64 (one line);
-  `text`: the same English documentation with every space and line break taken out;
-  `dna`: random A, C, G, T. Each of these is one pre-token (no space, no punctuation split by
-  the GPT-2 pattern but the `+` and `/` of base64, whose pieces are then long words too).
+- `letters`: random lowercase letters, and `dna`: random A, C, G, T: each one pre-token.
+- `base64`: random bytes in base64, one line. The GPT-2 pattern splits it at every digit, `+`
+  and `/`: millions of short distinct pieces, not one long word.
+- `text`: the same English documentation with every space and line break taken out: runs of
+  letters cut at punctuation and digits, a few of them long words.
 Run from benchmarks/ or the repository root, with a warm Numba cache.
 """
 
@@ -129,12 +132,14 @@ def run_case(path: Path, warm: Path, vocab: int) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def line(kind: str, case: dict) -> str:
+def line(kind: str, case: dict, prose: dict | None) -> str:
+    """One case's row; its whole CPU per MB against prose's last, when measured."""
     mb = case["mb"]
+    ratio = f"{case['cpu'] / mb / (prose['cpu'] / prose['mb']):8.1f}" if prose else ""
     stages = " ".join(f"{case['stages'][name] / mb:7.4f}" for name in STAGES)
     return (
         f"{kind:>8} {mb:6.1f} {case['wall'] / mb:7.4f} {case['cpu'] / mb:7.4f} {stages} "
-        f"{case['merges']:7,d} {case['unique']:9,d} {case['peak_mb']:8.0f}"
+        f"{case['merges']:7,d} {case['unique']:9,d} {case['peak_mb']:8.0f}{ratio}"
     )
 
 
@@ -142,9 +147,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="50", help="megabytes, comma-separated")
     parser.add_argument("--vocab", type=int, default=2000, help="vocabulary size")
-    parser.add_argument(
-        "--kinds", default="prose,letters,base64,text", help="of " + ",".join(KINDS)
-    )
+    parser.add_argument("--kinds", default="prose,letters,dna", help="of " + ",".join(KINDS))
     parser.add_argument("--prose", type=Path, help="prose file (default: /usr/share/doc's text)")
     parser.add_argument("--runs", type=int, default=1, help="runs of each case (alternating)")
     parser.add_argument("--data", type=Path, help="keep the inputs in this folder (and reuse them)")
@@ -157,11 +160,12 @@ def main() -> None:
     kinds = args.kinds.split(",")
     print(
         f"vocab {args.vocab}; seconds per MB: the whole workbench.train (wall; CPU of the process "
-        "and its counting workers), then CPU of each stage run alone"
+        "and its counting workers), then CPU of each stage run alone; x prose: the whole call's "
+        "CPU per MB over prose's (list prose first)"
     )
     header = " ".join(f"{name:>7}" for name in STAGES)
     print(f"{'input':>8} {'MB':>6} {'wall':>7} {'cpu':>7} {header} {'merges':>7} {'pieces':>9} "
-          f"{'peak MB':>8}")  # fmt: skip
+          f"{'peak MB':>8} {'x prose':>7}")  # fmt: skip
     with tempfile.TemporaryDirectory() as scratch:
         folder = args.data or Path(scratch)
         folder.mkdir(parents=True, exist_ok=True)
@@ -173,10 +177,12 @@ def main() -> None:
                 for path, megabytes, seed in ((paths[kind], size, 33), (warm, 0.05, 34)):
                     if args.data is None or not path.exists():
                         make_input(kind, megabytes, path, args.prose, seed)
+            prose = None
             for _ in range(args.runs):
                 for kind in kinds:
                     case = run_case(paths[kind], folder / f"{kind}-warm.txt", args.vocab)
-                    print(line(kind, case), flush=True)
+                    prose = case if kind == "prose" else prose
+                    print(line(kind, case, prose), flush=True)
 
 
 # Every byte to one of the 26 lowercase letters (256 = 9 * 26 + 22: the first 22 letters are a
