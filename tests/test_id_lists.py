@@ -233,3 +233,29 @@ def test_lists_are_out_of_the_collectors_sight_while_their_items_are_set(monkeyp
     assert len(made_at) == 2 and visible == []
     assert sorted(map(id, lists)) == sorted(made_at)
     assert all(gc.is_tracked(lst) for lst in lists)
+
+
+def test_ready_int_addresses_are_their_ids():
+    """The addresses read from the object array's items are `id()` of each int (CPython)."""
+    ready = ReadyInts(70_000)
+    assert ready.addresses.tolist() == [id(x) for x in ready.objects]
+    assert ready.objects[65_000] == 65_000 and type(ready.objects[65_000]) is int
+    assert ReadyInts(0).addresses.shape == (0,)
+
+
+def test_tokenizers_share_one_set_of_ready_ints(monkeypatch):
+    """A new tokenizer makes no ints of its own: the process's set serves it while large enough,
+    and is replaced by a larger one (lists made before keep working)."""
+    monkeypatch.setattr(id_lists, "_shared", None)
+    small = id_lists.shared_ready_ints(1000)
+    assert id_lists.shared_ready_ints(500) is small
+    assert id_lists.shared_ready_ints(1000) is small
+    old_list = small.one_list(np.arange(5000, dtype=np.int32) % 1000)
+    larger = id_lists.shared_ready_ints(3000)
+    assert larger is not small and larger.objects.shape[0] == 3000
+    assert id_lists.shared_ready_ints(1000) is larger
+    assert old_list == (np.arange(5000) % 1000).tolist()
+    tok = Tokenizer.from_merges([(b"a", b"b")], r"\S+|\s+")
+    again = Tokenizer.from_merges([(b"a", b"b"), (b"ab", b"c")], r"\S+|\s+")
+    assert tok._core.ready_ints is again._core.ready_ints is larger
+    assert tok.encode("ab" * 3000) == [256] * 3000

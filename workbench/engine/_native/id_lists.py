@@ -31,6 +31,7 @@ not at import: loading the kernel is start-up time a tokenizer that never encode
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import platform
 import struct
@@ -295,14 +296,15 @@ class ReadyInts:
     """The ints 0..count-1, made once, and lists of them for arrays of ids."""
 
     def __init__(self, count: int) -> None:
-        self._hold(np.array(range(count), dtype=object))
+        # numpy makes the ints in C: a third faster than np.array(range(count), dtype=object)
+        self._hold(np.arange(count, dtype=np.int64).astype(object))
 
     def _hold(self, objects: np.ndarray) -> None:
         """Keep `objects` (ints, an object array) and what the kernel needs of them: each one's
         address (its way in; `objects` keeps the ints alive as long as this) and what a new
         reference adds to its count."""
         self.objects = objects
-        self.addresses = np.fromiter(map(id, objects), dtype=np.int64, count=objects.shape[0])
+        self.addresses = _addresses(objects)
         self.adds = _adds(objects)
         self._local = threading.local()
 
@@ -384,6 +386,38 @@ class ReadyInts:
             return self.objects.take(ids).tolist()
         except IndexError:  # a special's id past the ordinary ids: make its ints after all
             return ids.tolist()
+
+
+def _addresses(objects: np.ndarray) -> np.ndarray:
+    """`id()` of each object of an object array: in CPython (where `id()` is the address) read
+    straight from the array's items, which are those addresses, 4x faster than `map(id, ...)`
+    (200,000 ints: 2 ms, not 8); elsewhere `id()` of each."""
+    count = objects.shape[0]
+    if (
+        platform.python_implementation() != "CPython"
+        or count == 0
+        or not objects.flags.c_contiguous
+        or objects.itemsize != 8
+    ):
+        return np.fromiter(map(id, objects), dtype=np.int64, count=count)
+    items = (ctypes.c_int64 * count).from_address(objects.ctypes.data)
+    return np.ctypeslib.as_array(items).copy()
+
+
+_SHARED_LOCK = threading.Lock()
+_shared: ReadyInts | None = None
+
+
+def shared_ready_ints(count: int) -> ReadyInts:
+    """Ready ints for ids below `count`, one set for the whole process: the ints 0..n-1 are the
+    same whatever the tokenizer, so a new tokenizer of the same (or a smaller) vocabulary makes
+    none (o200k's 200,000 cost 9-19 ms a tokenizer, a third of a cold 2 MB `encode`). Grown,
+    never shrunk: a larger count replaces the set (lists already made keep their ints)."""
+    global _shared  # noqa: PLW0603 -- the process's one set, replaced whole under the lock
+    with _SHARED_LOCK:
+        if _shared is None or _shared.objects.shape[0] < count:
+            _shared = ReadyInts(count)
+        return _shared
 
 
 @functools.cache

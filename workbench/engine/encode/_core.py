@@ -15,7 +15,7 @@ import numpy as np
 import regex
 
 from workbench.engine._native import portable
-from workbench.engine._native.id_lists import ReadyInts
+from workbench.engine._native.id_lists import ReadyInts, shared_ready_ints
 from workbench.engine._native.utf8_text import utf8
 from workbench.engine.encode import _chars, _merge, _scanned, _tables
 from workbench.engine.encode.pieces import RegexSplitter, Splitter
@@ -55,13 +55,18 @@ class Core:
         pairs = _tables.build_pair_table(lefts, rights, made, self.tok_rank, capacity(len(lefts)))
         byte_pairs = _tables.byte_pair_table(lefts, rights, made, tok_bytes, tok_off, self.tok_rank)
         chars = _chars.build_char_tables(tok_bytes, tok_off, self.tok_rank)
-        return (tok_bytes, tok_off, self.tok_rank, byte_id, whole, pairs, byte_pairs, chars)
+        pair_bits = _tables.key_filter(pairs[:, 0])
+        whole_bits = _tables.key_filter(np.where(whole[:, 1] >= 0, whole[:, 0], -1))
+        return (
+            *(tok_bytes, tok_off, self.tok_rank, byte_id, whole, pairs, byte_pairs, chars),
+            *(pair_bits, whole_bits),
+        )
 
     @functools.cached_property
     def ready_ints(self) -> ReadyInts:
         """The ordinary ids as ready-made Python ints, for the lists `encode` and `encode_batch`
-        return (see `id_lists`): 40 bytes an id."""
-        return ReadyInts(self.id_bound)
+        return (see `id_lists`): 40 bytes an id, shared by every tokenizer of the process."""
+        return shared_ready_ints(self.id_bound)
 
 
 def capacity(count: int) -> int:

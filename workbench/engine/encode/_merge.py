@@ -18,9 +18,11 @@ exporter lists merges in result-rank order (see `formats/hf_json.py`) so the two
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
-from workbench.engine._native.cache_keys import key_caches_on
+from workbench.engine._native.cache_keys import kernels_of, key_caches_on
 from workbench.engine._native.numba_config import njit
 from workbench.engine.encode import _chars, _tables
 from workbench.engine.encode._chars import char_token
@@ -38,7 +40,8 @@ SHORT = 64  # pieces up to this many bytes use the linear scan; longer ones the 
 
 @njit  # one copy to compile (inlined twice it cost seconds of first start)
 def _first_parts(
-    buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, memo, part, prank, pid
+    buf, start, end, max_rank, byte_id, pairs, pair_bits, byte_pairs, char_tables, memo, part,
+    prank, pid,
 ):  # fmt: skip
     """BPE's starting point for buf[start:end]: bytes, or whole characters where `char_token`
     allows, into `part`, and each adjacent pair's (rank, merged id) into `prank`/`pid` (pairs
@@ -56,7 +59,9 @@ def _first_parts(
             if raw >= 0 and byte >= 0:
                 prank[m - 1], pid[m - 1] = byte_pair(raw, byte, max_rank, byte_pairs)
             else:
-                prank[m - 1], pid[m - 1] = pair_memo(part[m - 1], part[m], max_rank, pairs, memo)
+                prank[m - 1], pid[m - 1] = pair_memo(
+                    part[m - 1], part[m], max_rank, pairs, pair_bits, memo
+                )
         raw = byte
         m += 1
         i += step
@@ -65,8 +70,8 @@ def _first_parts(
 
 @njit
 def _merge_short(
-    buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, part, prank, pid, memo,
-    out, pos,
+    buf, start, end, max_rank, byte_id, pairs, pair_bits, byte_pairs, char_tables, part, prank,
+    pid, memo, out, pos,
 ):  # fmt: skip
     """Linear-scan BPE (tiktoken's loop) for short pieces: O(n^2) but tiny n."""
     m = end - start
@@ -82,8 +87,8 @@ def _merge_short(
             prank[i], pid[i] = byte_pair(buf[start + i], buf[start + i + 1], max_rank, byte_pairs)
     else:
         m = _first_parts(
-            buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, memo, part, prank,
-            pid,
+            buf, start, end, max_rank, byte_id, pairs, pair_bits, byte_pairs, char_tables, memo,
+            part, prank, pid,
         )  # fmt: skip
     while m > 1:
         best = NEVER
@@ -102,9 +107,11 @@ def _merge_short(
             pid[j] = pid[j + 1]
         m -= 1
         if at > 0:
-            prank[at - 1], pid[at - 1] = pair_memo(part[at - 1], part[at], max_rank, pairs, memo)
+            prank[at - 1], pid[at - 1] = pair_memo(
+                part[at - 1], part[at], max_rank, pairs, pair_bits, memo
+            )
         if at < m - 1:
-            prank[at], pid[at] = pair_memo(part[at], part[at + 1], max_rank, pairs, memo)
+            prank[at], pid[at] = pair_memo(part[at], part[at + 1], max_rank, pairs, pair_bits, memo)
     for i in range(m):
         out[pos + i] = part[i]
     return pos + m
@@ -143,25 +150,32 @@ def _heap_pop(heap, size):
 
 
 @njit
-def _merge_long(buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, memo, out, pos):
+def _merge_long(
+    buf, start, end, max_rank, byte_id, pairs, pair_bits, byte_pairs, char_tables, memo, out, pos
+):
     """Heap + linked-list BPE: O(n log n), so a 1 MB piece without spaces stays fast.
 
-    Heap entries are `rank << 32 | node` (lowest rank, then leftmost, as tiktoken). An entry is
-    stale when its node died or its pair's rank changed; it is then skipped (subtle: a stale
-    entry can never match a live pair's rank, since the live pair's result is strictly longer).
-    Nodes start as bytes, or whole characters where `char_token` allows.
+    Heap entries are `rank << 32 | node` (lowest rank, then leftmost, as tiktoken). `rank_at[i]`
+    and `merged_at[i]` are kept those of node i's pair with its right neighbour; an entry is
+    stale when its node died or its rank is no longer `rank_at[i]`, and is then skipped (subtle:
+    a stale entry can never match a live pair's rank, since the live pair's result is strictly
+    longer: another token, another rank). Nodes start as bytes, or whole characters where
+    `char_token` allows. Two allocations a piece (the int64 and the int32 arrays each in one).
     """
     room = end - start
-    tok = np.empty(room, dtype=np.int64)
-    rank_at = np.empty(room, dtype=np.int32)
-    merged_at = np.empty(room, dtype=np.int32)
+    wide = np.empty(6 * room, dtype=np.int64)
+    narrow = np.empty(2 * room, dtype=np.int32)
+    tok, nxt, prv, heap = (
+        wide[:room],
+        wide[room : 2 * room],
+        wide[2 * room : 3 * room],
+        wide[3 * room :],
+    )
+    rank_at, merged_at = narrow[:room], narrow[room:]
     n = _first_parts(
-        buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, memo, tok, rank_at,
-        merged_at,
+        buf, start, end, max_rank, byte_id, pairs, pair_bits, byte_pairs, char_tables, memo, tok,
+        rank_at, merged_at,
     )  # fmt: skip
-    nxt = np.empty(n, dtype=np.int64)
-    prv = np.empty(n, dtype=np.int64)
-    heap = np.empty(3 * n, dtype=np.int64)
     size = 0
     for i in range(n):
         nxt[i] = i + 1
@@ -173,26 +187,25 @@ def _merge_long(buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tabl
         entry, size = _heap_pop(heap, size)
         i = entry & LOW32
         j = nxt[i]
-        if tok[i] < 0 or j >= n:
+        if tok[i] < 0 or j >= n or np.int64(rank_at[i]) != entry >> 32:
             continue
-        rank, merged = pair_memo(tok[i], tok[j], max_rank, pairs, memo)
-        if np.int64(rank) != entry >> 32:
-            continue
-        tok[i] = merged
+        tok[i] = merged_at[i]
         tok[j] = -1
         nxt[i] = nxt[j]
         if nxt[j] < n:
             prv[nxt[j]] = i
         p = prv[i]
         if p >= 0:
-            rank, _ = pair_memo(tok[p], tok[i], max_rank, pairs, memo)
-            if rank != NEVER:
-                size = _heap_push(heap, size, (np.int64(rank) << 32) | p)
+            rank_at[p], merged_at[p] = pair_memo(tok[p], tok[i], max_rank, pairs, pair_bits, memo)
+            if rank_at[p] != NEVER:
+                size = _heap_push(heap, size, (np.int64(rank_at[p]) << 32) | p)
         k = nxt[i]
         if k < n:
-            rank, _ = pair_memo(tok[i], tok[k], max_rank, pairs, memo)
-            if rank != NEVER:
-                size = _heap_push(heap, size, (np.int64(rank) << 32) | i)
+            rank_at[i], merged_at[i] = pair_memo(tok[i], tok[k], max_rank, pairs, pair_bits, memo)
+            if rank_at[i] != NEVER:
+                size = _heap_push(heap, size, (np.int64(rank_at[i]) << 32) | i)
+        else:
+            rank_at[i] = NEVER
     i = 0
     while i < n:
         out[pos] = tok[i]
@@ -208,21 +221,43 @@ def merge_piece(buf, start, end, max_rank, tables, part, prank, pid, memo, out, 
     `tables` as `_core.Core.tables`; `part`/`prank`/`pid` are scratch of `SHORT` items and
     `memo` the pair memo (`_tables.pair_memo`), both the caller's so they are made once a call.
     """
-    tok_bytes, tok_off, tok_rank, byte_id, whole, pairs, byte_pairs, char_tables = tables
+    (
+        tok_bytes,
+        tok_off,
+        tok_rank,
+        byte_id,
+        whole,
+        pairs,
+        byte_pairs,
+        char_tables,
+        pair_bits,
+        whole_bits,
+    ) = tables
     if end - start == 1:
         out[pos] = byte_id[buf[start]]
         return pos + 1
-    tid = whole_lookup(buf, start, end, tok_bytes, tok_off, whole)
+    tid = whole_lookup(buf, start, end, tok_bytes, tok_off, whole, whole_bits)
     if tid >= 0 and tok_rank[tid] < max_rank:
         out[pos] = tid
         return pos + 1
     if end - start <= SHORT:
         return _merge_short(
-            buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, part, prank, pid,
-            memo, out, pos,
+            buf, start, end, max_rank, byte_id, pairs, pair_bits, byte_pairs, char_tables, part,
+            prank, pid, memo, out, pos,
         )  # fmt: skip
     return _merge_long(
-        buf, start, end, max_rank, byte_id, pairs, byte_pairs, char_tables, memo, out, pos
+        buf,
+        start,
+        end,
+        max_rank,
+        byte_id,
+        pairs,
+        pair_bits,
+        byte_pairs,
+        char_tables,
+        memo,
+        out,
+        pos,
     )
 
 
@@ -289,6 +324,7 @@ def recover_merges(order, tables):
     return found
 
 
-# The merging kernels compile in the probes of `_tables` and `_chars`: a change there must
-# recompile them, not load the cached ones.
-key_caches_on((encode_pieces, recover_merges), (_tables, _chars))
+# Every merging kernel compiles in the probes of `_tables` and `_chars` (`merge_piece` too, which
+# the fused encoder and `encode_pieces` call: a stale copy of it would be loaded when they
+# recompile): a change there must recompile them, not load the cached ones.
+key_caches_on(kernels_of(sys.modules[__name__]), (_tables, _chars))

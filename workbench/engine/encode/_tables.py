@@ -12,6 +12,8 @@ that must never be produced (specials, holes) have `NEVER`. Tables (all numpy ar
   (tiktoken merges by the concatenated bytes: `a`+`bc` makes `abc` even if only `ab`+`c` was
   listed).
 - `byte_pairs`: `pairs`' values for two single bytes, dense (`byte_pair_table`).
+- `pair_bits`, `whole_bits`: filters of `pairs`' and `whole`'s keys (`key_filter`), last in
+  the tuple.
 
 Not here: the whole-character tables (`_chars.py`), merging (`_merge.py`).
 """
@@ -69,11 +71,13 @@ def _same_bytes(buf, start, end, tok_bytes, tok_start, tok_end):
 
 
 @njit
-def whole_lookup(buf, start, end, tok_bytes, tok_off, whole):
-    """The id whose bytes are `buf[start:end]` (length >= 2), or -1."""
-    return _whole_lookup_key(
-        _key(_poly(buf, start, end)), buf, start, end, tok_bytes, tok_off, whole
-    )
+def whole_lookup(buf, start, end, tok_bytes, tok_off, whole, whole_bits):
+    """The id whose bytes are `buf[start:end]` (length >= 2), or -1; `whole_bits` is the
+    table's `key_filter`."""
+    h = _key(_poly(buf, start, end))
+    if not in_filter(whole_bits, _spread(h)):
+        return -1
+    return _whole_lookup_key(h, buf, start, end, tok_bytes, tok_off, whole)
 
 
 @njit
@@ -194,19 +198,70 @@ def build_pair_table(lefts, rights, results, tok_rank, capacity):
 MEMO_BITS = 15  # 32768 rows of 16 bytes (512 KB): over 80% of o200k's lookups in new CJK text
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MEMO_DOWN = np.uint64(64 - MEMO_BITS)
+_U32 = np.uint64(32)
+_U52 = np.uint64(52)
+_U58 = np.uint64(58)
+_B6 = np.uint64(63)
+
+
+@njit(inline="always")
+def _spread(key):
+    """Fibonacci hashing of a table key: one multiplication, whose high bits depend on all of
+    the key's; the filters and the pair memo share it (the tables' own `_mix` costs two)."""
+    return np.uint64(key) * _GOLDEN
+
+
+@njit(inline="always")
+def _filter_bits(g):
+    """The two bits of a key's `_spread` value `g` in its filter word (bits 52..63 of `g`; the
+    word is chosen by bits 32 on)."""
+    return (np.uint64(1) << (g >> _U58)) | (np.uint64(1) << ((g >> _U52) & _B6))
+
+
+def key_filter(keys: np.ndarray) -> np.ndarray:
+    """A filter of a table's keys (int64, -1 = an empty row skipped): 8 bits a key or more, in
+    64-bit words (a power of 2 of them, at most 2**20), two bits a key in one word, all chosen
+    by the key's `_spread` (`in_filter`). A key whose two bits are not both set is in no row.
+
+    Most lookups of new text find nothing (two CJK characters side by side are rarely a token:
+    6 of 9 pair lookups a piece; a new piece is rarely one token), and each costs a cache miss
+    in the table's megabytes; the filter (o200k's pairs: 512 KB) answers almost all of them from
+    cache, and is wrong (the table then answers) for a few percent. NumPy: no kernel to compile.
+    """
+    keys = keys[keys != -1].astype(np.uint64)
+    words = 64
+    while words * 8 < keys.shape[0] and words < 1 << 20:
+        words *= 2
+    with np.errstate(over="ignore"):
+        g = keys * _GOLDEN  # `_spread`, on the whole array at once
+    bits = np.zeros(words, dtype=np.uint64)
+    rows = ((g >> _U32) & np.uint64(words - 1)).astype(np.int64)
+    np.bitwise_or.at(bits, rows, _filter_bits.py_func(g))
+    return bits
+
+
+@njit(inline="always")
+def in_filter(bits, g):
+    """False when the key whose `_spread` is `g` is surely not in the table `bits` filters."""
+    want = _filter_bits(g)
+    return bits[np.int64((g >> _U32) & np.uint64(bits.shape[0] - 1))] & want == want
 
 
 @njit
-def pair_memo(left, right, max_rank, pairs, memo):
-    """(rank, merged id) of the pair, or (NEVER, -1) if it is not a token below `max_rank`,
-    looked up through a small direct-mapped memo of the last lookups, misses included.
+def pair_memo(left, right, max_rank, pairs, pair_bits, memo):
+    """(rank, merged id) of the pair, or (NEVER, -1) if it is not a token below `max_rank`.
 
-    The pair table is megabytes (o200k: 16 MB), so each lookup is a cache miss; text reuses few
-    pairs (a CJK run: the same lead and continuation bytes), and the memo answers those from L2.
-    It stores the table's raw value, so one memo serves every `max_rank`.
+    `pair_bits` (`key_filter` of the table) turns most absent pairs away; the others go
+    through a small direct-mapped memo of the last lookups, misses included. The pair table is
+    megabytes (o200k: 16 MB), so each lookup is a cache miss; text reuses few pairs (a CJK run:
+    the same lead and continuation bytes), and the memo answers those from L2. It stores the
+    table's raw value, so one memo serves every `max_rank`.
     """
     key = (np.int64(left) << 32) | np.int64(right)
-    slot = np.int64((np.uint64(key) * _GOLDEN) >> _MEMO_DOWN)
+    g = _spread(key)
+    if not in_filter(pair_bits, g):
+        return NEVER, np.int32(-1)
+    slot = np.int64(g >> _MEMO_DOWN)
     if memo[slot, 0] == key:
         value = memo[slot, 1]
     else:

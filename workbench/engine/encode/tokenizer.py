@@ -29,13 +29,14 @@ import numpy as np
 
 from workbench.engine._native.utf8_text import joined_utf8, utf8
 from workbench.engine.batching import RunPool, runs_of
-from workbench.engine.encode import _core, _merge, _scanned
+from workbench.engine.encode import _core, _merge, _scanned, _shared_cores
 from workbench.engine.encode._core import Core, build_core, give_back, taken
 from workbench.engine.encode.interop import TokenizerInterop
 from workbench.engine.encode.pieces import RegexSplitter, Splitter, char_to_byte
 from workbench.engine.encode.validation import (
     AllowedSpecial,
     DisallowedSpecial,
+    check_special_ids,
     check_text,
     check_vocab_merges,
     checked_pattern,
@@ -182,8 +183,15 @@ class Tokenizer(TokenizerInterop):
         r - 1 earlier tokens may be made; more or fewer than two parts is an inconsistent file.
         """
         specials = dict(special_tokens or {})
-        check_vocab_merges(ranks, [], specials, orphans_ok=True)
-        core = _core.core_of_ranks(ranks)
+
+        def checked_core() -> Core:
+            check_vocab_merges(ranks, [], specials, orphans_ok=True)
+            return _core.core_of_ranks(ranks)
+
+        # The same ranks as a living tokenizer's: its tables (checked then), specials checked now.
+        core, shared = _shared_cores.core_for(ranks, checked_core)
+        if shared:
+            check_special_ids(core.vocab, specials)
         return cls(
             core,
             pattern=checked_pattern(pattern),

@@ -130,12 +130,18 @@ def check_vocab_merges(
     for tid, token in vocab.items():
         if tid not in made and not orphans_ok:
             raise TokenizerError(f"token id {tid} ({token!r}) is not a byte and no merge makes it")
+    check_special_ids(vocab, specials)
+    return results
+
+
+def check_special_ids(vocab: dict[int, bytes], specials: dict[str, int]) -> None:
+    """`check_specials`, and no special takes an ordinary token's id."""
+    check_specials(specials)
     for name, tid in specials.items():
         if tid in vocab:
             raise TokenizerError(f"special token {name!r} has id {tid}, already a token's id")
     if len(set(specials.values())) != len(specials):
         raise TokenizerError("two special tokens share an id")
-    return results
 
 
 def _ids_of_tokens(vocab: dict[int, bytes]) -> dict[bytes, int]:

@@ -33,8 +33,8 @@ from workbench.engine.patterns.superbpe import MAX_WORDS
 from workbench.engine.pretokenize.words import WordTable
 from workbench.engine.train import _kernels as k
 from workbench.engine.train import _state as st
-from workbench.engine.train._long import link_words
-from workbench.engine.train.trainer import START_ROWS, TIE_LIMIT, BpeTrainer
+from workbench.engine.train._long import mark_long_words, new_cache
+from workbench.engine.train.trainer import NO_CAP, START_ROWS, TIE_LIMIT, BpeTrainer
 
 
 def encode_pieces(
@@ -112,8 +112,7 @@ def trainer_from_ids(
     wrec[:, st.W_COUNT] = counts
     symbols = int(lengths.sum())
     long_word = st.LONG_WORD if symbols < 1 << 31 else symbols + 1
-    wrec[:, st.W_LINK], lnk = link_words(lengths, long_word)
-    longs = lnk.shape[0]
+    wrec[:, st.W_LONG], longs = mark_long_words(lengths, long_word)
 
     ntok = len(vocab)
     tok_len = np.array([len(t) for t in vocab], dtype=np.int32)
@@ -127,6 +126,7 @@ def trainer_from_ids(
     pairs = 1 << (START_ROWS - 1).bit_length()
     scal = np.zeros(st.N_SCAL, dtype=np.int64)
     scal[st.S_NTOK] = ntok
+    scal[st.S_MAXLEN] = config.max_token_length or NO_CAP  # 0 in the config: no cap
     scal[st.S_ARENA] = len(blob)
     scal[st.S_FREE] = -1
     scal[st.S_PFREE] = -1
@@ -152,7 +152,7 @@ def trainer_from_ids(
         tie_stack=np.empty(st.TIE_STACK, dtype=np.int64),
         scal=scal,
         hf_order=np.array(_hf_order(), dtype=np.int64),
-        lnk=lnk if longs else None,
+        lcache=new_cache() if longs else None,
         pp=np.full((pairs if longs else 0, 2), -1, dtype=np.int32),
         pblk=np.empty(
             (longs // st.PBLOCK + pairs + st.SPAN if longs else 0, 2 + st.PBLOCK), np.int32
