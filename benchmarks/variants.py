@@ -13,7 +13,8 @@ RSS of the process and of its largest counting process, and bytes per token on h
 Without `--text` the text is `memory_training.make_documents` (paragraphs of the reference
 corpora shuffled into documents, with a paragraph of made-up Zipf-distributed words in each, so
 there is a long tail of rare pieces), and the held-out text is made the same way with another
-seed. Variants so far: classic BPE and SuperBPE.
+seed. Variants so far: classic BPE and SuperBPE; parity-aware BPE needs a corpus in groups
+(languages) and has its own script beside classic BPE, `parity_variant.py`.
 """
 
 from __future__ import annotations

@@ -14,7 +14,9 @@ from workbench.engine.pretokenize.words import WordTable
 from workbench.engine.train import _state
 from workbench.engine.train.trainer import BpeTrainer
 
-ALPHABETS = [b"a", b"ab", b"abc", b"abcdefgh", bytes(range(97, 123))]
+# One letter makes tokens of many bytes (a merged token's emptied slots span them); all 256
+# bytes make more byte pairs than the index's cache has rows.
+ALPHABETS = [b"a", b"ab", b"abc", b"abcdefgh", bytes(range(97, 123)), bytes(range(256))]
 
 
 def _train(words: dict[bytes, int], mode: str, vocab: int, long_word: int, monkeypatch):
@@ -41,7 +43,7 @@ def _random_words(rng: random.Random) -> dict[bytes, int]:
 
 
 @pytest.mark.parametrize("mode", ["lexicographic", "hf"])
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(8))
 def test_position_lists_merge_like_the_walk(mode, seed, monkeypatch):
     rng = random.Random(seed * 7 + (mode == "hf"))
     words = _random_words(rng)
@@ -67,10 +69,29 @@ def test_long_words_against_the_reference(words, monkeypatch):
     assert counts == expected_counts
 
 
+@pytest.mark.parametrize("mode", ["lexicographic", "hf"])
+@pytest.mark.parametrize(
+    "words",
+    [
+        {b"a" * 5000: 1, b"a" * 1100: 3},  # tokens of up to 2,048 bytes inside both words
+        {b"ab" * 700: 2, b"ba" * 700: 1, b"ab": 5},  # two long words share every pair
+        {bytes(random.Random(5).randbytes(4000)): 1, b"\x00\xff" * 600: 2},  # 65,536 byte pairs
+        {b"xyz" * 400 + b"a" * 300 + b"xyz" * 400: 1, b"axyz" * 8: 40},  # a short word's merges
+    ],
+    ids=["runs", "shared-pairs", "all-bytes", "short-words-lead"],
+)
+def test_long_words_merge_like_the_walk_in_both_modes(words, mode, monkeypatch):
+    walked = _train(words, mode, 256 + 300, 1 << 62, monkeypatch)
+    listed = _train(words, mode, 256 + 300, 1024, monkeypatch)
+    assert listed == walked
+    assert len(walked[0]) >= 10  # merges to compare (the runs make 19)
+
+
 def test_one_long_random_word_against_the_reference(monkeypatch):
     rng = random.Random(33)
-    word = bytes(rng.choice(b"abcdef") for _ in range(6000))
-    expected, expected_counts = train_reference({word: 1}, 256 + 120)
-    merges, _, counts, _ = _train({word: 1}, "lexicographic", 256 + 120, 1024, monkeypatch)
-    assert merges == expected
-    assert counts == expected_counts
+    for alphabet in (b"abcdef", b"ACGT", bytes(range(256))):
+        word = bytes(rng.choice(alphabet) for _ in range(6000))
+        expected, expected_counts = train_reference({word: 1}, 256 + 120)
+        merges, _, counts, _ = _train({word: 1}, "lexicographic", 256 + 120, 1024, monkeypatch)
+        assert merges == expected
+        assert counts == expected_counts

@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 import os
 import sys
-from collections.abc import Callable, Iterable, Sized
+from collections.abc import Callable, Iterable, Mapping, Sized
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,6 +48,8 @@ class TrainResult:
     stop_reason: StopReason
     timings: dict[str, float]
     run_id: int | None
+    # parity-aware runs: {"groups": {name: held-out bytes/token}, "worst": name, "gini": x}
+    parity: dict | None = None
 
     def __repr__(self) -> str:  # the dataclass's would print every merge (hundreds of KB)
         stats = self.stats
@@ -79,6 +81,9 @@ def train(
     progress: bool = True,
     text_column: str = "text",
     superbpe_transition: int = 0,
+    parity_by: str | None = None,
+    parity_window: int = 0,
+    parity_alpha: int = 2,
 ) -> TrainResult:
     """Train a byte-level BPE tokenizer on `corpus`.
 
@@ -105,6 +110,13 @@ def train(
     `superbpe_transition=t` trains SuperBPE (Liu et al., 2025): ordinary BPE up to vocab size t,
     then merges that may cross spaces (superwords) up to `vocab_size`; 0 is classic BPE. The
     corpus is read twice (once per stage); see docs/variants.md.
+    `parity_by`: parity-aware BPE (Foroutan et al., 2025; `engine.train.parity`): each merge is
+    the most frequent pair of the group whose held-out lines (every 10th) compress worst. Groups
+    come from files by `"lang"` (a record's `lang` field, else the dominant script), `"folder"`
+    or `"script"`; documents in memory may be given as `{group: [texts]}`, else are grouped by
+    script. `TrainResult.parity` then holds each group's held-out bytes/token, the worst, and
+    their Gini coefficient. `parity_window` W > 0 uses the paper's moving-window variant: a
+    group chosen more than `parity_alpha` / groups of the last W merges gives way to the next.
     """
     config = TrainConfig(
         vocab_size=vocab_size,
@@ -116,6 +128,9 @@ def train(
         text_column=text_column,
         on_bad_file="skip" if skip_bad_files else "stop",
         superbpe_transition=superbpe_transition,
+        parity_by=parity_by or "",
+        parity_window=parity_window,
+        parity_alpha=parity_alpha,
     )
     if isinstance(corpus, str | os.PathLike) and not str(os.fspath(corpus)):
         raise ConfigError(
@@ -148,6 +163,9 @@ def train(
             reason = session.advance(should_stop=interrupted.check)
             if reason is StopReason.INTERRUPTED:
                 raise KeyboardInterrupt
+    from workbench.session.parity import parity_summary
+
+    parity = parity_summary(session.trainer)
     session.release_trainer()  # the run has ended: the tokenizer is built without its arrays
     return TrainResult(
         tokenizer=session.tokenizer(),
@@ -156,6 +174,7 @@ def train(
         stop_reason=reason,
         timings=dict(session.timings),
         run_id=session.run_id,
+        parity=parity,
     )
 
 
@@ -229,6 +248,8 @@ def _count(
     progress: bool = False,
     cancel: Callable[[], bool] | None = None,
 ) -> Counted:
+    if config.parity_by and isinstance(corpus, Mapping):  # {group: [documents]}
+        return count_documents(corpus, config, None, cancel)
     if memory.is_table(corpus):  # a Dataset or an arrow table: its rows are the documents
         with progress_api.bar(memory.row_count(corpus), "docs", "counting", progress) as counted:
             return count_documents(corpus, config, counted, cancel)

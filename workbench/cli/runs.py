@@ -111,9 +111,18 @@ def _describe(run) -> dict[str, object]:
         "error": run.error,
         "settings": run.settings,
         "corpus": run.corpus,
-        "stats": run.stats,
+        "stats": _stats(run.stats),
         "timings": run.timings,
     }
+
+
+def _stats(stats):
+    """A parity-aware run's per-merge group figures summed up (they are a row per merge)."""
+    if not isinstance(stats, dict) or "parity" not in stats:
+        return stats
+    from workbench.session.parity import brief_stats
+
+    return brief_stats(stats)
 
 
 def _cmd_show(args: argparse.Namespace) -> int:

@@ -30,13 +30,15 @@ from workbench.engine.formats.outputs import check_output_folder
 FORMATS = ("gpt2", "hf", "tiktoken", "minbpe")
 # engine.config.TIE_BREAKS (a test keeps them equal): importing the engine here costs --help 0.2 s.
 TIE_BREAKS = ("lexicographic", "hf")
+PARITY_BY = ("lang", "folder", "script")  # engine.config.PARITY_BY, kept equal by a test
 SKIPPED_SHOWN = 5  # bad files listed in the summary; the rest with --verbose or in --json
 JSON_HELP = (
     "print the summary as one JSON object: {documents, files, bytes, pre_tokens, "
     "unique_pieces, merges, vocab_size, stop_reason, bytes_per_token, seconds: {STAGE: s, "
     "total: s}, skipped: [MESSAGE], written: [PATH], run_id (null with --no-db), and for "
     "SuperBPE superbpe: {transition, transition_rank, stage2_unique_pieces, dropped_pieces, "
-    "dropped_share}}; a sweep: "
+    "dropped_share}, for --parity-by parity: {groups: {NAME: held-out bytes/token}, worst, "
+    "gini}}; a sweep: "
     "{sweep, runs: [{label, vocab_size, bytes_per_token, stop_reason, run_id, out_dir}]}"
 )
 
@@ -109,6 +111,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="SuperBPE: ordinary BPE up to vocab size T, then merges that may cross spaces up to"
         " --vocab-size (Liu et al., 2025; default 0: classic BPE)",
     )
+    p.add_argument(
+        "--parity-by",
+        choices=PARITY_BY,
+        default=None,
+        help="parity-aware BPE (Foroutan et al. 2025): each merge helps the group worst "
+        "compressed on its held-out lines; groups by a record's lang field (else the script), "
+        "by folder, or by script",
+    )
+    p.add_argument(
+        "--parity-window",
+        type=int,
+        default=0,
+        metavar="W",
+        help="with --parity-by: the paper's moving-window variant over the last W merges "
+        "(100 in the paper; default 0: the greedy rule)",
+    )
+    p.add_argument(
+        "--parity-alpha",
+        type=int,
+        default=2,
+        metavar="A",
+        help="with --parity-window: a group chosen more than A/groups of the window gives way "
+        "(default 2)",
+    )
     p.add_argument("--format", default="gpt2", help=f"comma-separated: {','.join(FORMATS)}")
     add_threads_option(p, "pre-tokenizing threads/processes")
     add_db_option(p)
@@ -166,6 +192,26 @@ def skipped_lines(skipped: list[str], verbose: bool) -> list[str]:
     return lines
 
 
+def _parity_summary(trainer) -> dict:
+    from workbench.session.parity import parity_summary
+
+    summary = parity_summary(trainer)
+    return {"parity": summary} if summary else {}
+
+
+def parity_lines(summary: dict) -> list[str]:
+    parity = summary.get("parity")
+    if not parity:
+        return []
+    lines = [
+        f"groups           {len(parity['groups'])} (held-out bytes/token; Gini {parity['gini']:.4f})"
+    ]
+    for name, rate in parity["groups"].items():
+        worst = "  <- worst" if name == parity["worst"] else ""
+        lines.append(f"  {shown(name):<15} {rate:.3f}{worst}")
+    return lines
+
+
 def run(args: argparse.Namespace) -> int:
     from workbench.engine.config import TrainConfig
     from workbench.progress import ProgressBars
@@ -200,7 +246,12 @@ def run(args: argparse.Namespace) -> int:
         text_column=args.text_column,
         jsonl_field=args.jsonl_field,
         superbpe_transition=args.superbpe_transition,
+        parity_by=args.parity_by or "",
+        parity_window=args.parity_window,
+        parity_alpha=args.parity_alpha,
     )
+    if args.parity_by and args.from_counts:
+        raise UsageError("--parity-by needs the corpus PATHs (a counts file has no groups)")
     steps = plan_sweep(config, sizes, patterns)  # checks every pattern before any counting
     check_output_folder(args.out_dir)  # a bad --out-dir fails now, not after training
     from workbench.engine.formats import check_can_hold
@@ -366,6 +417,7 @@ def _summary(stats, session, total, written) -> dict:
         "written": [str(p) for p in written],
         "run_id": session.run_id,
         **superbpe,
+        **_parity_summary(trainer),
     }
 
 
@@ -397,6 +449,7 @@ def _summary_lines(summary: dict, verbose: bool) -> list[str]:
             f" {two['stage2_unique_pieces']:,}, {two['dropped_pieces']:,} dropped"
             f" ({two['dropped_share']:.1%} of the bytes)"
         )
+    lines += parity_lines(s)
     lines += [f"time {stage:<11} {sec:.3f} s" for stage, sec in s["seconds"].items()]
     lines += skipped_lines(s["skipped"], verbose)
     lines += [f"wrote            {shown(p)}" for p in s["written"]]

@@ -11,6 +11,8 @@ from workbench.engine.patterns.superbpe import STAGE2_PATTERN
 
 # Token ids are 32-bit in the kernels and the files; counts are 64-bit.
 MAX_VOCAB_SIZE = 2**31 - 1
+# Where parity-aware BPE's groups come from (`corpus.groups`).
+PARITY_BY = ("lang", "folder", "script")
 MAX_MIN_FREQUENCY = 2**63 - 1
 MAX_TOKEN_LENGTH = 2**31 - 1  # bytes; token lengths are 32-bit in the kernels
 MAX_WORKERS = 1024  # threads or processes; more only costs memory
@@ -36,6 +38,10 @@ class TrainConfig:
     would exceed it.
     `superbpe_transition`: 0 for classic BPE; else SuperBPE (`train.stages`): ordinary BPE up
     to this vocab size, then merges that may cross spaces up to `vocab_size`.
+    `parity_by`: "" for classic BPE; else parity-aware BPE (`train.parity`) over documents grouped
+    by `lang` (a record's field, else the script guess), `folder` or `script`. `parity_window`:
+    0 for the paper's greedy rule; W for its moving-window variant, where a group chosen more
+    than `parity_alpha` / groups of the last W merges gives way to the next worst.
     """
 
     vocab_size: int = 1000
@@ -49,6 +55,9 @@ class TrainConfig:
     jsonl_field: str = "text"
     max_token_length: int = 0
     superbpe_transition: int = 0
+    parity_by: str = ""
+    parity_window: int = 0
+    parity_alpha: int = 2
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "special_tokens", tuple(dict.fromkeys(self.special_tokens)))
@@ -86,6 +95,7 @@ class TrainConfig:
                 f" + {len(self.special_tokens)} special tokens = {floor}"
             )
         self._check_transition(floor)
+        self._check_parity()
         compile_pattern(self.pattern)  # raises PatternError with a clear message
 
     def _check_transition(self, floor: int) -> None:
@@ -96,6 +106,26 @@ class TrainConfig:
                 f"SuperBPE transition {t} must be from {floor} (the alphabet) to below the"
                 f" vocab size {self.vocab_size} (0: classic BPE)"
             )
+
+    def _check_parity(self) -> None:
+        window = whole_number("parity window", self.parity_window)
+        alpha = whole_number("parity alpha", self.parity_alpha)
+        object.__setattr__(self, "parity_window", window)
+        object.__setattr__(self, "parity_alpha", alpha)
+        if window < 0 or alpha < 1:
+            raise ConfigError("the parity window cannot be negative, nor the parity alpha below 1")
+        if not self.parity_by:
+            if window:
+                raise ConfigError("a parity window needs parity-aware BPE (parity-by)")
+            return
+        if self.parity_by not in PARITY_BY:
+            raise ConfigError(
+                f"parity-by {self.parity_by!r}: use one of {', '.join(PARITY_BY)} (or none)"
+            )
+        if self.tie_break == "hf":
+            raise ConfigError("parity-aware BPE breaks ties lexicographically only")
+        if self.superbpe_transition:
+            raise ConfigError("parity-aware BPE and SuperBPE cannot be combined yet")
 
     @property
     def pattern_string(self) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -60,6 +61,8 @@ class MergeBatch:
     # int64, the best losing pair's count at each merge (see `MergeEvent`); None from a source
     # that does not know it (a run stored before it was recorded)
     runner_up: np.ndarray | None = None
+    # Parity-aware BPE: each group's held-out tokens after each merge (`train.parity.ParityRecord`).
+    parity: Any = None
 
     def __len__(self) -> int:
         return len(self.tokens)

@@ -26,6 +26,7 @@ from workbench.engine.events import MergeBatch
 from workbench.engine.patterns.superbpe import is_superword
 from workbench.gui.buffers import MAX_LENGTH_BIN, ChartData
 from workbench.gui.elided_label import ElidedLabel
+from workbench.gui.group_chart import GroupCurves
 from workbench.gui.help import CHART_HELP
 
 REDRAW_MS = 200
@@ -139,6 +140,7 @@ class ChartsPanel(QWidget):
         self.rate_plot = _plot(self.graphics, "Speed", "seconds training", "merges / s")
         self.length_plot = _plot(self.graphics, "Token lengths", "bytes", "tokens")
         self.length_plot.setClipToView(False)
+        self.groups = GroupCurves(self.graphics)  # parity-aware runs only: a row of its own
         # Early in a run this axis spans a fraction of a second; plain 0.1, 0.2 read better
         # than pyqtgraph's "100, 200 (x0.001)".
         self.rate_plot.getAxis("bottom").enableAutoSIPrefix(False)
@@ -204,6 +206,7 @@ class ChartsPanel(QWidget):
     def reset(self, corpus_bytes: int = 0, caption: str | None = None) -> None:
         """Empty charts (a new run, a stored run, a new corpus); the hover line forgets too."""
         self.data.reset(corpus_bytes)
+        self.groups.reset()
         self.hover_label.setText(HOVER_HINT)
         for marker in self.markers:
             marker.hide()
@@ -254,6 +257,7 @@ class ChartsPanel(QWidget):
     def add_batch(self, batch: MergeBatch) -> None:
         """Cheap: appends to buffers; the timer draws."""
         self.data.add(batch)
+        self.groups.add(batch)
         self.note_transition(batch)
         self._dirty = True
 
@@ -277,6 +281,7 @@ class ChartsPanel(QWidget):
         self.rate_curve.setData(d.rate_time.view(), d.rate.view())
         lengths = np.nonzero(d.length_counts)[0]
         self.length_bars.setOpts(x=lengths, height=d.length_counts[lengths])
+        self.groups.redraw()
         self._fit_ranges()
 
     def fit_to_data(self) -> None:

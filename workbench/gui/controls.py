@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from workbench.engine.config import TIE_BREAKS, TrainConfig
 from workbench.engine.errors import WorkbenchError
 from workbench.engine.patterns.regexes import PRESETS, compile_pattern
+from workbench.gui.parity_setting import parity_box, parity_value, set_parity
 from workbench.gui.settings import WindowSettings
 
 CUSTOM = "custom regex"
@@ -93,6 +94,7 @@ class TrainingControls(QWidget):
             "point t), then merges that may cross spaces (superwords) up to the vocab size.\n"
             "The corpus is read twice. 0: classic BPE."
         )
+        self.parity = parity_box()
 
         form = QFormLayout()
         form.addRow("Vocab size", self.vocab)
@@ -105,6 +107,7 @@ class TrainingControls(QWidget):
         form.addRow("Max token length", self.max_token_length)
         form.addRow("Tie-break", self.tie_break)
         form.addRow("SuperBPE from", self.superbpe)
+        form.addRow("Parity by", self.parity)
         settings_box = QGroupBox("Settings")
         settings_box.setLayout(form)
 
@@ -200,6 +203,7 @@ class TrainingControls(QWidget):
             tie_break=self.tie_break.currentText(),
             min_frequency=self.min_frequency.value(),
             max_token_length=self.max_token_length.value(),
+            parity_by=parity_value(self.parity),
             on_bad_file="skip",  # a window run reports skipped files instead of failing
             superbpe_transition=self.superbpe.value(),
         )
@@ -218,6 +222,7 @@ class TrainingControls(QWidget):
         if values.tie_break in TIE_BREAKS:
             self.tie_break.setCurrentText(values.tie_break)
         self.superbpe.setValue(values.superbpe_transition)
+        set_parity(self.parity, values.parity_by)
         self._pattern_edited()
 
     def store(self, values: WindowSettings) -> None:
@@ -228,11 +233,12 @@ class TrainingControls(QWidget):
         values.max_token_length = self.max_token_length.value()
         values.tie_break = self.tie_break.currentText()
         values.superbpe_transition = self.superbpe.value()
+        values.parity_by = parity_value(self.parity)
 
     def set_settings_enabled(self, enabled: bool) -> None:
         """Settings are locked while a run is open: the run records the settings it used."""
         widgets = (self.preset, self.regex, self.specials, self.min_frequency)
-        for widget in (*widgets, self.max_token_length, self.tie_break, self.superbpe):
+        for widget in (*widgets, self.max_token_length, self.tie_break, self.superbpe, self.parity):
             widget.setEnabled(enabled)
         if enabled:
             self.regex.setEnabled(self.preset.currentText() == CUSTOM)

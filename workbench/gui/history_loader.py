@@ -96,6 +96,7 @@ class HistoryLoader(QObject):
         """Fill the charts with `run`; `caption` names it (with the wait while it is read)."""
         self.charts.reset(int(run.stats.get("bytes", 0) or 0))
         self.charts.set_transition(transition_rank(run.stats))
+        self.charts.groups.load_stored(run.stats)  # a parity-aware run's per-group curves
         self._caption = caption
         self.charts.caption.setText(f"{caption} — reading its {run.merge_count:,} merges…")
         self.timer.stop()

@@ -64,7 +64,8 @@ TRAINING_IN_PYTHON = "Training (in Python until the fast kernels are ready: firs
 def _corpus_key(paths: tuple[str, ...], config: TrainConfig) -> tuple[Any, ...]:
     """Only these settings change the pre-token counts; the rest only change training."""
     superbpe = bool(config.superbpe_transition)  # SuperBPE counts stage 2 as well
-    return (paths, config.pattern_string, config.special_tokens, config.on_bad_file, superbpe)
+    key = (paths, config.pattern_string, config.special_tokens, config.on_bad_file, superbpe)
+    return (*key, config.parity_by)  # parity-aware counts each group apart
 
 
 class TrainWorker(QObject):
@@ -107,6 +108,7 @@ class TrainWorker(QObject):
         self.interrupt_flag = threading.Event()  # the window is closing
         self._corpus: tuple[tuple[Any, ...], Any] | None = None
         self._stage_two: Any = None  # SuperBPE's stage-2 count of the corpus counted last
+        self._groups: Any = None  # a parity-aware count's groups (with `_corpus`)
         self._report: CorpusReport | None = None
         self.session: RunSession | None = None
         self._stage_words = "Training"  # what the status says while this run trains
@@ -176,7 +178,7 @@ class TrainWorker(QObject):
             self.sigStage.emit(TRAINING_IN_PYTHON)
         try:
             self.session = RunSession.start(
-                Counted(result, paths, self._stage_two),
+                Counted(result, paths, self._stage_two, parity=self._groups),
                 config,
                 self.db_path,
                 listeners=[self.sigBatch.emit, self._on_batch_stage],
@@ -208,7 +210,7 @@ class TrainWorker(QObject):
             self.sigSweepStep.emit(step.index, step.of)
             try:
                 self.session = RunSession.start(
-                    Counted(result, paths, self._stage_two),
+                    Counted(result, paths, self._stage_two, parity=self._groups),
                     step.config,
                     self.db_path,
                     listeners=[self.sigBatch.emit],
@@ -296,8 +298,10 @@ class TrainWorker(QObject):
             result = self._count(paths, config)
             # Warm (the kernels cached, loading in about a second): wait for them, never Python.
             quick = quick and not self.warm.is_set() and _first_use(config)
-            # SuperBPE's stages run on the kernels only (no Python trainer for stage 2).
-            if config.superbpe_transition or not (quick and python_can_start(result.words, config)):
+            # SuperBPE's stages run on the kernels only (no Python trainer for stage 2);
+            # parity-aware training is in Python throughout (no trainer kernels).
+            python = config.parity_by or (quick and python_can_start(result.words, config))
+            if config.superbpe_transition or not python:
                 self._wait_for_kernels()
         except Cancelled:
             self.sigStage.emit("Stopped")
@@ -342,6 +346,7 @@ class TrainWorker(QObject):
         except CancelledError:
             raise Cancelled from None
         result, self._stage_two = counted.result, counted.stage_two
+        self._groups = counted.parity
         self._corpus = (key, result)
         s = result.stats
         self._report = CorpusReport(

@@ -27,6 +27,10 @@ def count_paths(
 ) -> Counted:
     """Count the files and folders under `paths` (see `engine.pretokenize.count_corpus`)."""
     paths = tuple(str(p) for p in paths)
+    if config.parity_by:
+        from workbench.session.parity import count_parity_paths
+
+        return count_parity_paths(paths, config, cancel)
     with memory.stage("counting the corpus"):
         result = count_corpus(paths, config, progress=progress, cancel=cancel, workers=workers)
     if not config.superbpe_transition:
@@ -51,6 +55,10 @@ def count_documents(
             "SuperBPE reads the documents twice (once per stage): give a list of strings, a"
             " Dataset, an arrow table or files, not an iterator that can be read once"
         )
+    if config.parity_by:
+        from workbench.session.parity import count_parity_documents
+
+        return count_parity_documents(documents, config, cancel)
     with memory.stage("counting the documents"):
         result = count_in_memory(documents, config, progress, cancel)
     if not config.superbpe_transition:

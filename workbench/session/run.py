@@ -59,6 +59,8 @@ class Counted:
     # and the seconds that took.
     stage_two: Any = None
     stage_two_seconds: float = 0.0
+    # Parity-aware runs: each group's word tables (`engine.train.parity.GroupWords`).
+    parity: Any = None
 
     @property
     def stats(self) -> CorpusStats:
@@ -122,6 +124,14 @@ def _stage_two_stats(counted: Counted) -> dict[str, Any]:
     }
 
 
+def _parity_trainer(counted: Counted, config: TrainConfig, count_ties: bool) -> Any:
+    from workbench.engine.train.parity import ParityTrainer
+
+    if counted.parity is None:
+        raise WorkbenchError("a parity-aware run needs its corpus counted in groups")
+    return ParityTrainer(counted.parity, config, 100 if count_ties else 0)
+
+
 @dataclass
 class RunSession:
     """A trainer, the store run it writes to (if any), and where the run stands."""
@@ -140,6 +150,7 @@ class RunSession:
     lost: str | None = None
     _writer: Any = None
     _stats: dict[str, Any] = field(default_factory=dict)  # the run's stored statistics
+    _parity: Any = None  # session.parity.ParityLog of a parity-aware run
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -167,9 +178,15 @@ class RunSession:
         with memory.stage("indexing the corpus for training"):
             if config.superbpe_transition:
                 trainer = _superbpe_trainer(counted, config, count_ties)
+            elif config.parity_by:
+                trainer = _parity_trainer(counted, config, count_ties)
             else:
                 trainer = trainer_for(counted.result.words, config, kernels_ready, count_ties)
         session = cls(trainer, config, counted, listeners=list(listeners))
+        if config.parity_by:
+            from workbench.session.parity import ParityLog
+
+            session._parity = ParityLog(counted)
         session.timings = {"pretokenize": round(counted.stats.seconds, 3)}
         if counted.stage_two is not None:
             session.timings["pretokenize_stage2"] = round(counted.stage_two_seconds, 3)
@@ -189,7 +206,7 @@ class RunSession:
                 name or run_name(counted.paths, self.config.vocab_size),
                 settings={**asdict(self.config), **({"sweep": sweep} if sweep else {})},
                 corpus=corpus,
-                stats=self._stats,
+                stats=self._parity.stats() if self._parity else self._stats,
             )
             self._writer = store.writer(self.run_id)
         self._writer.write_top_pieces(counted.result.words.most_common(TOP_PIECES))
@@ -219,6 +236,11 @@ class RunSession:
             if run.state in (RunState.RUNNING, RunState.PAUSED):
                 raise WorkbenchError(f"run {run_id} is being trained right now")
             stored = store.merges_as_pairs(run_id)
+        if run.settings.get("parity_by"):
+            raise WorkbenchError(
+                f"run {run_id} is a parity-aware run, which cannot be continued yet;"
+                " train a new one"
+            )
         paths = run.corpus.get("paths")
         recorded = run.corpus.get("fingerprint")
         if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
@@ -337,6 +359,8 @@ class RunSession:
             else:
                 reason = StopReason.VOCAB_SIZE
         self.stop_reason = reason
+        if self._parity is not None and self._writer is not None:  # the curves up to here
+            self._to_store(self._writer.set_stats, self._parity.stats())
         if reason is StopReason.INTERRUPTED:
             self.end(RunState.INTERRUPTED, reason)
         elif reason is StopReason.STOPPED:
@@ -356,6 +380,8 @@ class RunSession:
 
     def _write(self, batch: MergeBatch) -> None:
         self._to_store(self._writer.write, batch)
+        if self._parity is not None and self._parity.add(batch):
+            self._to_store(self._writer.set_stats, self._parity.stats())
         if (
             batch.stage_start is not None
             and self._stats.get("superbpe", {}).get("transition_rank") is None
@@ -407,6 +433,8 @@ class RunSession:
         if writer is None:
             return
         try:
+            if self._parity is not None:  # the curves to the last merge written
+                writer.set_stats(self._parity.stats())
             writer.set_state(state, stop_reason=reason, error=error, timings=self.timings)
         except WorkbenchError as exc:  # deleted meanwhile, or the file gone: nothing to mark
             self.lost = str(exc)

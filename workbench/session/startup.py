@@ -339,6 +339,8 @@ def plan_training(
     trainer_missing = any(need.stage in SHARED_STAGES for need in todo)
     if report is not None:
         note = "training starts at once in Python and moves to the fast kernels when ready"
+        if config.parity_by:  # the parity-aware trainer is Python throughout
+            note = "parity-aware training starts at once (it runs in Python)"
         left = background.seconds_left(todo)
         report(StartupEvent(job, todo[0], 0, len(todo), left, note, tuple(todo)))
     count_config = dataclasses.replace(config, pretokenizer="regex") if scanner_missing else config

@@ -23,8 +23,8 @@ from workbench.engine.train._heap import (
 )
 from workbench.engine.train._long import (
     gather_positions,
+    index_long,
     merge_long_word,
-    pos_append,
     settle_positions,
 )
 from workbench.engine.train._state import (
@@ -54,7 +54,7 @@ from workbench.engine.train._state import (
     VOCAB_REACHED,
     W_COUNT,
     W_LEN,
-    W_LINK,
+    W_LONG,
     W_OFF,
     TrainState,
 )
@@ -120,7 +120,7 @@ def _merge_span(w, r, o, stop, left, right, new, mode, wsym, wrec, ph, pr, touch
 
 
 @njit_borrowing  # a call, once per merge
-def _merge_words(b, k, r, o, left, right, new, mode, wsym, wrec, lnk, scr, ph, pr, touched, lst,
+def _merge_words(b, k, r, o, left, right, new, mode, wsym, wrec, lcache, scr, ph, pr, touched, lst,
                  blk, pp, pblk, scal):  # fmt: skip
     """Merge (left, right) into `new` in the words of a word list, from item k of block b (and
     symbol r of that word, written up to o; in a long word, r is an index into the gathered
@@ -155,9 +155,9 @@ def _merge_words(b, k, r, o, left, right, new, mode, wsym, wrec, lnk, scr, ph, p
             elif nb != -1 and blk[nb, B_FILL] > 0:  # (blocks are filled as made: a guard)
                 _prefetch(wsym, wrec[blk[nb, B_WORDS], W_OFF])
             n = wrec[w, W_LEN]
-            if wrec[w, W_LINK] >= 0:  # a long word: only the pair's positions inside it
+            if wrec[w, W_LONG]:  # a long word: only the pair's positions inside it
                 r, o, m, room = merge_long_word(
-                    w, r, o, left, right, new, mode, wsym, wrec, lnk, scr, ph, pr, touched, lst,
+                    w, r, o, left, right, new, mode, wsym, wrec, lcache, scr, ph, pr, touched, lst,
                     blk, pp, pblk, scal,
                 )  # fmt: skip
                 merged_weighted += m
@@ -206,7 +206,7 @@ def _superword_allowed(left, right, max_words, tok_off, tok_len, arena):
 
 
 @njit_borrowing  # no refcounts in the loop, as `_merge_words`
-def _index_words(w, first, wsym, wrec, mode, ph, pr, touched, lst, blk, pp, pblk, scal):
+def _index_words(w, first, wsym, wrec, mode, ph, pr, touched, lst, blk, pp, pblk, lcache, scal):
     """Count and index the pairs of words w, w + 1, ... from symbol `first` of word w. Returns
     (w, first, room): room 0 when every word is done; else the pass stopped where an array must
     first grow by `_reserve(room, ...)`, and a call with the returned w, first goes on."""
@@ -214,18 +214,22 @@ def _index_words(w, first, wsym, wrec, mode, ph, pr, touched, lst, blk, pp, pblk
         base = wrec[w, W_OFF]
         n = wrec[w, W_LEN]
         c = wrec[w, W_COUNT]
-        is_long = wrec[w, W_LINK] >= 0
+        is_long = wrec[w, W_LONG] != 0
         while first < n - 1:  # a span at a time, as the merge pass
             last = min(first + SPAN, n - 1)
             if _needs_room(last - first, pr, ph, lst, blk, touched, pp, pblk, scal):
                 return w, first, last - first
-            for i in range(first, last):
-                p = _add_pair(
-                    wsym[base + i], wsym[base + i + 1], c, w, mode, ph, pr, touched, lst, blk,
+            if is_long:  # and where each pair is, so that merges skip the rest
+                index_long(
+                    w, first, last, wsym, wrec, mode, ph, pr, touched, lst, blk, pp, pblk, lcache,
                     scal,
                 )  # fmt: skip
-                if is_long:  # where each pair is, so that merges skip the rest
-                    pos_append(p, base + i, pp, pblk, scal)
+            else:
+                for i in range(first, last):
+                    _add_pair(
+                        wsym[base + i], wsym[base + i + 1], c, w, mode, ph, pr, touched, lst,
+                        blk, scal,
+                    )  # fmt: skip
             first = last
         w += 1
         first = 0
@@ -265,7 +269,7 @@ def init_pairs(state, mode):
     keys. Returns the state with grown arrays."""
     wsym, wrec, tok_off, tok_len, tok_hash, tok_key, arena, tt = state[:8]
     pr, tie_stamp, ph, lst, blk, hp, touched, tie_stack, scal, hf_order = state[8:18]
-    lnk, pp, pblk, scr = state[18:]
+    lcache, pp, pblk, scr = state[18:]
     # Every token there is so far: the 256 bytes, and those of a vocabulary the trainer starts
     # from (a base tokenizer when extending, stage 1's when SuperBPE: S_NTOK counts them).
     for t in range(scal[S_NTOK]):
@@ -276,7 +280,7 @@ def init_pairs(state, mode):
     w = first = np.int64(0)
     while True:  # a pass stops early only when an array must grow: grow it, go on
         w, first, room = _index_words(
-            w, first, wsym, wrec, mode, ph, pr, touched, lst, blk, pp, pblk, scal
+            w, first, wsym, wrec, mode, ph, pr, touched, lst, blk, pp, pblk, lcache, scal
         )
         if room == 0:
             break
@@ -287,7 +291,7 @@ def init_pairs(state, mode):
     _push_touched(hp, touched, pr, scal, mode, tok_key, hf_order, tok_off, tok_len, arena)
     return TrainState(
         wsym, wrec, tok_off, tok_len, tok_hash, tok_key, arena, tt, pr, tie_stamp, ph, lst, blk,
-        hp, touched, tie_stack, scal, hf_order, lnk, pp, pblk, scr,
+        hp, touched, tie_stack, scal, hf_order, lcache, pp, pblk, scr,
     )  # fmt: skip
 
 
@@ -305,7 +309,7 @@ def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, ti
     """
     wsym, wrec, tok_off, tok_len, tok_hash, tok_key, arena, tt = state[:8]
     pr, tie_stamp, ph, lst, blk, hp, touched, tie_stack, scal, hf_order = state[8:18]
-    lnk, pp, pblk, scr = state[18:]
+    lcache, pp, pblk, scr = state[18:]
     ev_left, ev_right, ev_new, ev_count, ev_isnew, ev_ties, ev_tokens, ev_runner = events
     status = RUNNING
     done = 0
@@ -374,12 +378,12 @@ def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, ti
         touched[0] = 0
         merged_weighted = 0
         if scal[S_LONG] != 0:  # where the pair is in long words (see `_long`)
-            scr = gather_positions(p, pp, pblk, scr, scal)
+            scr = gather_positions(p, mode, pp, pblk, scr, scal)
         b = lst[lid, L_HEAD]
         k = r = o = np.int64(0)
         while True:  # a pass stops early only when an array must grow: grow it, go on
             b, k, r, o, m, room = _merge_words(
-                b, k, r, o, left, right, new, mode, wsym, wrec, lnk, scr, ph, pr, touched, lst,
+                b, k, r, o, left, right, new, mode, wsym, wrec, lcache, scr, ph, pr, touched, lst,
                 blk, pp, pblk, scal,
             )  # fmt: skip
             merged_weighted += m
@@ -414,7 +418,7 @@ def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, ti
 
     return status, done, TrainState(
         wsym, wrec, tok_off, tok_len, tok_hash, tok_key, arena, tt, pr, tie_stamp, ph, lst, blk,
-        hp, touched, tie_stack, scal, hf_order, lnk, pp, pblk, scr,
+        hp, touched, tie_stack, scal, hf_order, lcache, pp, pblk, scr,
     )  # fmt: skip
 
 

@@ -44,10 +44,10 @@ cleared, and stale entries are re-pushed even at count 0. LEX mode keeps one wor
 and exact live counts (the merged pair drops to 0), which is what a naive recount would give.
 
 Long words (`LONG_WORD` symbols or more: a file without spaces can be one 50 MB pre-token) are
-not walked whole per merge: see `_long`. Their symbols stay in place as a doubly linked list
-(`lnk`, from row `wrec[w, W_LINK]`, -1 for other words; a symbol merged away holds -1 in
-`wsym`), and each pair keeps the `wsym` positions where it formed in a long word (`pp`, chained
-blocks `pblk`), so a merge visits only those. Stale positions are fine: each is checked.
+not walked whole per merge: see `_long`. Their symbols stay in place (`wrec[w, W_LONG]` is 1; a
+merged token's emptied slots hold negative numbers that lead to its neighbours), and each pair
+keeps the `wsym` positions where it formed in a long word (`pp`, chained blocks `pblk`), so a
+merge visits only those. Stale positions are fine: each is checked.
 
 `scal` holds the mutable scalars (see the S_* indices) so the kernels can update them in place.
 """
@@ -81,11 +81,11 @@ class TrainState(NamedTuple):
     tie_stack: np.ndarray  # int64: DFS stack of _count_ties
     scal: np.ndarray  # int64: the S_* scalars
     hf_order: np.ndarray  # int64: HF's order of the 256 bytes
-    lnk: np.ndarray | None  # int32 rows (prev, next): the symbols of long words as linked lists
+    lcache: np.ndarray | None  # int64 rows: pair ids met in one visit of a long word
     pp: np.ndarray  # int32 rows (head, tail): per pair, its positions in long words
     pblk: np.ndarray  # int32 rows (next, fill, positions...)
     scr: np.ndarray | None  # int64: the merged pair's positions, sorted (see `_long`)
-    # (lnk and scr are None when no word is long: see `_long.merge_long_word`)
+    # (lcache and scr are None when no word is long: see `_long.merge_long_word`)
 
 
 class MergeEvents(NamedTuple):
@@ -111,17 +111,16 @@ BLOCK = 6  # words per word-list block; most pairs live in one or two words
 SPAN = 1 << 16
 
 # columns of the 2-D state arrays
-W_OFF, W_LEN, W_COUNT, W_LINK = 0, 1, 2, 3  # wrec (int64, 4 columns: 32-byte rows)
+W_OFF, W_LEN, W_COUNT, W_LONG = 0, 1, 2, 3  # wrec (int64, 4 columns: 32-byte rows)
 P_KEY, P_CNT, P_LIST, P_STAMP = 0, 1, 2, 3  # pr (int64)
 H_CNT, H_K1, H_K2, H_REF = 0, 1, 2, 3  # hp (int64)
 L_HEAD, L_TAIL, L_LAST = 0, 1, 2  # lst (int32, 4 columns)
 B_NEXT, B_FILL, B_WORDS = 0, 1, 2  # blk (int32, 2 + BLOCK = 8 columns: 32-byte rows)
-LK_PREV, LK_NEXT = 0, 1  # lnk (int32): symbol indices inside the word, -1 at its ends
 PP_HEAD, PP_TAIL = 0, 1  # pp (int32): first and last block of a pair's positions, or -1
 PB_NEXT, PB_FILL, PB_POS = 0, 1, 2  # pblk (int32, 2 + PBLOCK = 16 columns: 64-byte rows)
 PBLOCK = 14  # positions per block
 # Symbols from which a word is long. Below it, walking the word per merge costs less than the
-# position lists (8 bytes of links and at least 4 of positions per symbol) and stays the path
+# position lists (at least 4 bytes of positions per symbol) and stays the path
 # every prose word takes.
 LONG_WORD = 1 << 10
 ARITY = 4  # heap fan-out: half the depth of a binary heap, children in one or two cache lines

@@ -49,11 +49,12 @@ def _grow(a, need):
 
 
 @njit
-def _grow_rows(a, used, need):
-    """`a` with room for `need` rows (doubling), keeping the first `used`."""
+def _grow_rows(a, used, need, factor=2.0):
+    """`a` with room for `need` rows (times `factor` its rows at least), keeping the first
+    `used`."""
     if need <= a.shape[0]:
         return a
-    out = np.empty((max(need, 2 * a.shape[0]), a.shape[1]), dtype=a.dtype)
+    out = np.empty((max(need, int(factor * a.shape[0])), a.shape[1]), dtype=a.dtype)
     for i in range(used):
         for j in range(a.shape[1]):
             out[i, j] = a[i, j]
@@ -257,7 +258,9 @@ def _reserve(n, pr, tie_stamp, ph, lst, blk, touched, pp, pblk, scal):
             for i in range(old, pp.shape[0]):
                 pp[i, 0] = -1
                 pp[i, 1] = -1
-        pblk = _grow_rows(pblk, scal[S_NPBLK], scal[S_NPBLK] + n)
+        # By half, not double: position blocks are most of a long word's memory, and the old
+        # copy is alive while the new one fills (at 50 MB of one word, 245 + 490 MB).
+        pblk = _grow_rows(pblk, scal[S_NPBLK], scal[S_NPBLK] + n, 1.5)
     return pr, tie_stamp, ph, lst, blk, touched, pp, pblk
 
 

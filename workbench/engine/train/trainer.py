@@ -25,7 +25,7 @@ from workbench.engine.events import MergeBatch
 from workbench.engine.pretokenize.words import WordTable
 from workbench.engine.train import _kernels as k
 from workbench.engine.train import _state as st
-from workbench.engine.train._long import link_words
+from workbench.engine.train._long import mark_long_words, new_cache
 from workbench.engine.train.start_vocab import StartVocab
 
 STOP_REASONS = {
@@ -90,7 +90,7 @@ class BpeTrainer:
 
     def _init_state(self, words: WordTable | StartVocab, pairs: int, max_words: int) -> None:
         lengths = np.diff(words.offsets)
-        wrec = np.zeros((lengths.size, 4), dtype=np.int64)  # (offset, length, count, -)
+        wrec = np.zeros((lengths.size, 4), dtype=np.int64)  # (offset, length, count, long)
         wrec[:, st.W_OFF] = words.offsets[:-1]
         wrec[:, st.W_LEN] = lengths
         wrec[:, st.W_COUNT] = words.counts
@@ -98,8 +98,7 @@ class BpeTrainer:
         # Long words' positions are int32 `wsym` indices (see `_long`): past 2^31 symbols every
         # word takes the walk (slower on one huge word, the same merges).
         long_word = st.LONG_WORD if symbols < 1 << 31 else symbols + 1
-        wrec[:, st.W_LINK], lnk = link_words(lengths, long_word)
-        longs = lnk.shape[0]
+        wrec[:, st.W_LONG], longs = mark_long_words(lengths, long_word)
 
         scal = np.zeros(st.N_SCAL, dtype=np.int64)
         if isinstance(words, StartVocab):  # the starting vocabulary's tokens, filed as merged
@@ -140,7 +139,7 @@ class BpeTrainer:
             tie_stack=np.empty(st.TIE_STACK, dtype=np.int64),
             scal=scal,
             hf_order=np.array(hf_byte_order(), dtype=np.int64),
-            lnk=lnk if longs else None,  # None: the long-word code is not even compiled
+            lcache=new_cache() if longs else None,  # None: the long-word code is not compiled
             # Position lists only with long words: no bytes per pair otherwise.
             pp=np.full((pairs if longs else 0, 2), -1, dtype=np.int32),
             # Room for every symbol's position, a part-filled block per pair and the span the

@@ -1,0 +1,104 @@
+"""Parity-aware BPE in the window: the Settings choice, the live per-group curves with the worst
+group named, and the same curves when the stored run is opened again."""
+
+# ruff: noqa: F811  (fixtures imported from gui_fixtures are "redefined" as test arguments)
+from __future__ import annotations
+
+import html
+
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from gui_fixtures import (  # noqa: E402
+    close_window,
+    db_path,  # noqa: F401
+    make_window,
+    no_qthread_left,  # noqa: F401  (autouse fixture)
+    settings_path,  # noqa: F401
+    train_to,
+    window,  # noqa: F401
+)
+
+from workbench.engine.config import TrainConfig  # noqa: E402
+from workbench.engine.train.parity import ParityTrainer, count_groups  # noqa: E402
+from workbench.store import RunStore  # noqa: E402
+
+GROUPS = {
+    "en": "".join(f"the quick brown fox {i} jumps over the lazy dog\n" for i in range(50)),
+    "ru": "".join(f"съешь же ещё этих мягких булок {i} да выпей чаю\n" for i in range(50)),
+    "<b>x</b>": "".join(f"いろはにほへと ちりぬるを {i} わかよたれそ\n" for i in range(50)),
+}
+
+
+@pytest.fixture()
+def corpus(tmp_path):
+    root = tmp_path / "corpus"
+    for name, text in GROUPS.items():
+        folder = root / name.replace("/", "_")
+        folder.mkdir(parents=True)
+        (folder / "a.txt").write_text(text)
+    return root
+
+
+def test_charts_show_each_group_and_name_the_worst_escaped(qtbot):
+    from workbench.gui.charts import ChartsPanel
+
+    panel = ChartsPanel()
+    qtbot.addWidget(panel)
+    panel.show()
+    config = TrainConfig(vocab_size=300, parity_by="folder")
+    trainer = ParityTrainer(count_groups({k: [v] for k, v in GROUPS.items()}, config), config)
+    for batch in trainer.batches(batch_seconds=None):
+        panel.add_batch(batch)
+    panel.redraw_if_dirty()
+    groups = panel.groups
+    assert groups.shown and len(groups._curves) == 3
+    worst = trainer.group_names[trainer.worst_order()[0]]
+    assert groups.worst() == worst
+    title = groups.plot.titleLabel.text
+    assert title.endswith(html.escape(worst))
+    # a group name is text, not markup, in the legend too
+    labels = [label.text for _, label in groups.legend.items]
+    assert all("<b>" not in label for label in labels)
+    # each entry: the escaped name and its group's bytes/token now
+    expected = dict(zip(trainer.group_names, trainer.compression(), strict=True))
+    assert labels == [f"{html.escape(n)} {expected[n]:.3f}" for n in trainer.group_names]
+    rates = groups.rates()
+    assert rates.shape == (trainer.n_merges, 3)
+    assert rates[-1].tolist() == pytest.approx(trainer.compression())
+    panel.reset()
+    assert not groups.shown  # a classic run's charts look as before
+    panel.close()
+
+
+def test_window_trains_parity_aware_and_reopens_the_curves(qtbot, window, corpus, db_path):
+    window.controls.parity.setCurrentIndex(window.controls.parity.findData("folder"))
+    assert window.controls.config().parity_by == "folder"
+    window.load_corpus([corpus])
+    train_to(qtbot, window, 256 + 40)
+    qtbot.waitUntil(lambda: window.charts.groups.shown, timeout=5000)
+    window.charts.redraw_if_dirty()
+    live = window.charts.groups.rates().copy()
+    assert live.shape == (40, 3)
+    with RunStore(db_path) as store:
+        (run,) = store.list_runs()
+    assert run.settings["parity_by"] == "folder"
+    window.charts.reset()
+    assert not window.charts.groups.shown
+    window.open_run(run.id)
+    qtbot.waitUntil(lambda: window.charts.groups.shown, timeout=5000)
+    assert window.charts.groups.rates().tolist() == live.tolist()
+
+
+def test_the_choice_is_kept_across_a_restart(qtbot, settings_path, db_path):
+    win = make_window(settings_path, db_path)
+    win.show()
+    win.controls.parity.setCurrentIndex(win.controls.parity.findData("script"))
+    close_window(qtbot, win)
+    again = make_window(settings_path, db_path)
+    again.show()
+    try:
+        assert again.controls.config().parity_by == "script"
+    finally:
+        close_window(qtbot, again)

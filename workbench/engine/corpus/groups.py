@@ -1,0 +1,68 @@
+"""A corpus's documents in groups (languages), for parity-aware BPE.
+
+`by` says where a document's group comes from:
+- `lang`: a record's `lang` field (JSONL, Parquet, Arrow); a document with no such field (a
+  plain text file, or a record without it) is guessed from its dominant script;
+- `folder`: for a folder given as the corpus, the first folder under it that holds the file (a
+  file directly in it: the folder's own name); for a file given as the corpus, its folder's name;
+- `script`: every document guessed from its dominant script (`patterns.scripts`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from workbench.engine.config import PARITY_BY
+from workbench.engine.corpus.documents import Document, Segmenter, read_documents
+from workbench.engine.corpus.listing import list_files
+from workbench.engine.errors import ConfigError, CorpusError
+from workbench.engine.patterns.scripts import dominant_script
+
+LANG_FIELD = "lang"
+_WHOLE = Segmenter((), cut_inside=False)  # one segment per document: specials split later
+
+
+def grouped_texts(
+    paths: Iterable[str | os.PathLike],
+    by: str,
+    text_column: str = "text",
+    jsonl_field: str = "text",
+    skipped: list[str] | None = None,
+) -> dict[str, list[str]]:
+    """Every document under `paths`, whole, in its group (groups in name order, documents in
+    corpus order). CorpusError names a bad file; with a `skipped` list the file is left out
+    whole instead and its message appended there."""
+    if by not in PARITY_BY:
+        raise ConfigError(f"parity-by {by!r}: use one of {', '.join(PARITY_BY)}")
+    groups: dict[str, list[str]] = {}
+    for root in paths:
+        root = Path(root)
+        for path in list_files([root]):
+            found: list[tuple[str, str]] = []  # a file's documents, kept only if all read
+            try:
+                for document in read_documents(Path(path), _WHOLE, text_column, jsonl_field):
+                    text = "".join(document.segments)
+                    found.append((_group_of(document, text, by, root), text))
+            except CorpusError as exc:
+                if skipped is None:
+                    raise
+                skipped.append(str(exc))
+                continue
+            for group, text in found:
+                groups.setdefault(group, []).append(text)
+    return dict(sorted(groups.items()))
+
+
+def _group_of(document: Document, text: str, by: str, root: Path) -> str:
+    if by == "folder":
+        if root.is_dir():
+            inside = Path(document.path).relative_to(root).parts
+            return inside[0] if len(inside) > 1 else root.resolve().name
+        return Path(document.path).resolve().parent.name
+    if by == "lang":
+        label = (document.record or {}).get(LANG_FIELD)
+        if isinstance(label, str) and label.strip():
+            return label.strip()
+    return dominant_script(text)
