@@ -216,7 +216,8 @@ def test_cli_and_api_train_superbpe(tmp_path, capsys):
 
 
 def test_a_trainer_started_from_a_vocabulary_holds_what_the_trainer_made():
-    from workbench.engine.train.stages import trainer_from_ids
+    # Stage 2's set-up: a StartVocab with the merges made so far, reported as the trainer's own.
+    from workbench.engine.train.start_vocab import StartVocab
     from workbench.engine.train.trainer import BpeTrainer
 
     words = count_texts([generated(8)], TrainConfig(vocab_size=400))
@@ -227,17 +228,33 @@ def test_a_trainer_started_from_a_vocabulary_holds_what_the_trainer_made():
     starts = made.state.wrec[:, 0]
     flat = np.concatenate([ids[s : s + n] for s, n in zip(starts, lengths, strict=True)])
     offsets = np.concatenate([[0], np.cumsum(lengths)])
-    again = trainer_from_ids(
-        flat, offsets, made.state.wrec[:, 2], made.vocab, made.merges, made.merge_ids,
-        TrainConfig(vocab_size=400),
+    start = StartVocab(
+        list(made.vocab), flat, offsets, made.state.wrec[:, 2].copy(), list(made.merges),
+        list(made.merge_ids),
     )  # fmt: skip
+    again = BpeTrainer(start, TrainConfig(vocab_size=400))
     n = made.n_tokens
     assert np.array_equal(again.state.tok_hash[:n], made.state.tok_hash[:n])
     assert np.array_equal(again.state.tok_key[:n], made.state.tok_key[:n])
-    assert again.corpus_tokens == made.corpus_tokens
+    assert again.corpus_tokens == made.corpus_tokens and again.merges == made.merges
     made.run()
     again.run()
     assert again.merge_pairs() == made.merge_pairs() and again.merge_ids == made.merge_ids
+
+
+def test_starting_merges_are_checked():
+    from workbench.engine.train.start_vocab import StartVocab
+
+    tokens = [bytes([b]) for b in range(256)] + [b"ab"]
+    words = (np.array([256]), np.array([0, 1]), np.array([1]))
+    StartVocab(tokens, *words, [(97, 98)], [256])
+    for merges, made, message in [
+        ([(97, 98)], [], "result id"),
+        ([(97, 300)], [256], "outside"),
+        ([(98, 97)], [256], "joined"),
+    ]:
+        with pytest.raises(ConfigError, match=message):
+            StartVocab(tokens, *words, merges, made)
 
 
 def test_api_documents_exports_and_handoffs_encode_alike(tmp_path):
@@ -261,16 +278,72 @@ def test_api_documents_exports_and_handoffs_encode_alike(tmp_path):
 
 def test_a_refused_pair_leaves_the_next_merges_tie_count_whole():
     from workbench.engine.patterns.superbpe import MAX_WORDS
-    from workbench.engine.train.stages import trainer_from_ids
+    from workbench.engine.train.trainer import BpeTrainer
 
     # `: ` has the top count and the greatest bytes but is refused; `34` and `12` then tie.
     words = WordTable.from_counts({b": ": 5, b"12": 5, b"34": 5})
-    trainer = trainer_from_ids(
-        words.data.astype(np.int32), words.offsets, words.counts,
-        [bytes([b]) for b in range(256)], [], [], TrainConfig(vocab_size=260),
-    )  # fmt: skip
-    trainer.max_words = MAX_WORDS
+    trainer = BpeTrainer(words, TrainConfig(vocab_size=260), max_words=MAX_WORDS)
     batch = trainer.step(2)
     assert batch.tokens == (b"34", b"12")
     assert list(batch.ties) == [1, 0]
     assert trainer.step(5).tokens == () and trainer.stop_reason == "no_pairs"
+
+
+def test_a_refused_pair_is_neither_a_tie_nor_the_runner_up():
+    from workbench.engine.patterns.superbpe import MAX_WORDS
+    from workbench.engine.train.trainer import BpeTrainer
+
+    # `zz` beats the refused `: ` on bytes at count 5: no tie, and `ab` (2) is the runner-up.
+    words = WordTable.from_counts({b"zz": 5, b": ": 5, b"ab": 2})
+    trainer = BpeTrainer(words, TrainConfig(vocab_size=270), max_words=MAX_WORDS)
+    batch = trainer.step(3)
+    assert batch.tokens == (b"zz", b"ab")
+    assert batch.ties.tolist() == [0, 0] and batch.runner_up.tolist() == [2, 0]
+    assert trainer.stop_reason == "no_pairs" and trainer.max_words == MAX_WORDS
+
+
+def _stage2_explained_reference(text, transition, merges):
+    """(ties, runner-ups) of each stage-2 merge from a recount of the pairs stage 2 may make,
+    the lexicographic tie-break's; also asserts each merge was the best such pair."""
+    from reference_bpe import _apply
+    from reference_superbpe import allowed
+
+    table: dict[tuple, int] = {}
+    for piece in stage2_pieces(text):
+        key = tuple(bytes([b]) for b in piece.encode())
+        table[key] = table.get(key, 0) + 1
+    rank = transition - 256
+    for pair in merges[:rank]:
+        table = _apply(table, pair)
+    ties, runner_ups = [], []
+    for pair in merges[rank:]:
+        counts: dict[tuple[bytes, bytes], int] = {}
+        for word, n in table.items():
+            for p in zip(word, word[1:], strict=False):
+                if allowed(p[0] + p[1]):
+                    counts[p] = counts.get(p, 0) + n
+        assert pair == max(counts, key=lambda p: (counts[p], p))
+        top = counts.pop(pair)
+        tied = sum(1 for n in counts.values() if n == top)
+        ties.append(min(tied, 100))
+        runner_ups.append(top if tied else max(counts.values(), default=0))
+        table = _apply(table, pair)
+    return ties, runner_ups
+
+
+@pytest.mark.parametrize("seed", [20, 21])
+def test_stage2_ties_and_runner_ups_count_only_pairs_it_may_merge(seed):
+    from workbench.engine.train.stages import SuperBpeTrainer
+
+    text = generated(seed) + "note: a b: c d: e\n" * 7 + "a b c d e f\n" * 9
+    config = TrainConfig(vocab_size=380, superbpe_transition=290)
+    trainer = SuperBpeTrainer(
+        count_texts([text], config), count_texts([text], stage2_config(config)), config
+    )
+    batches = list(trainer.batches(batch_seconds=None))
+    ties = np.concatenate([b.ties for b in batches]).tolist()
+    runner_ups = np.concatenate([b.runner_up for b in batches]).tolist()
+    rank = trainer.transition_rank
+    expected = _stage2_explained_reference(text, 290, trainer.merge_pairs())
+    assert (ties[rank:], runner_ups[rank:]) == expected
+    assert any(t > 0 for t in ties[rank:])

@@ -24,7 +24,9 @@ class MergeEvent:
     is False. `ties` is how many other pairs had the same count when this one won (0 = none), counted
     up to the trainer's `tie_limit` (a figure equal to it means "that many or more").
     `runner_up` is the count of the best pair that lost (equal to `count` when `ties` > 0; 0 when
-    no other pair was left; -1 when not computed: a trainer without explanations).
+    no other pair was left; -1 when not computed: a trainer without explanations). Both count
+    only pairs the trainer may merge: not those over `max_token_length`, nor, in SuperBPE's
+    stage 2, those its rules refuse.
     """
 
     rank: int

@@ -44,6 +44,7 @@ from workbench.engine.train._state import (
     S_ARENA,
     S_LONG,
     S_MAXLEN,
+    S_MAXWORDS,
     S_NHEAP,
     S_NTOK,
     S_STEP,
@@ -238,13 +239,22 @@ def _index_words(w, first, wsym, wrec, mode, ph, pr, touched, lst, blk, pp, pblk
 @njit_borrowing
 def _push_touched(hp, touched, pr, scal, mode, tok_key, hf_order, tok_off, tok_len, arena):
     """An entry for every pair the step gave count, with its live count (`hp` has room for
-    touched[0] more); a pair whose token would be longer than S_MAXLEN bytes gets none."""
+    touched[0] more); a pair whose token would be longer than S_MAXLEN bytes, or that the
+    stage-2 rules refuse (S_MAXWORDS > 0), gets none."""
     cap = scal[S_MAXLEN]
+    max_words = scal[S_MAXWORDS]
     for i in range(1, touched[0] + 1):
         q = touched[i]
         c = pr[q, P_CNT]
         key = pr[q, P_KEY]
-        if c > 0 and tok_len[key >> 32] + tok_len[key & 0xFFFFFFFF] <= cap:
+        left = key >> 32
+        right = key & 0xFFFFFFFF
+        if (
+            c > 0
+            and tok_len[left] + tok_len[right] <= cap
+            and (max_words == 0 or _superword_allowed(left, right, max_words, tok_off, tok_len,
+                                                      arena))
+        ):  # fmt: skip
             ref = (np.int64(q) << 32) | pr[q, P_LIST]
             _heap_push(
                 c, key, ref, hp, scal, mode, pr, tok_key, hf_order, tok_off, tok_len, arena,
@@ -288,12 +298,11 @@ def init_pairs(state, mode):
 # One loop over merges whose steps are already calls: splitting the loop itself would pass the
 # whole state through one more call per merge.
 @njit
-def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, tie_limit,  # noqa: C901
-               max_words):  # fmt: skip
+def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, tie_limit):  # noqa: C901
     """Make up to `max_merges` merges, stopping early when the vocabulary has `target_tokens`
     tokens, no pair is left, or the best count is below `min_frequency`; merge i is row i of
-    `events`. `max_words` > 0 applies SuperBPE's stage-2 rules (`_superword_allowed`): a pair
-    they refuse is passed over, its count kept, and looked at again when its count changes.
+    `events`. Pairs the length cap or SuperBPE's stage-2 rules refuse are not in the heap
+    (`_push_touched`), so each merge's `ties` and `runner_up` count only pairs it could make.
 
     Returns (status, merges made, the state with every array that grew). Status TABLES_GREW:
     it returned after a merge that grew the pair tables, so their old copies can be freed.
@@ -332,13 +341,6 @@ def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, ti
         key = pr[p, P_KEY]
         left = key >> 32
         right = key & 0xFFFFFFFF
-        if max_words > 0 and not _superword_allowed(left, right, max_words, tok_off, tok_len,
-                                                    arena):  # fmt: skip
-            # A step number of its own: the next merge's tie count must not take the pairs
-            # this one stamped as counted already.
-            scal[S_STEP] += 1
-            continue
-
         # The merged token: an existing one with the same bytes, or a new id.
         h = tok_hash[left] * _pow_base(tok_len[right]) + tok_hash[right]
         new = _find_concat(left, right, h, tt, tok_off, tok_len, tok_hash, arena)

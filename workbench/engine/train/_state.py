@@ -143,7 +143,12 @@ S_NSCR = 12  # positions in `scr` for the merge being made
 # The longest token a merge may make, in bytes (max_token_length; no cap: the int64 maximum). A
 # pair over it never enters the heap: its tokens' lengths never change, so it can never win.
 S_MAXLEN = 13
-N_SCAL = 14
+# > 0: SuperBPE's stage-2 rules, a token holding at most this many words and no `: `
+# (`_kernels._superword_allowed`). Like the length cap, a refused pair never enters the heap: its
+# tokens' bytes never change, so it could never be merged, and the heap holds only pairs that
+# can be (the ties and runner-up of each merge count those alone). 0: no rules.
+S_MAXWORDS = 14
+N_SCAL = 15
 
 # status codes of run_merges
 RUNNING = 0

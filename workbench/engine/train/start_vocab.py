@@ -1,7 +1,7 @@
 """Training that starts from an existing vocabulary (extending a tokenizer), not from the bytes.
 
     start = StartVocab(tokens, symbols, offsets, counts)  # words already as token ids
-    BpeTrainer(start.as_table(), config, start=start)
+    BpeTrainer(start, config)
 
 `tokens[i]` is the bytes of starting id i: ids 0..255 must be the single bytes (the kernels'
 tie-break rules and hashes rely on it), the rest any distinct multi-byte tokens. Word w is
@@ -9,10 +9,19 @@ tie-break rules and hashes rely on it), the rest any distinct multi-byte tokens.
 bytes), occurring `counts[w]` times: typically each unique pre-token of a new corpus encoded by
 the base tokenizer, so the base's merges are replayed exactly and training goes on from there.
 New tokens take the ids after `tokens`; a merge whose bytes are a starting token reuses its id.
+
+`merges` (with their result ids `merge_ids`) are the merges that made `tokens`, when the trainer
+is to report them as its own first merges: SuperBPE's stage 2 goes on from stage 1's this way
+(`stages`), so its next merge takes rank len(merges). Extending a tokenizer leaves them empty:
+the base's merges are its own, and only the new ones are the trainer's.
+
+The trainer merges in `symbols` in place (no copy: stage 2's can be hundreds of megabytes), so a
+StartVocab trains one trainer.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,6 +36,8 @@ class StartVocab:
     symbols: np.ndarray  # int32
     offsets: np.ndarray  # int64, len = words + 1
     counts: np.ndarray  # int64
+    merges: Sequence[tuple[int, int]] = ()
+    merge_ids: Sequence[int] = ()
 
     def __post_init__(self) -> None:
         """Checked here: the kernels read these arrays without bounds checks."""
@@ -49,9 +60,21 @@ class StartVocab:
             raise ConfigError("a word holds an id outside the starting vocabulary")
         if np.any(counts < 1):
             raise ConfigError("word counts must be positive")
+        self._check_merges()
         object.__setattr__(self, "symbols", symbols)
         object.__setattr__(self, "offsets", offsets)
         object.__setattr__(self, "counts", counts)
+
+    def _check_merges(self) -> None:
+        """Each starting merge joins two tokens into the token of its result id."""
+        if len(self.merges) != len(self.merge_ids):
+            raise ConfigError("a starting vocabulary needs each merge's result id")
+        n = len(self.tokens)
+        for (left, right), made in zip(self.merges, self.merge_ids, strict=True):
+            if not (0 <= left < n and 0 <= right < n and 0 <= made < n):
+                raise ConfigError("a starting merge names an id outside the vocabulary")
+            if self.tokens[left] + self.tokens[right] != self.tokens[made]:
+                raise ConfigError("a starting merge's result is not its two tokens joined")
 
     def as_table(self) -> WordTable:
         """The words' bytes as a word table (what the trainer reports as the corpus)."""

@@ -62,30 +62,33 @@ class BpeTrainer:
         config: TrainConfig,
         tie_limit: int = TIE_LIMIT,
         start_rows: int = START_ROWS,
+        max_words: int = 0,
     ) -> None:
         """`words`: the word table, or a `StartVocab` (words as ids of a starting vocabulary,
-        to extend a tokenizer). `start_rows`: first capacity of the pair tables and the heap
-        (rounded up to a power of two); the same merges whatever it is (small ones make tests
-        regrow them)."""
+        to extend a tokenizer or go on from SuperBPE's stage 1). `start_rows`: first capacity
+        of the pair tables and the heap (rounded up to a power of two); the same merges whatever
+        it is (small ones make tests regrow them). `max_words` > 0: SuperBPE's stage-2 rules,
+        with at most this many words a token (`stages`); pairs they refuse are never merged."""
         if start_rows < 1:
             raise ValueError(f"start_rows must be at least 1, not {start_rows}")
+        if max_words < 0:
+            raise ValueError(f"max_words must be at least 0, not {max_words}")
         self.config = config
         self.mode = st.HF if config.tie_break == "hf" else st.LEX
         self.tie_limit = tie_limit
-        self.merges: list[tuple[int, int]] = []
-        self.merge_ids: list[int] = []
         start = words if isinstance(words, StartVocab) else None
+        # A start's merges (SuperBPE's stage 1) are reported as this trainer's first ones.
+        self.merges: list[tuple[int, int]] = list(start.merges) if start else []
+        self.merge_ids: list[int] = list(start.merge_ids) if start else []
         self.vocab: list[bytes] = list(start.tokens) if start else [bytes([b]) for b in range(256)]
         self.stop_reason: str | None = None
         self.kernel_seconds = 0.0
         self._batch_size = 1
-        # > 0: SuperBPE's stage-2 rules, with at most this many words a token (`stages`).
-        self.max_words = 0
-        self._init_state(words, 1 << (start_rows - 1).bit_length())
+        self._init_state(words, 1 << (start_rows - 1).bit_length(), max_words)
 
     # -- state ---------------------------------------------------------------------------------
 
-    def _init_state(self, words: WordTable | StartVocab, pairs: int) -> None:
+    def _init_state(self, words: WordTable | StartVocab, pairs: int, max_words: int) -> None:
         lengths = np.diff(words.offsets)
         wrec = np.zeros((lengths.size, 4), dtype=np.int64)  # (offset, length, count, long)
         wrec[:, st.W_OFF] = words.offsets[:-1]
@@ -114,6 +117,7 @@ class BpeTrainer:
         scal[st.S_LONG] = longs > 0
         scal[st.S_TOKENS] = int((lengths * words.counts).sum())
         scal[st.S_MAXLEN] = self.config.max_token_length or NO_CAP
+        scal[st.S_MAXWORDS] = max_words  # read as the pairs are first pushed: fixed from here
         state = st.TrainState(
             wsym=wsym,
             wrec=wrec,
@@ -163,6 +167,11 @@ class BpeTrainer:
         self.state = None  # `_scal` keeps the figures
 
     # -- what it has made ----------------------------------------------------------------------
+
+    @property
+    def max_words(self) -> int:
+        """SuperBPE's stage-2 word limit a token (0: no stage-2 rules), as set at the start."""
+        return int(self._scal[st.S_MAXWORDS])
 
     @property
     def n_merges(self) -> int:
@@ -230,7 +239,7 @@ class BpeTrainer:
             rows = events if done == 0 else st.MergeEvents(*(a[done:] for a in events))
             status, made, self.state = k.run_merges(
                 self.state, rows, n - done, target_tokens, self.config.min_frequency, self.mode,
-                self.tie_limit, self.max_words,
+                self.tie_limit,
             )  # fmt: skip
             done += int(made)
             if status != st.TABLES_GREW:
