@@ -23,7 +23,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from workbench.engine.encode import _core
 from workbench.engine.encode._core import Core
+from workbench.engine.encode.validation import check_special_ids, check_vocab_merges
 
 _LOCK = threading.Lock()
 _CORES: weakref.WeakValueDictionary[bytes, Core] = weakref.WeakValueDictionary()
@@ -59,3 +61,18 @@ def core_for(ranks: dict[int, bytes], build: Callable[[], Core]) -> tuple[Core, 
         with _LOCK:
             _CORES.setdefault(key, core)
     return core, False
+
+
+def checked_core_of_ranks(ranks: dict[int, bytes], specials: dict[str, int]) -> Core:
+    """The core of tiktoken-style `ranks` for `Tokenizer.from_ranks`: a living tokenizer's when
+    the same ranks are loaded (their checks were made then; only `specials` are checked now),
+    else checked and built here."""
+
+    def checked_core() -> Core:
+        check_vocab_merges(ranks, [], specials, orphans_ok=True)
+        return _core.core_of_ranks(ranks)
+
+    core, shared = core_for(ranks, checked_core)
+    if shared:
+        check_special_ids(core.vocab, specials)
+    return core

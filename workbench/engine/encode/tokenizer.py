@@ -36,7 +36,6 @@ from workbench.engine.encode.pieces import RegexSplitter, Splitter, char_to_byte
 from workbench.engine.encode.validation import (
     AllowedSpecial,
     DisallowedSpecial,
-    check_special_ids,
     check_text,
     check_vocab_merges,
     checked_pattern,
@@ -183,15 +182,7 @@ class Tokenizer(TokenizerInterop):
         r - 1 earlier tokens may be made; more or fewer than two parts is an inconsistent file.
         """
         specials = dict(special_tokens or {})
-
-        def checked_core() -> Core:
-            check_vocab_merges(ranks, [], specials, orphans_ok=True)
-            return _core.core_of_ranks(ranks)
-
-        # The same ranks as a living tokenizer's: its tables (checked then), specials checked now.
-        core, shared = _shared_cores.core_for(ranks, checked_core)
-        if shared:
-            check_special_ids(core.vocab, specials)
+        core = _shared_cores.checked_core_of_ranks(ranks, specials)
         return cls(
             core,
             pattern=checked_pattern(pattern),
