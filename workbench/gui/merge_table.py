@@ -130,6 +130,10 @@ class MergeTableModel(ListTableModel):
         self._pages: dict[int, list[StoredMerge]] = {}
         self._total = 0  # merges known to exist (unfiltered)
         self._names: dict[int, str] = {}
+        # An extension run's base tokens by id (its ids 0..255 need not be the bytes), and
+        # its base's merge count: its own ranks are shown after the base's.
+        self._start_tokens: dict[int, bytes] = {}
+        self._rank_offset = 0
         self.highlight_from: int | None = None  # ranks >= this are tinted
         self.replay_at: int | None = None  # a replay at merge k: ranks >= k are greyed
         self.stale = False  # a search's count is behind `note_total`
@@ -186,6 +190,15 @@ class MergeTableModel(ListTableModel):
         self.highlight_from = None
         self._count = self._matches()
         self.endResetModel()
+
+    def set_start_tokens(self, vocab: dict[int, bytes] | None, base_merges: int = 0) -> None:
+        """The tokens a run starts from when they are not the 256 bytes (an extension run's
+        base, with `base_merges` merges: the run's ranks are shown after them), so its
+        merges' parts are named; None: the bytes."""
+        self._start_tokens = vocab or {}
+        self._rank_offset = base_merges if vocab else 0
+        if self.rowCount():
+            self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, 0))
 
     def set_filter(self, merge_filter: MergeFilter) -> None:
         """Show only matching merges (raises StoreError for a bad regex or hex string before
@@ -423,6 +436,9 @@ class MergeTableModel(ListTableModel):
     def token_name(self, token_id: int) -> str:
         """Readable form of any token id: bytes directly, merged tokens from the store (cached;
         in rank order the parts of a row are always on an earlier page, so misses are rare)."""
+        start = self._start_tokens.get(token_id)  # an extension run's base tokens
+        if start is not None:
+            return readable(start)
         if token_id < 256:
             return readable(bytes([token_id]))
         name = self._names.get(token_id)
@@ -447,7 +463,7 @@ class MergeTableModel(ListTableModel):
 
     def _display(self, merge: StoredMerge, column: int) -> str:
         if column == RANK:
-            return str(merge.rank)
+            return str(merge.rank + self._rank_offset)
         if column == ID:
             return str(merge.new_id)
         if column == TOKEN:

@@ -27,6 +27,7 @@ class WindowSettings:
     max_token_length: int = 0  # bytes; 0: no cap
     tie_break: str = "lexicographic"
     superbpe_transition: int = 0  # 0: classic BPE
+    start_from: str = ""  # the tokenizer a run extends (gpt2, cl100k, o200k, a path); "": none
     corpus: list[str] = field(default_factory=list)  # empty: the demo corpus
     recent: list[list[str]] = field(default_factory=list)
     geometry: QByteArray = field(default_factory=QByteArray)
@@ -68,6 +69,7 @@ def load(settings: QSettings) -> WindowSettings:
         max_token_length=settings.value("train/max_token_length", 0, type=int),
         tie_break=settings.value("train/tie_break", d.tie_break, type=str),
         superbpe_transition=max(0, settings.value("train/superbpe_transition", 0, type=int)),
+        start_from=settings.value("train/start_from", "", type=str),
         corpus=[str(p) for p in _json_list(settings, "corpus/current")],
         recent=[[str(p) for p in r] for r in recent][:MAX_RECENT],
         geometry=settings.value("window/geometry", QByteArray(), type=QByteArray),
@@ -91,6 +93,7 @@ def save(settings: QSettings, values: WindowSettings) -> None:
     settings.setValue("train/max_token_length", values.max_token_length)
     settings.setValue("train/tie_break", values.tie_break)
     settings.setValue("train/superbpe_transition", values.superbpe_transition)
+    settings.setValue("train/start_from", values.start_from)
     settings.setValue("corpus/current", json.dumps(values.corpus))
     settings.setValue("corpus/recent", json.dumps(values.recent))
     settings.setValue("window/geometry", values.geometry)

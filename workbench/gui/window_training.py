@@ -5,6 +5,7 @@ paced steps, each sent to the worker as a queued signal (the window never waits)
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 from workbench.engine.errors import WorkbenchError
 from workbench.gui.controls import parse_specials
@@ -25,7 +26,9 @@ class TrainingRequests:
             return
         self.history.cancel()
         corpus = (self.controls.corpus_summary.text().splitlines() or ["the corpus"])[0]
-        self.charts.reset(0, f"This run: {corpus}")
+        base = self.controls.base_spec()
+        caption = f"This run: {corpus}" + (f", extending {Path(base).name}" if base else "")
+        self.charts.reset(0, caption)
         self.meter.reset()
         self.merges_done = 0
         self._release_run()
@@ -37,7 +40,12 @@ class TrainingRequests:
         self._begin_training()
         self.corpus_panel.set_counting(True)
         self.worker.arm()
-        self.worker.sigTrainRequested.emit(tuple(str(p) for p in self.corpus_paths), config)
+        paths = tuple(str(p) for p in self.corpus_paths)
+        self.merge_list.model.set_start_tokens(None)  # an extension's base arrives with its run
+        if base:  # the worker loads the base and counts with its pattern and specials
+            self.worker.sigExtendRequested.emit(paths, config, base)
+        else:
+            self.worker.sigTrainRequested.emit(paths, config)
         if self._teaching_paced():
             # The trainer's first batch is one merge: pausing now stops the run right after
             # it, and the teaching driver takes it from there, a few merges per tick.
