@@ -21,7 +21,7 @@ from gui_fixtures import (  # noqa: E402
 import workbench  # noqa: E402
 from workbench.display import readable  # noqa: E402
 from workbench.gui.controls import NO_BASE  # noqa: E402
-from workbench.gui.merge_table import LEFT, RANK  # noqa: E402
+from workbench.gui.merge_table import BASE_TOKEN, LEFT, RANK  # noqa: E402
 from workbench.store.tokenizer_of_run import tokenizer_of_run  # noqa: E402
 
 
@@ -60,3 +60,14 @@ def test_an_extension_trained_from_settings(qtbot, window, tmp_path, corpora):
     first = model.merge_at(0)
     left = readable(reference.tokenizer.vocab[first.left_id])
     assert model.cached_text(0, LEFT) == f"{first.left_id} {left}"
+    assert window.target_merges == 30  # counted from the base's size, not from the bytes
+    # Opened again from the store: still numbered after the base's merges; the base's tokens
+    # are not loaded for that, so they are named as base tokens, never as the wrong bytes.
+    window.open_run(window.run_id)
+    qtbot.waitUntil(lambda: model.cached_text(0, RANK) is not None)
+    assert model.cached_text(0, RANK) == str(len(base_tok.merges))
+    first = model.merge_at(0)
+    base_part = next(i for i in (first.left_id, first.right_id) if i < len(base_tok.vocab))
+    assert model.token_name(base_part) == BASE_TOKEN
+    window.controls.set_base(NO_BASE)
+    assert window.controls.base_spec() is None

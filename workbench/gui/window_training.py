@@ -42,6 +42,7 @@ class TrainingRequests:
         self.worker.arm()
         paths = tuple(str(p) for p in self.corpus_paths)
         self.merge_list.model.set_start_tokens(None)  # an extension's base arrives with its run
+        self.extension_base_size = 0
         if base:  # the worker loads the base and counts with its pattern and specials
             self.worker.sigExtendRequested.emit(paths, config, base)
         else:
@@ -80,6 +81,9 @@ class TrainingRequests:
             plan = [replace(config, vocab_size=size) for size in sizes]  # each checked now
         except WorkbenchError as exc:
             self._on_failed(str(exc).replace("--vocab-size", "sweep"))
+            return
+        if self.controls.base_spec():  # a sweep of extensions is not built: say so, not ignore
+            self._on_failed("a sweep trains from the bytes: set Start from to none first")
             return
         self.history.cancel()
         self._release_run()
@@ -195,4 +199,8 @@ class TrainingRequests:
         return self.mode == "idle" and self.run_id is None and not self.merges_done
 
     def _base_vocab(self) -> int:
+        """The tokens a run starts with: an extension's base (its specials counted), else the
+        256 bytes and the special tokens."""
+        if getattr(self, "extension_base_size", 0):
+            return self.extension_base_size
         return 256 + len(parse_specials(self.controls.specials.text()))

@@ -39,9 +39,12 @@ class WorkerAnswers:
 
     def _on_base(self, base: tuple) -> None:
         """An extension run's base, before its run starts: the merge list names its tokens
-        and numbers the new merges after its merges."""
-        _spec, vocab, merges = base
+        and numbers the new merges after its merges; the progress counts the merges to make
+        from the base's size, not from the 256 bytes."""
+        _spec, vocab, merges, size = base
         self.merge_list.model.set_start_tokens(vocab, merges)
+        self.extension_base_size = size
+        self.target_merges = max(self.controls.vocab.value() - size, 0)
 
     def _on_batch(self, batch: MergeBatch) -> None:
         """Per batch: append to buffers and counters only; timers do the drawing."""

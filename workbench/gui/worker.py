@@ -91,7 +91,7 @@ class TrainWorker(QObject):
     sigFailed = Signal(str)
     sigShutDown = Signal()
     sigSweepStep = Signal(int, int)  # run i of n of a sweep is starting
-    sigBase = Signal(object)  # an extension run's base: (spec, vocab, merge count)
+    sigBase = Signal(object)  # an extension run's base: (spec, vocab, merges, vocab size)
 
     def __init__(
         self,
@@ -221,7 +221,7 @@ class TrainWorker(QObject):
             self.sigFailed.emit(str(exc))
             return
         tok = base.tokenizer  # its vocabulary built here, not in the window's thread
-        self.sigBase.emit((base.spec, tok.vocab, len(tok.merges)))
+        self.sigBase.emit((base.spec, tok.vocab, len(tok.merges), tok.vocab_size))
         self._announce_run()
         self._run(config.vocab_size, None)
 
