@@ -132,6 +132,17 @@ def test_a_run_extends_a_run_and_grows_again(corpora, tmp_path):
         first_part = tokenizer_of_run(store, session.run_id)
     assert first_part.vocab_size == 360 and len(first_part.merges) > len(base.tokenizer.merges)
     assert first_part.merges == reference.tokenizer.merges[: len(first_part.merges)]
+    # eval and diff name it as run:ID: the base's merges first, no merge counts by rank.
+    from workbench.evaluate.specs import resolve
+
+    cand = resolve(f"run:{session.run_id}", db)
+    assert cand.tokenizer == first_part and cand.merge_counts is None
+    diffed = cli("diff", spec, f"run:{session.run_id}", "--db", str(db), "--json")
+    assert diffed.returncode == 0, diffed.stderr
+    pair = json.loads(diffed.stdout)["pairs"][0]
+    assert pair["b"]["merges"] == len(first_part.merges)  # the base's 44 and the new ones
+    assert pair["compared_merges"] == len(base.tokenizer.merges)
+    assert pair["first_divergence"] is None  # every base merge kept, in order
     # `runs continue`: the base loaded again, the merges replayed and checked, then more.
     with RunSession.resume(db, session.run_id, count_with, vocab_size=400) as again:
         again.advance()
