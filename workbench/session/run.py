@@ -432,7 +432,7 @@ class RunSession:
             state = RunState.DONE if self.state is RunState.DONE else RunState.INTERRUPTED
         if reason is None:
             reason = self.stop_reason
-        if state is not RunState.FAILED:
+        if state is RunState.DONE:  # not on Ctrl-C or a failure: no one waits for it then
             self.check_extension()
         self.state = state
         self.stop_reason = reason
