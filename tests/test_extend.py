@@ -161,9 +161,11 @@ def test_cli_extends_gpt2_files_shows_the_check_and_writes(tmp_path, corpora, gp
     for name in ("vocab.json", "merges.txt"):
         (base / name).write_bytes((corpora / f"gpt2_{name}").read_bytes())
 
-    def cli(*args: str) -> subprocess.CompletedProcess:
+    def cli(*args: str) -> subprocess.CompletedProcess:  # every run kept in a test database
         return subprocess.run(
-            [sys.executable, "-m", "workbench", *args], capture_output=True, text=True
+            [sys.executable, "-m", "workbench", *args, "--db", str(tmp_path / "runs.db")],
+            capture_output=True,
+            text=True,
         )
 
     out = tmp_path / "out"

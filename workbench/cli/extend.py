@@ -5,6 +5,9 @@ file or folder). The corpus is cut by the base's pattern, each piece encoded by 
 merges replayed exactly) and new merges learned until the vocabulary has N tokens, the base's
 specials counted. Every old id, token, special and merge is kept; the check that proves it is
 printed, and the files are written only when it passes (exit 1 otherwise).
+
+The extension is a run like `train`'s: recorded in the run store (`--db`, or `--no-db`), its
+base and check kept with it (`runs show`), its tokenizer the base's merges then its own.
 """
 
 from __future__ import annotations
@@ -53,6 +56,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--min-frequency", type=int, default=0, metavar="N", help="as for train (default 0)"
     )
     add_db_option(p)
+    p.add_argument("--no-db", action="store_true", help="do not record the run")
+    p.add_argument("--name", default=None, help="name of the run in the store")
     p.add_argument("--json", action="store_true", help="the summary and the check as JSON")
     add_quiet_option(p)
     p.set_defaults(func=run)
@@ -61,34 +66,33 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from workbench.cli._common import UsageError, prepare_kernels
     from workbench.engine.formats import check_can_hold
-    from workbench.engine.formats.outputs import check_output_folder, write_formats_atomically
-    from workbench.extend_api import extend, resolve_base
+    from workbench.engine.formats.outputs import check_output_folder
+    from workbench.progress import ProgressBars
+    from workbench.session.extension import load_base
+    from workbench.session.interrupts import stop_on_signals
 
-    if args.out_dir is None:
-        raise UsageError("extend needs --out-dir DIR (or -o DIR), the folder for the files")
+    if args.out_dir is None and args.no_db:
+        raise UsageError("extend --no-db needs --out-dir DIR (or -o DIR): nothing else is kept")
     formats = [f.strip() for f in args.format.split(",") if f.strip()]
     unknown = sorted(set(formats) - set(FORMATS))
     if unknown:
         raise UsageError(f"unknown format {', '.join(unknown)}; choose from {', '.join(FORMATS)}")
-    check_output_folder(args.out_dir)
+    if args.out_dir is not None:
+        check_output_folder(args.out_dir)
+    store_path = None if args.no_db else (args.db or _default_db())
     prepare_kernels(args, "encode", [args.base if args.base in ("cl100k", "o200k") else "gpt2"])
-    base = resolve_base(args.base, args.db)
-    check_can_hold(formats, base.pattern, base.special_tokens)
-    prepare_kernels(args, "train", [base.pattern])
-    result = extend(
-        base,
-        [Path(p) for p in args.paths],
-        args.vocab_size,
-        tie_break=args.tie_break,
-        max_token_length=args.max_token_length,
-        min_frequency=args.min_frequency,
-        progress=not args.quiet,
-    )
-    ext, check = result.extension, result.check
-    written = write_formats_atomically(result.tokenizer, formats, args.out_dir) if check.ok else []
+    base = load_base(args.base, args.db or store_path)
+    check_can_hold(formats, base.tokenizer.pattern, base.tokenizer.special_tokens)
+    prepare_kernels(args, "train", [base.tokenizer.pattern])
+    with stop_on_signals() as interrupted, ProgressBars(quiet=args.quiet) as bars:
+        session, check, written = _extend(args, base, store_path, formats, bars, interrupted)
+    ext = session.trainer.extension()
+    tokenizer = ext.tokenizer
+    old = base.tokenizer
     summary = {
-        "base_tokens": len(base.vocab),
-        "tokens": len(result.tokenizer.vocab),
+        "base": base.spec,
+        "base_tokens": len(old.vocab),
+        "tokens": len(tokenizer.vocab),
         "new_merges": len(ext.new_merges),
         "first_new_id": ext.first_new_id,
         "stop_reason": ext.stop_reason,
@@ -97,15 +101,18 @@ def run(args: argparse.Namespace) -> int:
         "check_ok": check.ok,
         "check": check.lines(),
         "files": [str(p) for p in written],
+        "run_id": session.run_id,
     }
     if args.json:
         print_json(summary)
     else:
         saved = 1 - ext.tokens_after / max(ext.tokens_before, 1)
-        print(f"base             {len(base.vocab):,} tokens, {len(base.merges):,} merges")
+        print(f"base             {len(old.vocab):,} tokens, {len(old.merges):,} merges")
         print(f"new merges       {len(ext.new_merges):,} (ids from {ext.first_new_id:,})")
         print(f"stopped          {ext.stop_reason.replace('_', ' ')}")
         print(f"corpus tokens    {ext.tokens_before:,} → {ext.tokens_after:,} ({saved:.1%} fewer)")
+        if session.run_id is not None:
+            print(f"run              {session.run_id} in {shown(store_path)}")
         print("check:")
         for line in check.lines():
             print(f"  {line}")
@@ -115,3 +122,52 @@ def run(args: argparse.Namespace) -> int:
         print("bpe-workbench: the extension check failed: no files written", file=sys.stderr)
         return 1
     return 0
+
+
+def _extend(args, base, store_path, formats, bars, interrupted):
+    """Count the corpus with the base's pattern, train the extension as a run (stored unless
+    --no-db), check it, and write the files when the check passes."""
+    from workbench.cli.train import corpus_size
+    from workbench.engine.config import TrainConfig
+    from workbench.session.counting import count_paths
+    from workbench.session.extension import extension_config
+    from workbench.session.run import RunSession, run_name
+    from workbench.session.states import StopReason
+
+    config = extension_config(
+        base.tokenizer,
+        TrainConfig(
+            vocab_size=args.vocab_size,
+            tie_break=args.tie_break,
+            max_token_length=args.max_token_length,
+            min_frequency=args.min_frequency,
+        ),
+    )
+    paths = [str(p) for p in args.paths]
+    total = corpus_size(paths) if bars.enabled else None
+    counted = count_paths(
+        paths, config, bars.bytes("pre-tokenize", total), cancel=lambda: interrupted.is_set
+    )
+    bars.close()
+    show = bars.merges("merge", config.merged_token_target, len(config.special_tokens))
+    name = args.name or f"{run_name(paths, args.vocab_size)} from {Path(base.spec).name}"
+    written: list[Path] = []
+    with RunSession.start(
+        counted, config, store_path, name, [show], count_ties=store_path is not None,
+        extends=base,
+    ) as session:  # fmt: skip
+        reason = session.advance(should_stop=interrupted.check)
+        bars.close()
+        if reason is StopReason.INTERRUPTED:
+            raise KeyboardInterrupt
+        check = session.check_extension()  # kept in the run's stats
+        session.release_trainer()
+        if check.ok and args.out_dir is not None:
+            written = session.export(formats, args.out_dir)
+    return session, check, written
+
+
+def _default_db():
+    from workbench.store.connection import default_db_path
+
+    return default_db_path()

@@ -149,6 +149,8 @@ def _cmd_show(args: argparse.Namespace) -> int:
         print_json(described)
         return 0
     sys.stdout.write(json_text(described))  # json_text escapes every control character
+    for line in _extension_lines(run):
+        print(line)
     if first:
         print(f"\nfirst {len(first)} merges:")
         for m in first:
@@ -157,6 +159,22 @@ def _cmd_show(args: argparse.Namespace) -> int:
                 f"{m.count:>10}  {m.readable}"
             )
     return 0
+
+
+def _extension_lines(run) -> list[str]:
+    """An extension run's base and check, as people read them (nothing for other runs)."""
+    base = run.settings.get("extends")
+    if not isinstance(base, dict):
+        return []
+    lines = [f"\nextends {shown(str(base.get('spec')))}"]
+    if isinstance(base.get("tokens"), int) and isinstance(base.get("merges"), int):
+        lines[0] += f" ({base['tokens']:,} tokens, {base['merges']:,} merges)"
+    check = run.stats.get("extension")
+    if not isinstance(check, dict) or not isinstance(check.get("lines"), list):
+        return [*lines, "extension check: not made yet (the run has not ended)"]
+    lines.append(shown(str(check.get("summary", "extension check:"))))
+    lines += [f"  {shown(str(line))}" for line in check["lines"]]
+    return lines
 
 
 def _cmd_export(args: argparse.Namespace) -> int:

@@ -20,13 +20,17 @@ loader rebuilt from the ranks (`_merge.recover_merges`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
 from workbench.engine.config import TrainConfig
 from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.engine.errors import ConfigError
+from workbench.engine.events import MergeBatch
 from workbench.engine.pretokenize.words import WordTable
 from workbench.engine.train.start_vocab import StartVocab
 
@@ -110,7 +114,7 @@ def extend_tokenizer(
     for batch in trainer.batches(batch_seconds=None):
         counts += batch.count.tolist()
         fresh += batch.is_new.tolist()
-    first_new = max([*base.vocab, *base.special_tokens.values()]) + 1
+    first_new = first_new_id(base)
     n_start = len(start.tokens)
 
     def outside(tid: int) -> int:
@@ -144,3 +148,131 @@ def extend_tokenizer(
         tokens_before=tokens_before,
         tokens_after=trainer.corpus_tokens,
     )
+
+
+def first_new_id(base: Tokenizer) -> int:
+    """The id the first new token of an extension of `base` takes: after every old id."""
+    return max([*base.vocab, *base.special_tokens.values()]) + 1
+
+
+def extended_tokenizer(base: Tokenizer, pairs: Sequence[tuple[bytes, bytes]]) -> Tokenizer:
+    """`base` with the new merges `pairs` (bytes, in rank order, as the trainer made them from
+    the base's vocabulary) after its own: the tokenizer `extend_tokenizer` makes, rebuilt from
+    the merges alone (a stored extension run). Ids as there: a merge whose bytes are already a
+    token keeps that token's id, a new token the next id after `first_new_id`, and a merge
+    repeating an old merge's pair is left out. A pair whose parts are not tokens yet is a
+    ConfigError (the merges are not an extension of this base)."""
+    vocab = dict(base.vocab)
+    id_of = {token: tid for tid, token in vocab.items()}
+    merges = list(base.merges)
+    seen = set(merges)
+    next_id = first_new_id(base)
+    for rank, (left, right) in enumerate(pairs):
+        if left not in id_of or right not in id_of:
+            raise ConfigError(f"new merge {rank} joins bytes that are not a token of the base")
+        pair = (id_of[left], id_of[right])
+        made = left + right
+        if made not in id_of:
+            id_of[made] = next_id
+            vocab[next_id] = made
+            next_id += 1
+        if pair not in seen:
+            seen.add(pair)
+            merges.append(pair)
+    return Tokenizer.from_vocab_merges(vocab, merges, base.pattern, base.special_tokens)
+
+
+def tokenizer_digest(tok: Tokenizer) -> str:
+    """A fingerprint of what a tokenizer encodes with (ids, tokens, merges, specials, pattern):
+    an extension run records its base's, so a base file changed since is found, not used."""
+    h = hashlib.sha256()
+    h.update(tok.pattern.encode())
+    for tid, token in sorted(tok.vocab.items()):
+        h.update(b"%d:%d:" % (tid, len(token)) + token)
+    h.update(np.asarray(tok.merges, dtype=np.int64).tobytes())
+    for name, tid in sorted(tok.special_tokens.items()):
+        h.update(b"%d:" % tid + name.encode("utf-8", "surrogatepass") + b"\0")
+    return h.hexdigest()[:32]
+
+
+class ExtendingTrainer:
+    """A trainer started from `base`'s vocabulary (`replay`) whose batches carry the extended
+    tokenizer's ids (the base's for old tokens, `first_new_id` on for new ones), so a stored
+    run, the window and the command line see the ids the exported tokenizer has.
+
+    Everything else is the inner `BpeTrainer`'s (its `merges`, `merge_ids`, `vocab` stay in
+    the trainer's own id space); `tokenizer()` and `extension()` give the result."""
+
+    def __init__(self, base: Tokenizer, words: WordTable, config: TrainConfig, **kwargs: Any):
+        from workbench.engine.train.trainer import BpeTrainer  # Numba loads here
+
+        if config.vocab_size < base.vocab_size:
+            raise ConfigError(
+                f"vocab size {config.vocab_size:,} is below the base tokenizer's "
+                f"{base.vocab_size:,} tokens"
+            )
+        if len(words) == 0:
+            raise ConfigError("the corpus has no text to learn merges from")
+        start, self.base_of = replay(base, words)
+        self.base = base
+        self.words = words
+        self.trainer = BpeTrainer(start, config, **kwargs)
+        self.n_start = len(start.tokens)
+        self.first_new_id = first_new_id(base)
+        self.tokens_before = self.trainer.corpus_tokens
+        self.counts: list[int] = []
+        self.fresh: list[bool] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.trainer, name)
+
+    def outside(self, ids: np.ndarray) -> np.ndarray:
+        """Trainer ids as the extended tokenizer's ids."""
+        ids = np.asarray(ids, dtype=np.int64)
+        old = self.base_of[np.minimum(ids, self.n_start - 1)]
+        return np.where(ids < self.n_start, old, self.first_new_id + ids - self.n_start).astype(
+            np.int32
+        )
+
+    def _outside_batch(self, batch: MergeBatch) -> MergeBatch:
+        self.counts += batch.count.tolist()
+        self.fresh += batch.is_new.tolist()
+        return replace(
+            batch,
+            left=self.outside(batch.left),
+            right=self.outside(batch.right),
+            new_id=self.outside(batch.new_id),
+        )
+
+    def step(self, n: int, target_vocab_size: int | None = None) -> MergeBatch:
+        return self._outside_batch(self.trainer.step(n, target_vocab_size))
+
+    def batches(self, *args: Any, **kwargs: Any) -> Iterator[MergeBatch]:
+        for batch in self.trainer.batches(*args, **kwargs):
+            yield self._outside_batch(batch)
+
+    def tokenizer(self) -> Tokenizer:
+        """The base with the merges made so far."""
+        return extended_tokenizer(self.base, self.trainer.merge_pairs())
+
+    def extension(self) -> Extension:
+        """What was added so far, for `evaluate.extension_check`."""
+        trainer = self.trainer
+        ids = self.outside(np.asarray(trainer.merges, dtype=np.int64).reshape(-1, 2))
+        old_pairs = set(self.base.merges)
+        kept = [r for r, (a, b) in enumerate(ids.tolist()) if (a, b) not in old_pairs]
+        made = self.outside(np.asarray(trainer.merge_ids, dtype=np.int64)).tolist()
+        pairs = trainer.merge_pairs()
+        return Extension(
+            tokenizer=self.tokenizer(),
+            base=self.base,
+            new_merges=[pairs[r] for r in kept],
+            new_ids=[made[r] for r in kept],
+            is_new=[self.fresh[r] for r in kept],
+            counts=[self.counts[r] for r in kept],
+            first_new_id=self.first_new_id,
+            stop_reason=trainer.stop_reason or "vocab_size",
+            repeated=len(trainer.merges) - len(kept),
+            tokens_before=self.tokens_before,
+            tokens_after=trainer.corpus_tokens,
+        )

@@ -47,6 +47,17 @@ class ExtensionCheck:
             and self.pieces_not_lossless == 0
         )
 
+    def summary(self) -> str:
+        """One line for a status bar: `Extension check passed: 50,257 old ids unchanged, 2,000
+        new tokens all reachable`, or what failed."""
+        if self.ok:
+            return (
+                f"Extension check passed: {self.old_tokens:,} old ids unchanged, "
+                f"{self.new_tokens:,} new tokens all reachable"
+            )
+        failed = [line[5:] for line in self.lines() if line.startswith("FAIL")]
+        return "Extension check FAILED: " + "; ".join(failed)
+
     def lines(self) -> list[str]:
         """The check as a person reads it, one fact a line."""
 

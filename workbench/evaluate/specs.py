@@ -63,17 +63,19 @@ def parse_run(spec: str) -> tuple[int, int | None] | None:
 
 def run_candidate(store, run_id: int, k: int | None = None, name: str | None = None) -> Candidate:
     """Run `run_id` of `store` (a RunStore), at its first `k` merges when k is given."""
-    from workbench.store.tokenizer_of_run import merge_counts, tokenizer_of
+    from workbench.store.tokenizer_of_run import base_record, merge_counts, stored_tokenizer
 
     run = store.get_run(run_id)
-    tok = tokenizer_of(run, store.merges_as_pairs(run_id), store.path)
+    tok = stored_tokenizer(store, run)
     label = f"run {run.id} “{run.name}”"
     if k is not None:
         if not 0 <= k <= len(tok.merges):
             raise ConfigError(f"run:{run_id}@{k}: the run has {len(tok.merges):,} merges")
         tok = tok.prefix(k)
         label += f" @ {k:,}"
-    counts = merge_counts(store, run_id)[: len(tok.merges)]
+    # An extension run counted only its new merges, not the base's: no counts by rank.
+    extends = base_record(run) is not None
+    counts = None if extends else merge_counts(store, run_id)[: len(tok.merges)]
     return Candidate(
         name or (f"run:{run_id}" + ("" if k is None else f"@{k}")),
         label,

@@ -11,6 +11,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QComboBox,
+    QFileDialog,
     QFormLayout,
     QGridLayout,
     QGroupBox,
@@ -29,6 +30,9 @@ from workbench.gui.parity_setting import parity_box, parity_value, set_parity
 from workbench.gui.settings import WindowSettings
 
 CUSTOM = "custom regex"
+NO_BASE = "none"  # Start from: the 256 bytes (classic training)
+BASE_FILE = "a tokenizer file…"  # Start from: asks for a file (then listed by its path)
+REFERENCE_BASES = ("gpt2", "cl100k", "o200k")
 MAX_VOCAB = 1_000_000
 BYTES = 256
 
@@ -96,6 +100,16 @@ class TrainingControls(QWidget):
         )
         self.parity = parity_box()
 
+        self.start_from = QComboBox()
+        self.start_from.setObjectName("startFrom")
+        self.start_from.setToolTip(
+            "Extend a tokenizer: its merges replayed on the corpus, new merges learned after\n"
+            "them (every old id, token and merge kept, checked when the run ends). Its pattern\n"
+            "and special tokens are used; the vocab size counts its tokens."
+        )
+        self._fill_bases()
+        self.start_from.activated.connect(self._base_chosen)
+
         form = QFormLayout()
         form.addRow("Vocab size", self.vocab)
         form.addRow("", self.vocab_error)
@@ -108,6 +122,7 @@ class TrainingControls(QWidget):
         form.addRow("Tie-break", self.tie_break)
         form.addRow("SuperBPE from", self.superbpe)
         form.addRow("Parity by", self.parity)
+        form.addRow("Start from", self.start_from)
         settings_box = QGroupBox("Settings")
         settings_box.setLayout(form)
 
@@ -193,6 +208,42 @@ class TrainingControls(QWidget):
         self.regex.setStyleSheet("")
         self.sigPatternChanged.emit(spec)
 
+    # --- start from (extending a tokenizer) ---------------------------------------------------
+    def _fill_bases(self) -> None:
+        """none, the references found offline (as the Evaluate tab finds them), a file…"""
+        from workbench.evaluate import references
+
+        self.start_from.addItem(NO_BASE)
+        for name in REFERENCE_BASES:
+            self.start_from.addItem(name)
+            if not references.available(name):  # listed, greyed, with the reason
+                from workbench.gui.tokens.reference_menu import missing_note
+
+                index = self.start_from.count() - 1
+                item = self.start_from.model().item(index)  # type: ignore[attr-defined]
+                item.setEnabled(False)
+                self.start_from.setItemData(index, missing_note(name), Qt.ItemDataRole.ToolTipRole)
+        self.start_from.addItem(BASE_FILE)
+
+    def _base_chosen(self, index: int) -> None:
+        if self.start_from.itemText(index) != BASE_FILE:
+            return
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Extend a tokenizer", "", "Tokenizers (*.json *.tiktoken *.model *.txt);;All (*)"
+        )
+        self.set_base(path or NO_BASE)
+
+    def set_base(self, spec: str) -> None:
+        """Start from `spec` (none, a reference, or a tokenizer file's path, listed once)."""
+        if self.start_from.findText(spec) < 0:
+            self.start_from.insertItem(self.start_from.count() - 1, spec)
+        self.start_from.setCurrentText(spec)
+
+    def base_spec(self) -> str | None:
+        """The tokenizer to extend, or None for classic training from the bytes."""
+        text = self.start_from.currentText()
+        return None if text in (NO_BASE, BASE_FILE) else text
+
     # --- values ----------------------------------------------------------------------------
     def config(self) -> TrainConfig:
         """The settings as a checked TrainConfig; raises WorkbenchError with a message."""
@@ -223,6 +274,7 @@ class TrainingControls(QWidget):
             self.tie_break.setCurrentText(values.tie_break)
         self.superbpe.setValue(values.superbpe_transition)
         set_parity(self.parity, values.parity_by)
+        self.set_base(values.start_from or NO_BASE)
         self._pattern_edited()
 
     def store(self, values: WindowSettings) -> None:
@@ -234,11 +286,13 @@ class TrainingControls(QWidget):
         values.tie_break = self.tie_break.currentText()
         values.superbpe_transition = self.superbpe.value()
         values.parity_by = parity_value(self.parity)
+        values.start_from = self.base_spec() or ""
 
     def set_settings_enabled(self, enabled: bool) -> None:
         """Settings are locked while a run is open: the run records the settings it used."""
         widgets = (self.preset, self.regex, self.specials, self.min_frequency)
-        for widget in (*widgets, self.max_token_length, self.tie_break, self.superbpe, self.parity):
+        others = (self.max_token_length, self.tie_break, self.superbpe, self.parity)
+        for widget in (*widgets, *others, self.start_from):
             widget.setEnabled(enabled)
         if enabled:
             self.regex.setEnabled(self.preset.currentText() == CUSTOM)

@@ -226,6 +226,7 @@ class MainWindow(
         w.sigRunStarted.connect(self._on_run_started)
         w.sigSweepStep.connect(self._on_sweep_step)
         w.sigBatch.connect(self._on_batch)
+        w.sigBase.connect(self._on_base)
         w.sigIdle.connect(self._on_idle)
         w.sigFailed.connect(self._on_failed)
         w.sigShutDown.connect(self.train_thread.quit)

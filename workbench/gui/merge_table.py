@@ -47,6 +47,7 @@ RECENT = QColor(255, 214, 102, 90)  # merges of the last step
 NEWEST = QColor(255, 183, 3, 150)  # the newest merge
 LATER = QColor(150, 150, 150)  # merges after the replay's k: not made yet at that point
 SUPERWORD = QColor(114, 9, 183, 110)  # a SuperBPE superword (crosses a space): its token cell
+BASE_TOKEN = "(base token)"  # a part from an extension run's base whose bytes are not at hand
 PENDING = "…"  # shown in text columns while a row's page is being read
 _INDEX = QModelIndex | QPersistentModelIndex
 
@@ -130,6 +131,11 @@ class MergeTableModel(ListTableModel):
         self._pages: dict[int, list[StoredMerge]] = {}
         self._total = 0  # merges known to exist (unfiltered)
         self._names: dict[int, str] = {}
+        # An extension run's base tokens by id (its ids 0..255 need not be the bytes), and
+        # its base's merge count: its own ranks are shown after the base's.
+        self._start_tokens: dict[int, bytes] = {}
+        self._rank_offset = 0
+        self._base_ids_unnamed = 0  # ids below it: a base token whose bytes are not at hand
         self.highlight_from: int | None = None  # ranks >= this are tinted
         self.replay_at: int | None = None  # a replay at merge k: ranks >= k are greyed
         self.stale = False  # a search's count is behind `note_total`
@@ -186,6 +192,20 @@ class MergeTableModel(ListTableModel):
         self.highlight_from = None
         self._count = self._matches()
         self.endResetModel()
+
+    def set_start_tokens(
+        self, vocab: dict[int, bytes] | None, base_merges: int = 0, first_new_id: int = 0
+    ) -> None:
+        """The tokens a run starts from when they are not the 256 bytes (an extension run's
+        base, with `base_merges` merges: the run's ranks are shown after them), so its
+        merges' parts are named; None: the bytes. A stored extension run opened later gives
+        no vocab but its `first_new_id`: its base's tokens are then named as such, not as the
+        bytes their ids would be in a classic run."""
+        self._start_tokens = vocab or {}
+        self._rank_offset = base_merges
+        self._base_ids_unnamed = first_new_id if not vocab else 0
+        if self.rowCount():
+            self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, 0))
 
     def set_filter(self, merge_filter: MergeFilter) -> None:
         """Show only matching merges (raises StoreError for a bad regex or hex string before
@@ -423,6 +443,11 @@ class MergeTableModel(ListTableModel):
     def token_name(self, token_id: int) -> str:
         """Readable form of any token id: bytes directly, merged tokens from the store (cached;
         in rank order the parts of a row are always on an earlier page, so misses are rare)."""
+        start = self._start_tokens.get(token_id)  # an extension run's base tokens
+        if start is not None:
+            return readable(start)
+        if token_id < self._base_ids_unnamed:  # a stored extension run's base, not loaded
+            return BASE_TOKEN
         if token_id < 256:
             return readable(bytes([token_id]))
         name = self._names.get(token_id)
@@ -447,7 +472,7 @@ class MergeTableModel(ListTableModel):
 
     def _display(self, merge: StoredMerge, column: int) -> str:
         if column == RANK:
-            return str(merge.rank)
+            return str(merge.rank + self._rank_offset)
         if column == ID:
             return str(merge.new_id)
         if column == TOKEN:

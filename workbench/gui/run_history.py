@@ -7,6 +7,8 @@ run are what the lazy merge list is for.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -52,6 +54,9 @@ class RunHistoryModel(ListTableModel):
             transition = run.settings.get("superbpe_transition")
             if isinstance(transition, int) and not isinstance(transition, bool) and transition > 0:
                 pattern += f" · SuperBPE t={transition:,}"
+            base = run.settings.get("extends")
+            if isinstance(base, dict) and isinstance(base.get("spec"), str):
+                pattern += f" · extends {Path(base['spec']).name}"
             values = (
                 str(run.id),
                 run.name,
@@ -64,9 +69,25 @@ class RunHistoryModel(ListTableModel):
             return values[index.column()]
         if role == Qt.ItemDataRole.ToolTipRole and run.error:
             return plain_tip(run.error)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return _extension_tip(run)
         if role == Qt.ItemDataRole.UserRole:
             return run.id
         return None
+
+
+def _extension_tip(run: RunInfo) -> str | None:
+    """An extension run's base and check, as a tooltip (None for other runs)."""
+    base = run.settings.get("extends")
+    if not isinstance(base, dict):
+        return None
+    lines = [f"Extends {base.get('spec')}"]
+    check = run.stats.get("extension")
+    if isinstance(check, dict) and isinstance(check.get("lines"), list):
+        lines += [str(check.get("summary", "")), *(str(line) for line in check["lines"])]
+    else:
+        lines.append("Extension check: made when the run ends")
+    return plain_tip("\n".join(lines))
 
 
 class RunHistoryPanel(QWidget):

@@ -17,7 +17,7 @@ from workbench.gui.tokens import TokensPanel
 from workbench.gui.tokens.jobs import JobLane
 from workbench.store import RunStore
 from workbench.store.errors import StoreError
-from workbench.store.tokenizer_of_run import tokenizer_of
+from workbench.store.tokenizer_of_run import stored_tokenizer
 
 
 def tokenizer_of_run(db_path: Path, run_id: int) -> tuple[Tokenizer, str, int]:
@@ -25,10 +25,10 @@ def tokenizer_of_run(db_path: Path, run_id: int) -> tuple[Tokenizer, str, int]:
     store = RunStore(db_path)
     try:
         run = store.get_run(run_id)
-        pairs = store.merges_as_pairs(run_id)
+        tok = stored_tokenizer(store, run)  # an extension run: its base's merges first
     finally:
         store.close()
-    return tokenizer_of(run, pairs), f"run {run.id} “{run.name}”", run_id
+    return tok, f"run {run.id} “{run.name}”", run_id
 
 
 class TokensTab(QObject):

@@ -40,6 +40,15 @@ class StoredRuns:
         self.merges_done = run.merge_count
         self.target_merges = run.merge_count
         self.merge_list.set_run(self.store, run_id, run.merge_count)
+        base = run.settings.get("extends")  # an extension run: numbered after its base
+        base = base if isinstance(base, dict) else {}
+        merges, first_new = base.get("merges"), base.get("first_new_id")
+        self.merge_list.model.set_start_tokens(
+            None,
+            merges if type(merges) is int and merges > 0 else 0,
+            first_new if type(first_new) is int and first_new > 0 else 0,
+        )
+        self.extension_base_size = 0
         cap = run.settings.get("max_token_length")  # absent from runs before the setting
         capped = f" · tokens up to {cap:,} bytes" if type(cap) is int and cap > 0 else ""
         self.history.load(self.store, run, f"Stored run {run.id} “{run.name}”{capped}")

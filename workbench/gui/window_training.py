@@ -5,6 +5,7 @@ paced steps, each sent to the worker as a queued signal (the window never waits)
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 from workbench.engine.errors import WorkbenchError
 from workbench.gui.controls import parse_specials
@@ -25,7 +26,9 @@ class TrainingRequests:
             return
         self.history.cancel()
         corpus = (self.controls.corpus_summary.text().splitlines() or ["the corpus"])[0]
-        self.charts.reset(0, f"This run: {corpus}")
+        base = self.controls.base_spec()
+        caption = f"This run: {corpus}" + (f", extending {Path(base).name}" if base else "")
+        self.charts.reset(0, caption)
         self.meter.reset()
         self.merges_done = 0
         self._release_run()
@@ -37,7 +40,13 @@ class TrainingRequests:
         self._begin_training()
         self.corpus_panel.set_counting(True)
         self.worker.arm()
-        self.worker.sigTrainRequested.emit(tuple(str(p) for p in self.corpus_paths), config)
+        paths = tuple(str(p) for p in self.corpus_paths)
+        self.merge_list.model.set_start_tokens(None)  # an extension's base arrives with its run
+        self.extension_base_size = 0
+        if base:  # the worker loads the base and counts with its pattern and specials
+            self.worker.sigExtendRequested.emit(paths, config, base)
+        else:
+            self.worker.sigTrainRequested.emit(paths, config)
         if self._teaching_paced():
             # The trainer's first batch is one merge: pausing now stops the run right after
             # it, and the teaching driver takes it from there, a few merges per tick.
@@ -72,6 +81,9 @@ class TrainingRequests:
             plan = [replace(config, vocab_size=size) for size in sizes]  # each checked now
         except WorkbenchError as exc:
             self._on_failed(str(exc).replace("--vocab-size", "sweep"))
+            return
+        if self.controls.base_spec():  # a sweep of extensions is not built: say so, not ignore
+            self._on_failed("a sweep trains from the bytes: set Start from to none first")
             return
         self.history.cancel()
         self._release_run()
@@ -187,4 +199,8 @@ class TrainingRequests:
         return self.mode == "idle" and self.run_id is None and not self.merges_done
 
     def _base_vocab(self) -> int:
+        """The tokens a run starts with: an extension's base (its specials counted), else the
+        256 bytes and the special tokens."""
+        if getattr(self, "extension_base_size", 0):
+            return self.extension_base_size
         return 256 + len(parse_specials(self.controls.specials.text()))

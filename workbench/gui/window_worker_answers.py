@@ -37,6 +37,15 @@ class WorkerAnswers:
         self.merge_list.set_run(self.store, self.run_id, 0)
         self.runs.refresh()
 
+    def _on_base(self, base: tuple) -> None:
+        """An extension run's base, before its run starts: the merge list names its tokens
+        and numbers the new merges after its merges; the progress counts the merges to make
+        from the base's size, not from the 256 bytes."""
+        _spec, vocab, merges, size = base
+        self.merge_list.model.set_start_tokens(vocab, merges)
+        self.extension_base_size = size
+        self.target_merges = max(self.controls.vocab.value() - size, 0)
+
     def _on_batch(self, batch: MergeBatch) -> None:
         """Per batch: append to buffers and counters only; timers do the drawing."""
         self.charts.add_batch(batch)
@@ -79,6 +88,9 @@ class WorkerAnswers:
             stage = f"Teaching: {state.merges:,} of {self.target_merges:,} merges"
         else:
             stage = self.state.status_line()
+        if state.extension:  # an extension run ended: its check's result
+            stage = f"{state.extension} — {stage}"  # first: the line is elided at its end
+            self.statusBar().showMessage(state.extension, 15000)
         if sweep is not None:
             ended = "finished" if sweep[0] == sweep[1] else f"ended at run {sweep[0]}"
             stage = f"Sweep of {sweep[1]} runs {ended} — {stage}"

@@ -54,6 +54,7 @@ class IdleState:
     merges: int
     vocab_size: int
     can_continue: bool
+    extension: str = ""  # an extension run that ended: its check's one line
 
 
 _NOW = threading.Event()
@@ -74,6 +75,7 @@ class TrainWorker(QObject):
     # requests, queued into the worker thread
     sigAnalyzeRequested = Signal(object, object)  # paths tuple, TrainConfig
     sigTrainRequested = Signal(object, object)  # paths tuple, TrainConfig
+    sigExtendRequested = Signal(object, object, str)  # paths tuple, TrainConfig, base spec
     sigContinueRequested = Signal(object, object)  # target vocab size or None, max merges or None
     sigResumeStoredRequested = Signal(int, object, object)  # run id, target vocab, max merges
     sigSweepRequested = Signal(object, object, object)  # paths tuple, TrainConfig, vocab sizes
@@ -90,6 +92,7 @@ class TrainWorker(QObject):
     sigFailed = Signal(str)
     sigShutDown = Signal()
     sigSweepStep = Signal(int, int)  # run i of n of a sweep is starting
+    sigBase = Signal(object)  # an extension run's base: (spec, vocab, merges, vocab size)
 
     def __init__(
         self,
@@ -116,6 +119,7 @@ class TrainWorker(QObject):
         self.run_id = -1
         self.sigAnalyzeRequested.connect(self.analyze)
         self.sigTrainRequested.connect(self.train)
+        self.sigExtendRequested.connect(self.extend)
         self.sigContinueRequested.connect(self.continue_training)
         self.sigResumeStoredRequested.connect(self.resume_stored)
         self.sigSweepRequested.connect(self.sweep)
@@ -187,6 +191,39 @@ class TrainWorker(QObject):
         except WorkbenchError as exc:
             self.sigFailed.emit(str(exc))
             return
+        self._announce_run()
+        self._run(config.vocab_size, None)
+
+    @Slot(object, object, str)
+    def extend(self, paths: tuple[str, ...], config: TrainConfig, spec: str) -> None:
+        """Start a run that extends the tokenizer `spec`: load it, count the corpus with its
+        pattern and specials, train from its vocabulary (`session.extension`)."""
+        from workbench.session.extension import extension_config, load_base
+
+        self._end_session()
+        self.sigStage.emit(f"Loading the tokenizer to extend ({spec})")
+        try:
+            base = load_base(spec, self.db_path)
+            config = extension_config(base.tokenizer, config)
+        except WorkbenchError as exc:
+            self.sigFailed.emit(str(exc))
+            return
+        result = self._prepare(paths, config)  # its kernels, never the Python trainer
+        if result is None:
+            return
+        try:
+            self.session = RunSession.start(
+                Counted(result, paths),
+                config,
+                self.db_path,
+                listeners=[self.sigBatch.emit, self._on_batch_stage],
+                extends=base,
+            )
+        except WorkbenchError as exc:
+            self.sigFailed.emit(str(exc))
+            return
+        tok = base.tokenizer  # its vocabulary built here, not in the window's thread
+        self.sigBase.emit((base.spec, tok.vocab, len(tok.merges), tok.vocab_size))
         self._announce_run()
         self._run(config.vocab_size, None)
 
@@ -425,10 +462,16 @@ class TrainWorker(QObject):
         finally:
             gc.unfreeze()
         trainer = session.trainer
+        extension = ""
+        if session.extends and reason not in (StopReason.PAUSED, StopReason.STEPPED):
+            try:  # kept in the run's stats; shown in the status and the run info
+                extension = session.check_extension().summary()
+            except WorkbenchError as exc:
+                extension = f"Extension check not made: {exc}"
         if session.ended:
             self.session = None
         self.sigIdle.emit(
-            IdleState(reason, trainer.n_merges, trainer.vocab_size, session.can_continue)
+            IdleState(reason, trainer.n_merges, trainer.vocab_size, session.can_continue, extension)
         )
         return reason
 

@@ -109,6 +109,19 @@ def _superbpe_trainer(counted: Counted, config: TrainConfig, count_ties: bool) -
     return SuperBpeTrainer(counted.result.words, counted.stage_two.words, config, tie_limit)
 
 
+def _extending_trainer(counted: Counted, config: TrainConfig, base: Any, count_ties: bool) -> Any:
+    from workbench.engine.extending import ExtendingTrainer
+    from workbench.engine.train.trainer import TIE_LIMIT
+
+    return ExtendingTrainer(
+        base, counted.result.words, config, tie_limit=TIE_LIMIT if count_ties else 0
+    )
+
+
+def _sweep_tag(sweep: dict | None) -> dict[str, Any]:
+    return {"sweep": sweep} if sweep else {}
+
+
 def _stage_two_stats(counted: Counted) -> dict[str, Any]:
     """What a SuperBPE run's stage-2 count held and what the memory bound left out."""
     two = counted.stage_two
@@ -151,6 +164,7 @@ class RunSession:
     _writer: Any = None
     _stats: dict[str, Any] = field(default_factory=dict)  # the run's stored statistics
     _parity: Any = None  # session.parity.ParityLog of a parity-aware run
+    _check: tuple[int, Any] | None = None  # an extension run's check: (merges made, check)
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -165,18 +179,24 @@ class RunSession:
         sweep: dict[str, Any] | None = None,
         kernels_ready: Callable[[], bool] | None = None,
         count_ties: bool = True,
+        extends: Any = None,
     ) -> RunSession:
         """Index the corpus for training and open a new run in the store (when given).
         `sweep` tags the run as one of a sweep (`{"id": ..., "index": i, "of": n}`).
         `kernels_ready`: the trainer's kernels are compiling elsewhere (a first start), so a
         small run may start in Python and move to them when this says so.
         `count_ties=False` leaves every batch's `ties` at 0: counting them is a sixth of the
-        merge loop, wasted when nothing records or shows them (`train --no-db`)."""
+        merge loop, wasted when nothing records or shows them (`train --no-db`).
+        `extends`: a `session.extension.Base`, the tokenizer this run extends (the corpus
+        counted with `extension_config`'s config); the run starts from its vocabulary, its
+        batches carry the extended tokenizer's ids and `end` checks the extension."""
         from workbench.engine.train.starting import trainer_for  # Numba loads here
 
         started = time.perf_counter()
         with memory.stage("indexing the corpus for training"):
-            if config.superbpe_transition:
+            if extends is not None:
+                trainer = _extending_trainer(counted, config, extends.tokenizer, count_ties)
+            elif config.superbpe_transition:
                 trainer = _superbpe_trainer(counted, config, count_ties)
             elif config.parity_by:
                 trainer = _parity_trainer(counted, config, count_ties)
@@ -192,10 +212,13 @@ class RunSession:
             session.timings["pretokenize_stage2"] = round(counted.stage_two_seconds, 3)
         session.timings["index"] = round(time.perf_counter() - started, 3)
         if store_path is not None:
-            session._open_new_run(Path(store_path), name, sweep)
+            from workbench.store.tokenizer_of_run import EXTENDS
+
+            extra = {EXTENDS: extends.record()} if extends is not None else {}
+            session._open_new_run(Path(store_path), name, {**_sweep_tag(sweep), **extra})
         return session
 
-    def _open_new_run(self, store_path: Path, name: str | None, sweep: dict | None) -> None:
+    def _open_new_run(self, store_path: Path, name: str | None, extra: dict) -> None:
         from workbench.store import RunStore
 
         counted = self.counted
@@ -204,7 +227,7 @@ class RunSession:
         with RunStore(store_path) as store:
             self.run_id = store.create_run(
                 name or run_name(counted.paths, self.config.vocab_size),
-                settings={**asdict(self.config), **({"sweep": sweep} if sweep else {})},
+                settings={**asdict(self.config), **extra},
                 corpus=corpus,
                 stats=self._parity.stats() if self._parity else self._stats,
             )
@@ -228,6 +251,7 @@ class RunSession:
         corpus (the caller's progress and cancel ride along)."""
         from workbench.engine.train.trainer import BpeTrainer
         from workbench.store import RunStore
+        from workbench.store.tokenizer_of_run import base_of_run
 
         # Opening the store marks runs whose process died as interrupted, so a run still
         # running or paused here belongs to a live process.
@@ -235,7 +259,8 @@ class RunSession:
             run = store.get_run(run_id)
             if run.state in (RunState.RUNNING, RunState.PAUSED):
                 raise WorkbenchError(f"run {run_id} is being trained right now")
-            stored = store.merges_as_pairs(run_id)
+            base = base_of_run(run, store.path)  # an extension run's, loaded and checked again
+            stored = store.merges_as_pairs(run_id, base.vocab if base is not None else None)
         if run.settings.get("parity_by"):
             raise WorkbenchError(
                 f"run {run_id} is a parity-aware run, which cannot be continued yet;"
@@ -261,7 +286,9 @@ class RunSession:
                 " differ); train a new run on it instead"
             )
         specials = len(run.settings.get("special_tokens") or ())
-        if vocab_size is not None and vocab_size <= 256 + len(stored) + specials:
+        if vocab_size is not None and vocab_size <= max(
+            256 + len(stored) + specials, run.vocab_size
+        ):
             raise WorkbenchError(
                 f"run {run_id} already has {run.vocab_size:,} tokens; ask for more"
             )
@@ -274,13 +301,17 @@ class RunSession:
             ) from None
         result = count(paths, config)
         stage_two = None
-        if config.superbpe_transition:  # the corpus once more, for stage 2
+        if base is not None:
+            from workbench.engine.extending import ExtendingTrainer
+
+            trainer: Any = ExtendingTrainer(base, result.words, config)
+        elif config.superbpe_transition:  # the corpus once more, for stage 2
             from workbench.engine.pretokenize.stage_two import cap_pieces, stage2_config
             from workbench.engine.train.stages import SuperBpeTrainer
 
             again = count(paths, replace(stage2_config(config), superbpe_transition=0))
             stage_two = cap_pieces(again.words)
-            trainer: Any = SuperBpeTrainer(result.words, stage_two.words, config)
+            trainer = SuperBpeTrainer(result.words, stage_two.words, config)
         else:
             trainer = BpeTrainer(result.words, config)
         _replay(trainer, len(stored))
@@ -427,6 +458,8 @@ class RunSession:
             state = RunState.DONE if self.state is RunState.DONE else RunState.INTERRUPTED
         if reason is None:
             reason = self.stop_reason
+        if state is RunState.DONE:  # not on Ctrl-C or a failure: no one waits for it then
+            self.check_extension()
         self.state = state
         self.stop_reason = reason
         writer, self._writer = self._writer, None
@@ -440,6 +473,29 @@ class RunSession:
             self.lost = str(exc)
         finally:
             writer.close()
+
+    @property
+    def extends(self) -> bool:
+        """This run extends a tokenizer (its trainer started from the base's vocabulary)."""
+        return hasattr(self.trainer, "extension")
+
+    def check_extension(self) -> Any:
+        """An extension run's check (`evaluate.extension_check.ExtensionCheck`) of the merges
+        made so far, kept in the run's stats (`stats["extension"]`); None for other runs. Made
+        once, when the run ends, or earlier by a caller that wants it before (the CLI)."""
+        if not self.extends:
+            return None
+        from workbench.evaluate.extension_check import check_extension
+        from workbench.session.extension import check_stats
+
+        made = self.trainer.n_merges
+        if self._check is None or self._check[0] != made:
+            check = check_extension(self.trainer.extension(), self.counted.result.words)
+            self._check = (made, check)
+            self._stats["extension"] = check_stats(check)
+            if self._writer is not None:
+                self._to_store(self._writer.set_stats, self._stats)
+        return self._check[1]
 
     def stop(self) -> None:
         """A person's Stop: the run is finished where it stands."""
@@ -456,6 +512,8 @@ class RunSession:
         from workbench.engine.encode.tokenizer import Tokenizer
 
         trainer = self.trainer
+        if self.extends:  # the base's ids and merges first
+            return trainer.tokenizer()
         return Tokenizer.from_trainer(
             trainer.vocab,
             trainer.merges,

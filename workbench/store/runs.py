@@ -329,15 +329,19 @@ class RunStore:
         return [StoredMerge.from_tuple(row) for row in rows]
 
     @_refusing
-    def merges_as_pairs(self, run_id: int) -> list[tuple[bytes, bytes]]:
+    def merges_as_pairs(
+        self, run_id: int, start: dict[int, bytes] | None = None
+    ) -> list[tuple[bytes, bytes]]:
         """(left bytes, right bytes) in rank order: what `Tokenizer.from_merges` takes.
 
         Checked as it is read, since the file may be crafted: ranks gap-free from 0, ids known
         when used, each token the bytes of its two parts, one id never two different tokens.
+        `start`: the tokens before the first merge (an extension run's base vocabulary), by
+        default the 256 single bytes.
         """
         if not is_row_id(run_id):
             return []
-        token_of = {i: bytes([i]) for i in range(256)}
+        token_of = dict(start) if start is not None else {i: bytes([i]) for i in range(256)}
         pairs: list[tuple[bytes, bytes]] = []
         with self._lock:
             cursor = self.conn.execute(

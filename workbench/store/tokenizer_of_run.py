@@ -1,7 +1,9 @@
 """A stored run turned into the `Tokenizer` it made: the one home of "stored run -> tokenizer".
 
 The run's merges come from the store in rank order; its pattern and special tokens from its
-settings. The CLI (`runs export`, `eval run:ID`), the Tokens tab and the Evaluate tab all call
+settings. An extension run (settings `extends`: its base's spec and fingerprint) is its base,
+loaded again and checked against the fingerprint, with the run's merges after the base's
+(`engine.extending.extended_tokenizer`); a base gone or changed is one line naming it. The CLI (`runs export`, `eval run:ID`), the Tokens tab and the Evaluate tab all call
 `tokenizer_of_run`. Imported on demand (it pulls in the Numba engine, which `runs list` and the
 store's own users do not need).
 
@@ -27,10 +29,66 @@ from workbench.store.errors import StoreError
 from workbench.store.models import RunInfo
 from workbench.store.runs import RunStore
 
+EXTENDS = "extends"  # the settings key of an extension run's base record
+
 
 def tokenizer_of_run(store: RunStore, run_id: int) -> Tokenizer:
     """The tokenizer of every merge run `run_id` has stored so far."""
-    return tokenizer_of(store.get_run(run_id), store.merges_as_pairs(run_id), store.path)
+    return stored_tokenizer(store, store.get_run(run_id))
+
+
+def stored_tokenizer(store: RunStore, run: RunInfo) -> Tokenizer:
+    """The tokenizer of run `run`'s stored merges: after its base's, for an extension run."""
+    base = base_of_run(run, store.path)
+    if base is None:
+        return tokenizer_of(run, store.merges_as_pairs(run.id), store.path)
+    from workbench.engine.extending import extended_tokenizer
+
+    pairs = store.merges_as_pairs(run.id, base.vocab)
+    try:
+        return extended_tokenizer(base, pairs)
+    except WorkbenchError as exc:
+        raise StoreError(f"{store.path}: run {run.id}: {exc}") from None
+
+
+def base_record(run: RunInfo) -> dict | None:
+    """An extension run's base record ({"spec", "digest", ...}), or None for any other run."""
+    record = run.settings.get(EXTENDS)
+    if record is None:
+        return None
+    if (
+        not isinstance(record, dict)
+        or type(record.get("spec")) is not str
+        or type(record.get("digest")) is not str
+    ):
+        raise StoreError(f"run {run.id}: its base record is not one this app writes")
+    return record
+
+
+def base_of_run(run: RunInfo, where: str | os.PathLike[str] | None) -> Tokenizer | None:
+    """The tokenizer run `run` extends, loaded again (`where`: the database, for a `run:ID`
+    base), or None when it extends nothing. A StoreError, one line, when the base cannot be
+    loaded any more or is not the one the run was trained from."""
+    from workbench.engine.extending import tokenizer_digest
+    from workbench.evaluate.specs import parse_run, resolve
+
+    record = base_record(run)
+    if record is None:
+        return None
+    spec = record["spec"]
+    parsed = parse_run(spec)
+    if parsed is not None and parsed[0] >= run.id:  # a base is older: no circles
+        raise StoreError(f"{where or 'run database'}: run {run.id}: its base {spec} is not older")
+    try:
+        pattern = checks.pattern_setting(f"run {run.id}", run.settings.get("pattern"))
+        base = resolve(spec, where, pattern=pattern, option="base").tokenizer
+    except (checks.CraftedRow, WorkbenchError) as exc:
+        raise StoreError(
+            f"run {run.id}: its base {spec} cannot be loaded any more ({exc})"
+        ) from None
+    if not isinstance(base, Tokenizer) or tokenizer_digest(base) != record["digest"]:
+        raise StoreError(f"run {run.id}: its base {spec} changed since the run was trained")
+    return base
 
 
 def tokenizer_of(
@@ -66,7 +124,7 @@ def export_run(
     from workbench.engine.formats.outputs import write_staged
 
     run = store.get_run(run_id)
-    tok = tokenizer_of(run, store.merges_as_pairs(run_id), store.path)
+    tok = stored_tokenizer(store, run)
     write = formats.exporter(fmt)
 
     def written_and_read_back(stage: Path) -> list[Path]:

@@ -1,0 +1,73 @@
+"""Extending a tokenizer in the window as a person does: "Start from" in Settings names a small
+tokenizer file, Train extends it live; the merge list names the base's tokens and numbers the
+new merges after the base's, the caption names the base, and the check's result ends up in the
+status and the stored run (the same tokenizer `workbench.extend` makes)."""
+
+# ruff: noqa: F811  (fixtures imported from gui_fixtures are "redefined" as test arguments)
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from gui_fixtures import (  # noqa: E402
+    db_path,  # noqa: F401
+    no_qthread_left,  # noqa: F401  (autouse fixture)
+    settings_path,  # noqa: F401
+    train_to,
+    window,  # noqa: F401
+)
+
+import workbench  # noqa: E402
+from workbench.display import readable  # noqa: E402
+from workbench.gui.controls import NO_BASE  # noqa: E402
+from workbench.gui.merge_table import BASE_TOKEN, LEFT, RANK  # noqa: E402
+from workbench.store.tokenizer_of_run import tokenizer_of_run  # noqa: E402
+
+
+def test_an_extension_trained_from_settings(qtbot, window, tmp_path, corpora):
+    english = (corpora / "corpus.en").read_text("utf-8")[:8000]
+    base_tok = workbench.train([english], 300, progress=False).tokenizer
+    base_tok.export("hf", tmp_path / "base")
+    base_file = tmp_path / "base" / "tokenizer.json"
+    corpus = tmp_path / "zebras.txt"
+    corpus.write_text((corpora / "german.txt").read_text("utf-8")[:8000], "utf-8")
+    window.load_corpus([corpus])
+    assert (
+        window.controls.base_spec() is None and window.controls.start_from.currentText() == NO_BASE
+    )
+    window.controls.set_base(str(base_file))
+    assert window.controls.base_spec() == str(base_file)
+    stages: list[str] = []
+    window.worker.sigStage.connect(stages.append)
+    train_to(qtbot, window, 330)
+    assert any(s.startswith("Loading the tokenizer to extend") for s in stages)
+    assert window.charts.caption.text().endswith(", extending tokenizer.json")
+    run = window.store.get_run(window.run_id)
+    assert run.settings["extends"]["spec"] == str(base_file.resolve())
+    assert run.stats["extension"]["ok"]
+    summary = (
+        f"Extension check passed: {len(base_tok.vocab):,} old ids unchanged, 30 new tokens all"
+        " reachable — Finished"
+    )
+    assert window.status.stage.full_text().startswith(summary)
+    reference = workbench.extend(base_file, [corpus], 330, progress=False)
+    assert tokenizer_of_run(window.store, window.run_id) == reference.tokenizer
+    # The merge list: ranks after the base's, the base's tokens named by their bytes.
+    model = window.merge_list.model
+    qtbot.waitUntil(lambda: model.rowCount() > 0 and model.cached_text(0, RANK) is not None)
+    assert model.cached_text(0, RANK) == str(len(base_tok.merges))
+    first = model.merge_at(0)
+    left = readable(reference.tokenizer.vocab[first.left_id])
+    assert model.cached_text(0, LEFT) == f"{first.left_id} {left}"
+    assert window.target_merges == 30  # counted from the base's size, not from the bytes
+    # Opened again from the store: still numbered after the base's merges; the base's tokens
+    # are not loaded for that, so they are named as base tokens, never as the wrong bytes.
+    window.open_run(window.run_id)
+    qtbot.waitUntil(lambda: model.cached_text(0, RANK) is not None)
+    assert model.cached_text(0, RANK) == str(len(base_tok.merges))
+    first = model.merge_at(0)
+    base_part = next(i for i in (first.left_id, first.right_id) if i < len(base_tok.vocab))
+    assert model.token_name(base_part) == BASE_TOKEN
+    window.controls.set_base(NO_BASE)
+    assert window.controls.base_spec() is None
