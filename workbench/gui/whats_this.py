@@ -104,6 +104,31 @@ HELP: dict[str, dict[str, str]] = {
         "group_by": "Report by file, or by a field of JSONL records (e.g. a language)",
         "field": "The JSONL field to group by",
     },
+    "ComparePanel": {
+        "a": "Tokenizer A: a stored run or a reference (gpt2, cl100k, o200k)",
+        "b": "Tokenizer B, compared with A merge by merge",
+        "compare_button": (
+            "Compare A and B at k merges: where their merge lists first part, how much of the "
+            "first k merges they share, and (with held-out text) which tokens explain the "
+            "difference in token counts"
+        ),
+        "cancel_button": "Stop the comparison under way",
+        "credits": "The tokens that save the most tokens on the held-out text, and their merge",
+        "cuts": "Places where A and B cut the held-out text differently, most frequent first",
+        "only_a": "Tokens A has within its first k merges that B has not",
+        "only_b": "Tokens B has within its first k merges that A has not",
+    },
+    "PlanPanel": {
+        "tied_box": (
+            "The model shares one matrix for input embeddings and the output layer (fewer "
+            "parameters; the same FLOPs per token)"
+        ),
+        "plan_button": (
+            "Price every vocabulary size k of the ticked runs by FLOPs per byte of the held-out "
+            "text, and star the cheapest"
+        ),
+        "cancel_button": "Stop the planning under way",
+    },
 }
 
 _CONTROLS = (
