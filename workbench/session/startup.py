@@ -57,6 +57,11 @@ SHARED_STAGES = ("index", "merges")
 # MB a second) sooner than the scanner would compile, and the Python trainer makes the first
 # merges while the kernels compile in the background.
 QUICK_COUNT_BYTES = 8 << 20
+# Corpora up to this size (and over QUICK_COUNT_BYTES) are counted with `regex` on a first use
+# while the trainer compiles, the scanner after it: `regex` counts a preset at about 6 MB a CPU
+# second, so 30 MB take 5 CPU s against the gpt2 scanner's 15 CPU s of compiling (24-38 for
+# o200k) before it counts at all; past this size the scanner is sooner.
+REGEX_COUNT_BYTES = 64 << 20
 # Text up to this size is encoded at once by the pure-Python encoder when a job's encoders are
 # not compiled (it does about 3 MB a CPU second on o200k; the encoder compiles in 15-30).
 QUICK_ENCODE_BYTES = 16 << 20
@@ -201,11 +206,17 @@ def estimate(wanted: Sequence[Need]) -> float:
 class Background:
     """Stages compiling in detached helpers; `ready()` once all are cached and unlocked."""
 
-    def __init__(self, wanted: Sequence[Need], nice: bool = True) -> None:
+    def __init__(
+        self, wanted: Sequence[Need], nice: bool = True, afterwards: Sequence[Need] = ()
+    ) -> None:
         """`nice`: the helpers run at a lower priority (the caller works meanwhile); False
-        when the caller only waits for them."""
+        when the caller only waits for them. `afterwards`: stages one helper compiles after
+        `wanted`, lowered, for a later command (`ready()` does not wait for them)."""
         self.needs = list(wanted)
-        self.helpers = _start_helpers(self.needs, nice)
+        if afterwards:
+            self.helpers = _start_then_lowered(self.needs, list(afterwards), nice)
+        else:
+            self.helpers = _start_helpers(self.needs, nice)
         self._ready = not self.needs
 
     def ready(self) -> bool:
@@ -328,8 +339,10 @@ def plan_training(
     if not todo:
         return TrainingStart(config)
     size = corpus_bytes(paths) if paths is not None else None
-    if config.tie_break == "hf" or size is None or size > QUICK_COUNT_BYTES:
+    if config.tie_break == "hf" or size is None or size > REGEX_COUNT_BYTES:
         return TrainingStart(config, waited=ensure(job, [config.pattern_string], report))
+    if size > QUICK_COUNT_BYTES:
+        return _count_while_trainer_compiles(job, config, todo, report)
     background = Background(todo)
     scanner_missing = any(need.stage == "pretokenizer" for need in todo)
     trainer_missing = any(need.stage in SHARED_STAGES for need in todo)
@@ -339,6 +352,28 @@ def plan_training(
         report(StartupEvent(job, todo[0], 0, len(todo), left, note, tuple(todo)))
     count_config = dataclasses.replace(config, pretokenizer="regex") if scanner_missing else config
     return TrainingStart(count_config, background.ready if trainer_missing else None, todo)
+
+
+def _count_while_trainer_compiles(
+    job: str, config: TrainConfig, todo: list[Need], report: Report | None
+) -> TrainingStart:
+    """A mid-sized corpus on a first use: `regex` counts it (the same pieces) on every core
+    while one helper compiles the trainer at the normal priority, then the scanner lowered for
+    the next run; the merges start in Python and move to the kernels when they are ready."""
+    scanner = [need for need in todo if need.stage == "pretokenizer"]
+    trainer = [need for need in todo if need.stage in SHARED_STAGES]
+    background = Background(trainer, nice=False, afterwards=scanner)
+    if report is not None:
+        note = "counting with regex meanwhile (the same pieces)"
+        if trainer:
+            note += "; training starts in Python and moves to the fast kernels when ready"
+        if scanner and trainer:
+            note += f"; {scanner[0].label} compiles after them, for the next run"
+        shown = trainer or scanner
+        left = estimate(shown)  # one helper, the stages one after another
+        report(StartupEvent(job, shown[0], 0, len(shown), left, note, tuple(shown)))
+    count_config = dataclasses.replace(config, pretokenizer="regex") if scanner else config
+    return TrainingStart(count_config, background.ready if trainer else None, todo)
 
 
 # --- encoding: the same policy for the encoder -------------------------------------------------
@@ -491,6 +526,18 @@ def _start_helpers(todo: Sequence[Need], nice: bool = True) -> list[subprocess.P
         if proc is not None:
             helpers.append(proc)
     return helpers
+
+
+def _start_then_lowered(
+    todo: Sequence[Need], afterwards: Sequence[Need], nice: bool
+) -> list[subprocess.Popen]:
+    """One helper: `todo` in order, then `afterwards` at the lowered priority."""
+    from workbench.engine.warmup import start_detached
+
+    pairs = [(need.stage, need.pattern) for need in todo]
+    later = [(need.stage, need.pattern) for need in afterwards]
+    proc = start_detached(pairs, log_file(), nice, afterwards=later)
+    return [proc] if proc is not None else []
 
 
 def _settled(need: Need) -> bool:
