@@ -300,7 +300,7 @@ class _FakeClock:
 class _FakeBackground:
     """Helpers that compile each stage in `takes` seconds of the fake clock, one core."""
 
-    def __init__(self, wanted, nice: bool = True) -> None:
+    def __init__(self, wanted, nice: bool = True, afterwards=()) -> None:
         self.needs = list(wanted)
 
     def seconds_left(self, remaining) -> float:
@@ -436,3 +436,28 @@ def test_a_cold_mid_sized_run_makes_the_warm_runs_merges(monkeypatch, tmp_path, 
     assert "counting with regex meanwhile (the same pieces)" in caplog.text
     assert len(cold.merges) == 700 - 256 and cold.merges == warm.merges
     assert cold.stats.unique_pieces == warm.stats.unique_pieces
+
+
+def test_the_window_encoder_follows_the_scanner_in_its_helper(monkeypatch, tmp_path):
+    """`ensure("train", then="encode")`: the encoder is queued, lowered, in the helper that
+    compiles the scanner (it loads the scanner's kernels, and no core idles between the
+    waits); the trainer's helper gets none of it, and the wait is for the trainer only."""
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(warmup, "is_ready", lambda stage, pattern="gpt2": False)
+    started: list[tuple] = []
+
+    def start(work, log, nice, afterwards=()):
+        started.append((work, nice, list(afterwards)))
+
+    monkeypatch.setattr(warmup, "start_detached", start)
+    waited: list[list[str]] = []
+    monkeypatch.setattr(
+        startup, "_wait_through", lambda job, todo, *rest: waited.append([n.stage for n in todo])
+    )
+    startup.ensure("train", ["gpt2"], nice=True, then="encode")
+    assert sorted(started) == [
+        ([("index", "gpt2"), ("merges", "gpt2")], True, []),
+        ([("pretokenizer", "gpt2")], True, [("encoder", "gpt2")]),
+    ]
+    assert waited == [["pretokenizer", "index", "merges"]]

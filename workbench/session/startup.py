@@ -213,10 +213,7 @@ class Background:
         when the caller only waits for them. `afterwards`: stages one helper compiles after
         `wanted`, lowered, for a later command (`ready()` does not wait for them)."""
         self.needs = list(wanted)
-        if afterwards:
-            self.helpers = _start_then_lowered(self.needs, list(afterwards), nice)
-        else:
-            self.helpers = _start_helpers(self.needs, nice)
+        self.helpers = _start_helpers(self.needs, nice, afterwards)
         self._ready = not self.needs
 
     def ready(self) -> bool:
@@ -244,17 +241,21 @@ def ensure(
     cancel: threading.Event | None = None,
     on_ready: Callable[[Need], None] | None = None,
     nice: bool = False,
+    then: str | None = None,
 ) -> list[Need]:
     """Make every kernel `job` needs ready, compiling what is missing (returns it: empty on any
     start after the first, and then `report` is never called). `on_ready(need)` as each missing
     stage is cached (the window starts counting once the scanner is). `cancel` set: stop waiting
     with CancelledError (a closing window); the detached helpers finish their compile anyway,
     so the next start loads it. `nice`: the helpers at a lower priority (the window, whose
-    person works meanwhile); by default not, since the caller only waits for them."""
+    person works meanwhile); by default not, since the caller only waits for them. `then`: a
+    job whose missing stages the helpers compile next, lowered, without waiting for them (the
+    window's encoder after the trainer: no core idles between the two waits)."""
     todo = missing(needs(job, patterns))
     if not todo:
         return []
-    background = Background(todo, nice)
+    later = [need for need in missing(needs(then, patterns)) if need not in todo] if then else []
+    background = Background(todo, nice, later)
     _wait_through(job, todo, background, report, cancel, on_ready)
     if report is not None:
         report(StartupEvent(job, None, len(todo), len(todo), 0.0))
@@ -502,13 +503,22 @@ def _is_terminal(stream) -> bool:
 # --- waiting --------------------------------------------------------------------------------
 
 
-def _start_helpers(todo: Sequence[Need], nice: bool = True) -> list[subprocess.Popen]:
+def _start_helpers(
+    todo: Sequence[Need], nice: bool = True, afterwards: Sequence[Need] = ()
+) -> list[subprocess.Popen]:
     """As many detached helpers as there are cores (at most), the work shared between them by
     estimated seconds, each going through its share in the job's order. Presets share no
     compiled code (each preset's kernels are compiled whole), so any split works; the trainer's
     two stages stay together. Each stage is under its own lock, so the helpers of several
-    commands never compile one twice."""
+    commands never compile one twice. `afterwards` (stages nobody waits for now) follow, lowered,
+    in the helper compiling their pattern's pre-tokenizer (an encoder then loads the scanner's
+    kernels from the cache instead of compiling its own copy), else in the lightest."""
     from workbench.engine.warmup import start_detached
+
+    if not todo:
+        later = [(need.stage, need.pattern) for need in afterwards]
+        proc = start_detached([], log_file(), nice, afterwards=later) if later else None
+        return [proc] if proc is not None else []
 
     units: list[list[Need]] = []
     for need in todo:
@@ -519,25 +529,32 @@ def _start_helpers(todo: Sequence[Need], nice: bool = True) -> list[subprocess.P
     shares: list[list[Need]] = [[] for _ in range(min(len(units), os.cpu_count() or 2))]
     for unit in sorted(units, key=estimate, reverse=True):  # longest first, to the lightest
         min(shares, key=estimate).extend(unit)
-    helpers = []
     for share in shares:
         share.sort(key=todo.index)
-        proc = start_detached([(need.stage, need.pattern) for need in share], log_file(), nice)
+    host = _host_of(shares, afterwards)
+    helpers = []
+    for share in shares:
+        work = [(need.stage, need.pattern) for need in share]
+        if share is host:
+            later = [(need.stage, need.pattern) for need in afterwards]
+            proc = start_detached(work, log_file(), nice, afterwards=later)
+        else:
+            proc = start_detached(work, log_file(), nice)
         if proc is not None:
             helpers.append(proc)
     return helpers
 
 
-def _start_then_lowered(
-    todo: Sequence[Need], afterwards: Sequence[Need], nice: bool
-) -> list[subprocess.Popen]:
-    """One helper: `todo` in order, then `afterwards` at the lowered priority."""
-    from workbench.engine.warmup import start_detached
-
-    pairs = [(need.stage, need.pattern) for need in todo]
-    later = [(need.stage, need.pattern) for need in afterwards]
-    proc = start_detached(pairs, log_file(), nice, afterwards=later)
-    return [proc] if proc is not None else []
+def _host_of(shares: list[list[Need]], afterwards: Sequence[Need]) -> list[Need] | None:
+    """The share `afterwards` follow in: the one compiling their pattern's pre-tokenizer, else
+    the lightest; None when there is nothing to follow."""
+    if not afterwards or not shares:
+        return None
+    patterns = {need.pattern for need in afterwards}
+    for share in shares:
+        if any(need.stage == "pretokenizer" and need.pattern in patterns for need in share):
+            return share
+    return min(shares, key=estimate)
 
 
 def _settled(need: Need) -> bool:
