@@ -138,7 +138,7 @@ class RangeHighlighter(QSyntaxHighlighter):
     any are left, `finish()` colours them now).
     """
 
-    SYNC_MS = 8.0
+    SYNC_MS = 4.0  # the visible lines; it shares its turn with the text's colouring
     SLICE_MS = 4.0
 
     def __init__(self, document: QTextDocument) -> None:
