@@ -14,6 +14,7 @@ log axis); between steps only the curves' own rectangles are repainted.
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import pyqtgraph as pg
@@ -121,6 +122,7 @@ class ChartsPanel(QWidget):
     """Live charts over a `ChartData`; `sigHoverMerge(index)` when the cursor is over a merge."""
 
     sigHoverMerge = Signal(int)
+    drawn_at = 0.0  # when the curves last took new data (their repaint follows in that turn)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -270,6 +272,7 @@ class ChartsPanel(QWidget):
         if not self._dirty or not self.isVisible():
             return
         self._dirty = False
+        self.drawn_at = time.perf_counter()
         d = self.data
         self.count_curve.setData(d.rank.view(), d.count.view())
         n_bpt = len(d.bytes_per_token)
