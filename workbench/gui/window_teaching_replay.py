@@ -74,31 +74,37 @@ class TeachingAndReplay:
         self.teaching.explain(newest, following, rule)
 
     _replay_cut_at = 0.0  # when a playing replay last asked for a re-cut of the Tokens text
-    _replay_list_at = 0.0  # when a playing replay last moved the merge list
+    _replay_taught_at = 0.0  # ... last moved teaching to its k
+    _replay_list_at = 0.0  # ... last moved the merge list
 
     def _replay_at(self, k: int) -> None:
         """The timeline shows the run after its first k merges, in every view of it.
 
-        While it plays, only the charts' markers move every frame: repainting the merge list
-        costs this thread ~7-10 ms (its model's `data` for every visible cell), so the list
-        follows a few times a second, and never in the frame that asks the Tokens tab for a
-        cut (whose answer is painted in a later turn, ~10-20 ms of its own). At rest (a seek,
-        the end) every view follows at once."""
+        While it plays, only the charts' markers move every frame. The other views cost this
+        thread a turn each: the Tokens cut's answer ~10-20 ms (colouring the visible lines,
+        laying out the strip), teaching's sample and explanation ~5 ms, the merge list's
+        repaint ~7-10 ms (its model's `data` for every visible cell). So each frame moves at
+        most one of them, each at its own pace, and their answers seldom share a turn. At rest
+        (a seek, the end) every view follows at once."""
         total = self.replay.clock.total
         at = None if k >= total else k
         self.charts.show_replay(at)
-        playing = self.replay.playing
-        now = time.perf_counter()
-        cut_due = not playing or now - self._replay_cut_at >= REPLAY_CUT_SECONDS
         panel = self.tokens.panel
         cuts = panel.run_id is not None and panel.run_id == self.run_id
-        if cut_due and cuts:
+        if not self.replay.playing:
+            if cuts:
+                panel.show_rank(k)
+                self._teach_replayed(k)
+            self.merge_list.show_replay(at)
+            return
+        now = time.perf_counter()
+        if cuts and now - self._replay_cut_at >= REPLAY_CUT_SECONDS:
             self._replay_cut_at = now
             panel.show_rank(k)
+        elif cuts and now - self._replay_taught_at >= REPLAY_CUT_SECONDS:
+            self._replay_taught_at = now
             self._teach_replayed(k)
-            if playing:
-                return
-        if not playing or now - self._replay_list_at >= REPLAY_LIST_SECONDS:
+        elif now - self._replay_list_at >= REPLAY_LIST_SECONDS:
             self._replay_list_at = now
             self.merge_list.show_replay(at)
 
