@@ -123,6 +123,7 @@ class ChartsPanel(QWidget):
 
     sigHoverMerge = Signal(int)
     drawn_at = 0.0  # when the curves last took new data (their repaint follows in that turn)
+    _exact_pending: list = []  # axes a `fit_to_data` has still to span, with their bounds
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -214,6 +215,7 @@ class ChartsPanel(QWidget):
             self.caption.setText(caption)
         for axis_range in self.ranges:
             axis_range.reset()
+        self._exact_pending = []
         self._empty_ranges()
         self._dirty = True
 
@@ -272,6 +274,9 @@ class ChartsPanel(QWidget):
         if not self._dirty or not self.isVisible():
             return
         self._dirty = False
+        if self._exact_pending:  # a fit at the run's end still going: it moves the axes
+            self._fit_exact()
+            return
         self.drawn_at = time.perf_counter()
         d = self.data
         self.count_curve.setData(d.rank.view(), d.count.view())
@@ -284,11 +289,28 @@ class ChartsPanel(QWidget):
 
     def fit_to_data(self) -> None:
         """At a run's end (or a stored run loaded): every axis spans its data, without the
-        room the growing steps left for merges that are not coming."""
+        room the growing steps left for merges that are not coming.
+
+        `MOVES_PER_FRAME` axes now (the merge charts' x axes first), the rest on the next
+        redraws: all eight at once repainted every chart in one turn (~45 ms for 32k merges)."""
         self.redraw_if_dirty()
-        for axis_range, wanted in zip(self.ranges, self._wanted_bounds(), strict=True):
-            if wanted is not None:
-                axis_range.exact(*wanted)
+        self._exact_pending = [
+            (axis_range, wanted)
+            for axis_range, wanted in zip(self.ranges, self._wanted_bounds(), strict=True)
+            if wanted is not None
+        ]
+        self._fit_exact()
+
+    def _fit_exact(self) -> None:
+        """Span the next `MOVES_PER_FRAME` axes of a `fit_to_data` exactly."""
+        now, self._exact_pending = (
+            self._exact_pending[:MOVES_PER_FRAME],
+            self._exact_pending[MOVES_PER_FRAME:],
+        )
+        for axis_range, wanted in now:
+            axis_range.exact(*wanted)
+        if self._exact_pending:
+            self._dirty = True  # the redraw timer comes back for the rest
 
     def settle(self) -> None:
         """Draw now with every axis caught up, for a still picture (a screenshot) where no
