@@ -204,8 +204,14 @@ class ChartsPanel(QWidget):
         self.timer.start()
 
     # --- feeding -------------------------------------------------------------------------
-    def reset(self, corpus_bytes: int = 0, caption: str | None = None) -> None:
-        """Empty charts (a new run, a stored run, a new corpus); the hover line forgets too."""
+    def reset(
+        self, corpus_bytes: int = 0, caption: str | None = None, keep_axes: bool = False
+    ) -> None:
+        """Empty charts (a new run, a stored run, a new corpus); the hover line forgets too.
+
+        `keep_axes`: the axes stay where they are until the data moves them (a stored run
+        being loaded, whose `fit_to_data` follows): setting the empty ranges first repainted
+        every axis in the turn that opened the run (~35 ms), only to move them all again."""
         self.data.reset(corpus_bytes)
         self.hover_label.setText(HOVER_HINT)
         for marker in self.markers:
@@ -213,11 +219,13 @@ class ChartsPanel(QWidget):
         self.set_transition(None)
         if caption is not None:
             self.caption.setText(caption)
+        self._exact_pending = []
+        self._dirty = True
+        if keep_axes:
+            return
         for axis_range in self.ranges:
             axis_range.reset()
-        self._exact_pending = []
         self._empty_ranges()
-        self._dirty = True
 
     def _empty_ranges(self) -> None:
         """Plausible axes before the first merge (a log axis over 1..10 shows odd minor ticks);

@@ -95,7 +95,7 @@ class HistoryLoader(QObject):
 
     def load(self, store: RunStore, run: RunInfo, caption: str) -> None:
         """Fill the charts with `run`; `caption` names it (with the wait while it is read)."""
-        self.charts.reset(int(run.stats.get("bytes", 0) or 0))
+        self.charts.reset(int(run.stats.get("bytes", 0) or 0), keep_axes=True)
         self.charts.set_transition(transition_rank(run.stats))
         self._caption = caption
         self.charts.caption.setText(f"{caption} — reading its {run.merge_count:,} merges…")
