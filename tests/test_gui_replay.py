@@ -134,8 +134,11 @@ def test_a_playing_replay_moves_one_costly_view_per_frame(qtbot, window, monkeyp
     replay.seek(0)
     replay.play()
     qtbot.wait(1800)
-    replay.stop()
     window.replay.sigRank.disconnect(frame)
+    qtbot.mouseClick(replay.play_button, Qt.MouseButton.LeftButton)  # pause: all catch up
+    assert not replay.playing and 0 < replay.k < 200
+    assert window.merge_list.model.replay_at == replay.k
+    qtbot.waitUntil(lambda: len(panel.view.tokenizer.merges) == replay.k, timeout=10_000)
     assert len(frames) > 20
     assert all(len(views) <= 1 for views in frames), frames
     counts = {
