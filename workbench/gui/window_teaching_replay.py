@@ -104,7 +104,9 @@ class TeachingAndReplay:
         elif cuts and now - self._replay_taught_at >= REPLAY_CUT_SECONDS:
             self._replay_taught_at = now
             self._teach_replayed(k)
-        elif now - self._replay_list_at >= REPLAY_LIST_SECONDS:
+        elif now - self._replay_list_at >= REPLAY_LIST_SECONDS and not (cuts and panel.painting()):
+            # Not while the Tokens tab paints a cut: the list's repaint and a cut's answer
+            # or colouring slices between the same two ticks made the replay's longest turns.
             self._replay_list_at = now
             self.merge_list.show_replay(at)
 
