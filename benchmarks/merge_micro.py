@@ -17,7 +17,9 @@ from pathlib import Path
 import numpy as np
 from encode_matrix import tokenizers
 
+from workbench.engine._native.cache_keys import key_caches_on
 from workbench.engine._native.numba_config import njit
+from workbench.engine.encode import _chars, _merge, _tables
 from workbench.engine.encode._merge import SHORT, merge_piece
 from workbench.engine.encode._tables import MEMO_BITS
 from workbench.engine.pretokenize.scan import count_pieces_arrays
@@ -36,6 +38,11 @@ def _merge_distinct(buf, offsets, max_rank, tables, out):
             buf, offsets[k], offsets[k + 1], max_rank, tables, part, prank, pid, memo, out, pos
         )
     return pos
+
+
+# The kernel compiles in `merge_piece` and its probes: keyed on their sources, or an edit to them
+# would be measured with the old machine code.
+key_caches_on([_merge_distinct], (_merge, _tables, _chars))
 
 
 def measure(tok, preset: str, text: str, runs: int) -> tuple[int, int, float, str]:

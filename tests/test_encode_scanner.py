@@ -8,7 +8,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from workbench.engine import formats
-from workbench.engine._native import prefetch
 from workbench.engine._native.cache_keys import sources_digest
 from workbench.engine.encode import _core, _scanned
 from workbench.engine.encode.pieces import RegexSplitter
@@ -161,5 +160,5 @@ def test_disk_cache_follows_the_scanner_source():
     stamp = cache_file._source_stamp
     assert isinstance(stamp, tuple) and len(stamp) == 2
     assert stamp[1] == sources_digest(
-        (*scan.KERNEL_SOURCES, _scanned._merge, _scanned._tables, _scanned._chars, prefetch)
+        (*scan.KERNEL_SOURCES, _scanned._merge, _scanned._tables, _scanned._chars)
     )

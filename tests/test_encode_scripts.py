@@ -18,7 +18,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from workbench.engine import formats
-from workbench.engine._native import prefetch
 from workbench.engine._native.cache_keys import kernels_of, sources_digest
 from workbench.engine.encode import _chars, _merge, _tables
 from workbench.engine.encode.tokenizer import Tokenizer
@@ -139,7 +138,7 @@ def _in_filter_all(bits: np.ndarray, keys: np.ndarray) -> np.ndarray:
 def test_every_merging_kernel_is_keyed_on_the_table_code() -> None:
     """`merge_piece` and its helpers inline `_tables`' probes and `_chars.char_token`: an edit to
     those must not load their old machine code into a caller compiled afresh."""
-    digest = sources_digest((_tables, _chars, prefetch))
+    digest = sources_digest((_tables, _chars))
     kernels = kernels_of(_merge)
     assert {"merge_piece", "_merge_short", "_merge_long", "encode_pieces"} <= {
         kernel.__name__ for kernel in kernels

@@ -22,7 +22,6 @@ import sys
 
 import numpy as np
 
-from workbench.engine._native import prefetch as _prefetch_module
 from workbench.engine._native.cache_keys import kernels_of, key_caches_on
 from workbench.engine._native.numba_config import njit
 from workbench.engine.encode import _chars, _tables
@@ -33,7 +32,6 @@ from workbench.engine.encode._tables import (
     NEVER,
     byte_pair,
     pair_memo,
-    prefetch_pair,
     whole_lookup,
 )
 
@@ -70,25 +68,12 @@ def _first_parts(
     return m
 
 
-@njit(inline="always")
-def _prefetch_around(i, m, part, prank, pid, pairs, pair_bits):
-    """Prefetch the two lookups merging pair i (part[i], part[i + 1] -> pid[i]) would make,
-    (part[i - 1], pid[i]) and (pid[i], part[i + 2]), if pair i is one that can merge."""
-    if i < 0 or i >= m - 1 or prank[i] == NEVER:
-        return
-    if i > 0:
-        prefetch_pair(part[i - 1], pid[i], pairs, pair_bits)
-    if i + 2 < m:
-        prefetch_pair(pid[i], part[i + 2], pairs, pair_bits)
-
-
-@njit(inline="always")
-def _short_start(
+@njit
+def _merge_short(
     buf, start, end, max_rank, byte_id, pairs, pair_bits, byte_pairs, char_tables, part, prank,
-    pid, memo,
+    pid, memo, out, pos,
 ):  # fmt: skip
-    """`_first_parts` into the short path's scratch, then every coming merge's lookups asked
-    for; returns the number of parts."""
+    """Linear-scan BPE (tiktoken's loop) for short pieces: O(n^2) but tiny n."""
     m = end - start
     plain = True  # no lead byte: bytes it is, without the call (most pieces of English and code)
     for i in range(start, end):
@@ -105,26 +90,6 @@ def _short_start(
             buf, start, end, max_rank, byte_id, pairs, pair_bits, byte_pairs, char_tables, memo,
             part, prank, pid,
         )  # fmt: skip
-    for i in range(m - 1):
-        _prefetch_around(i, m, part, prank, pid, pairs, pair_bits)
-    return m
-
-
-@njit
-def _merge_short(
-    buf, start, end, max_rank, byte_id, pairs, pair_bits, byte_pairs, char_tables, part, prank,
-    pid, memo, out, pos,
-):  # fmt: skip
-    """Linear-scan BPE (tiktoken's loop) for short pieces: O(n^2) but tiny n.
-
-    Its cost is the pair table's cache misses, two a merge, one merge after the other. So the
-    lookups a merge would make are prefetched as soon as the merge's ids are known (every
-    mergeable pair at the start, then the two new pairs after each merge): the misses of the
-    coming merges overlap instead of queueing. Prefetching changes no result."""
-    m = _short_start(
-        buf, start, end, max_rank, byte_id, pairs, pair_bits, byte_pairs, char_tables, part,
-        prank, pid, memo,
-    )  # fmt: skip
     while m > 1:
         best = NEVER
         at = -1
@@ -147,8 +112,6 @@ def _merge_short(
             )
         if at < m - 1:
             prank[at], pid[at] = pair_memo(part[at], part[at + 1], max_rank, pairs, pair_bits, memo)
-        _prefetch_around(at - 1, m, part, prank, pid, pairs, pair_bits)
-        _prefetch_around(at, m, part, prank, pid, pairs, pair_bits)
     for i in range(m):
         out[pos + i] = part[i]
     return pos + m
@@ -361,8 +324,7 @@ def recover_merges(order, tables):
     return found
 
 
-# Every merging kernel compiles in the probes of `_tables` and `_chars` and the prefetch intrinsic
-# (`merge_piece` too, which the fused encoder and `encode_pieces` call: a stale copy of it would be
-# loaded when they recompile): a change there must recompile them, not load the cached ones.
-MERGE_SOURCES = (_tables, _chars, _prefetch_module)
-key_caches_on(kernels_of(sys.modules[__name__]), MERGE_SOURCES)
+# Every merging kernel compiles in the probes of `_tables` and `_chars` (`merge_piece` too, which
+# the fused encoder and `encode_pieces` call: a stale copy of it would be loaded when they
+# recompile): a change there must recompile them, not load the cached ones.
+key_caches_on(kernels_of(sys.modules[__name__]), (_tables, _chars))

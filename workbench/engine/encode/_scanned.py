@@ -13,7 +13,6 @@ from typing import NamedTuple
 import numpy as np
 from numba import literally
 
-from workbench.engine._native import prefetch as _prefetch
 from workbench.engine._native.cache_keys import key_caches_on
 from workbench.engine._native.numba_config import njit
 from workbench.engine.encode import _chars, _merge, _tables
@@ -274,6 +273,4 @@ ENCODE_SCANNED = (_encode_scanned_gpt2, _encode_scanned_cl100k, _encode_scanned_
 
 # The fused encoder compiles in the scanner's code and the merging kernels (with their table
 # probes): a change to any of them must recompile it, not load the cached one.
-key_caches_on(
-    (encode_scanned, *ENCODE_SCANNED), (*KERNEL_SOURCES, _merge, _tables, _chars, _prefetch)
-)
+key_caches_on((encode_scanned, *ENCODE_SCANNED), (*KERNEL_SOURCES, _merge, _tables, _chars))

@@ -24,7 +24,6 @@ from __future__ import annotations
 import numpy as np
 
 from workbench.engine._native.numba_config import njit
-from workbench.engine._native.prefetch import prefetch
 
 NEVER = np.int32(2**31 - 1)
 
@@ -331,18 +330,6 @@ def pair_memo(left, right, max_rank, pairs, pair_bits, memo):
         if rank < max_rank:
             return rank, np.int32(value & LOW32)
     return NEVER, np.int32(-1)
-
-
-@njit(inline="always")
-def prefetch_pair(left, right, pairs, pair_bits):
-    """Start loading the pair table's home row of (left, right), unless the filter rules the
-    pair out; changes no result. BPE's lookups come one merge at a time, each waiting for the
-    last (its ids are the last merge's result): asking early for the pairs a coming merge will
-    look up overlaps their cache misses (the table is megabytes, each lookup a miss)."""
-    key = (np.int64(left) << 32) | np.int64(right)
-    if in_filter(pair_bits, _spread(key)):
-        mask = np.uint64(pairs.shape[0] - 1)
-        prefetch(pairs, np.int64(_mix(np.uint64(key)) & mask) * 2)
 
 
 def byte_pair_table(lefts, rights, results, tok_bytes, tok_off, tok_rank) -> np.ndarray:
