@@ -9,19 +9,30 @@ Tokens text re-cut at each step), then opens the run again from the store (loadi
 
     python benchmarks/ui_latency.py                 # 25 MB, vocab 32768
     python benchmarks/ui_latency.py --mb 5 --vocab 8000
+    python benchmarks/ui_latency.py --profile-over 15   # what the slow turns were doing
 
 Prints p50 / p99 / max of the gaps for each phase: counting, training, replay, loading a run;
-and, for each phase, the most CPU time the UI thread itself spent between two ticks
-(`time.thread_time`). A gap much longer than that CPU time was spent waiting: for the GIL held
+and, for each phase, the CPU time the UI thread itself spent between two ticks
+(`time.thread_time`: p99 and max). A gap much longer than that CPU time was spent waiting: for the GIL held
 by a background thread, or for a core on a loaded machine.
+
+`--profile-over MS` also samples the UI thread's Python stack every millisecond (from a thread
+of its own) and, for each phase, names the functions found most often in the turns whose
+UI-thread CPU exceeded MS, and the CPU time of those turns by Qt event (receiver, its parent,
+event type: a queued signal is a MetaCall, a QTimer's slot a Timer event, painting Paint). Both
+cost the UI thread time (the sampler takes the GIL), so a profiled run's figures are not the
+ones to quote.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import os
+import sys
 import sysconfig
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -50,11 +61,159 @@ def summary(label: str, gaps: list[float], cpu: list[float]) -> str:
     return (
         f"{label}: {len(ms)} ticks, p50 {np.percentile(ms, 50):.1f} ms, "
         f"p99 {np.percentile(ms, 99):.1f} ms, max {ms.max():.1f} ms"
-        f" (UI-thread CPU between ticks: max {max(cpu) * 1000:.1f} ms)"
+        f" (UI-thread CPU between ticks: p99 {np.percentile(cpu, 99) * 1000:.1f} ms,"
+        f" max {max(cpu) * 1000:.1f} ms)"
     )
 
 
-def main() -> int:
+class StackSampler:
+    """Samples one thread's Python stack every `interval` seconds (a daemon thread of its own).
+
+    `take(since, until)` returns the samples taken in that span (and forgets older ones); a
+    sample is a tuple of "file:function" names, innermost first, of the frames in this project,
+    pyqtgraph or Qt's Python side. A UI thread inside Qt's C++ (painting, layout) shows as the
+    Python frame that called into it, often `main` (the event loop)."""
+
+    KEEP = ("workbench", "pyqtgraph", "benchmarks")
+
+    def __init__(self, thread_id: int, interval: float = 0.001) -> None:
+        self.thread_id, self.interval = thread_id, interval
+        self.samples: collections.deque[tuple[float, tuple[str, ...]]] = collections.deque()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="stack-sampler", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            frame = sys._current_frames().get(self.thread_id)
+            names = []
+            while frame is not None and len(names) < 40:
+                code = frame.f_code
+                path = code.co_filename
+                if any(part in path for part in self.KEEP):
+                    short = path.split("site-packages/")[-1].split("wt-window2/")[-1]
+                    names.append(f"{short}:{code.co_name}")
+                frame = frame.f_back
+            self.samples.append((time.perf_counter(), tuple(names)))
+
+    def take(self, since: float, until: float) -> list[tuple[str, ...]]:
+        out = []
+        while self.samples and self.samples[0][0] <= until:
+            at, names = self.samples.popleft()
+            if at >= since:
+                out.append(names)
+        return out
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def timed_application(base: type) -> object:
+    """A QApplication that adds up the UI thread's CPU time per event, by the receiver's class
+    (and its parent's) and the event's type: each event's own time, the events it sent in turn
+    subtracted, in `app.spent` (seconds). A queued signal shows as a MetaCall to its receiver,
+    a QTimer's slot as a Timer event to the QTimer, painting as Paint/UpdateRequest events."""
+
+    class TimedApplication(base):  # type: ignore[misc, valid-type]
+        def __init__(self) -> None:
+            super().__init__([])
+            self.spent: collections.Counter[str] = collections.Counter()
+            self._nested: list[float] = []  # time spent by the events inside each open one
+            self.ui_thread = threading.get_ident()
+
+        def notify(self, receiver: object, event: object) -> bool:
+            if threading.get_ident() != self.ui_thread:  # a worker's own events: not ours
+                return super().notify(receiver, event)
+            # Named before it runs: an event may delete its receiver (a finished animation).
+            parent = receiver.parent() if hasattr(receiver, "parent") else None
+            owner = type(parent).__name__ if parent is not None else "-"
+            kind = getattr(event.type(), "name", str(event.type()))
+            label = f"{type(receiver).__name__} in {owner}: {kind}"
+            started = time.thread_time()
+            self._nested.append(0.0)
+            try:
+                return super().notify(receiver, event)
+            finally:
+                spent = time.thread_time() - started
+                inner = self._nested.pop()
+                if self._nested:
+                    self._nested[-1] += spent
+                self.spent[label] += spent - inner
+
+    return TimedApplication()
+
+
+def profile_report(label: str, turns: list[list[tuple[str, ...]]], top: int = 14) -> str:
+    """The functions most often on the UI thread's stack during a phase's slow turns
+    (inclusive: a function counts when it is anywhere on the stack), and the innermost ones."""
+    if not turns:
+        return f"{label}: no slow turns"
+    inclusive: collections.Counter[str] = collections.Counter()
+    innermost: collections.Counter[str] = collections.Counter()
+    total = 0
+    for samples in turns:
+        for names in samples:
+            total += 1
+            inclusive.update(set(names))
+            innermost[names[0] if names else "(no Python frame)"] += 1
+    lines = [f"{label}: {len(turns)} slow turns, {total} samples"]
+    lines += [f"   {n / total:5.0%} {name}" for name, n in inclusive.most_common(top)]
+    lines.append("  innermost:")
+    lines += [f"   {n / total:5.0%} {name}" for name, n in innermost.most_common(top)]
+    return "\n".join(lines)
+
+
+class TurnLog:
+    """Each phase's gaps between ticks and the UI thread's CPU time in them; with a profile
+    threshold (ms), the stack samples of the turns whose CPU time exceeded it."""
+
+    def __init__(self, phases: tuple[str, ...], profile_over_ms: float) -> None:
+        self.phases = phases
+        self.gaps: dict[str, list[float]] = {name: [] for name in phases}
+        self.cpu: dict[str, list[float]] = {name: [] for name in phases}
+        self.profile_over = profile_over_ms / 1000
+        self.sampler = StackSampler(threading.get_ident()) if profile_over_ms > 0 else None
+        self.slow: dict[str, list[list[tuple[str, ...]]]] = collections.defaultdict(list)
+        # The application's CPU time by event since the last tick (`timed_application`).
+        self.events: collections.Counter[str] | None = None
+        self.slow_events: dict[str, collections.Counter[str]] = collections.defaultdict(
+            collections.Counter
+        )
+        self.worst: dict[str, list] = collections.defaultdict(list)
+
+    def add(self, phase: str, since: float, now: float, cpu: float) -> None:
+        self.gaps.setdefault(phase, []).append(now - since)
+        self.cpu.setdefault(phase, []).append(cpu)
+        if self.sampler is not None:
+            samples = self.sampler.take(since, now)
+            if cpu > self.profile_over:
+                self.slow[phase].append(samples)
+                if self.events is not None:
+                    self.slow_events[phase].update(self.events)
+                    self.worst[phase].append((cpu, self.events.most_common(4)))
+        if self.events is not None:
+            self.events.clear()
+
+    def report(self) -> None:
+        for name in self.phases:
+            print(summary(name, self.gaps[name], self.cpu[name]))
+        if self.sampler is not None:
+            self.sampler.stop()
+            for name in self.phases:
+                print(profile_report(name, self.slow[name]))
+                spent = self.slow_events[name]
+                total = sum(spent.values()) or 1.0
+                print(f"  {name}: UI-thread CPU of slow turns by event (own time, not nested)")
+                for label, seconds in spent.most_common(16):
+                    print(f"   {seconds / total:5.0%} {seconds * 1000:8.1f} ms {label}")
+                print(f"  {name}: the slowest turns' costliest events")
+                for cpu, top in sorted(self.worst[name], key=lambda t: -t[0])[:6]:
+                    parts = "; ".join(f"{label} {s * 1000:.1f}" for label, s in top)
+                    print(f"   {cpu * 1000:6.1f} ms: {parts}")
+
+
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=float, default=25.0)
     parser.add_argument("--vocab", type=int, default=32768)
@@ -65,7 +224,18 @@ def main() -> int:
     parser.add_argument(
         "--text-chars", type=int, default=20_000, help="Tokens-tab text re-cut while replaying"
     )
-    args = parser.parse_args()
+    parser.add_argument(
+        "--profile-over",
+        type=float,
+        default=0.0,
+        metavar="MS",
+        help="sample the UI thread's stack; report turns over MS of UI-thread CPU",
+    )
+    return parser.parse_args()
+
+
+def main() -> int:
+    args = parse_args()
 
     from PySide6.QtCore import QSettings, QTimer
     from PySide6.QtWidgets import QApplication
@@ -74,7 +244,10 @@ def main() -> int:
     from workbench.gui.main_window import MainWindow
 
     configure_application()
-    app = QApplication([])
+    phases = ("counting", "training", "replay", "loading a run")
+    log = TurnLog(phases, args.profile_over)
+    app = timed_application(QApplication) if args.profile_over > 0 else QApplication([])
+    log.events = getattr(app, "spent", None)
     tmp = Path(tempfile.mkdtemp(prefix="bpe-bench-"))
     window = MainWindow(QSettings(str(tmp / "s.ini"), QSettings.Format.IniFormat), tmp / "runs.db")
     window.sigClosed.connect(app.quit)
@@ -83,9 +256,6 @@ def main() -> int:
     size = sum(f.stat().st_size for f in files)
     print(f"corpus: {len(files)} files, {size / 1e6:.1f} MB; vocab {args.vocab}", flush=True)
 
-    phases = ("counting", "training", "replay", "loading a run")
-    gaps: dict[str, list[float]] = {name: [] for name in phases}
-    cpu: dict[str, list[float]] = {name: [] for name in phases}
     last = [time.perf_counter()]
     last_cpu = [time.thread_time()]
     last_key: list[str | None] = [None]
@@ -104,8 +274,7 @@ def main() -> int:
         # the handling of the run's end (the worker's idle answer) falls between the two.
         gap_key = key if key is not None else last_key[0]
         if gap_key is not None:
-            gaps.setdefault(gap_key, []).append(now - last[0])
-            cpu.setdefault(gap_key, []).append(now_cpu - last_cpu[0])
+            log.add(gap_key, last[0], now, now_cpu - last_cpu[0])
         last[0], last_cpu[0], last_key[0] = now, now_cpu, key
 
     def begin() -> None:
@@ -169,8 +338,7 @@ def main() -> int:
 
     QTimer.singleShot(100, wait_warm)
     app.exec()
-    for name in phases:
-        print(summary(name, gaps[name], cpu[name]))
+    log.report()
     return 0
 
 

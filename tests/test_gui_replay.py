@@ -95,3 +95,54 @@ def test_training_ends_a_replay_and_a_new_run_is_replayable(qtbot, window):
     assert window.replay.clock.total == window.merges_done
     assert window.merge_list.model.replay_at is None
     click(qtbot, window, "stop")
+
+
+def test_a_playing_replay_moves_one_costly_view_per_frame(qtbot, window, monkeypatch):
+    """Each view of a playing replay costs the UI thread a turn, so a frame moves at most one
+    of the Tokens cut, teaching and the merge list (the charts' markers every frame); each
+    still follows, a few times a second."""
+    train_to(qtbot, window, 256 + 200)
+    panel = window.tokens.panel
+    qtbot.waitUntil(lambda: panel._run_id == window.run_id, timeout=COLD_START_MS)
+    panel.set_text("the quick brown fox jumps over the lazy dog")
+    qtbot.waitUntil(lambda: window.merge_list.model.rowCount() == 200, timeout=5000)
+    frames: list[set[str]] = []
+    moved: set[str] = set()
+
+    def spy(name, original):
+        def call(*args):
+            moved.add(name)
+            return original(*args)
+
+        return call
+
+    monkeypatch.setattr(panel, "show_rank", spy("tokens", panel.show_rank))
+    monkeypatch.setattr(window, "_teach_replayed", spy("teaching", window._teach_replayed))
+    monkeypatch.setattr(
+        window.merge_list, "show_replay", spy("list", window.merge_list.show_replay)
+    )
+
+    def frame(_k: int) -> None:
+        if window.replay.playing:
+            frames.append(set(moved))
+        moved.clear()
+
+    # Connected after the window's slot, so it sees what that frame moved.
+    window.replay.sigRank.connect(frame)
+    replay = window.replay
+    replay.speed.setCurrentIndex(0)  # 10 merges a second: 200 merges last 20 s
+    replay.seek(0)
+    replay.play()
+    qtbot.wait(1800)
+    window.replay.sigRank.disconnect(frame)
+    qtbot.mouseClick(replay.play_button, Qt.MouseButton.LeftButton)  # pause: all catch up
+    assert not replay.playing and 0 < replay.k < 200
+    assert window.merge_list.model.replay_at == replay.k
+    qtbot.waitUntil(lambda: len(panel.view.tokenizer.merges) == replay.k, timeout=10_000)
+    assert len(frames) > 20
+    assert all(len(views) <= 1 for views in frames), frames
+    counts = {
+        name: sum(name in views for views in frames) for name in ("tokens", "teaching", "list")
+    }
+    assert counts["tokens"] >= 2 and counts["teaching"] >= 2 and counts["list"] >= 4, counts
+    assert window.merge_list.model.replay_at is not None

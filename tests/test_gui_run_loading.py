@@ -20,6 +20,7 @@ from gui_fixtures import (  # noqa: E402
     window,  # noqa: F401
 )
 
+from workbench.gui import charts as charts_module  # noqa: E402
 from workbench.gui import history_loader  # noqa: E402
 
 
@@ -72,3 +73,29 @@ def test_an_opened_run_explains_its_last_merge(qtbot, window):
         lambda: "did not record the runner-up" in window.teaching.why.text(), timeout=10_000
     )
     assert window.teaching.newest.full_text().startswith("Merge 30:")
+
+
+def test_opening_a_run_moves_no_axis_until_its_merges_are_in(qtbot, window, monkeypatch):
+    """The turn that opens a run repainted all eight axes (empty ranges) only to move them
+    again when the merges arrived: the axes stay until the data moves them, then fit it."""
+    train_to(qtbot, window, 256 + 80)
+    run_id = window.run_id
+    qtbot.waitUntil(lambda: not window.charts._exact_pending, timeout=5000)
+    moves: list[int] = []
+    real_apply = charts_module._Range._apply
+
+    def apply(self, low: float, high: float) -> None:
+        moves.append(id(self))
+        real_apply(self, low, high)
+
+    monkeypatch.setattr(charts_module._Range, "_apply", apply)
+    plots = (window.charts.count_plot, window.charts.bpt_plot, window.charts.rate_plot)
+    before = [plot.vb.viewRange() for plot in plots]
+    window.open_run(run_id)
+    assert moves == [] and window.charts.data.n == 0
+    assert [plot.vb.viewRange() for plot in plots] == before
+    qtbot.waitUntil(lambda: not window.history.loading, timeout=COLD_START_MS)
+    qtbot.waitUntil(lambda: not window.charts._exact_pending, timeout=5000)
+    assert window.charts.data.n == 80
+    (x_low, x_high), _ = window.charts.count_plot.vb.viewRange()
+    assert x_low == 0 and 80 <= x_high <= 80 * 1.05  # spans the run's merges, as at its end

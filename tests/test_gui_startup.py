@@ -39,9 +39,11 @@ def test_a_first_start_names_each_stage_from_startup(qtbot, monkeypatch):
     calls: list[tuple[str, list[str]]] = []
     counting_when_trainer_waited: list[bool] = []
     counting = threading.Event()
+    thens: list[str | None] = []  # the encoder queued behind the trainer's stages
 
-    def ensure(job, patterns, report=None, cancel=None, on_ready=None, nice=False):
+    def ensure(job, patterns, report=None, cancel=None, on_ready=None, nice=False, then=None):
         calls.append((job, list(patterns)))
+        thens.append(then)
         todo = startup.needs(job, patterns)
         for done, need in enumerate(todo):
             report(startup.StartupEvent(job, need, done, len(todo), 10.0))
@@ -61,7 +63,7 @@ def test_a_first_start_names_each_stage_from_startup(qtbot, monkeypatch):
     with qtbot.waitSignal(warmer.sigEncoderReady, timeout=COLD_START_MS):
         thread = _start(warmer)
     _stop(qtbot, thread)
-    assert calls == [("train", ["o200k"]), ("encode", ["o200k"])]
+    assert calls == [("train", ["o200k"]), ("encode", ["o200k"])] and thens == ["encode", None]
     assert counting_when_trainer_waited == [True]
     assert warmer.done.is_set() and warmer.encoder.is_set() and warmer.compiled
     assert lines[0] == (0, 3, "Preparing the o200k pre-tokenizer (first use) — 1 of 3, about 10 s", True)  # fmt: skip
@@ -74,7 +76,7 @@ def test_closing_stops_the_wait_and_the_thread(qtbot, monkeypatch):
     finish the compile for the next start) and encoding stays held, compiling nothing here."""
     waiting = threading.Event()
 
-    def ensure(job, patterns, report=None, cancel=None, on_ready=None, nice=False):
+    def ensure(job, patterns, report=None, cancel=None, on_ready=None, nice=False, then=None):
         waiting.set()
         cancel.wait(COLD_START_MS / 1000)
         raise CancelledError("stopped waiting")
@@ -109,7 +111,7 @@ def test_a_warm_start_says_nothing_about_first_use(qtbot):
 def _fake_ensure(calls: list):
     """startup.ensure as on a cold start: one encoder compiling for the job (no real helper)."""
 
-    def ensure(job, patterns, report=None, cancel=None, on_ready=None, nice=False):
+    def ensure(job, patterns, report=None, cancel=None, on_ready=None, nice=False, then=None):
         calls.append((job, list(patterns)))
         need = startup.Need("encoder", "o200k")
         if report is not None:
@@ -235,7 +237,7 @@ def test_the_worker_counts_through_the_session(qtbot, monkeypatch, tmp_path):
 def _held_ensure(release: threading.Event, calls: list):
     """startup.ensure as on a cold start: the encoder "compiles" until `release` is set."""
 
-    def ensure(job, patterns, report=None, cancel=None, on_ready=None, nice=False):
+    def ensure(job, patterns, report=None, cancel=None, on_ready=None, nice=False, then=None):
         calls.append((job, list(patterns)))
         need = startup.Need("encoder", "gpt2")
         if report is not None:

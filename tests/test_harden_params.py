@@ -195,3 +195,20 @@ def test_a_pattern_with_groups_counts_whole_matches(tmp_path, capsys):
     code, _, err = run_cli(capsys, "train", str(corpus), "--vocab-size", "260", "--out",
                            str(tmp_path / "out"), "--no-db", "--pattern", config.pattern)  # fmt: skip
     assert code == 0, err
+
+
+def test_presets_count_without_the_time_limit(monkeypatch):
+    """The presets run in linear time and skip `regex`'s timeout (it triples the cost of
+    matching); a custom pattern keeps it."""
+    from workbench.engine.errors import PatternError
+    from workbench.engine.patterns.regexes import resolve
+    from workbench.engine.pretokenize import _regex_worker as worker
+
+    monkeypatch.setattr(worker, "TIMEOUT_SECONDS", 0.0)
+    monkeypatch.setattr(worker, "TIMEOUT_SECONDS_PER_CHAR", 0.0)
+    text = "Hello world, 123 times!\n" * 2000
+    for name in ("gpt2", "cl100k", "o200k"):
+        counts = worker.count_segments(resolve(name), [text])
+        assert sum(map(len, counts.elements())) == len(text)
+    with pytest.raises(PatternError, match="backtracks"):
+        worker.count_segments(resolve("gpt2") + "|x", [text])

@@ -140,10 +140,61 @@ def test_a_small_cold_run_starts_at_once_and_a_large_one_waits_named(monkeypatch
     waited: list[str] = []
     monkeypatch.setattr(startup, "ensure", lambda job, patterns, report: waited.append(job))
     monkeypatch.setattr(startup, "QUICK_COUNT_BYTES", 10)
+    monkeypatch.setattr(startup, "REGEX_COUNT_BYTES", 20)
     big = startup.plan_training([corpus], TrainConfig(vocab_size=300), said.append)
     assert waited == ["train"] and big.count_config.pretokenizer == "auto"
     startup.plan_training([corpus], TrainConfig(vocab_size=300, tie_break="hf"))
     assert waited == ["train", "train"]  # HF mode: the kernels only
+
+
+def test_a_mid_sized_cold_run_counts_with_regex_while_the_trainer_compiles(monkeypatch, tmp_path):
+    """Over QUICK_COUNT_BYTES: the trainer compiles first at the normal priority (the merges
+    wait for it), the scanner after it in the same helper, lowered (only the next run needs
+    it); `regex` counts meanwhile."""
+    corpus = tmp_path / "mid.txt"
+    corpus.write_text("the cat sat\n" * 100, encoding="utf-8")
+    monkeypatch.setattr(warmup, "is_ready", lambda stage, pattern="gpt2": False)
+    started: list[tuple] = []
+    monkeypatch.setattr(
+        warmup,
+        "start_detached",
+        lambda work, log, nice, afterwards=(): started.append((work, nice, afterwards)),
+    )
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(startup, "QUICK_COUNT_BYTES", 10)
+    said: list[startup.StartupEvent] = []
+    start = startup.plan_training([corpus], TrainConfig(vocab_size=300), said.append)
+    assert start.count_config.pretokenizer == "regex" and start.kernels_ready is not None
+    gpt2 = TrainConfig().pattern_string
+    assert started == [([("index", "gpt2"), ("merges", "gpt2")], False, [("pretokenizer", gpt2)])]
+    assert [event.line() for event in said] == [
+        "preparing the trainer's pair index, the trainer's merge loop in the background (first"
+        " use, about 12 s); counting with regex meanwhile (the same pieces); training starts in"
+        " Python and moves to the fast kernels when ready; the gpt2 pre-tokenizer compiles after"
+        " them, for the next run"
+    ]
+    # The trainer cached already: only the scanner, lowered, and the Numba trainer at once.
+    monkeypatch.setattr(warmup, "is_ready", lambda stage, pattern="gpt2": stage != "pretokenizer")
+    started.clear()
+    start = startup.plan_training([corpus], TrainConfig(vocab_size=300))
+    assert start.count_config.pretokenizer == "regex" and start.kernels_ready is None
+    assert started == [([], False, [("pretokenizer", gpt2)])]
+
+
+def test_a_helper_lowers_itself_before_the_stages_after_then_lowered(monkeypatch, tmp_path):
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    lowered = []
+    compiled: list[tuple[str, bool]] = []
+    monkeypatch.setattr(warmup, "_lower_priority", lambda: lowered.append(True))
+    monkeypatch.setattr(
+        warmup, "compile_stage", lambda key, pattern, folder: compiled.append((key, bool(lowered)))
+    )
+    argv = ["--lock-now", "index", "gpt2", "merges", "gpt2", warmup._LOWER, "pretokenizer", "o200k"]
+    warmup._helper_main(argv)
+    assert compiled == [("index", False), ("merges", False), ("pretokenizer", True)]
+    compiled.clear(), lowered.clear()
+    warmup._helper_main(["--lock", "index", "gpt2"])
+    assert compiled == [("index", True)]
 
 
 @pytest.mark.parametrize("preset", [None, "set"])
@@ -249,7 +300,7 @@ class _FakeClock:
 class _FakeBackground:
     """Helpers that compile each stage in `takes` seconds of the fake clock, one core."""
 
-    def __init__(self, wanted, nice: bool = True) -> None:
+    def __init__(self, wanted, nice: bool = True, afterwards=()) -> None:
         self.needs = list(wanted)
 
     def seconds_left(self, remaining) -> float:
@@ -363,3 +414,50 @@ def test_a_stage_compiled_meanwhile_is_not_announced(monkeypatch):
     assert {event.need.stage for event in events if event.need is not None} == {"pretokenizer"}
     assert events[-1].line() == "fast kernels ready for train (3 compiled)"
     assert ready == ["pretokenizer", "index", "merges"]
+
+
+def test_a_cold_mid_sized_run_makes_the_warm_runs_merges(monkeypatch, tmp_path, caplog):
+    """The mid-sized first use (`regex` counting, Python merges while nothing is compiled)
+    against the usual warm path (the scanner, the Numba trainer): the same merges."""
+    import logging
+
+    import workbench
+
+    text = "".join(path.read_text(encoding="utf-8") for path in sorted(Path("docs").glob("*.md")))
+    corpus = tmp_path / "docs.txt"
+    corpus.write_text(text[:80_000] + "\n", encoding="utf-8")
+    warm = workbench.train(corpus, vocab_size=700, progress=False)
+    monkeypatch.setattr(warmup, "is_ready", lambda stage, pattern="gpt2": False)
+    monkeypatch.setattr(warmup, "start_detached", lambda *args, **kwargs: None)  # never ready
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "cache"))  # its locks only
+    monkeypatch.setattr(startup, "QUICK_COUNT_BYTES", 10)
+    with caplog.at_level(logging.INFO, logger="workbench"):
+        cold = workbench.train(corpus, vocab_size=700, progress=False)
+    assert "counting with regex meanwhile (the same pieces)" in caplog.text
+    assert len(cold.merges) == 700 - 256 and cold.merges == warm.merges
+    assert cold.stats.unique_pieces == warm.stats.unique_pieces
+
+
+def test_the_window_encoder_follows_the_scanner_in_its_helper(monkeypatch, tmp_path):
+    """`ensure("train", then="encode")`: the encoder is queued, lowered, in the helper that
+    compiles the scanner (it loads the scanner's kernels, and no core idles between the
+    waits); the trainer's helper gets none of it, and the wait is for the trainer only."""
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(warmup, "is_ready", lambda stage, pattern="gpt2": False)
+    started: list[tuple] = []
+
+    def start(work, log, nice, afterwards=()):
+        started.append((work, nice, list(afterwards)))
+
+    monkeypatch.setattr(warmup, "start_detached", start)
+    waited: list[list[str]] = []
+    monkeypatch.setattr(
+        startup, "_wait_through", lambda job, todo, *rest: waited.append([n.stage for n in todo])
+    )
+    startup.ensure("train", ["gpt2"], nice=True, then="encode")
+    assert sorted(started) == [
+        ([("index", "gpt2"), ("merges", "gpt2")], True, []),
+        ([("pretokenizer", "gpt2")], True, [("encoder", "gpt2")]),
+    ]
+    assert waited == [["pretokenizer", "index", "merges"]]

@@ -117,6 +117,8 @@ _QUICK_ORDER = ("index", "merges", "pretokenizer", "encoder")
 # Helpers compile at a lower priority: on a first start the user's run (counting with `regex`,
 # training in Python) and the window need the cores more than the compile that follows them.
 _HELPER_NICENESS = 5
+# In a helper's arguments: the stages after it compile lowered (`start_detached(afterwards=)`).
+_LOWER = "--then-lowered"
 
 
 # Helper processes running now, so a closing app can stop them (`stop_compiling`), and those
@@ -337,18 +339,25 @@ def _lock_folder() -> Path | None:
 
 
 def start_detached(
-    work: Sequence[tuple[str, str]], log: Path, nice: bool = True
+    work: Sequence[tuple[str, str]],
+    log: Path,
+    nice: bool = True,
+    afterwards: Sequence[tuple[str, str]] = (),
 ) -> subprocess.Popen | None:
     """A helper process compiling `work` ((stage, pattern) pairs, in order), in its own session
     so it outlives the command that started it (Ctrl-C in the terminal does not reach it
     either), writing to `log`. `nice`: at a lower priority, for a caller that works meanwhile
     (training or encoding in Python); False when a person waits for it (on a busy machine a
-    lowered compile would wait behind every other process). None where no helper can run (a
-    bundled app, no fork): the caller then compiles in this process."""
-    if getattr(sys, "frozen", False) or not work:
+    lowered compile would wait behind every other process). `afterwards`: stages the same
+    helper compiles next, lowered, for a later command (nobody waits for them now). None where
+    no helper can run (a bundled app, no fork): the caller then compiles in this process."""
+    if getattr(sys, "frozen", False) or not (work or afterwards):
         return None
     argv = [sys.executable, "-m", "workbench.engine.warmup", "--lock" if nice else "--lock-now"]
     argv += [item for stage, pattern in work for item in (stage, pattern)]
+    if afterwards:
+        argv.append(_LOWER)
+        argv += [item for stage, pattern in afterwards for item in (stage, pattern)]
     try:
         log.parent.mkdir(parents=True, exist_ok=True)
         with open(log, "ab") as out:
@@ -372,18 +381,25 @@ def _helper_main(argv: list[str]) -> None:
     """`python -m workbench.engine.warmup PATTERN STAGE...` (the window's helper: prints each
     stage's key when its kernels are cached) or `--lock STAGE PATTERN [STAGE PATTERN...]` (a
     detached helper: a line per stage, with what it cost, for the log; `--lock-now` the same at
-    the normal priority, for a job that only waits for it). Each stage compiles under its lock
-    file in NUMBA_CACHE_DIR: one another process compiled is only loaded."""
+    the normal priority, for a job that only waits for it; stages after `--then-lowered` follow
+    at the lower priority). Each stage compiles under its lock file in NUMBA_CACHE_DIR: one
+    another process compiled is only loaded."""
     detached = argv[:1] in (["--lock"], ["--lock-now"])
+    lowered_from = None  # the index in `work` of the first stage compiled lowered
     if detached:
-        work = list(zip(argv[1::2], argv[2::2], strict=True))
+        args = argv[1:]
+        cut = args.index(_LOWER) if _LOWER in args else len(args)
+        work = list(zip(args[:cut:2], args[1:cut:2], strict=True))
+        lowered_from = len(work) if cut < len(args) else None
+        work += list(zip(args[cut + 1 :: 2], args[cut + 2 :: 2], strict=True))
     else:
         work = [(key, argv[0]) for key in argv[1:]]
     folder = _lock_folder()
     if argv[:1] != ["--lock-now"]:
-        with contextlib.suppress(OSError, AttributeError):  # AttributeError: no nice on Windows
-            os.nice(_HELPER_NICENESS)  # the app's own work (counting, the window) comes first
-    for key, pattern in work:
+        _lower_priority()
+    for at, (key, pattern) in enumerate(work):
+        if at == lowered_from and argv[:1] == ["--lock-now"]:
+            _lower_priority()
         wall, cpu = time.perf_counter(), time.process_time()
         compiled = compile_stage(key, pattern, folder)
         if not detached:
@@ -393,6 +409,11 @@ def _helper_main(argv: list[str]) -> None:
         what = "compiled" if compiled else "already cached"
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
         print(f"{key} {shown}: {what} in {wall:.1f} s ({cpu:.1f} CPU s)", flush=True)
+
+
+def _lower_priority() -> None:
+    with contextlib.suppress(OSError, AttributeError):  # AttributeError: no nice on Windows
+        os.nice(_HELPER_NICENESS)  # the app's own work (counting, the window) comes first
 
 
 if __name__ == "__main__":

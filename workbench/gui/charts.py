@@ -14,6 +14,7 @@ log axis); between steps only the curves' own rectangles are repainted.
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import pyqtgraph as pg
@@ -122,6 +123,8 @@ class ChartsPanel(QWidget):
     """Live charts over a `ChartData`; `sigHoverMerge(index)` when the cursor is over a merge."""
 
     sigHoverMerge = Signal(int)
+    drawn_at = 0.0  # when the curves last took new data (their repaint follows in that turn)
+    _exact_pending: list = []  # axes a `fit_to_data` has still to span, with their bounds
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -203,8 +206,14 @@ class ChartsPanel(QWidget):
         self.timer.start()
 
     # --- feeding -------------------------------------------------------------------------
-    def reset(self, corpus_bytes: int = 0, caption: str | None = None) -> None:
-        """Empty charts (a new run, a stored run, a new corpus); the hover line forgets too."""
+    def reset(
+        self, corpus_bytes: int = 0, caption: str | None = None, keep_axes: bool = False
+    ) -> None:
+        """Empty charts (a new run, a stored run, a new corpus); the hover line forgets too.
+
+        `keep_axes`: the axes stay where they are until the data moves them (a stored run
+        being loaded, whose `fit_to_data` follows): setting the empty ranges first repainted
+        every axis in the turn that opened the run (~35 ms), only to move them all again."""
         self.data.reset(corpus_bytes)
         self.groups.reset()
         self.hover_label.setText(HOVER_HINT)
@@ -213,10 +222,13 @@ class ChartsPanel(QWidget):
         self.set_transition(None)
         if caption is not None:
             self.caption.setText(caption)
+        self._exact_pending = []
+        self._dirty = True
+        if keep_axes:
+            return
         for axis_range in self.ranges:
             axis_range.reset()
         self._empty_ranges()
-        self._dirty = True
 
     def _empty_ranges(self) -> None:
         """Plausible axes before the first merge (a log axis over 1..10 shows odd minor ticks);
@@ -274,6 +286,10 @@ class ChartsPanel(QWidget):
         if not self._dirty or not self.isVisible():
             return
         self._dirty = False
+        if self._exact_pending:  # a fit at the run's end still going: it moves the axes
+            self._fit_exact()
+            return
+        self.drawn_at = time.perf_counter()
         d = self.data
         self.count_curve.setData(d.rank.view(), d.count.view())
         n_bpt = len(d.bytes_per_token)
@@ -286,11 +302,28 @@ class ChartsPanel(QWidget):
 
     def fit_to_data(self) -> None:
         """At a run's end (or a stored run loaded): every axis spans its data, without the
-        room the growing steps left for merges that are not coming."""
+        room the growing steps left for merges that are not coming.
+
+        `MOVES_PER_FRAME` axes now (the merge charts' x axes first), the rest on the next
+        redraws: all eight at once repainted every chart in one turn (~45 ms for 32k merges)."""
         self.redraw_if_dirty()
-        for axis_range, wanted in zip(self.ranges, self._wanted_bounds(), strict=True):
-            if wanted is not None:
-                axis_range.exact(*wanted)
+        self._exact_pending = [
+            (axis_range, wanted)
+            for axis_range, wanted in zip(self.ranges, self._wanted_bounds(), strict=True)
+            if wanted is not None
+        ]
+        self._fit_exact()
+
+    def _fit_exact(self) -> None:
+        """Span the next `MOVES_PER_FRAME` axes of a `fit_to_data` exactly."""
+        now, self._exact_pending = (
+            self._exact_pending[:MOVES_PER_FRAME],
+            self._exact_pending[MOVES_PER_FRAME:],
+        )
+        for axis_range, wanted in now:
+            axis_range.exact(*wanted)
+        if self._exact_pending:
+            self._dirty = True  # the redraw timer comes back for the rest
 
     def settle(self) -> None:
         """Draw now with every axis caught up, for a still picture (a screenshot) where no

@@ -10,6 +10,7 @@ threads have finished, so no merge is lost and no QThread outlives its window.
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, QThread, QTimer, Signal
@@ -51,6 +52,7 @@ from workbench.gui.worker import KernelWarmer, TrainWorker
 from workbench.store import RunStore
 
 STATUS_MS = 250
+LIST_AFTER_CHARTS_S = 0.05  # the merge list moves this long after the charts' redraw
 RECOUNT_DELAY_MS = 600
 
 
@@ -267,7 +269,14 @@ class MainWindow(
             self.status.show(
                 self.merges_done, getattr(self, "target_merges", 0), self.meter, running
             )
-        self.merge_list.poke()
+        # The window paints all it has to in one turn: the merge list's scroll (~5-10 ms) in
+        # the turn of the charts' redraw (~10-15 ms) made one long pause, so it waits a little.
+        if time.perf_counter() - self.charts.drawn_at < LIST_AFTER_CHARTS_S:
+            QTimer.singleShot(
+                int(LIST_AFTER_CHARTS_S * 1000), self.merge_list, self.merge_list.poke
+            )
+        else:
+            self.merge_list.poke()
 
     # --- closing ---------------------------------------------------------------------------
     def threads_running(self) -> bool:

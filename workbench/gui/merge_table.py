@@ -48,6 +48,18 @@ NEWEST = QColor(255, 183, 3, 150)  # the newest merge
 LATER = QColor(150, 150, 150)  # merges after the replay's k: not made yet at that point
 SUPERWORD = QColor(114, 9, 183, 110)  # a SuperBPE superword (crosses a space): its token cell
 BASE_TOKEN = "(base token)"  # a part from an extension run's base whose bytes are not at hand
+_ROLES = frozenset(
+    int(role)
+    for role in (
+        Qt.ItemDataRole.DisplayRole,
+        Qt.ItemDataRole.TextAlignmentRole,
+        Qt.ItemDataRole.FontRole,
+        Qt.ItemDataRole.ForegroundRole,
+        Qt.ItemDataRole.BackgroundRole,
+        Qt.ItemDataRole.ToolTipRole,
+        Qt.ItemDataRole.UserRole,
+    )
+)  # the roles `data` answers
 PENDING = "…"  # shown in text columns while a row's page is being read
 _INDEX = QModelIndex | QPersistentModelIndex
 
@@ -392,6 +404,10 @@ class MergeTableModel(ListTableModel):
         return 0 if parent.isValid() else self._count
 
     def data(self, index: _INDEX, role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        # A view asks ~10 roles per visible cell on every repaint (a replay's or a live run's
+        # ticks); the roles this model never answers are turned away before any other call.
+        if role not in _ROLES:
+            return None
         if not index.isValid() or index.row() >= self._count:
             return None
         column = index.column()

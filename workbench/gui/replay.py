@@ -116,6 +116,9 @@ class ReplayBar(QWidget):
     def toggle(self) -> None:
         if self.playing:
             self.stop()
+            # A playing replay moves the costlier views only a few times a second: paused,
+            # they all catch up with k (the window's handler does all at rest).
+            self._emit()
         else:
             self.play()
 

@@ -13,6 +13,7 @@ from workbench.store import StoreError
 
 SAMPLE_COST_FACTOR = 4  # between ticks, rebuild the sample's tokenizer after 4x its cost
 REPLAY_CUT_SECONDS = 0.5  # a playing replay repaints the Tokens text at most this often
+REPLAY_LIST_SECONDS = 0.15  # and the merge list (its greying and scrolling) at most this often
 
 
 class TeachingAndReplay:
@@ -73,25 +74,41 @@ class TeachingAndReplay:
         self.teaching.explain(newest, following, rule)
 
     _replay_cut_at = 0.0  # when a playing replay last asked for a re-cut of the Tokens text
+    _replay_taught_at = 0.0  # ... last moved teaching to its k
+    _replay_list_at = 0.0  # ... last moved the merge list
 
     def _replay_at(self, k: int) -> None:
-        """The timeline shows the run after its first k merges, in every view of it."""
+        """The timeline shows the run after its first k merges, in every view of it.
+
+        While it plays, only the charts' markers move every frame. The other views cost this
+        thread a turn each: the Tokens cut's answer ~10-20 ms (colouring the visible lines,
+        laying out the strip), teaching's sample and explanation ~5 ms, the merge list's
+        repaint ~7-10 ms (its model's `data` for every visible cell). So each frame moves at
+        most one of them, each at its own pace, and their answers seldom share a turn. At rest
+        (a seek, the end) every view follows at once."""
         total = self.replay.clock.total
         at = None if k >= total else k
         self.charts.show_replay(at)
-        self.merge_list.show_replay(at)
         panel = self.tokens.panel
-        if panel.run_id is None or panel.run_id != self.run_id:
+        cuts = panel.run_id is not None and panel.run_id == self.run_id
+        if not self.replay.playing:
+            if cuts:
+                panel.show_rank(k)
+                self._teach_replayed(k)
+            self.merge_list.show_replay(at)
             return
-        # The panel cuts in the background, the newest k next; painting a cut still takes this
-        # thread ~30 ms (the highlighter and the strip), so a playing replay repaints the text
-        # a few times a second; at rest (a seek, the end), at once.
         now = time.perf_counter()
-        if self.replay.playing and now - self._replay_cut_at < REPLAY_CUT_SECONDS:
-            return
-        self._replay_cut_at = now
-        panel.show_rank(k)
-        self._teach_replayed(k)
+        if cuts and now - self._replay_cut_at >= REPLAY_CUT_SECONDS:
+            self._replay_cut_at = now
+            panel.show_rank(k)
+        elif cuts and now - self._replay_taught_at >= REPLAY_CUT_SECONDS:
+            self._replay_taught_at = now
+            self._teach_replayed(k)
+        elif now - self._replay_list_at >= REPLAY_LIST_SECONDS and not (cuts and panel.painting()):
+            # Not while the Tokens tab paints a cut: the list's repaint and a cut's answer
+            # or colouring slices between the same two ticks made the replay's longest turns.
+            self._replay_list_at = now
+            self.merge_list.show_replay(at)
 
     def _teach_replayed(self, k: int) -> None:
         """Teaching follows the timeline: merge k is the newest, explained at once, and marked

@@ -521,10 +521,12 @@ class KernelWarmer(QObject):
         if startup.missing(startup.needs("encode", [self.pattern])):
             warmup.hold_encoder()  # encoding jobs wait for the helper's encoder
         try:
-            # nice: the window trains in Python and stays responsive while the helpers work.
+            # nice: the window trains in Python and stays responsive while the helpers work;
+            # the encoder follows in the helper that compiles the scanner (it reuses its kernels).
             compiled = startup.ensure(
-                "train", [self.pattern], self._report, self.cancel, self._stage_ready, nice=True
-            )
+                "train", [self.pattern], self._report, self.cancel, self._stage_ready, nice=True,
+                then="encode",
+            )  # fmt: skip
             self.compiled = bool(compiled)
             if not compiled:
                 self.sigProgress.emit(0, 1, "Loading the fast kernels", False)

@@ -58,6 +58,11 @@ SHARED_STAGES = ("index", "merges")
 # MB a second) sooner than the scanner would compile, and the Python trainer makes the first
 # merges while the kernels compile in the background.
 QUICK_COUNT_BYTES = 8 << 20
+# Corpora up to this size (and over QUICK_COUNT_BYTES) are counted with `regex` on a first use
+# while the trainer compiles, the scanner after it: `regex` counts a preset at about 6 MB a CPU
+# second, so 30 MB take 5 CPU s against the gpt2 scanner's 15 CPU s of compiling (24-38 for
+# o200k) before it counts at all; past this size the scanner is sooner.
+REGEX_COUNT_BYTES = 64 << 20
 # Text up to this size is encoded at once by the pure-Python encoder when a job's encoders are
 # not compiled (it does about 3 MB a CPU second on o200k; the encoder compiles in 15-30).
 QUICK_ENCODE_BYTES = 16 << 20
@@ -202,11 +207,14 @@ def estimate(wanted: Sequence[Need]) -> float:
 class Background:
     """Stages compiling in detached helpers; `ready()` once all are cached and unlocked."""
 
-    def __init__(self, wanted: Sequence[Need], nice: bool = True) -> None:
+    def __init__(
+        self, wanted: Sequence[Need], nice: bool = True, afterwards: Sequence[Need] = ()
+    ) -> None:
         """`nice`: the helpers run at a lower priority (the caller works meanwhile); False
-        when the caller only waits for them."""
+        when the caller only waits for them. `afterwards`: stages one helper compiles after
+        `wanted`, lowered, for a later command (`ready()` does not wait for them)."""
         self.needs = list(wanted)
-        self.helpers = _start_helpers(self.needs, nice)
+        self.helpers = _start_helpers(self.needs, nice, afterwards)
         self._ready = not self.needs
 
     def ready(self) -> bool:
@@ -234,17 +242,21 @@ def ensure(
     cancel: threading.Event | None = None,
     on_ready: Callable[[Need], None] | None = None,
     nice: bool = False,
+    then: str | None = None,
 ) -> list[Need]:
     """Make every kernel `job` needs ready, compiling what is missing (returns it: empty on any
     start after the first, and then `report` is never called). `on_ready(need)` as each missing
     stage is cached (the window starts counting once the scanner is). `cancel` set: stop waiting
     with CancelledError (a closing window); the detached helpers finish their compile anyway,
     so the next start loads it. `nice`: the helpers at a lower priority (the window, whose
-    person works meanwhile); by default not, since the caller only waits for them."""
+    person works meanwhile); by default not, since the caller only waits for them. `then`: a
+    job whose missing stages the helpers compile next, lowered, without waiting for them (the
+    window's encoder after the trainer: no core idles between the two waits)."""
     todo = missing(needs(job, patterns))
     if not todo:
         return []
-    background = Background(todo, nice)
+    later = [need for need in missing(needs(then, patterns)) if need not in todo] if then else []
+    background = Background(todo, nice, later)
     _wait_through(job, todo, background, report, cancel, on_ready)
     if report is not None:
         report(StartupEvent(job, None, len(todo), len(todo), 0.0))
@@ -332,8 +344,10 @@ def plan_training(
     if not todo:
         return TrainingStart(config)
     size = corpus_bytes(paths) if paths is not None else None
-    if config.tie_break == "hf" or size is None or size > QUICK_COUNT_BYTES:
+    if config.tie_break == "hf" or size is None or size > REGEX_COUNT_BYTES:
         return TrainingStart(config, waited=ensure(job, [config.pattern_string], report))
+    if size > QUICK_COUNT_BYTES:
+        return _count_while_trainer_compiles(job, config, todo, report)
     background = Background(todo)
     scanner_missing = any(need.stage == "pretokenizer" for need in todo)
     trainer_missing = any(need.stage in SHARED_STAGES for need in todo)
@@ -345,6 +359,28 @@ def plan_training(
         report(StartupEvent(job, todo[0], 0, len(todo), left, note, tuple(todo)))
     count_config = dataclasses.replace(config, pretokenizer="regex") if scanner_missing else config
     return TrainingStart(count_config, background.ready if trainer_missing else None, todo)
+
+
+def _count_while_trainer_compiles(
+    job: str, config: TrainConfig, todo: list[Need], report: Report | None
+) -> TrainingStart:
+    """A mid-sized corpus on a first use: `regex` counts it (the same pieces) on every core
+    while one helper compiles the trainer at the normal priority, then the scanner lowered for
+    the next run; the merges start in Python and move to the kernels when they are ready."""
+    scanner = [need for need in todo if need.stage == "pretokenizer"]
+    trainer = [need for need in todo if need.stage in SHARED_STAGES]
+    background = Background(trainer, nice=False, afterwards=scanner)
+    if report is not None:
+        note = "counting with regex meanwhile (the same pieces)"
+        if trainer:
+            note += "; training starts in Python and moves to the fast kernels when ready"
+        if scanner and trainer:
+            note += f"; {scanner[0].label} compiles after them, for the next run"
+        shown = trainer or scanner
+        left = estimate(shown)  # one helper, the stages one after another
+        report(StartupEvent(job, shown[0], 0, len(shown), left, note, tuple(shown)))
+    count_config = dataclasses.replace(config, pretokenizer="regex") if scanner else config
+    return TrainingStart(count_config, background.ready if trainer else None, todo)
 
 
 # --- encoding: the same policy for the encoder -------------------------------------------------
@@ -473,13 +509,22 @@ def _is_terminal(stream) -> bool:
 # --- waiting --------------------------------------------------------------------------------
 
 
-def _start_helpers(todo: Sequence[Need], nice: bool = True) -> list[subprocess.Popen]:
+def _start_helpers(
+    todo: Sequence[Need], nice: bool = True, afterwards: Sequence[Need] = ()
+) -> list[subprocess.Popen]:
     """As many detached helpers as there are cores (at most), the work shared between them by
     estimated seconds, each going through its share in the job's order. Presets share no
     compiled code (each preset's kernels are compiled whole), so any split works; the trainer's
     two stages stay together. Each stage is under its own lock, so the helpers of several
-    commands never compile one twice."""
+    commands never compile one twice. `afterwards` (stages nobody waits for now) follow, lowered,
+    in the helper compiling their pattern's pre-tokenizer (an encoder then loads the scanner's
+    kernels from the cache instead of compiling its own copy), else in the lightest."""
     from workbench.engine.warmup import start_detached
+
+    if not todo:
+        later = [(need.stage, need.pattern) for need in afterwards]
+        proc = start_detached([], log_file(), nice, afterwards=later) if later else None
+        return [proc] if proc is not None else []
 
     units: list[list[Need]] = []
     for need in todo:
@@ -490,13 +535,32 @@ def _start_helpers(todo: Sequence[Need], nice: bool = True) -> list[subprocess.P
     shares: list[list[Need]] = [[] for _ in range(min(len(units), os.cpu_count() or 2))]
     for unit in sorted(units, key=estimate, reverse=True):  # longest first, to the lightest
         min(shares, key=estimate).extend(unit)
-    helpers = []
     for share in shares:
         share.sort(key=todo.index)
-        proc = start_detached([(need.stage, need.pattern) for need in share], log_file(), nice)
+    host = _host_of(shares, afterwards)
+    helpers = []
+    for share in shares:
+        work = [(need.stage, need.pattern) for need in share]
+        if share is host:
+            later = [(need.stage, need.pattern) for need in afterwards]
+            proc = start_detached(work, log_file(), nice, afterwards=later)
+        else:
+            proc = start_detached(work, log_file(), nice)
         if proc is not None:
             helpers.append(proc)
     return helpers
+
+
+def _host_of(shares: list[list[Need]], afterwards: Sequence[Need]) -> list[Need] | None:
+    """The share `afterwards` follow in: the one compiling their pattern's pre-tokenizer, else
+    the lightest; None when there is nothing to follow."""
+    if not afterwards or not shares:
+        return None
+    patterns = {need.pattern for need in afterwards}
+    for share in shares:
+        if any(need.stage == "pretokenizer" and need.pattern in patterns for need in share):
+            return share
+    return min(shares, key=estimate)
 
 
 def _settled(need: Need) -> bool:

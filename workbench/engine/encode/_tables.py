@@ -6,7 +6,8 @@ kernels (`_merge.py`) read them. Kernels hold no globals; every table arrives as
 A token's rank is the index of the first merge that makes it; single bytes have rank -1 and ids
 that must never be produced (specials, holes) have `NEVER`. Tables (all numpy arrays):
 - `tok_bytes`/`tok_off`: byte arena; id `i` is `tok_bytes[tok_off[i]:tok_off[i + 1]]`.
-- `whole`: open-addressing rows `(hash, id)` of ids of length >= 2, keyed by their bytes' hash.
+- `whole`: open-addressing rows `(key, id)` of ids of length >= 2: up to 7 bytes the key is the
+  bytes themselves (`_packed`, negative), longer ones a hash of them (non-negative).
 - `pairs`: open-addressing rows `(left << 32 | right, rank << 32 | merged id)`. It holds every
   split `(left, right)` of every token whose halves are both tokens, not only the listed merges
   (tiktoken merges by the concatenated bytes: `a`+`bc` makes `abc` even if only `ab`+`c` was
@@ -70,10 +71,41 @@ def _same_bytes(buf, start, end, tok_bytes, tok_start, tok_end):
     return True
 
 
+PACKED = 7  # tokens up to this many bytes are keyed by their bytes (`_packed`), not a hash
+_U56 = np.uint64(56)
+_U63 = np.uint64(63)
+_U8 = np.uint64(8)
+
+
+@njit(inline="always")
+def _packed(buf, start, end):
+    """The key of buf[start:end] (2..`PACKED` bytes): its bytes, its length in bits 56-58 and
+    bit 63 set (negative: never a hashed key, never the empty row's -1).
+
+    A key that is the bytes needs no byte compare: a hit is the token. Most pieces of text are
+    that short, and the compare reads the token's offsets and bytes, two more cache misses in
+    arrays of megabytes for every piece that is one token."""
+    k = (np.uint64(1) << _U63) | (np.uint64(end - start) << _U56)
+    for i in range(end - start):
+        k |= np.uint64(buf[start + i]) << (_U8 * np.uint64(i))
+    return np.int64(k)
+
+
+@njit(inline="always")
+def _home(key, whole):
+    """The first row a key probes in `whole`."""
+    return np.int64(_mix(np.uint64(key)) & np.uint64(whole.shape[0] - 1))
+
+
 @njit
 def whole_lookup(buf, start, end, tok_bytes, tok_off, whole, whole_bits):
     """The id whose bytes are `buf[start:end]` (length >= 2), or -1; `whole_bits` is the
     table's `key_filter`."""
+    if end - start <= PACKED:
+        key = _packed(buf, start, end)
+        if not in_filter(whole_bits, _spread(key)):
+            return -1
+        return _packed_lookup(key, whole)
     h = _key(_poly(buf, start, end))
     if not in_filter(whole_bits, _spread(h)):
         return -1
@@ -81,8 +113,20 @@ def whole_lookup(buf, start, end, tok_bytes, tok_off, whole, whole_bits):
 
 
 @njit
+def _packed_lookup(key, whole):
+    """The id of the `_packed` key, or -1."""
+    mask = np.int64(whole.shape[0] - 1)
+    slot = _home(key, whole)
+    while True:
+        tid = whole[slot, 1]
+        if tid < 0 or whole[slot, 0] == key:
+            return tid
+        slot = (slot + 1) & mask
+
+
+@njit
 def _whole_lookup_key(h, buf, start, end, tok_bytes, tok_off, whole):
-    """`whole_lookup` with the key of buf[start:end] already known."""
+    """`whole_lookup` of more than `PACKED` bytes with their hashed key `h` already known."""
     mask = np.int64(whole.shape[0] - 1)
     slot = h & mask
     while True:
@@ -98,9 +142,9 @@ def _whole_lookup_key(h, buf, start, end, tok_bytes, tok_off, whole):
 
 @njit
 def build_whole_table(tok_bytes, tok_off, tok_rank, capacity):
-    """Rows `(hash, id)` of every producible id of length >= 2; `capacity` is a power of 2.
+    """Rows `(key, id)` of every producible id of length >= 2; `capacity` is a power of 2.
 
-    The hash sits next to the id so a probe that misses costs one cache line, not a byte compare.
+    The key sits next to the id so a probe that misses costs one cache line, not a byte compare.
     """
     whole = np.full((capacity, 2), -1, dtype=np.int64)
     mask = np.int64(capacity - 1)
@@ -108,13 +152,27 @@ def build_whole_table(tok_bytes, tok_off, tok_rank, capacity):
         start, end = tok_off[tid], tok_off[tid + 1]
         if end - start < 2 or tok_rank[tid] == NEVER:
             continue
-        h = _key(_poly(tok_bytes, start, end))
-        slot = h & mask
+        if end - start <= PACKED:
+            h = _packed(tok_bytes, start, end)
+            slot = _home(h, whole)
+        else:
+            h = _key(_poly(tok_bytes, start, end))
+            slot = h & mask
         while whole[slot, 1] >= 0:
             slot = (slot + 1) & mask
         whole[slot, 0] = h
         whole[slot, 1] = tid
     return whole
+
+
+@njit(inline="always")
+def _part_id(poly, start, end, tok_bytes, tok_off, byte_id, whole):
+    """The id of tok_bytes[start:end] (a part of a token, `poly` its `_poly` hash), or -1."""
+    if end - start == 1:
+        return np.int64(byte_id[tok_bytes[start]])
+    if end - start <= PACKED:
+        return _packed_lookup(_packed(tok_bytes, start, end), whole)
+    return _whole_lookup_key(_key(poly), tok_bytes, start, end, tok_bytes, tok_off, whole)
 
 
 @njit
@@ -153,22 +211,11 @@ def collect_splits(tok_bytes, tok_off, tok_rank, byte_id, whole):
             for i in range(length):
                 prefix[i + 1] = prefix[i] * _POLY + np.uint64(tok_bytes[start + i]) + np.uint64(1)
             for cut in range(1, length):
-                if cut == 1:
-                    left = np.int64(byte_id[tok_bytes[start]])
-                else:
-                    h = _key(prefix[cut])
-                    left = _whole_lookup_key(
-                        h, tok_bytes, start, start + cut, tok_bytes, tok_off, whole
-                    )
+                left = _part_id(prefix[cut], start, start + cut, tok_bytes, tok_off, byte_id, whole)
                 if left < 0:
                     continue
-                if cut == length - 1:
-                    right = np.int64(byte_id[tok_bytes[end - 1]])
-                else:
-                    h = _key(prefix[length] - prefix[cut] * power[length - cut])
-                    right = _whole_lookup_key(
-                        h, tok_bytes, start + cut, end, tok_bytes, tok_off, whole
-                    )
+                poly = prefix[length] - prefix[cut] * power[length - cut]
+                right = _part_id(poly, start + cut, end, tok_bytes, tok_off, byte_id, whole)
                 if right < 0:
                     continue
                 if write == 1:

@@ -241,6 +241,12 @@ class TokensPanel(QWidget):
         """The stored run whose tokenizer the panel shows (None: a file or a reference)."""
         return self._run_id
 
+    def painting(self) -> bool:
+        """A cut under way, or its colours still being laid on the text or the strip: the
+        UI thread has turns of work coming here (a replay moves other views meanwhile)."""
+        view = self.view
+        return self._cutting or view.highlighter.pending() or view.strip_highlighter.pending()
+
     def busy(self) -> bool:
         parts = (self.view, self.scrubber, self.compare, self.drilldown, self._loader)
         return self._cutting or any(p.busy() for p in (*parts, self._cutter))

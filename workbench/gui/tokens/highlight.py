@@ -33,8 +33,9 @@ class TokenHighlighter(QSyntaxHighlighter):
 
     SYNC_MS = 20.0
     # Its slices share event-loop turns with the strip's (`RangeHighlighter`) and the charts'
-    # paints: 6 ms each keeps a turn inside the 33 ms frame (12 ms made 40-60 ms turns).
-    SLICE_MS = 6.0
+    # paints: 12 ms made 40-60 ms turns; 6 ms still ran to ~11 ms (the budget is checked per
+    # line, and Qt lays the last one out after it), so 4.
+    SLICE_MS = 4.0
     colouring = False  # True while this highlighter re-formats blocks (no text changes then)
 
     def __init__(self, document: QTextDocument) -> None:
@@ -138,7 +139,7 @@ class RangeHighlighter(QSyntaxHighlighter):
     any are left, `finish()` colours them now).
     """
 
-    SYNC_MS = 8.0
+    SYNC_MS = 4.0  # the visible lines; it shares its turn with the text's colouring
     SLICE_MS = 4.0
 
     def __init__(self, document: QTextDocument) -> None:

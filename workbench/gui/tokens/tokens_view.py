@@ -65,9 +65,9 @@ def format_counts(enc: Encoded) -> str:
     )
 
 
-CUT_SYNC_MS = (
-    8.0  # a new cut colours this long at once (~90 lines, past the visible ones), then slices
-)
+# A new cut colours this long at once (~45 lines, the visible ones), then in slices: its
+# answer's turn also lays out the strip, and 8 ms here made that turn ~19 ms in a replay.
+CUT_SYNC_MS = 4.0
 
 
 class TextInput(QPlainTextEdit):
