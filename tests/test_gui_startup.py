@@ -85,8 +85,12 @@ def test_closing_stops_the_wait_and_the_thread(qtbot, monkeypatch):
     warmer = KernelWarmer(threading.Event(), threading.Event())
     thread = _start(warmer)
     assert waiting.wait(10)
-    with qtbot.waitSignal(warmer.sigWarm, timeout=10_000):
-        warmer.cancel.set()
+    warm: list[bool] = []
+    warmer.sigWarm.connect(lambda *_: warm.append(True))
+    # Polled, not `waitSignal`: the warm-up thread may emit before the wait's event loop starts,
+    # and a blocker quit from another thread before `exec` waits for ever (seen once in CI).
+    warmer.cancel.set()
+    qtbot.waitUntil(lambda: bool(warm), timeout=10_000)
     _stop(qtbot, thread)
     assert warmer.done.is_set() and warmer.counting.is_set()
     assert not warmer.encoder.is_set()
