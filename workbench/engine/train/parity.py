@@ -46,7 +46,7 @@ from workbench.engine.errors import ConfigError
 from workbench.engine.events import MergeBatch
 from workbench.engine.pretokenize.counting import count_in_memory
 from workbench.engine.pretokenize.words import WordTable
-from workbench.engine.train.py_trainer import _descending, _holds
+from workbench.engine.train.py_trainer import PythonMerges, _descending, _holds
 
 Pair = tuple[int, int]
 HELD_OUT_EVERY = 10  # every tenth line of a group is held out to measure its compression
@@ -151,7 +151,7 @@ def _rows(table: WordTable) -> tuple[list[list[int]], list[int]]:
     ], table.counts.tolist()
 
 
-class ParityTrainer:
+class ParityTrainer(PythonMerges):
     """Parity-aware byte-level BPE with `PyTrainer`'s interface (LEX tie-break only)."""
 
     def __init__(
@@ -210,27 +210,8 @@ class ParityTrainer:
             heapq.heapify(heap)
             self._heaps.append(heap)
 
-    # -- what it has made (as BpeTrainer) --------------------------------------------------------
-
-    @property
-    def n_merges(self) -> int:
-        return len(self.merges)
-
-    @property
-    def n_tokens(self) -> int:
-        return len(self.vocab)
-
-    @property
-    def vocab_size(self) -> int:
-        return self.n_tokens + len(self.config.special_tokens)
-
-    @property
-    def corpus_tokens(self) -> int:
-        """Tokens of the whole corpus: every group's training and held-out parts."""
-        return self._tokens
-
-    def merge_pairs(self) -> list[tuple[bytes, bytes]]:
-        return [(self.vocab[a], self.vocab[b]) for a, b in self.merges]
+    # -- what it has made (as BpeTrainer; `corpus_tokens`: every group's training and held-out
+    # parts) ----------------------------------------------------------------------------------
 
     def compression(self) -> list[float]:
         """Each group's dev bytes per token now."""
@@ -355,19 +336,11 @@ class ParityTrainer:
             return g, best
         return "min_frequency" if below else "max_token_length" if capped else "no_pairs"
 
-    def _allowed(self, pair: Pair) -> bool:
-        """Whether merging `pair` keeps within the max token length."""
-        cap = self._cap
-        return cap is None or len(self.vocab[pair[0]]) + len(self.vocab[pair[1]]) <= cap
-
     def _capped_left(self, g: int) -> bool:
         """Whether group g has pairs with count that only the max token length holds back."""
         return self._cap is not None and any(
             c > 0 and not self._allowed(p) for p, c in self._live[g].items()
         )
-
-    def _entry(self, pair: Pair, count: int) -> tuple:
-        return (-count, self._keys[pair[0]], self._keys[pair[1]], pair)
 
     def _best(self, g: int) -> Pair | None:
         """Group g's pair with the highest live count (ties: greatest bytes); stale heap

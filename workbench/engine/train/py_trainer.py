@@ -46,7 +46,47 @@ def _descending(token: bytes) -> tuple[int, ...]:
     return (*(255 - b for b in token), 256)
 
 
-class PyTrainer:
+class PythonMerges:
+    """What the Python trainers (`PyTrainer`, `parity.ParityTrainer`) share: the figures
+    BpeTrainer answers, from `merges`, `vocab`, `config` and `_tokens`, and the two rules of their
+    heaps, from `_cap` (None: no max token length) and `_keys` (each token's tie-break key)."""
+
+    merges: list[tuple[int, int]]
+    vocab: list[bytes]
+    config: TrainConfig
+    _tokens: int
+    _cap: int | None
+    _keys: list
+
+    @property
+    def n_merges(self) -> int:
+        return len(self.merges)
+
+    @property
+    def n_tokens(self) -> int:
+        return len(self.vocab)
+
+    @property
+    def vocab_size(self) -> int:
+        return self.n_tokens + len(self.config.special_tokens)
+
+    @property
+    def corpus_tokens(self) -> int:
+        return self._tokens
+
+    def merge_pairs(self) -> list[tuple[bytes, bytes]]:
+        return [(self.vocab[a], self.vocab[b]) for a, b in self.merges]
+
+    def _allowed(self, pair: Pair) -> bool:
+        """Whether merging `pair` keeps within the max token length."""
+        cap = self._cap
+        return cap is None or len(self.vocab[pair[0]]) + len(self.vocab[pair[1]]) <= cap
+
+    def _entry(self, pair: Pair, count: int) -> tuple:
+        return (-count, self._keys[pair[0]], self._keys[pair[1]], pair)
+
+
+class PyTrainer(PythonMerges):
     """Byte-level BPE over a word table in LEX mode, with `BpeTrainer`'s interface."""
 
     def __init__(self, words: WordTable, config: TrainConfig, tie_limit: int) -> None:
@@ -81,27 +121,6 @@ class PyTrainer:
             self._entry(pair, count) for pair, count in self._live.items() if self._allowed(pair)
         ]
         heapq.heapify(self._heap)
-
-    # -- what it has made (as BpeTrainer) --------------------------------------------------------
-
-    @property
-    def n_merges(self) -> int:
-        return len(self.merges)
-
-    @property
-    def n_tokens(self) -> int:
-        return len(self.vocab)
-
-    @property
-    def vocab_size(self) -> int:
-        return self.n_tokens + len(self.config.special_tokens)
-
-    @property
-    def corpus_tokens(self) -> int:
-        return self._tokens
-
-    def merge_pairs(self) -> list[tuple[bytes, bytes]]:
-        return [(self.vocab[a], self.vocab[b]) for a, b in self.merges]
 
     # -- training --------------------------------------------------------------------------------
 
@@ -151,17 +170,9 @@ class PyTrainer:
 
     # -- the merge loop's parts ------------------------------------------------------------------
 
-    def _allowed(self, pair: Pair) -> bool:
-        """Whether merging `pair` keeps within the max token length."""
-        cap = self._cap
-        return cap is None or len(self.vocab[pair[0]]) + len(self.vocab[pair[1]]) <= cap
-
     def _capped_left(self) -> bool:
         """Whether pairs with count are left that only the max token length holds back."""
         return any(c > 0 and not self._allowed(p) for p, c in self._live.items())
-
-    def _entry(self, pair: Pair, count: int) -> tuple:
-        return (-count, self._keys[pair[0]], self._keys[pair[1]], pair)
 
     def _best(self) -> Pair | None:
         """The pair with the highest live count (ties: greatest bytes); stale entries are
