@@ -33,7 +33,12 @@ from workbench.evaluate.diff import at_k, diff
 from workbench.evaluate.specs import resolve
 from workbench.gui.evaluate.picker import TextPicker
 from workbench.gui.evaluate.plots import PALETTE, log_ticks
-from workbench.gui.evaluate.runner import EvalRunner, prepare_encoders
+from workbench.gui.evaluate.runner import (
+    EvalRunner,
+    prepare_encoders,
+    show_finished,
+    show_running,
+)
 from workbench.gui.tokens.reference_menu import missing_note
 from workbench.store import RunInfo
 
@@ -236,18 +241,13 @@ class ComparePanel(QWidget):
 
         if not self.runner.start(job):
             return False
-        self.compare_button.setEnabled(False)
-        self.cancel_button.setEnabled(True)
-        self.progress.setRange(0, 0)
-        self.status.setText("comparing…")
+        show_running(
+            self.compare_button, self.cancel_button, self.progress, self.status, "comparing…"
+        )
         return True
 
     def _finish(self, text: str) -> None:
-        self.compare_button.setEnabled(True)
-        self.cancel_button.setEnabled(False)
-        self.progress.setRange(0, 1000)
-        self.progress.setValue(1000 if text == "done" else 0)
-        self.status.setText(text)
+        show_finished(self.compare_button, self.cancel_button, self.progress, self.status, text)
 
     def _on_done(self, result: dict) -> None:
         self.result = result

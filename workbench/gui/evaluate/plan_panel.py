@@ -31,7 +31,12 @@ from workbench.evaluate.specs import resolve_all
 from workbench.evaluate.texts import Doc, iter_docs
 from workbench.gui.evaluate.picker import TextPicker, TokenizerPicker
 from workbench.gui.evaluate.plots import PALETTE, log_ticks
-from workbench.gui.evaluate.runner import EvalRunner, prepare_encoders
+from workbench.gui.evaluate.runner import (
+    EvalRunner,
+    prepare_encoders,
+    show_finished,
+    show_running,
+)
 
 
 class PlanPlot(pg.PlotWidget):
@@ -203,18 +208,11 @@ class PlanPanel(QWidget):
 
         if not self.runner.start(job):
             return False
-        self.plan_button.setEnabled(False)
-        self.cancel_button.setEnabled(True)
-        self.progress.setRange(0, 0)
-        self.status.setText("planning…")
+        show_running(self.plan_button, self.cancel_button, self.progress, self.status, "planning…")
         return True
 
     def _finish(self, text: str) -> None:
-        self.plan_button.setEnabled(True)
-        self.cancel_button.setEnabled(False)
-        self.progress.setRange(0, 1000)
-        self.progress.setValue(1000 if text == "done" else 0)
-        self.status.setText(text)
+        show_finished(self.plan_button, self.cancel_button, self.progress, self.status, text)
 
     def _on_done(self, plan: dict) -> None:
         self.result = plan

@@ -11,6 +11,7 @@ import threading
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtWidgets import QAbstractButton, QLabel, QProgressBar
 
 from workbench.engine.errors import CancelledError, WorkbenchError
 
@@ -122,3 +123,24 @@ def prepare_encoders(patterns: list[str], progress, cancel: threading.Event) -> 
             progress(line[:1].upper() + line[1:], -1.0)
 
     startup.ensure("eval", patterns, report, cancel)
+
+
+def show_running(
+    go: QAbstractButton, cancel: QAbstractButton, progress: QProgressBar, status: QLabel, text: str
+) -> None:
+    """A panel's controls while its job runs: the start button off, Cancel on, a busy bar."""
+    go.setEnabled(False)
+    cancel.setEnabled(True)
+    progress.setRange(0, 0)
+    status.setText(text)
+
+
+def show_finished(
+    go: QAbstractButton, cancel: QAbstractButton, progress: QProgressBar, status: QLabel, text: str
+) -> None:
+    """A panel's controls once its job ended with `text` ("done", "cancelled", "failed: ...")."""
+    go.setEnabled(True)
+    cancel.setEnabled(False)
+    progress.setRange(0, 1000)
+    progress.setValue(1000 if text == "done" else 0)
+    status.setText(text)
