@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from _paths import corpora  # noqa: E402
+from _processes import wait_for_processes_with  # noqa: E402
 
 WARM_UP = """
 import sys, time
@@ -168,18 +169,7 @@ def main() -> None:
 
 def _wait_for_helpers(home: Path, limit: float = 600) -> None:
     """Detached helpers may still compile into the user cache after the window closed."""
-    marker = f"HOME={home}".encode()
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        busy = False
-        for environ in Path("/proc").glob("[0-9]*/environ"):
-            try:
-                busy = busy or marker + b"\0" in environ.read_bytes()
-            except OSError:
-                continue
-        if not busy:
-            return
-        time.sleep(1)
+    wait_for_processes_with(f"HOME={home}", limit)
 
 
 if __name__ == "__main__":

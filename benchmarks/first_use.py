@@ -29,6 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _processes import wait_for_processes_with
+
 ROOT = Path(__file__).resolve().parents[1]
 MB = 1_000_000
 TOLD = re.compile(r"kernel|preparing|first use|first start", re.IGNORECASE)
@@ -146,18 +148,7 @@ def _load() -> str:
 
 
 def _wait_for_helpers(folder: Path, limit: float = 600) -> None:
-    marker = f"NUMBA_CACHE_DIR={folder / 'numba'}".encode()
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        busy = False
-        for environ in Path("/proc").glob("[0-9]*/environ"):
-            try:
-                busy = busy or marker + b"\0" in environ.read_bytes()
-            except OSError:
-                continue
-        if not busy:
-            return
-        time.sleep(1)
+    wait_for_processes_with(f"NUMBA_CACHE_DIR={folder / 'numba'}", limit)
 
 
 def _print(name: str, row: dict) -> None:
