@@ -102,3 +102,50 @@ def test_the_choice_is_kept_across_a_restart(qtbot, settings_path, db_path):
         assert again.controls.config().parity_by == "script"
     finally:
         close_window(qtbot, again)
+
+
+def _merges(trainer) -> list[bytes]:
+    return [token for batch in trainer.batches(batch_seconds=None) for token in batch.tokens]
+
+
+def test_the_moving_window_trains_is_stored_and_kept(qtbot, settings_path, db_path, corpus):
+    win = make_window(settings_path, db_path)
+    win.show()
+    try:
+        box = win.controls.parity_window
+        assert not box.isEnabled()  # classic BPE: no window to set
+        assert box.text() == "off (greedy rule)" and box.whatsThis()
+        win.controls.parity.setCurrentIndex(win.controls.parity.findData("folder"))
+        assert box.isEnabled()
+        box.setValue(4)
+        assert win.controls.config().parity_window == 4
+        win.load_corpus([corpus])
+        train_to(qtbot, win, 256 + 40)
+        run_id = win.run_id
+        win.controls.set_settings_enabled(False)  # as while a run trains
+        assert not box.isEnabled()
+        win.controls.set_settings_enabled(True)
+        assert box.isEnabled()
+    finally:
+        close_window(qtbot, win)
+    with RunStore(db_path) as store:
+        run = store.get_run(run_id)
+        stored = [a + b for a, b in store.merges_as_pairs(run_id)]
+    assert run.settings["parity_window"] == 4
+    # the window's merges are the engine's with W = 4, and not the greedy rule's
+    groups = {name.replace("/", "_"): [text] for name, text in GROUPS.items()}
+    windowed = TrainConfig(vocab_size=256 + 40, parity_by="folder", parity_window=4)
+    greedy = TrainConfig(vocab_size=256 + 40, parity_by="folder")
+    assert stored == _merges(ParityTrainer(count_groups(groups, windowed), windowed))
+    assert stored != _merges(ParityTrainer(count_groups(groups, greedy), greedy))
+
+    again = make_window(settings_path, db_path)
+    again.show()
+    try:
+        assert again.controls.parity_window.value() == 4
+        assert again.controls.config().parity_window == 4
+        again.controls.parity.setCurrentIndex(again.controls.parity.findData(""))
+        assert not again.controls.parity_window.isEnabled()
+        assert again.controls.config().parity_window == 0  # kept, but classic BPE has none
+    finally:
+        close_window(qtbot, again)

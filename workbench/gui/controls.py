@@ -26,7 +26,14 @@ from PySide6.QtWidgets import (
 from workbench.engine.config import TIE_BREAKS, TrainConfig
 from workbench.engine.errors import WorkbenchError
 from workbench.engine.patterns.regexes import PRESETS, compile_pattern
-from workbench.gui.parity_setting import parity_box, parity_value, set_parity
+from workbench.gui.parity_setting import (
+    parity_box,
+    parity_value,
+    parity_window_box,
+    parity_window_value,
+    set_parity,
+    set_parity_window,
+)
 from workbench.gui.settings import WindowSettings
 
 CUSTOM = "custom regex"
@@ -99,6 +106,8 @@ class TrainingControls(QWidget):
             "The corpus is read twice. 0: classic BPE."
         )
         self.parity = parity_box()
+        self.parity_window = parity_window_box()
+        self.parity.currentIndexChanged.connect(self._parity_changed)
 
         self.start_from = QComboBox()
         self.start_from.setObjectName("startFrom")
@@ -122,6 +131,7 @@ class TrainingControls(QWidget):
         form.addRow("Tie-break", self.tie_break)
         form.addRow("SuperBPE from", self.superbpe)
         form.addRow("Parity by", self.parity)
+        form.addRow("Parity window", self.parity_window)
         form.addRow("Start from", self.start_from)
         settings_box = QGroupBox("Settings")
         settings_box.setLayout(form)
@@ -255,6 +265,7 @@ class TrainingControls(QWidget):
             min_frequency=self.min_frequency.value(),
             max_token_length=self.max_token_length.value(),
             parity_by=parity_value(self.parity),
+            parity_window=parity_window_value(self.parity, self.parity_window),
             on_bad_file="skip",  # a window run reports skipped files instead of failing
             superbpe_transition=self.superbpe.value(),
         )
@@ -274,6 +285,8 @@ class TrainingControls(QWidget):
             self.tie_break.setCurrentText(values.tie_break)
         self.superbpe.setValue(values.superbpe_transition)
         set_parity(self.parity, values.parity_by)
+        set_parity_window(self.parity_window, values.parity_window)
+        self._parity_changed()
         self.set_base(values.start_from or NO_BASE)
         self._pattern_edited()
 
@@ -286,6 +299,7 @@ class TrainingControls(QWidget):
         values.tie_break = self.tie_break.currentText()
         values.superbpe_transition = self.superbpe.value()
         values.parity_by = parity_value(self.parity)
+        values.parity_window = self.parity_window.value()
         values.start_from = self.base_spec() or ""
 
     def set_settings_enabled(self, enabled: bool) -> None:
@@ -296,3 +310,8 @@ class TrainingControls(QWidget):
             widget.setEnabled(enabled)
         if enabled:
             self.regex.setEnabled(self.preset.currentText() == CUSTOM)
+        self._parity_changed()
+
+    def _parity_changed(self, *_: object) -> None:
+        """The window applies only to parity-aware BPE: greyed (its value kept) otherwise."""
+        self.parity_window.setEnabled(self.parity.isEnabled() and bool(parity_value(self.parity)))

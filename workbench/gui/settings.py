@@ -28,6 +28,7 @@ class WindowSettings:
     tie_break: str = "lexicographic"
     superbpe_transition: int = 0  # 0: classic BPE
     parity_by: str = ""  # "" (classic BPE), lang, folder or script
+    parity_window: int = 0  # merges of parity-aware BPE's moving window; 0: the greedy rule
     start_from: str = ""  # the tokenizer a run extends (gpt2, cl100k, o200k, a path); "": none
     corpus: list[str] = field(default_factory=list)  # empty: the demo corpus
     recent: list[list[str]] = field(default_factory=list)
@@ -71,6 +72,7 @@ def load(settings: QSettings) -> WindowSettings:
         tie_break=settings.value("train/tie_break", d.tie_break, type=str),
         superbpe_transition=max(0, settings.value("train/superbpe_transition", 0, type=int)),
         parity_by=settings.value("train/parity_by", d.parity_by, type=str),
+        parity_window=max(0, settings.value("train/parity_window", 0, type=int)),
         start_from=settings.value("train/start_from", "", type=str),
         corpus=[str(p) for p in _json_list(settings, "corpus/current")],
         recent=[[str(p) for p in r] for r in recent][:MAX_RECENT],
@@ -96,6 +98,7 @@ def save(settings: QSettings, values: WindowSettings) -> None:
     settings.setValue("train/tie_break", values.tie_break)
     settings.setValue("train/superbpe_transition", values.superbpe_transition)
     settings.setValue("train/parity_by", values.parity_by)
+    settings.setValue("train/parity_window", values.parity_window)
     settings.setValue("train/start_from", values.start_from)
     settings.setValue("corpus/current", json.dumps(values.corpus))
     settings.setValue("corpus/recent", json.dumps(values.recent))

@@ -35,6 +35,13 @@ HELP: dict[str, dict[str, str]] = {
             "Special tokens, comma-separated (e.g. <|endoftext|>): each gets its own id and is "
             "never merged"
         ),
+        "parity_window": (
+            "Parity-aware BPE's moving-window variant (Foroutan et al., 2025): over the last W "
+            "merges, a group (language) already chosen more than 2/groups of the time gives way "
+            "to the next worst-compressed group, so one hard language cannot take every merge. "
+            "0 keeps the paper's greedy rule: each merge helps the worst group. Greyed unless "
+            "Parity by is on"
+        ),
     },
     "TeachingPanel": {
         "full_speed": "Train at full speed, still showing each merge in the sample as it lands",
