@@ -10,6 +10,7 @@ all (it is neither merged nor a tie), and the stop reason says when only such pa
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 
@@ -33,14 +34,29 @@ def train_reference_why(
     n_specials: int = 0,
     min_frequency: int = 0,
     max_token_length: int = 0,
+    max_token_chars: int = 0,
 ) -> tuple[list[tuple[bytes, bytes]], list[int], str]:
     """`train_reference`, and why it stopped: vocab_size, no_pairs, min_frequency or
     max_token_length (pairs were left, all too long)."""
     table = {tuple(bytes([b]) for b in word): count for word, count in words.items()}
     tokens = {bytes([b]) for b in range(256)}
     return train_reference_from(
-        table, tokens, vocab_size, n_specials, min_frequency, max_token_length
+        table, tokens, vocab_size, n_specials, min_frequency, max_token_length, max_token_chars
     )
+
+
+# A token's characters (`engine.train.char_count`'s rule), spelled as a regex: a token's leading
+# continuation bytes (up to 3), else a lead byte with the continuation bytes its form allows,
+# else any one byte.
+_CHARACTER = re.compile(
+    rb"\A[\x80-\xbf]{1,3}|[\xc0-\xdf][\x80-\xbf]?|[\xe0-\xef][\x80-\xbf]{0,2}"
+    rb"|[\xf0-\xf7][\x80-\xbf]{0,3}|.",
+    re.DOTALL,
+)
+
+
+def reference_chars(token: bytes) -> int:
+    return len(_CHARACTER.findall(token))
 
 
 def train_reference_from(
@@ -50,6 +66,7 @@ def train_reference_from(
     n_specials: int = 0,
     min_frequency: int = 0,
     max_token_length: int = 0,
+    max_token_chars: int = 0,
 ) -> tuple[list[tuple[bytes, bytes]], list[int], str]:
     """The same, from words already cut into the tokens of a starting vocabulary `tokens`
     (extending a tokenizer): `vocab_size` counts them too."""
@@ -63,7 +80,9 @@ def train_reference_from(
         too_long = False
         for word, count in table.items():
             for pair in zip(word, word[1:], strict=False):
-                if max_token_length and len(pair[0]) + len(pair[1]) > max_token_length:
+                if (max_token_length and len(pair[0]) + len(pair[1]) > max_token_length) or (
+                    max_token_chars and reference_chars(pair[0] + pair[1]) > max_token_chars
+                ):
                     too_long = True
                 else:
                     pairs[pair] += count

@@ -74,6 +74,7 @@ def train(
     tie_break: str = "lexicographic",
     min_frequency: int = 0,
     max_token_length: int = 0,
+    max_token_chars: int = 0,
     skip_bad_files: bool = False,
     on_merge_batch: Callable[[MergeBatch], None] | None = None,
     db: str | os.PathLike | None = None,
@@ -100,6 +101,8 @@ def train(
     (`special_tokens="<|endoftext|>"` is one special, not thirteen letters).
     `max_token_length`: no merge makes a token longer than this many bytes (0: no cap); training
     ends early (stop reason `max_token_length`) when every pair left would exceed it.
+    `max_token_chars`: the same cap in characters of the token's UTF-8 bytes (a character cut
+    by a merge counts as one; see `engine.train.char_count`), alone or with the cap in bytes.
     A bad file (binary, not UTF-8, a broken JSONL line) stops training with a `CorpusError`
     naming it, or with `skip_bad_files` is left out and named in `stats.skipped`.
     `db` records the run in that run-store file (None: not recorded). `on_merge_batch` is
@@ -125,6 +128,7 @@ def train(
         tie_break=tie_break,
         min_frequency=min_frequency,
         max_token_length=max_token_length,
+        max_token_chars=max_token_chars,
         text_column=text_column,
         on_bad_file="skip" if skip_bad_files else "stop",
         superbpe_transition=superbpe_transition,

@@ -104,6 +104,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="no merge makes a token longer than N bytes (default 0: no cap)",
     )
     p.add_argument(
+        "--max-token-chars",
+        type=int,
+        default=0,
+        metavar="N",
+        help="no merge makes a token of more than N characters (a character cut by a merge "
+        "counts as one; default 0: no cap)",
+    )
+    p.add_argument(
         "--superbpe-transition",
         type=int,
         default=0,
@@ -241,6 +249,7 @@ def run(args: argparse.Namespace) -> int:
         tie_break=args.tie_break,
         min_frequency=args.min_frequency,
         max_token_length=args.max_token_length,
+        max_token_chars=args.max_token_chars,
         on_bad_file="skip" if args.skip_bad_files else "stop",
         pretokenizer="regex" if args.regex_pretokenizer else "auto",
         text_column=args.text_column,

@@ -36,6 +36,9 @@ class TrainConfig:
     `max_token_length`: no merge makes a token longer than this many bytes (0: no cap), as
     Hugging Face's `max_token_length`; training ends ("max_token_length") when every pair left
     would exceed it.
+    `max_token_chars`: the same cap in characters (0: no cap), counted on the token's UTF-8
+    bytes as `train.char_count` says (a character cut by a merge counts as one); both caps may
+    be set, and the stop reason is "max_token_length" for either.
     `superbpe_transition`: 0 for classic BPE; else SuperBPE (`train.stages`): ordinary BPE up
     to this vocab size, then merges that may cross spaces up to `vocab_size`.
     `parity_by`: "" for classic BPE; else parity-aware BPE (`train.parity`) over documents grouped
@@ -54,6 +57,7 @@ class TrainConfig:
     text_column: str = "text"
     jsonl_field: str = "text"
     max_token_length: int = 0
+    max_token_chars: int = 0
     superbpe_transition: int = 0
     parity_by: str = ""
     parity_window: int = 0
@@ -82,6 +86,13 @@ class TrainConfig:
         if not 0 <= cap <= MAX_TOKEN_LENGTH:
             raise ConfigError(
                 f"max token length must be from 0 (no cap) to {MAX_TOKEN_LENGTH:,} bytes, not {cap}"
+            )
+        chars = whole_number("max token chars", self.max_token_chars)
+        object.__setattr__(self, "max_token_chars", chars)
+        if not 0 <= chars <= MAX_TOKEN_LENGTH:
+            raise ConfigError(
+                f"max token chars must be from 0 (no cap) to {MAX_TOKEN_LENGTH:,} characters,"
+                f" not {chars}"
             )
         if self.vocab_size > MAX_VOCAB_SIZE:
             raise ConfigError(
@@ -126,6 +137,10 @@ class TrainConfig:
             raise ConfigError("parity-aware BPE breaks ties lexicographically only")
         if self.superbpe_transition:
             raise ConfigError("parity-aware BPE and SuperBPE cannot be combined yet")
+        if self.max_token_chars:
+            raise ConfigError(
+                "parity-aware BPE takes a max token length in bytes only, not in characters yet"
+            )
 
     @property
     def pattern_string(self) -> str:

@@ -88,6 +88,15 @@ class TrainingControls(QWidget):
         self.max_token_length.setToolTip(
             "No merge makes a token longer than this many bytes (no cap: 0)"
         )
+        self.max_token_chars = QSpinBox()
+        self.max_token_chars.setObjectName("maxTokenChars")
+        self.max_token_chars.setRange(0, 1_000_000)
+        self.max_token_chars.setSpecialValueText("no cap")  # shown at 0
+        self.max_token_chars.setSuffix(" characters")
+        self.max_token_chars.setToolTip(
+            "No merge makes a token of more than this many characters (no cap: 0);\n"
+            "a character whose bytes a merge cuts counts as one"
+        )
         self.tie_break = QComboBox()
         self.tie_break.addItems(list(TIE_BREAKS))
         self.tie_break.setToolTip(
@@ -128,6 +137,7 @@ class TrainingControls(QWidget):
         form.addRow("Special tokens", self.specials)
         form.addRow("Min frequency", self.min_frequency)
         form.addRow("Max token length", self.max_token_length)
+        form.addRow("", self.max_token_chars)
         form.addRow("Tie-break", self.tie_break)
         form.addRow("SuperBPE from", self.superbpe)
         form.addRow("Parity by", self.parity)
@@ -264,6 +274,7 @@ class TrainingControls(QWidget):
             tie_break=self.tie_break.currentText(),
             min_frequency=self.min_frequency.value(),
             max_token_length=self.max_token_length.value(),
+            max_token_chars=self.max_token_chars.value(),
             parity_by=parity_value(self.parity),
             parity_window=parity_window_value(self.parity, self.parity_window),
             on_bad_file="skip",  # a window run reports skipped files instead of failing
@@ -281,6 +292,7 @@ class TrainingControls(QWidget):
         self.specials.setText(values.special_tokens)
         self.min_frequency.setValue(values.min_frequency)
         self.max_token_length.setValue(values.max_token_length)
+        self.max_token_chars.setValue(values.max_token_chars)
         if values.tie_break in TIE_BREAKS:
             self.tie_break.setCurrentText(values.tie_break)
         self.superbpe.setValue(values.superbpe_transition)
@@ -296,6 +308,7 @@ class TrainingControls(QWidget):
         values.special_tokens = self.specials.text()
         values.min_frequency = self.min_frequency.value()
         values.max_token_length = self.max_token_length.value()
+        values.max_token_chars = self.max_token_chars.value()
         values.tie_break = self.tie_break.currentText()
         values.superbpe_transition = self.superbpe.value()
         values.parity_by = parity_value(self.parity)
@@ -305,7 +318,8 @@ class TrainingControls(QWidget):
     def set_settings_enabled(self, enabled: bool) -> None:
         """Settings are locked while a run is open: the run records the settings it used."""
         widgets = (self.preset, self.regex, self.specials, self.min_frequency)
-        others = (self.max_token_length, self.tie_break, self.superbpe, self.parity)
+        others = (self.max_token_length, self.max_token_chars, self.tie_break, self.superbpe)
+        others = (*others, self.parity)
         for widget in (*widgets, *others, self.start_from):
             widget.setEnabled(enabled)
         if enabled:

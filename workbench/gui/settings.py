@@ -25,6 +25,7 @@ class WindowSettings:
     special_tokens: str = ""  # comma-separated, as typed
     min_frequency: int = 0
     max_token_length: int = 0  # bytes; 0: no cap
+    max_token_chars: int = 0  # characters; 0: no cap
     tie_break: str = "lexicographic"
     superbpe_transition: int = 0  # 0: classic BPE
     parity_by: str = ""  # "" (classic BPE), lang, folder or script
@@ -69,6 +70,7 @@ def load(settings: QSettings) -> WindowSettings:
         special_tokens=settings.value("train/special_tokens", d.special_tokens, type=str),
         min_frequency=settings.value("train/min_frequency", d.min_frequency, type=int),
         max_token_length=settings.value("train/max_token_length", 0, type=int),
+        max_token_chars=max(0, settings.value("train/max_token_chars", 0, type=int)),
         tie_break=settings.value("train/tie_break", d.tie_break, type=str),
         superbpe_transition=max(0, settings.value("train/superbpe_transition", 0, type=int)),
         parity_by=settings.value("train/parity_by", d.parity_by, type=str),
@@ -95,6 +97,7 @@ def save(settings: QSettings, values: WindowSettings) -> None:
     settings.setValue("train/special_tokens", values.special_tokens)
     settings.setValue("train/min_frequency", values.min_frequency)
     settings.setValue("train/max_token_length", values.max_token_length)
+    settings.setValue("train/max_token_chars", values.max_token_chars)
     settings.setValue("train/tie_break", values.tie_break)
     settings.setValue("train/superbpe_transition", values.superbpe_transition)
     settings.setValue("train/parity_by", values.parity_by)

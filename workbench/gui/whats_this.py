@@ -35,6 +35,12 @@ HELP: dict[str, dict[str, str]] = {
             "Special tokens, comma-separated (e.g. <|endoftext|>): each gets its own id and is "
             "never merged"
         ),
+        "max_token_chars": (
+            "The longest token in characters: no merge makes a token of more characters (0: no "
+            "cap). Counted on the token's UTF-8 bytes, a character cut in two by a merge counts "
+            "as one, so 'é' alone and half of it are each one character. With a cap in bytes "
+            "too, both hold"
+        ),
         "parity_window": (
             "Parity-aware BPE's moving-window variant (Foroutan et al., 2025): over the last W "
             "merges, a group (language) already chosen more than 2/groups of the time gives way "

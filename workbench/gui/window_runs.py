@@ -49,8 +49,7 @@ class StoredRuns:
             first_new if type(first_new) is int and first_new > 0 else 0,
         )
         self.extension_base_size = 0
-        cap = run.settings.get("max_token_length")  # absent from runs before the setting
-        capped = f" · tokens up to {cap:,} bytes" if type(cap) is int and cap > 0 else ""
+        capped = _caps_note(run.settings)
         self.history.load(self.store, run, f"Stored run {run.id} “{run.name}”{capped}")
         self.tokens.show_run(run_id)
         self._show_teaching_sample()  # the last merge, and why (built in the background)
@@ -113,3 +112,14 @@ class StoredRuns:
         """Show merge `rank` in the merge list (the Tokens tab asks for this on a click)."""
         self.tabs.setCurrentIndex(0)
         self.merge_list.show_rank(rank)
+
+
+def _caps_note(settings: dict) -> str:
+    """ " · tokens up to 16 bytes, 8 characters" for a run with caps (absent from runs stored
+    before the settings; a crafted database's other types are no cap)."""
+    caps = [
+        f"{cap:,} {unit}"
+        for key, unit in (("max_token_length", "bytes"), ("max_token_chars", "characters"))
+        if type(cap := settings.get(key)) is int and cap > 0
+    ]
+    return f" · tokens up to {', '.join(caps)}" if caps else ""

@@ -43,6 +43,7 @@ from workbench.engine.train._state import (
     RUNNING,
     S_ARENA,
     S_LONG,
+    S_MAXCHARS,
     S_MAXLEN,
     S_MAXWORDS,
     S_NHEAP,
@@ -201,6 +202,39 @@ def _superword_allowed(left, right, max_words, tok_off, tok_len, arena):
     return words <= max_words
 
 
+@njit(inline="always")
+def _chars_within(left, right, cap, tok_off, tok_len, arena):
+    """Whether the token left + right holds at most `cap` characters, counted as
+    `char_count.utf8_chars` counts them (that module states the rule). Stops once over the cap,
+    so it reads at most about 4 x cap bytes; called only when the bytes alone exceed the cap."""
+    chars = 0
+    room = 0  # continuation bytes the current character may still take
+    first = True
+    for side in range(2):
+        t = left if side == 0 else right
+        o = tok_off[t]
+        for i in range(tok_len[t]):
+            b = arena[o + i]
+            if (b & 0xC0) == 0x80 and room > 0:
+                room -= 1
+                continue
+            chars += 1
+            if chars > cap:
+                return False
+            if (b & 0xC0) == 0x80:
+                room = 2 if first else 0  # a token's leading part: up to 3 continuation bytes
+            elif b < 0xC0 or b >= 0xF8:
+                room = 0
+            elif b < 0xE0:
+                room = 1
+            elif b < 0xF0:
+                room = 2
+            else:
+                room = 3
+            first = False
+    return True
+
+
 # ---------------------------------------------------------------------------------------------
 # the two entry points
 
@@ -239,9 +273,10 @@ def _index_words(w, first, wsym, wrec, mode, ph, pr, touched, lst, blk, pp, pblk
 @njit_borrowing
 def _push_touched(hp, touched, pr, scal, mode, tok_key, hf_order, tok_off, tok_len, arena):
     """An entry for every pair the step gave count, with its live count (`hp` has room for
-    touched[0] more); a pair whose token would be longer than S_MAXLEN bytes, or that the
-    stage-2 rules refuse (S_MAXWORDS > 0), gets none."""
+    touched[0] more); a pair whose token would be longer than S_MAXLEN bytes or S_MAXCHARS
+    characters, or that the stage-2 rules refuse (S_MAXWORDS > 0), gets none."""
     cap = scal[S_MAXLEN]
+    cap_chars = scal[S_MAXCHARS]  # characters <= bytes: counted only when the bytes exceed it
     max_words = scal[S_MAXWORDS]
     for i in range(1, touched[0] + 1):
         q = touched[i]
@@ -252,6 +287,8 @@ def _push_touched(hp, touched, pr, scal, mode, tok_key, hf_order, tok_off, tok_l
         if (
             c > 0
             and tok_len[left] + tok_len[right] <= cap
+            and (tok_len[left] + tok_len[right] <= cap_chars
+                 or _chars_within(left, right, cap_chars, tok_off, tok_len, arena))
             and (max_words == 0 or _superword_allowed(left, right, max_words, tok_off, tok_len,
                                                       arena))
         ):  # fmt: skip

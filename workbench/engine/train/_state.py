@@ -148,7 +148,10 @@ S_MAXLEN = 13
 # tokens' bytes never change, so it could never be merged, and the heap holds only pairs that
 # can be (the ties and runner-up of each merge count those alone). 0: no rules.
 S_MAXWORDS = 14
-N_SCAL = 15
+# The most characters a merge's token may hold (max_token_chars, counted as `char_count` says; no
+# cap: the int64 maximum). As with S_MAXLEN a pair over it never enters the heap.
+S_MAXCHARS = 15
+N_SCAL = 16
 
 # status codes of run_merges
 RUNNING = 0

@@ -32,6 +32,7 @@ import numpy as np
 from workbench.engine.config import TrainConfig
 from workbench.engine.events import MergeBatch
 from workbench.engine.pretokenize.words import WordTable
+from workbench.engine.train.char_count import utf8_chars
 
 Pair = tuple[int, int]
 
@@ -78,9 +79,17 @@ class PythonMerges:
         return [(self.vocab[a], self.vocab[b]) for a, b in self.merges]
 
     def _allowed(self, pair: Pair) -> bool:
-        """Whether merging `pair` keeps within the max token length."""
-        cap = self._cap
-        return cap is None or len(self.vocab[pair[0]]) + len(self.vocab[pair[1]]) <= cap
+        """Whether merging `pair` keeps within the max token length (in bytes, and in characters
+        as `char_count` counts them)."""
+        left, right = self.vocab[pair[0]], self.vocab[pair[1]]
+        cap, cap_chars = self._cap, self.config.max_token_chars
+        if cap is not None and len(left) + len(right) > cap:
+            return False
+        return (
+            not cap_chars
+            or len(left) + len(right) <= cap_chars
+            or (utf8_chars(left + right) <= cap_chars)
+        )
 
     def _entry(self, pair: Pair, count: int) -> tuple:
         return (-count, self._keys[pair[0]], self._keys[pair[1]], pair)

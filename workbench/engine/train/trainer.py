@@ -26,6 +26,7 @@ from workbench.engine.pretokenize.words import WordTable
 from workbench.engine.train import _kernels as k
 from workbench.engine.train import _state as st
 from workbench.engine.train._long import mark_long_words, new_cache
+from workbench.engine.train.char_count import utf8_chars
 from workbench.engine.train.start_vocab import StartVocab
 
 STOP_REASONS = {
@@ -33,7 +34,8 @@ STOP_REASONS = {
     st.NO_PAIRS: "no_pairs",
     st.BELOW_MIN_FREQUENCY: "min_frequency",
 }
-# Pairs are left, but every one would make a token over the configured max_token_length.
+# Pairs are left, but every one would make a token over the configured max_token_length (or
+# max_token_chars).
 CAPPED = "max_token_length"
 NO_CAP = np.iinfo(np.int64).max
 
@@ -117,6 +119,7 @@ class BpeTrainer:
         scal[st.S_LONG] = longs > 0
         scal[st.S_TOKENS] = int((lengths * words.counts).sum())
         scal[st.S_MAXLEN] = self.config.max_token_length or NO_CAP
+        scal[st.S_MAXCHARS] = self.config.max_token_chars or NO_CAP
         scal[st.S_MAXWORDS] = max_words  # read as the pairs are first pushed: fixed from here
         state = st.TrainState(
             wsym=wsym,
@@ -317,15 +320,32 @@ class BpeTrainer:
                 return
 
     def _capped_pairs_left(self) -> bool:
-        """Whether a pair with count is left that only the max token length keeps from merging
-        (read once, when training ends: so the stop reason says why)."""
-        if not self.config.max_token_length or self.state is None:
+        """Whether a pair with count is left that only the max token length (in bytes or in
+        characters) keeps from merging (read once, when training ends: so the stop reason says
+        why)."""
+        cap, cap_chars = self.config.max_token_length, self.config.max_token_chars
+        if not (cap or cap_chars) or self.state is None:
             return False
         pairs = self.state.pr[: int(self._scal[st.S_NPAIRS])]
         keys = pairs[pairs[:, st.P_CNT] > 0, st.P_KEY]
         tok_len = self.state.tok_len
         lengths = tok_len[keys >> 32].astype(np.int64) + tok_len[keys & 0xFFFFFFFF]
-        return bool((lengths > self.config.max_token_length).any())
+        if cap and (lengths > cap).any():
+            return True
+        if not cap_chars:
+            return False
+        # Characters are never more than bytes: only pairs over the cap in bytes may be over it.
+        return any(
+            utf8_chars(self._token_bytes(key >> 32) + self._token_bytes(key & 0xFFFFFFFF))
+            > cap_chars
+            for key in keys[lengths > cap_chars].tolist()
+        )
+
+    def _token_bytes(self, t: int) -> bytes:
+        state = self.state
+        assert state is not None
+        start = int(state.tok_off[t])
+        return state.arena[start : start + int(state.tok_len[t])].tobytes()
 
     def _adapt_batch_size(self, made: int, seconds: float, wanted: float) -> None:
         """Aim the next batch at `wanted` seconds: merges get cheaper as counts fall."""
