@@ -61,13 +61,36 @@ def test_an_extension_trained_from_settings(qtbot, window, tmp_path, corpora):
     left = readable(reference.tokenizer.vocab[first.left_id])
     assert model.cached_text(0, LEFT) == f"{first.left_id} {left}"
     assert window.target_merges == 30  # counted from the base's size, not from the bytes
-    # Opened again from the store: still numbered after the base's merges; the base's tokens
-    # are not loaded for that, so they are named as base tokens, never as the wrong bytes.
-    window.open_run(window.run_id)
+    charts = window.charts
+    axis = f"new merges made (after the base's {len(base_tok.merges):,})"
+    assert charts.bpt_plot.getAxis("bottom").labelText == axis  # live: the charts say so
+    # Opened again from the store: still numbered after the base's merges, and the base is
+    # loaded again (in the background, checked by its fingerprint) to name its tokens; until
+    # then they are named as base tokens, never as the bytes their ids would be.
+    run_id = window.run_id
+    window.open_run(run_id)
     qtbot.waitUntil(lambda: model.cached_text(0, RANK) is not None)
     assert model.cached_text(0, RANK) == str(len(base_tok.merges))
     first = model.merge_at(0)
     base_part = next(i for i in (first.left_id, first.right_id) if i < len(base_tok.vocab))
+    qtbot.waitUntil(lambda: not window.history.base_loading, timeout=30_000)
+    assert model.token_name(base_part) == readable(base_tok.vocab[base_part])
+    assert model.cached_text(0, LEFT).split(" ", 1)[1] == readable(
+        reference.tokenizer.vocab[first.left_id]
+    )
+    assert charts.bpt_plot.getAxis("bottom").labelText == axis
+    assert "(rank " in charts.describe(0)
+    # The base file changed since: the run says it cannot load it, and names base tokens so.
+    other = workbench.train([english[:4000]], 280, progress=False).tokenizer
+    other.export("hf", tmp_path / "other")
+    base_file.write_bytes((tmp_path / "other" / "tokenizer.json").read_bytes())
+    window.open_run(run_id)
+    qtbot.waitUntil(lambda: not window.history.base_loading, timeout=30_000)
     assert model.token_name(base_part) == BASE_TOKEN
+    assert "cannot be loaded" in window.statusBar().currentMessage()
+    assert "changed since" in window.statusBar().currentMessage()
+    # A classic run opened after it: plain axes again.
     window.controls.set_base(NO_BASE)
     assert window.controls.base_spec() is None
+    train_to(qtbot, window, 300)
+    assert charts.bpt_plot.getAxis("bottom").labelText == "merges made"

@@ -105,6 +105,10 @@ def _exact_limit(high: float) -> float:
     return high * 1.03 if high > 0 else 1.0
 
 
+RANK_AXIS = "rank (first merge = 0)"  # rank counts from 0 (the merge list's first column)
+MADE_AXIS = "merges made"  # from 1
+
+
 def _plot(layout: pg.GraphicsLayoutWidget, title: str, x: str, y: str) -> pg.PlotItem:
     plot = layout.addPlot(title=title)
     plot.setToolTip(f"<b>{title}</b><br>{CHART_HELP[title]}")
@@ -133,12 +137,9 @@ class ChartsPanel(QWidget):
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground("#12161f")
         self.graphics.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.MinimalViewportUpdate)
-        # Rank counts from 0 (the merge list's first column); "merges made" from 1.
-        self.count_plot = _plot(
-            self.graphics, "Pair count at merge", "rank (first merge = 0)", "count"
-        )
+        self.count_plot = _plot(self.graphics, "Pair count at merge", RANK_AXIS, "count")
         self.count_plot.setLogMode(y=True)
-        self.bpt_plot = _plot(self.graphics, "Compression", "merges made", "bytes / token")
+        self.bpt_plot = _plot(self.graphics, "Compression", MADE_AXIS, "bytes / token")
         self.graphics.nextRow()
         self.rate_plot = _plot(self.graphics, "Speed", "seconds training", "merges / s")
         self.length_plot = _plot(self.graphics, "Token lengths", "bytes", "tokens")
@@ -184,6 +185,7 @@ class ChartsPanel(QWidget):
             line.hide()
             plot.addItem(line, ignoreBounds=True)
         self.transition_rank: int | None = None
+        self.base_merges: int | None = None  # an extension run's: its ranks count new merges
         self.hover_label = ElidedLabel(HOVER_HINT)
         self.hover_label.setObjectName("hoverLabel")
         # Which run the charts show: after a new corpus is loaded they are cleared and say so,
@@ -220,6 +222,7 @@ class ChartsPanel(QWidget):
         for marker in self.markers:
             marker.hide()
         self.set_transition(None)
+        self.set_extension(None)
         if caption is not None:
             self.caption.setText(caption)
         self._exact_pending = []
@@ -257,6 +260,19 @@ class ChartsPanel(QWidget):
         for line in self.transition_lines:
             line.setToolTip(f"SuperBPE transition: superwords from merge rank {rank:,}")
             line.show()
+
+    def set_extension(self, base_merges: int | None) -> None:
+        """An extension run (its base has `base_merges` merges; None: not one): the merge
+        charts count the new merges, which their axes say, so merge 0 there is the base's
+        merge `base_merges` in the merge list."""
+        self.base_merges = base_merges
+        if base_merges is None:
+            rank, made = RANK_AXIS, MADE_AXIS
+        else:
+            rank = f"new merge rank (0 = merge {base_merges:,}, the first after the base's)"
+            made = f"new merges made (after the base's {base_merges:,})"
+        self.count_plot.setLabel("bottom", rank)
+        self.bpt_plot.setLabel("bottom", made)
 
     def note_transition(self, batch: MergeBatch) -> None:
         """Place the transition line when a batch says stage 2 has begun."""
@@ -422,8 +438,11 @@ class ChartsPanel(QWidget):
         """One line for merge `index`: rank, ids, readable token, count and compression."""
         d = self.data
         token = readable(d.tokens[index])
+        rank = f"rank {index}"
+        if self.base_merges is not None:  # the merge list's rank, after the base's merges
+            rank = f"new merge {index} (rank {self.base_merges + index:,})"
         text = (
-            f"rank {index} · id {d.new_id[index]} = {d.left[index]} + {d.right[index]}"
+            f"{rank} · id {d.new_id[index]} = {d.left[index]} + {d.right[index]}"
             f" · “{token}” · count {int(d.count.view()[index]):,}"
         )
         if index < len(d.bytes_per_token):

@@ -1,6 +1,8 @@
 """Replays a stored run into the charts without holding the UI thread: the merges are read and
 checked in a background lane (its own connection to the store), then handed to the charts a
-few pages per event-loop turn.
+few pages per event-loop turn. An extension run's base is loaded again in a lane of its own
+(from its stored record, checked against its fingerprint: `store.tokenizer_of_run`), so the
+merge list can name the base's tokens (`sigBase`).
 
 The store keeps the corpus's token count after each merge, so a replayed run shows the same
 compression curve as it did live.
@@ -13,12 +15,13 @@ import time
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import QObject, QTimer
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from workbench.engine.events import MergeBatch
 from workbench.gui.charts import ChartsPanel
 from workbench.gui.tokens.jobs import JobLane
 from workbench.store import RunInfo, RunStore, StoredMerge
+from workbench.store.errors import StoreError
 
 PAGE = 2000
 # How long one event-loop turn may spend handing pages to the charts: adding a page is ~5-10
@@ -76,12 +79,33 @@ def read_pages(
             own.close()
 
 
+def base_vocab(run: RunInfo, path: Path | None) -> dict[int, bytes] | str:
+    """Extension run `run`'s base tokens by id, loaded again from its record and checked against
+    its fingerprint; or why they cannot be (the base file gone or changed: one line)."""
+    from workbench.store.tokenizer_of_run import base_of_run
+
+    try:
+        base = base_of_run(run, path)
+    except StoreError as exc:
+        return str(exc)
+    return dict(base.vocab) if base is not None else "it extends no tokenizer"
+
+
 class HistoryLoader(QObject):
-    """`load(store, run)` fills the charts with a stored run; `loading` until they have it all."""
+    """`load(store, run)` fills the charts with a stored run; `loading` until they have it all.
+    For an extension run, `sigBase(run id, base tokens by id | why not)` follows."""
+
+    sigBase = Signal(int, object)
 
     def __init__(self, charts: ChartsPanel, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.charts = charts
+        self.base_run: int | None = None  # the extension run whose base is being loaded
+        # Loading a base builds its tokenizer (the encoder's tables): on a first start it
+        # waits for the helper compiling the encoder rather than compiling it here too.
+        self.base_lane = JobLane(self, encodes=True)
+        self.base_lane.sigResult.connect(self._on_base)
+        self.base_lane.sigError.connect(self._on_base_error)
         self.run_id: int | None = None
         self._pages: list[MergeBatch] = []
         self._reading = False
@@ -110,17 +134,52 @@ class HistoryLoader(QObject):
             ),
             cancellable=True,
         )
+        self._load_base(store, run)
+
+    def _load_base(self, store: RunStore, run: RunInfo) -> None:
+        from workbench.store.tokenizer_of_run import base_record
+
+        try:
+            record = base_record(run)
+        except StoreError as exc:  # a record this app did not write: said, never loaded
+            self.base_run = None
+            self.sigBase.emit(run.id, str(exc))
+            return
+        if record is None:
+            self.base_run = None
+            return
+        self.base_run = run.id
+        path, run_id = store.path, run.id
+        self.base_lane.submit(lambda: (run_id, base_vocab(run, path)))
+
+    def _on_base(self, result: tuple[int, dict[int, bytes] | str]) -> None:
+        run_id, vocab = result
+        if run_id == self.base_run:  # else cancelled, or another run opened meanwhile
+            self.base_run = None
+            self.sigBase.emit(run_id, vocab)
+
+    def _on_base_error(self, message: str) -> None:
+        if self.base_run is not None:
+            run_id, self.base_run = self.base_run, None
+            self.sigBase.emit(run_id, message)
+
+    @property
+    def base_loading(self) -> bool:
+        return self.base_run is not None
 
     def cancel(self) -> None:
         """Stop feeding the charts; a read under way is told to stop and its answer dropped."""
         self.timer.stop()
         self.lane.cancel_event.set()
+        self.base_lane.cancel_event.set()
         self.run_id, self._pages, self._reading = None, [], False
+        self.base_run = None
 
     def shutdown(self) -> None:
-        """Cancel and wait for the reader (at close: nothing may outlive the window)."""
+        """Cancel and wait for the readers (at close: nothing may outlive the window)."""
         self.cancel()
         self.lane.shutdown()
+        self.base_lane.shutdown()
 
     @property
     def loading(self) -> bool:

@@ -124,6 +124,7 @@ class MainWindow(
         self.merge_list = MergeListPanel()
         self.runs = RunHistoryPanel(self.store)
         self.history = HistoryLoader(self.charts, self)
+        self.history.sigBase.connect(self._stored_base)  # an opened extension run's base
         self.tokens = TokensTab(db_path, self.store, self)
         self.evaluate = EvaluateTab(db_path, self.store)
         self._layout()

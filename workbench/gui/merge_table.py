@@ -219,6 +219,11 @@ class MergeTableModel(ListTableModel):
         if self.rowCount():
             self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, 0))
 
+    @property
+    def rank_offset(self) -> int:
+        """The base's merges an extension run's ranks are shown after (0: not one)."""
+        return self._rank_offset
+
     def set_filter(self, merge_filter: MergeFilter) -> None:
         """Show only matching merges (raises StoreError for a bad regex or hex string before
         anything changes, leaving the old rows in place)."""

@@ -43,19 +43,37 @@ class StoredRuns:
         base = run.settings.get("extends")  # an extension run: numbered after its base
         base = base if isinstance(base, dict) else {}
         merges, first_new = base.get("merges"), base.get("first_new_id")
-        self.merge_list.model.set_start_tokens(
-            None,
-            merges if type(merges) is int and merges > 0 else 0,
-            first_new if type(first_new) is int and first_new > 0 else 0,
-        )
+        merges = merges if type(merges) is int and merges > 0 else 0
+        first_new = first_new if type(first_new) is int and first_new > 0 else 0
+        self.merge_list.model.set_start_tokens(None, merges, first_new)
         self.extension_base_size = 0
         capped = _caps_note(run.settings)
+        # An extension run's base is loaded again meanwhile (`_stored_base`): until it comes,
+        # its tokens are named as base tokens, never as the bytes their ids would be.
+        self.opened_base = (merges, first_new) if base else None
         self.history.load(self.store, run, f"Stored run {run.id} “{run.name}”{capped}")
+        if self.opened_base is not None:
+            self.charts.set_extension(merges)
         self.tokens.show_run(run_id)
         self._show_teaching_sample()  # the last merge, and why (built in the background)
         self.status.stage.setText(self.state.status_line())
         self._update_actions()
         self.tabs.setCurrentIndex(0)
+
+    def _stored_base(self, run_id: int, vocab: object) -> None:
+        """The base of the opened extension run, loaded again: the merge list names its tokens
+        (or, when it cannot be loaded, the status says why and they stay "base tokens")."""
+        opened = getattr(self, "opened_base", None)
+        if run_id != self.run_id or opened is None:
+            return  # another run was opened or trained meanwhile
+        if isinstance(vocab, dict):
+            self.merge_list.model.set_start_tokens(vocab, *opened)
+            return
+        self.statusBar().showMessage(
+            f"The base of run {run_id} cannot be loaded, so its tokens are shown as"
+            f" “(base token)”: {vocab}",
+            15000,
+        )
 
     def _run_deleted(self, run_id: int) -> None:
         """The Runs tab deleted a run; if it is the one shown, let it go everywhere."""

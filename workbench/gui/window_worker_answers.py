@@ -43,6 +43,7 @@ class WorkerAnswers:
         from the base's size, not from the 256 bytes."""
         _spec, vocab, merges, size = base
         self.merge_list.model.set_start_tokens(vocab, merges)
+        self.charts.set_extension(merges)  # the charts count the new merges: their axes say so
         self.extension_base_size = size
         self.target_merges = max(self.controls.vocab.value() - size, 0)
 
