@@ -148,6 +148,31 @@ def test_api_extends_a_stored_run(tmp_path):
     assert all(result.tokenizer.vocab[i] == b for i, b in old.vocab.items())
     assert result.tokenizer.special_tokens == old.special_tokens
     assert result.new_merges and "check passed" in repr(result)
+    # With db= the extension is a run of its own, as `extend --db` records it.
+    from workbench.store import RunStore
+    from workbench.store.tokenizer_of_run import tokenizer_of_run
+
+    assert result.run_id is not None and result.run_id != trained.run_id
+    with RunStore(db) as store:
+        run = store.get_run(result.run_id)
+        assert run.settings["extends"]["spec"] == f"run:{trained.run_id}"
+        assert run.stats["extension"]["ok"]
+        assert tokenizer_of_run(store, result.run_id) == result.tokenizer
+
+
+def test_api_records_no_run_without_db_and_refuses_an_unnamed_base_with_one(tmp_path):
+    import workbench
+
+    text = (CORPORA / "corpus.en").read_text(encoding="utf-8")[:20_000]
+    base = workbench.train([text[:10_000]], 300, progress=False).tokenizer
+    result = workbench.extend(base, [text[10_000:]], 340, progress=False, max_token_chars=3)
+    assert result.run_id is None and result.check.ok
+    from workbench.engine.train.char_count import utf8_chars
+
+    assert max(map(utf8_chars, result.extension.added_tokens.values())) == 3
+    with pytest.raises(ConfigError, match="names its base"):
+        workbench.extend(base, [text], 340, db=tmp_path / "runs.db", progress=False)
+    assert not (tmp_path / "runs.db").exists()
 
 
 def test_cli_extends_gpt2_files_shows_the_check_and_writes(tmp_path, corpora, gpt2_with_eot):
