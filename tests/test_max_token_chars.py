@@ -219,3 +219,26 @@ def test_stored_settings_old_and_new():
     old = {"vocab_size": 300, "pattern": "gpt2", "special_tokens": [], "tie_break": "hf"}
     assert stored_config(old, 400).max_token_chars == 0  # a run stored before the setting
     assert stored_config({**old, "max_token_chars": 5}, 400).max_token_chars == 5
+
+
+def test_cli_extend_takes_it(tmp_path):
+    import workbench
+    from workbench.store import RunStore
+    from workbench.store.tokenizer_of_run import tokenizer_of_run
+
+    base = workbench.train(["plain english words " * 40], 280, progress=False).tokenizer
+    base.export("hf", tmp_path / "base")
+    corpus, db = tmp_path / "c.txt", tmp_path / "runs.db"
+    corpus.write_text("длинные слова, длиннее слова\n" * 40, encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "workbench", "extend", str(tmp_path / "base" / "tokenizer.json"),
+         str(corpus), "--vocab-size", "400", "--max-token-chars", "2", "--db", str(db), "-q"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    with RunStore(db) as store:
+        (run,) = store.list_runs()
+        assert run.settings["max_token_chars"] == 2
+        added = tokenizer_of_run(store, run.id).vocab
+    new = [added[i] for i in added if i >= len(base.vocab)]
+    assert new and max(map(utf8_chars, new)) == 2 and max(map(len, new)) == 4

@@ -53,6 +53,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="no new token longer than N bytes (default 0: no cap)",
     )
     p.add_argument(
+        "--max-token-chars",
+        type=int,
+        default=0,
+        metavar="N",
+        help="no new token of more than N characters, as for train (default 0: no cap)",
+    )
+    p.add_argument(
         "--min-frequency", type=int, default=0, metavar="N", help="as for train (default 0)"
     )
     add_db_option(p)
@@ -140,6 +147,7 @@ def _extend(args, base, store_path, formats, bars, interrupted):
             vocab_size=args.vocab_size,
             tie_break=args.tie_break,
             max_token_length=args.max_token_length,
+            max_token_chars=args.max_token_chars,
             min_frequency=args.min_frequency,
         ),
     )
