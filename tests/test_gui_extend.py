@@ -62,7 +62,7 @@ def test_an_extension_trained_from_settings(qtbot, window, tmp_path, corpora):
     assert model.cached_text(0, LEFT) == f"{first.left_id} {left}"
     assert window.target_merges == 30  # counted from the base's size, not from the bytes
     charts = window.charts
-    axis = f"new merges made (after the base's {len(base_tok.merges):,})"
+    axis = f"merges after the base's {len(base_tok.merges):,}"
     assert charts.bpt_plot.getAxis("bottom").labelText == axis  # live: the charts say so
     # Opened again from the store: still numbered after the base's merges, and the base is
     # loaded again (in the background, checked by its fingerprint) to name its tokens; until
@@ -79,7 +79,9 @@ def test_an_extension_trained_from_settings(qtbot, window, tmp_path, corpora):
         reference.tokenizer.vocab[first.left_id]
     )
     assert charts.bpt_plot.getAxis("bottom").labelText == axis
-    assert "(rank " in charts.describe(0)
+    assert f"(rank {len(base_tok.merges)})" in charts.describe(0)
+    qtbot.waitUntil(lambda: not window.history.loading, timeout=30_000)
+    assert charts.caption.full_text().endswith(", extending tokenizer.json")
     # The base file changed since: the run says it cannot load it, and names base tokens so.
     other = workbench.train([english[:4000]], 280, progress=False).tokenizer
     other.export("hf", tmp_path / "other")

@@ -269,8 +269,9 @@ class ChartsPanel(QWidget):
         if base_merges is None:
             rank, made = RANK_AXIS, MADE_AXIS
         else:
-            rank = f"new merge rank (0 = merge {base_merges:,}, the first after the base's)"
-            made = f"new merges made (after the base's {base_merges:,})"
+            # Short enough for the axis at the default size; the hover line gives both ranks.
+            rank = f"rank after the base's {base_merges:,}"
+            made = f"merges after the base's {base_merges:,}"
         self.count_plot.setLabel("bottom", rank)
         self.bpt_plot.setLabel("bottom", made)
 

@@ -51,7 +51,10 @@ class StoredRuns:
         # An extension run's base is loaded again meanwhile (`_stored_base`): until it comes,
         # its tokens are named as base tokens, never as the bytes their ids would be.
         self.opened_base = (merges, first_new) if base else None
-        self.history.load(self.store, run, f"Stored run {run.id} “{run.name}”{capped}")
+        spec = base.get("spec")
+        extending = f", extending {Path(spec).name}" if type(spec) is str and spec else ""
+        caption = f"Stored run {run.id} “{run.name}”{extending}{capped}"
+        self.history.load(self.store, run, caption)
         if self.opened_base is not None:
             self.charts.set_extension(merges)
         self.tokens.show_run(run_id)
