@@ -96,3 +96,35 @@ def test_an_extension_trained_from_settings(qtbot, window, tmp_path, corpora):
     assert window.controls.base_spec() is None
     train_to(qtbot, window, 300)
     assert charts.bpt_plot.getAxis("bottom").labelText == "merges made"
+
+
+def test_a_reopened_extension_run_whose_base_is_gone_or_crafted(qtbot, window, tmp_path, corpora):
+    import json
+    import sqlite3
+
+    english = (corpora / "corpus.en").read_text("utf-8")[:8000]
+    workbench.train([english], 300, progress=False).tokenizer.export("hf", tmp_path / "base")
+    base_file = tmp_path / "base" / "tokenizer.json"
+    text = (corpora / "taylorswift.txt").read_text("utf-8")[:8000]
+    db = window.store.path
+    gone = workbench.extend(base_file, [text], 330, db=db, progress=False, name="gone")
+    crafted = workbench.extend(base_file, [text], 330, db=db, progress=False, name="crafted")
+    base_file.unlink()
+    with sqlite3.connect(db) as con:  # a record this app never writes: its spec not a string
+        (settings,) = con.execute(
+            "SELECT settings FROM runs WHERE id = ?", (crafted.run_id,)
+        ).fetchone()
+        settings = json.loads(settings)
+        settings["extends"]["spec"] = 5
+        con.execute(
+            "UPDATE runs SET settings = ? WHERE id = ?", (json.dumps(settings), crafted.run_id)
+        )
+    model = window.merge_list.model
+    for run_id, why in ((gone.run_id, "cannot be loaded any more"), (crafted.run_id, "record")):
+        window.open_run(run_id)
+        qtbot.waitUntil(lambda: not window.history.base_loading, timeout=30_000)
+        qtbot.waitUntil(lambda: model.cached_text(0, RANK) is not None)
+        first = model.merge_at(0)
+        assert model.token_name(min(first.left_id, first.right_id)) == BASE_TOKEN
+        message = window.statusBar().currentMessage()
+        assert f"The base of run {run_id} cannot be loaded" in message and why in message
