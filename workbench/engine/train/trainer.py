@@ -119,8 +119,8 @@ class BpeTrainer:
         scal[st.S_LONG] = longs > 0
         scal[st.S_TOKENS] = int((lengths * words.counts).sum())
         scal[st.S_MAXLEN] = self.config.max_token_length or NO_CAP
-        scal[st.S_MAXCHARS] = self.config.max_token_chars or NO_CAP
         scal[st.S_MAXWORDS] = max_words  # read as the pairs are first pushed: fixed from here
+        scal[st.S_MAXCHARS] = self.config.max_token_chars or NO_CAP
         state = st.TrainState(
             wsym=wsym,
             wrec=wrec,
@@ -253,7 +253,9 @@ class BpeTrainer:
         seconds = time.perf_counter() - start
         self.kernel_seconds += seconds
         self.stop_reason = STOP_REASONS.get(int(status))
-        if self.stop_reason == "no_pairs" and self._capped_pairs_left():
+        if self.stop_reason == "no_pairs" and (
+            self._capped_pairs_left() or self._chars_capped_pairs_left()
+        ):
             self.stop_reason = CAPPED
 
         start_rank = len(self.merges)
@@ -320,25 +322,29 @@ class BpeTrainer:
                 return
 
     def _capped_pairs_left(self) -> bool:
-        """Whether a pair with count is left that only the max token length (in bytes or in
-        characters) keeps from merging (read once, when training ends: so the stop reason says
-        why)."""
-        cap, cap_chars = self.config.max_token_length, self.config.max_token_chars
-        if not (cap or cap_chars) or self.state is None:
+        """Whether a pair with count is left that only the max token length keeps from merging
+        (read once, when training ends: so the stop reason says why)."""
+        if not self.config.max_token_length or self.state is None:
             return False
         pairs = self.state.pr[: int(self._scal[st.S_NPAIRS])]
         keys = pairs[pairs[:, st.P_CNT] > 0, st.P_KEY]
         tok_len = self.state.tok_len
         lengths = tok_len[keys >> 32].astype(np.int64) + tok_len[keys & 0xFFFFFFFF]
-        if cap and (lengths > cap).any():
-            return True
-        if not cap_chars:
+        return bool((lengths > self.config.max_token_length).any())
+
+    def _chars_capped_pairs_left(self) -> bool:
+        """The same for the max token length in characters."""
+        cap = self.config.max_token_chars
+        if not cap or self.state is None:
             return False
+        pairs = self.state.pr[: int(self._scal[st.S_NPAIRS])]
+        keys = pairs[pairs[:, st.P_CNT] > 0, st.P_KEY]
+        tok_len = self.state.tok_len
+        lengths = tok_len[keys >> 32].astype(np.int64) + tok_len[keys & 0xFFFFFFFF]
         # Characters are never more than bytes: only pairs over the cap in bytes may be over it.
         return any(
-            utf8_chars(self._token_bytes(key >> 32) + self._token_bytes(key & 0xFFFFFFFF))
-            > cap_chars
-            for key in keys[lengths > cap_chars].tolist()
+            utf8_chars(self._token_bytes(key >> 32) + self._token_bytes(key & 0xFFFFFFFF)) > cap
+            for key in keys[lengths > cap].tolist()
         )
 
     def _token_bytes(self, t: int) -> bytes:
