@@ -151,12 +151,15 @@ def _rows(table: WordTable) -> tuple[list[list[int]], list[int]]:
     ], table.counts.tolist()
 
 
-class ParityTrainer(PythonMerges):
-    """Parity-aware byte-level BPE with `PyTrainer`'s interface (LEX tie-break only)."""
+class ParityLoop(PythonMerges):
+    """The parity-aware merge loop's rules (which group, which pair, when to stop, what a batch
+    says), over whatever keeps the counts: `ParityTrainer` (Python, the reference) and
+    `parity_kernels.KernelParityTrainer` (the Numba merge loop's states) implement `_best`,
+    `_ties`, `_merge_into`, `_capped_left`, `dev_tokens` and `corpus_tokens`."""
 
-    def __init__(
-        self, groups: Sequence[GroupWords], config: TrainConfig, tie_limit: int = 100
-    ) -> None:
+    dev_tokens: list[int]
+
+    def _start(self, groups: Sequence[GroupWords], config: TrainConfig, tie_limit: int) -> None:
         if config.tie_break == "hf":
             raise ConfigError("parity-aware BPE breaks ties lexicographically only")
         if not groups:
@@ -175,40 +178,25 @@ class ParityTrainer(PythonMerges):
         self._recent: deque[int] = deque(maxlen=max(config.parity_window, 1))
         self._ids = {token: i for i, token in enumerate(self.vocab)}
         self._keys = [_descending(token) for token in self.vocab]
-        n = len(groups)
-        # Every word of every group, training words first; `_group[w]`, `_dev[w]` say whose.
-        self._words: list[list[int]] = []
-        self._counts: list[int] = []
-        self._group: list[int] = []
-        self._n_train = 0
-        for dev in (False, True):
-            for g, group in enumerate(groups):
-                words, counts = _rows(group.dev if dev else group.train)
-                self._words += words
-                self._counts += counts
-                self._group += [g] * len(words)
-            if not dev:
-                self._n_train = len(self._words)
         self.dev_bytes = [g.dev.total_bytes for g in groups]
-        self.dev_tokens = list(self.dev_bytes)
-        self._tokens = sum(g.train.total_bytes + g.dev.total_bytes for g in groups)
-        self._live: list[dict[Pair, int]] = [{} for _ in range(n)]
-        self._at_count: list[dict[int, int]] = [{} for _ in range(n)]
-        self._holders: dict[Pair, set[int]] = {}
-        for w, word in enumerate(self._words):
-            live = self._live[self._group[w]] if w < self._n_train else None
-            for pair in zip(word, word[1:], strict=False):
-                if live is not None:
-                    live[pair] = live.get(pair, 0) + self._counts[w]
-                self._holders.setdefault(pair, set()).add(w)
-        self._heaps: list[list[tuple]] = []
-        for g in range(n):
-            allowed = {p: c for p, c in self._live[g].items() if self._allowed(p)}
-            for count in allowed.values():
-                self._at_count[g][count] = self._at_count[g].get(count, 0) + 1
-            heap = [self._entry(pair, count) for pair, count in allowed.items()]
-            heapq.heapify(heap)
-            self._heaps.append(heap)
+
+    # -- what the counts keep -----------------------------------------------------------------
+
+    def _best(self, g: int) -> tuple[int, Pair] | None:
+        """(live count, pair) of group g's best pair (ties: greatest bytes), or None."""
+        raise NotImplementedError
+
+    def _ties(self, g: int, count: int) -> int:
+        """Other pairs of group g at `count`, up to `tie_limit` (0 when it is 0)."""
+        raise NotImplementedError
+
+    def _merge_into(self, pair: Pair, new: int) -> None:
+        """Merge `pair` into token `new` in every group's training and held-out words."""
+        raise NotImplementedError
+
+    def _capped_left(self, g: int) -> bool:
+        """Whether group g has pairs with count that only the max token length holds back."""
+        raise NotImplementedError
 
     # -- what it has made (as BpeTrainer; `corpus_tokens`: every group's training and held-out
     # parts) ----------------------------------------------------------------------------------
@@ -274,13 +262,15 @@ class ParityTrainer(PythonMerges):
             if isinstance(chosen, str):
                 self.stop_reason = chosen
                 break
-            g, best = chosen
-            count = self._live[g][best]
-            ties = min(self._at_count[g][count] - 1, self.tie_limit) if self.tie_limit > 0 else 0
-            new, is_new = self._merge(best)
+            g, count, best = chosen
+            ties = self._ties(g, count) if self.tie_limit > 0 else 0
+            new, is_new = self._token_of(self.vocab[best[0]] + self.vocab[best[1]])
+            self._merge_into(best, new)
+            self.merges.append(best)
+            self.merge_ids.append(new)
             self.chosen.append(g)
             self._recent.append(g)
-            rows.append((best[0], best[1], new, count, is_new, ties, self._tokens))
+            rows.append((best[0], best[1], new, count, is_new, ties, self.corpus_tokens))
             dev_rows.append(list(self.dev_tokens))
         seconds = time.perf_counter() - start
         self.kernel_seconds += seconds
@@ -314,10 +304,11 @@ class ParityTrainer(PythonMerges):
 
     # -- the merge loop's parts ------------------------------------------------------------------
 
-    def _choose(self) -> tuple[int, Pair] | str:
-        """(group, pair) to merge, or why none: the worst group with a pair at or above the
-        minimum frequency, its best pair."""
-        below = capped = False
+    def _choose(self) -> tuple[int, int, Pair] | str:
+        """(group, count, pair) to merge, or why none: the worst group with a pair at or above
+        the minimum frequency, its best pair."""
+        below = False
+        empty: list[int] = []
         order = self.worst_order()
         window = self.config.parity_window
         if window:  # groups within their share of the window first, then the rest
@@ -328,21 +319,80 @@ class ParityTrainer(PythonMerges):
         for g in order:
             best = self._best(g)
             if best is None:
-                capped = capped or self._capped_left(g)
+                empty.append(g)
                 continue
-            if self._live[g][best] < self.config.min_frequency:
+            if best[0] < self.config.min_frequency:
                 below = True
                 continue
-            return g, best
-        return "min_frequency" if below else "max_token_length" if capped else "no_pairs"
+            return g, best[0], best[1]
+        if below:
+            return "min_frequency"
+        capped = self._cap is not None and any(self._capped_left(g) for g in empty)
+        return "max_token_length" if capped else "no_pairs"
+
+    def _token_of(self, merged: bytes) -> tuple[int, bool]:
+        """The id of `merged` (a new one unless those bytes are a token already), is it new."""
+        old = self._ids.get(merged)
+        if old is not None:
+            return old, False
+        new = len(self.vocab)
+        self.vocab.append(merged)
+        self._ids[merged] = new
+        self._keys.append(_descending(merged))
+        return new, True
+
+
+class ParityTrainer(ParityLoop):
+    """Parity-aware byte-level BPE in pure Python, with `PyTrainer`'s interface (LEX tie-break
+    only): the reference the kernel trainer (`parity_kernels`) is checked against, and the
+    trainer of a first start while the kernels compile."""
+
+    def __init__(
+        self, groups: Sequence[GroupWords], config: TrainConfig, tie_limit: int = 100
+    ) -> None:
+        self._start(groups, config, tie_limit)
+        n = len(groups)
+        # Every word of every group, training words first; `_group[w]`, `_dev[w]` say whose.
+        self._words: list[list[int]] = []
+        self._counts: list[int] = []
+        self._group: list[int] = []
+        self._n_train = 0
+        for dev in (False, True):
+            for g, group in enumerate(groups):
+                words, counts = _rows(group.dev if dev else group.train)
+                self._words += words
+                self._counts += counts
+                self._group += [g] * len(words)
+            if not dev:
+                self._n_train = len(self._words)
+        self.dev_tokens = list(self.dev_bytes)
+        self._tokens = sum(g.train.total_bytes + g.dev.total_bytes for g in groups)
+        self._live: list[dict[Pair, int]] = [{} for _ in range(n)]
+        self._at_count: list[dict[int, int]] = [{} for _ in range(n)]
+        self._holders: dict[Pair, set[int]] = {}
+        for w, word in enumerate(self._words):
+            live = self._live[self._group[w]] if w < self._n_train else None
+            for pair in zip(word, word[1:], strict=False):
+                if live is not None:
+                    live[pair] = live.get(pair, 0) + self._counts[w]
+                self._holders.setdefault(pair, set()).add(w)
+        self._heaps: list[list[tuple]] = []
+        for g in range(n):
+            allowed = {p: c for p, c in self._live[g].items() if self._allowed(p)}
+            for count in allowed.values():
+                self._at_count[g][count] = self._at_count[g].get(count, 0) + 1
+            heap = [self._entry(pair, count) for pair, count in allowed.items()]
+            heapq.heapify(heap)
+            self._heaps.append(heap)
+
+    def _ties(self, g: int, count: int) -> int:
+        return min(self._at_count[g][count] - 1, self.tie_limit)
 
     def _capped_left(self, g: int) -> bool:
         """Whether group g has pairs with count that only the max token length holds back."""
-        return self._cap is not None and any(
-            c > 0 and not self._allowed(p) for p, c in self._live[g].items()
-        )
+        return any(c > 0 and not self._allowed(p) for p, c in self._live[g].items())
 
-    def _best(self, g: int) -> Pair | None:
+    def _best(self, g: int) -> tuple[int, Pair] | None:
         """Group g's pair with the highest live count (ties: greatest bytes); stale heap
         entries are re-filed at their live count, or dropped at 0."""
         heap, live = self._heaps[g], self._live[g]
@@ -350,7 +400,7 @@ class ParityTrainer(PythonMerges):
             stale, _, _, pair = heap[0]
             count = live.get(pair, 0)
             if -stale == count:
-                return pair if count > 0 else None
+                return (count, pair) if count > 0 else None
             if count > 0:
                 heapq.heapreplace(heap, self._entry(pair, count))
             else:
@@ -369,9 +419,8 @@ class ParityTrainer(PythonMerges):
         if count > 0:
             at[count] = at.get(count, 0) + 1
 
-    def _merge(self, pair: Pair) -> tuple[int, bool]:
+    def _merge_into(self, pair: Pair, new: int) -> None:
         left, right = pair
-        new, is_new = self._token_of(self.vocab[left] + self.vocab[right])
         gained: dict[tuple[int, Pair], None] = {}  # (group, pair) that gained count, in order
         for w in self._holders.pop(pair, ()):
             if _holds(self._words[w], left, right):  # else stale: an earlier merge took it out
@@ -383,20 +432,6 @@ class ParityTrainer(PythonMerges):
             count = self._live[g][fresh]
             if count > 0 and self._allowed(fresh):
                 heapq.heappush(self._heaps[g], self._entry(fresh, count))
-        self.merges.append(pair)
-        self.merge_ids.append(new)
-        return new, is_new
-
-    def _token_of(self, merged: bytes) -> tuple[int, bool]:
-        """The id of `merged` (a new one unless those bytes are a token already), is it new."""
-        old = self._ids.get(merged)
-        if old is not None:
-            return old, False
-        new = len(self.vocab)
-        self.vocab.append(merged)
-        self._ids[merged] = new
-        self._keys.append(_descending(merged))
-        return new, True
 
     def _rewrite(
         self, w: int, left: int, right: int, new: int, gained: dict[tuple[int, Pair], None]
