@@ -1,0 +1,97 @@
+"""Parity-aware BPE on the Numba merge loop: the same merges as `parity.ParityTrainer` (the
+rules live in their shared base, `parity.ParityLoop`), at the classic trainer's speed and memory.
+
+Each group has two of the classic trainer's states (`_state.TrainState`, built as `BpeTrainer`
+builds them): one over its training words, whose lazy heap gives the group's best pair by the
+classic LEX rule (`_given.best_pair`), and one over its held-out words, which keeps no heap: only
+its token total is read (held-out tokens after a merge = before - the pair's occurrences there).
+A merge is decided here and applied to every state (`_given.apply_merge`), with the id assigned
+here, so ids are the same in every state: a pair that does not occur in a state only files its
+token there. Memory is what the classic trainer takes for each group's unique pieces, summed.
+
+Ties, `min_frequency`, `max_token_length`, the moving window and the stop reasons are the base
+class's, so `tests/test_parity.py` checks this trainer against the slow reference as it checks
+the Python one, and against the Python one on real multilingual text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from workbench.engine._native.memory import give_back_freed_memory
+from workbench.engine.config import TrainConfig
+from workbench.engine.train import _given
+from workbench.engine.train import _state as st
+from workbench.engine.train.parity import GroupWords, Pair, ParityLoop
+from workbench.engine.train.trainer import START_ROWS, TIE_LIMIT, BpeTrainer, capped_pairs_left
+
+
+class KernelParityTrainer(ParityLoop):
+    """Parity-aware byte-level BPE over the classic trainer's kernels (LEX tie-break only)."""
+
+    def __init__(
+        self,
+        groups: Sequence[GroupWords],
+        config: TrainConfig,
+        tie_limit: int = TIE_LIMIT,
+        start_rows: int = START_ROWS,
+    ) -> None:
+        """`start_rows`: the first capacity of each state's tables, as `BpeTrainer`'s (small
+        ones make tests regrow them; the same merges whatever it is)."""
+        self._start(groups, config, tie_limit)
+        self._train: list[st.TrainState] = []
+        self._dev: list[st.TrainState] = []
+        for group in groups:  # built one at a time: each builder's spare tables are let go
+            self._train.append(BpeTrainer(group.train, config, 0, start_rows).state)
+            self._dev.append(BpeTrainer(group.dev, config, 0, start_rows, held_out=True).state)
+
+    # -- the counts, in the states ---------------------------------------------------------------
+
+    @property
+    def dev_tokens(self) -> list[int]:  # type: ignore[override]
+        return [int(state.scal[st.S_TOKENS]) for state in self._dev]
+
+    @property
+    def corpus_tokens(self) -> int:
+        return sum(int(s.scal[st.S_TOKENS]) for states in (self._train, self._dev) for s in states)
+
+    def _best(self, g: int) -> tuple[int, Pair] | None:
+        count, left, right, _ = _given.best_pair(self._train[g], st.LEX, 0)
+        return None if count == 0 else (int(count), (int(left), int(right)))
+
+    def _ties(self, g: int, count: int) -> int:
+        got, _, _, ties = _given.best_pair(self._train[g], st.LEX, self.tie_limit)
+        if got != count:  # the heap's top cannot move between the choice and this
+            raise AssertionError(f"group {g}: best count {got}, chosen at {count}")
+        return int(ties)
+
+    def _capped_left(self, g: int) -> bool:
+        return capped_pairs_left(self._train[g], self._cap or 0)
+
+    def _merge_into(self, pair: Pair, new: int) -> None:
+        left, right = pair
+        tokens = len(self.vocab)  # `new` is filed already: the states have one token fewer
+        # Checked here, once per merge: the kernels index their token arrays with these ids.
+        if not (0 <= left < tokens and 0 <= right < tokens and 0 <= new < tokens):
+            raise ValueError(f"merge ({left}, {right}) -> {new} outside {tokens} tokens")
+        grew = False
+        for states in (self._train, self._dev):
+            for i, state in enumerate(states):
+                have = int(state.scal[st.S_NTOK])
+                if new > have or have not in (tokens, tokens - 1):
+                    raise ValueError(f"a state holds {have} tokens, the trainer {tokens}")
+                _, grown, states[i] = _given.apply_merge(state, left, right, new, st.LEX)
+                grew = grew or bool(grown)
+        if grew:  # as `BpeTrainer.step`: the tables' old copies back to the system
+            give_back_freed_memory()
+
+    # -- as BpeTrainer ---------------------------------------------------------------------------
+
+    def state_bytes(self) -> dict[str, int]:
+        """Bytes held by the states' arrays (capacity, not use), summed by array name."""
+        out: dict[str, int] = {}
+        for state in (*self._train, *self._dev):
+            for name, array in state._asdict().items():
+                if array is not None:
+                    out[name] = out.get(name, 0) + array.nbytes
+        return out
