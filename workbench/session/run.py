@@ -137,12 +137,24 @@ def _stage_two_stats(counted: Counted) -> dict[str, Any]:
     }
 
 
-def _parity_trainer(counted: Counted, config: TrainConfig, count_ties: bool) -> Any:
-    from workbench.engine.train.parity import ParityTrainer
-
+def _parity_trainer(
+    counted: Counted,
+    config: TrainConfig,
+    count_ties: bool,
+    kernels_ready: Callable[[], bool] | None = None,
+) -> Any:
+    """The kernel trainer; on a first start whose kernels are still compiling elsewhere, the
+    Python one (the same merges: `tests/test_parity.py`) for the whole run."""
     if counted.parity is None:
         raise WorkbenchError("a parity-aware run needs its corpus counted in groups")
-    return ParityTrainer(counted.parity, config, 100 if count_ties else 0)
+    ties = 100 if count_ties else 0
+    if kernels_ready is not None and not kernels_ready():
+        from workbench.engine.train.parity import ParityTrainer
+
+        return ParityTrainer(counted.parity, config, ties)
+    from workbench.engine.train.parity_kernels import KernelParityTrainer
+
+    return KernelParityTrainer(counted.parity, config, ties)
 
 
 @dataclass
@@ -199,7 +211,7 @@ class RunSession:
             elif config.superbpe_transition:
                 trainer = _superbpe_trainer(counted, config, count_ties)
             elif config.parity_by:
-                trainer = _parity_trainer(counted, config, count_ties)
+                trainer = _parity_trainer(counted, config, count_ties, kernels_ready)
             else:
                 trainer = trainer_for(counted.result.words, config, kernels_ready, count_ties)
         session = cls(trainer, config, counted, listeners=list(listeners))

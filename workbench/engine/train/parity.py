@@ -34,22 +34,26 @@ Pure Python: a few thousand merges on a few MB per group take seconds (see
 from __future__ import annotations
 
 import heapq
+import os
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from workbench.engine.config import TrainConfig
-from workbench.engine.errors import ConfigError
+from workbench.engine.corpus.groups import file_documents
+from workbench.engine.errors import ConfigError, CorpusError
 from workbench.engine.events import MergeBatch
-from workbench.engine.pretokenize.counting import count_in_memory
+
+# HELD_OUT_EVERY is re-exported: the held-out rule lives with the counting (`group_counts`)
+from workbench.engine.pretokenize.group_counts import HELD_OUT_EVERY as HELD_OUT_EVERY
+from workbench.engine.pretokenize.group_counts import GroupCounter, pooled, scans, split_lines
 from workbench.engine.pretokenize.words import WordTable
 from workbench.engine.train.py_trainer import PythonMerges, _descending, _holds
 
 Pair = tuple[int, int]
-HELD_OUT_EVERY = 10  # every tenth line of a group is held out to measure its compression
 
 
 @dataclass(frozen=True)
@@ -94,50 +98,66 @@ def split_held_out(texts: Sequence[str]) -> tuple[list[str], list[str]]:
     dev: list[str] = []
     number = 0
     for text in texts:
-        kept: list[str] = []
-        held: list[str] = []
-        for line in text.splitlines(keepends=True):
-            number += 1
-            (held if number % HELD_OUT_EVERY == 0 else kept).append(line)
+        kept, held, number = split_lines(text, number)
         if kept:
-            train.append("".join(kept))
+            train.append(kept)
         if held:
-            dev.append("".join(held))
+            dev.append(held)
     return train, dev
 
 
 def count_groups(
-    grouped: Mapping[str, Sequence[str]],
+    grouped: Mapping[str, Iterable[str]],
     config: TrainConfig,
     cancel: Callable[[], bool] | None = None,
 ) -> list[GroupWords]:
-    """Each group's training and held-out word tables (groups in name order). ConfigError for a
-    group too small to hold a line out or to train on."""
-    if not grouped:
-        raise ConfigError("parity-aware BPE needs at least one group of documents")
-    plain = replace(config, parity_by="", parity_window=0)
-    out = []
-    for name in sorted(grouped):
-        train, dev = split_held_out(grouped[name])
-        if not any(t.strip() for t in dev) or not any(t.strip() for t in train):
-            raise ConfigError(
-                f"group {name!r} is too small for parity-aware BPE: it needs at least"
-                f" {HELD_OUT_EVERY} lines with text, every {HELD_OUT_EVERY}th held out"
-            )
-        words = [count_in_memory(part, plain, cancel=cancel).words for part in (train, dev)]
-        out.append(GroupWords(name, words[0], words[1]))
-    return out
+    """Each group's training and held-out word tables (groups in name order) of documents in
+    memory, counted as `count_group_files` counts files. ConfigError for a group too small to
+    hold a line out or to train on."""
+    counter = GroupCounter(config, cancel)
+    for name, texts in grouped.items():
+        for text in texts:
+            counter.add(name, text)
+    counter.commit()
+    return _group_words(counter)
 
 
-def pooled_words(groups: Sequence[GroupWords]) -> WordTable:
-    """All groups' training words in one table (the run's top pieces and statistics)."""
-    counts: dict[bytes, int] = {}
-    for group in groups:
-        table = group.train
-        for i in range(len(table)):
-            word = table.word(i)
-            counts[word] = counts.get(word, 0) + int(table.counts[i])
-    return WordTable.from_counts(counts)
+def count_group_files(
+    paths: Iterable[str | os.PathLike],
+    config: TrainConfig,
+    skipped: list[str] | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> tuple[list[GroupWords], int]:
+    """(each group's word tables, documents) of the files under `paths`, grouped by
+    `config.parity_by`, read and counted one document at a time (`group_counts`): memory holds
+    the groups' unique pieces, never the corpus. CorpusError names a bad file; with a `skipped`
+    list the file is left out whole instead and its message appended there."""
+    counter = GroupCounter(config, cancel)
+    for _, documents in file_documents(
+        paths, config.parity_by, config.text_column, config.jsonl_field
+    ):
+        try:
+            for group, text in documents:
+                counter.add(group, text)
+        except CorpusError as exc:
+            counter.rollback()
+            if skipped is None:
+                raise
+            skipped.append(str(exc))
+            continue
+        counter.commit()
+    return _group_words(counter), counter.documents
+
+
+def _group_words(counter: GroupCounter) -> list[GroupWords]:
+    return [GroupWords(name, *tables) for name, tables in counter.tables().items()]
+
+
+def pooled_words(groups: Sequence[GroupWords], config: TrainConfig | None = None) -> WordTable:
+    """All groups' training words in one table (the run's top pieces and statistics), summed
+    by the scanner's table when `config`'s pattern is a preset it counts (no Python object
+    per piece), else in a dict."""
+    return pooled((g.train for g in groups), config is not None and scans(config))
 
 
 # -- the trainer -----------------------------------------------------------------------------
