@@ -293,7 +293,7 @@ class TrainWorker(QObject):
                 progress=self.sigProgress.emit,
                 cancel=self.cancel_flag.is_set,
             )
-            return counted.result
+            return counted if config.parity_by else counted.result  # (the groups)
 
         try:
             self._wait_for_kernels()

@@ -140,6 +140,22 @@ class ParityLog:
     def stats(self) -> dict[str, Any]:
         return {**self.base, STATS_KEY: self.record}
 
+    def matches(self, stats: Any) -> bool:
+        """Whether a stored run's record (`stats`) agrees with this one, made again: the same
+        groups and held-out bytes, and its figures a prefix of these (a run whose process died
+        may have stored fewer than its merges)."""
+        stored = group_curves(stats)
+        if stored is None:
+            return False
+        mine = self.record
+        done = len(stored["chosen"])
+        return (
+            stored["groups"] == mine["groups"]
+            and stored["dev_bytes"] == mine["dev_bytes"]
+            and stored["chosen"] == mine["chosen"][:done]
+            and stored["dev_tokens"] == mine["dev_tokens"][:done]
+        )
+
 
 def parity_summary(trainer: Any) -> dict[str, Any] | None:
     """A parity-aware trainer's groups now: held-out bytes/token each, the worst, their Gini

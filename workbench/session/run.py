@@ -99,6 +99,25 @@ def _replay(trainer: Any, n: int) -> None:
             return
 
 
+def _parity_replay(
+    counted: Counted, config: TrainConfig, paths: Sequence[str], n: int, stats: Any
+) -> tuple[Any, Any]:
+    """A parity-aware run's trainer with its `n` stored merges made again, and its log of each
+    group's held-out tokens rebuilt from them (the stored one is checked against it)."""
+    from workbench.session.parity import ParityLog, count_parity_paths
+
+    if counted.parity is None:  # a caller's count that knows nothing of groups
+        counted = count_parity_paths(paths, config)
+    trainer = _parity_trainer(counted, config, count_ties=True)
+    log = ParityLog(counted)
+    while trainer.n_merges < n:
+        batch = trainer.step(n - trainer.n_merges)
+        log.add(batch)
+        if len(batch) == 0:
+            break
+    return trainer, log
+
+
 def _superbpe_trainer(counted: Counted, config: TrainConfig, count_ties: bool) -> Any:
     from workbench.engine.train.stages import SuperBpeTrainer
     from workbench.engine.train.trainer import TIE_LIMIT
@@ -252,7 +271,7 @@ class RunSession:
         cls,
         store_path: str | Path,
         run_id: int,
-        count: Callable[[Sequence[str], TrainConfig], PretokenizeResult],
+        count: Callable[[Sequence[str], TrainConfig], PretokenizeResult | Counted],
         vocab_size: int | None = None,
         listeners: Iterable[BatchListener] = (),
     ) -> RunSession:
@@ -260,7 +279,8 @@ class RunSession:
         after a restart). The trainer's state is not stored: the same corpus with the same
         settings replays the same merges (the trainer is deterministic), which is checked
         against the store before anything new is written. `count(paths, config)` counts the
-        corpus (the caller's progress and cancel ride along)."""
+        corpus (the caller's progress and cancel ride along); for a parity-aware run it gives
+        the `Counted` of `count_paths` (the groups), else it is counted here without them."""
         from workbench.engine.train.trainer import BpeTrainer
         from workbench.store import RunStore
         from workbench.store.tokenizer_of_run import base_of_run
@@ -273,11 +293,6 @@ class RunSession:
                 raise WorkbenchError(f"run {run_id} is being trained right now")
             base = base_of_run(run, store.path)  # an extension run's, loaded and checked again
             stored = store.merges_as_pairs(run_id, base.vocab if base is not None else None)
-        if run.settings.get("parity_by"):
-            raise WorkbenchError(
-                f"run {run_id} is a parity-aware run, which cannot be continued yet;"
-                " train a new one"
-            )
         paths = run.corpus.get("paths")
         recorded = run.corpus.get("fingerprint")
         if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
@@ -311,9 +326,14 @@ class RunSession:
             raise WorkbenchError(
                 f"{store_path}: run {run_id}: its stored settings cannot be used ({exc})"
             ) from None
-        result = count(paths, config)
+        got = count(paths, config)
+        counted = got if isinstance(got, Counted) else Counted(got, tuple(paths))
+        result = counted.result
         stage_two = None
-        if base is not None:
+        log = None
+        if config.parity_by:
+            trainer, log = _parity_replay(counted, config, paths, len(stored), run.stats)
+        elif base is not None:
             from workbench.engine.extending import ExtendingTrainer
 
             trainer: Any = ExtendingTrainer(base, result.words, config)
@@ -326,12 +346,15 @@ class RunSession:
             trainer = SuperBpeTrainer(result.words, stage_two.words, config)
         else:
             trainer = BpeTrainer(result.words, config)
-        _replay(trainer, len(stored))
-        if trainer.merge_pairs() != stored:
+        if log is None:
+            _replay(trainer, len(stored))
+        if trainer.merge_pairs() != stored or (log is not None and not log.matches(run.stats)):
             raise WorkbenchError(
                 f"run {run_id}: replaying its corpus did not give the stored merges"
             )
-        session = cls(trainer, config, Counted(result, tuple(paths), stage_two), run_id=run_id)
+        counted = replace(counted, stage_two=stage_two) if stage_two is not None else counted
+        session = cls(trainer, config, counted, run_id=run_id)
+        session._parity = log
         session.listeners = list(listeners)
         session.timings = dict(run.timings)
         session._stats = dict(run.stats)  # what a SuperBPE run adds to them keeps the rest
