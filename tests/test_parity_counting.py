@@ -93,3 +93,18 @@ def test_files_counted_as_they_come_equal_the_whole_text(tmp_path, grouped):
     # the bad file's good record and lines are not counted: as if the file were not there
     assert grouped_texts([tmp_path], "folder", skipped=[]) == grouped
     assert _dicts(groups) == _whole(grouped, config)
+
+
+def test_a_file_dropped_after_part_of_it_was_counted_leaves_nothing(grouped):
+    config = TrainConfig(parity_by="lang")
+    counter = GroupCounter(config, chunk_bytes=300, buffered_bytes=700)
+    for text in grouped["de"]:
+        counter.add("de", text)
+    counter.commit()
+    for name in ("ru", "de"):  # a "file" of many documents: counted in chunks, then dropped
+        for text in grouped[name]:
+            counter.add(name, text)
+    counter.rollback()
+    got = {name: (t.to_dict(), d.to_dict()) for name, (t, d) in counter.tables().items()}
+    assert got == _whole({"de": grouped["de"]}, config)
+    assert counter.documents == len(grouped["de"])

@@ -86,9 +86,25 @@ class _Tally:
         return WordTable.from_arrays(*self._table.table())  # type: ignore[attr-defined]
 
 
+class _Buffer:
+    """Documents' text of one (group, part) not counted yet."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.size = 0  # characters: a bound on work, not an exact byte figure
+
+    def take(self, other: _Buffer) -> None:
+        self.texts += other.texts
+        self.size += other.size
+
+
 class GroupCounter:
     """Documents in, one at a time (`add`), each group's (training, held-out) word tables out
-    (`tables`); `commit` after each file's documents, or `rollback` to leave the file out."""
+    (`tables`); `commit` after each file's documents, or `rollback` to leave the file out.
+
+    A file's text waits in buffers of its own until the file is committed, then in the
+    committed buffers, so many small files are counted together, a chunk at a time; a large
+    file's own buffer is counted into tables of its own as it fills, folded in at the commit."""
 
     def __init__(
         self,
@@ -106,16 +122,16 @@ class GroupCounter:
         self._most = buffered_bytes
         self.documents = 0
         self._done: dict[Key, _Tally] = {}
+        self._ready: dict[Key, _Buffer] = {}  # committed text not counted yet
         self._lines: dict[str, int] = {}
         self._has_text: set[Key] = set()
         # this file's, until commit or rollback
         self._pending: dict[Key, _Tally] = {}
+        self._buffers: dict[Key, _Buffer] = {}
         self._pending_lines: dict[str, int] = {}
         self._pending_text: set[Key] = set()
         self._pending_documents = 0
-        self._buffers: dict[Key, list[str]] = {}
-        self._sizes: dict[Key, int] = {}
-        self._buffered = 0
+        self._buffered = 0  # characters in all buffers, committed or not
 
     def add(self, group: str, text: str) -> None:
         """One document of `group`."""
@@ -127,36 +143,51 @@ class GroupCounter:
                 continue
             if not part.isspace():
                 self._pending_text.add(key)
-            self._buffers.setdefault(key, []).append(part)
-            size = len(part)  # characters: a bound on work, not an exact byte figure
-            self._sizes[key] = self._sizes.get(key, 0) + size
-            self._buffered += size
-            if self._sizes[key] >= self._chunk:
-                self._count(key)
+            buffer = self._buffers.get(key)
+            if buffer is None:
+                buffer = self._buffers[key] = _Buffer()
+            buffer.texts.append(part)
+            buffer.size += len(part)
+            self._buffered += len(part)
+            if buffer.size >= self._chunk:  # a large file: counted apart as it comes
+                self._count(self._buffers, key, self._pending)
         if self._buffered >= self._most:
-            for key in list(self._buffers):
-                self._count(key)
+            self._count_all()
 
-    def _count(self, key: Key) -> None:
-        texts = self._buffers.pop(key)
-        self._buffered -= self._sizes.pop(key)
-        words = count_in_memory(texts, self._config, cancel=self._cancel, workers=self._workers)
-        del texts
-        tally = self._pending.get(key)
+    def _count(self, buffers: dict[Key, _Buffer], key: Key, into: dict[Key, _Tally]) -> None:
+        buffer = buffers.pop(key)
+        self._buffered -= buffer.size
+        words = count_in_memory(
+            buffer.texts, self._config, cancel=self._cancel, workers=self._workers
+        ).words
+        del buffer
+        tally = into.get(key)
         if tally is None:
-            tally = self._pending[key] = _Tally(self._scanning)
-        tally.add(words.words)
+            tally = into[key] = _Tally(self._scanning)
+        tally.add(words)
+
+    def _count_all(self) -> None:
+        for key in list(self._buffers):
+            self._count(self._buffers, key, self._pending)
+        for key in list(self._ready):
+            self._count(self._ready, key, self._done)
 
     def commit(self) -> None:
         """The documents added since the last commit (a file's) are good: count them in."""
-        for key in list(self._buffers):
-            self._count(key)
         for key, tally in self._pending.items():
             done = self._done.get(key)
             if done is None:
                 self._done[key] = tally
             else:
                 done.add_all(tally)
+        for key, buffer in self._buffers.items():
+            ready = self._ready.get(key)
+            if ready is None:
+                ready = self._ready[key] = _Buffer()
+            ready.take(buffer)
+            if ready.size >= self._chunk:
+                self._count(self._ready, key, self._done)
+        self._buffers = {}  # taken: not dropped from the count of buffered text
         self._lines.update(self._pending_lines)
         self._has_text |= self._pending_text
         self.documents += self._pending_documents
@@ -164,13 +195,16 @@ class GroupCounter:
 
     def rollback(self) -> None:
         """Forget the documents added since the last commit (a file that turned out bad)."""
-        self._pending, self._pending_lines, self._pending_text = {}, {}, set()
+        self._buffered -= sum(b.size for b in self._buffers.values())
+        self._pending, self._buffers = {}, {}
+        self._pending_lines, self._pending_text = {}, set()
         self._pending_documents = 0
-        self._buffers, self._sizes, self._buffered = {}, {}, 0
 
     def tables(self) -> dict[str, tuple[WordTable, WordTable]]:
         """Each group's (training, held-out) word tables, groups in name order. ConfigError for
         a group too small to hold a line out or to train on."""
+        for key in list(self._ready):
+            self._count(self._ready, key, self._done)
         groups = sorted({group for group, _ in self._done} | set(self._lines))
         if not groups:
             raise ConfigError("parity-aware BPE needs at least one group of documents")

@@ -229,17 +229,18 @@ class ParityLoop(PythonMerges):
         """The groups from worst compressed to best (ties: name order), exactly."""
         n = len(self.group_names)
         order = list(range(n))
-        # insertion sort with exact cross-multiplied comparisons (a handful of groups)
+        size, tokens = self.dev_bytes, self.dev_tokens  # (read once: the kernels' is a property)
+        # insertion sort with exact cross-multiplied comparisons (a handful of groups); a is
+        # worse than b when it has fewer bytes per token
         for i in range(1, n):
             j = i
-            while j > 0 and self._worse(order[j], order[j - 1]):
-                order[j - 1], order[j] = order[j], order[j - 1]
+            while j > 0:
+                a, b = order[j], order[j - 1]
+                if size[a] * tokens[b] >= size[b] * tokens[a]:
+                    break
+                order[j - 1], order[j] = a, b
                 j -= 1
         return order
-
-    def _worse(self, a: int, b: int) -> bool:
-        """Group a compresses strictly worse than b (fewer bytes per token)."""
-        return self.dev_bytes[a] * self.dev_tokens[b] < self.dev_bytes[b] * self.dev_tokens[a]
 
     # -- training --------------------------------------------------------------------------------
 
