@@ -4,10 +4,11 @@ state per group (and per held-out part) and decides in Python which pair every s
 - `best_pair`: the state's best pair now (its heap's live top, the classic LEX rule), without
   merging it; with `ties`, how many other pairs tie with it (`_count_ties`, as `run_merges`).
 - `apply_merge`: merge a given pair (left, right) into a given id in every word of the state
-  that holds it, exactly as `run_merges` merges its own best pair. The pair need not occur in
-  the state (then only the token is filed). The caller assigns the id, the same in every
-  state: either a token the state has, or the next id, whose bytes are left + right. A state
-  whose `S_MAXLEN` is 0 keeps no heap (a held-out part: only its token total is read).
+  that holds it, exactly as `run_merges` merges its own best pair. The caller assigns the ids,
+  the same in every state, and keeps the table of which pair made each token; a state files
+  the tokens it lacks from that table when it is next called, so it need not be called for
+  the merges that cannot touch its words (the pair may still not occur: nothing changes then).
+  A state whose `S_MAXLEN` is 0 keeps no heap (a held-out part: only its token total is read).
 
 Private: `parity_kernels.py` owns the states and validates every id before a kernel sees it.
 """
@@ -55,9 +56,7 @@ from workbench.engine.train._tables import (
 @njit
 def best_pair(state, mode, tie_limit):
     """(count, left, right, ties) of the state's best pair, a live entry brought to the heap's
-    top first; count 0 when no pair is left. `tie_limit` 0: ties not counted (0). Counting
-    stamps the pairs it sees with this merge step's stamp: ask once per step, for the state
-    whose pair is merged next."""
+    top first; count 0 when no pair is left. `tie_limit` 0: ties not counted (0)."""
     hp, scal, pr = state.hp, state.scal, state.pr
     _heap_top(hp, scal, mode, pr, state.tok_off, state.tok_len, state.arena, False)
     if scal[S_NHEAP] == 0 or hp[0, H_CNT] < 1:
@@ -65,29 +64,27 @@ def best_pair(state, mode, tie_limit):
     count = hp[0, H_CNT]
     key = pr[hp[0, H_REF] >> 32, P_KEY]
     ties = np.int64(0)
-    if tie_limit > 0:
+    if tie_limit > 0:  # a stamp no count of ties used before (states skip merges: see above)
+        scal[S_STEP] += 1
         stamp = scal[S_STEP] + 1
         ties = _count_ties(hp, pr, scal, state.tie_stamp, stamp, tie_limit, state.tie_stack)
     return count, key >> 32, key & 0xFFFFFFFF, ties
 
 
-@njit
-def apply_merge(state, left, right, new, mode):  # noqa: C901 (one pass, as run_merges')
-    """Merge (left, right) into token `new` in every word of the state holding it; `new` is an
-    id below S_NTOK, or S_NTOK itself (then filed here as the bytes left + right). Returns
-    (weighted replacements, whether a table grew, the state with every array that grew)."""
-    wsym, wrec, tok_off, tok_len, tok_hash, tok_key, arena, tt = state[:8]
-    pr, tie_stamp, ph, lst, blk, hp, touched, tie_stack, scal, hf_order = state[8:18]
-    lcache, pp, pblk, scr = state[18:]
-    rows = pr.shape[0] + ph.shape[0] + lst.shape[0] + blk.shape[0] + hp.shape[0] + pblk.shape[0]
-    ntok = scal[S_NTOK]
-    if new == ntok:  # a token none of the states has yet: its bytes, hash and tie key
+@njit(inline="always")  # one call site
+def _file_tokens(upto, made, tok_off, tok_len, tok_hash, tok_key, arena, tt, scal):
+    """File tokens S_NTOK, S_NTOK + 1, ... up to `upto`: token t is the bytes of made[t, 0] +
+    made[t, 1], both below t. Returns the arrays that grew."""
+    while scal[S_NTOK] <= upto:
+        new = scal[S_NTOK]
+        left = made[new, 0]
+        right = made[new, 1]
         size = tok_len[left] + tok_len[right]
         h = tok_hash[left] * _pow_base(tok_len[right]) + tok_hash[right]
-        tok_off = _grow(tok_off, ntok + 1)
-        tok_hash = _grow(tok_hash, ntok + 1)
-        tok_key = _grow(tok_key, ntok + 1)
-        tok_len = _grow(tok_len, ntok + 1)
+        tok_off = _grow(tok_off, new + 1)
+        tok_hash = _grow(tok_hash, new + 1)
+        tok_key = _grow(tok_key, new + 1)
+        tok_len = _grow(tok_len, new + 1)
         arena = _grow(arena, scal[S_ARENA] + size)
         start = scal[S_ARENA]
         for i in range(tok_len[left]):
@@ -99,17 +96,33 @@ def apply_merge(state, left, right, new, mode):  # noqa: C901 (one pass, as run_
         tok_hash[new] = h
         tok_key[new] = _lex_key(new, tok_off, tok_len, arena)
         scal[S_ARENA] = start + size
-        scal[S_NTOK] = ntok + 1
-        if 2 * (ntok + 1) > tt.size:  # the token table, as `run_merges` keeps it
+        scal[S_NTOK] = new + 1
+        if 2 * (new + 1) > tt.size:  # the token table, as `run_merges` keeps it
             tt = np.empty(2 * tt.size, dtype=np.int32)
             for t in range(tt.size):
                 tt[t] = -1
-            for t in range(ntok + 1):
+            for t in range(new + 1):
                 _tt_insert(tt, t, tok_hash[t])
         else:
             _tt_insert(tt, new, h)
+    return tok_off, tok_len, tok_hash, tok_key, arena, tt
 
-    scal[S_STEP] += 1  # every state steps at every merge: a fresh stamp for `best_pair`
+
+@njit
+def apply_merge(state, left, right, new, made, mode):
+    """Merge (left, right) into token `new` in every word of the state holding it. Tokens the
+    state has not filed yet, up to `new`, are filed first from `made` (row t: the pair whose
+    bytes make token t; a state is only called for the merges that may touch its words).
+    Returns (weighted replacements, whether a table grew, the state with every array that
+    grew)."""
+    wsym, wrec, tok_off, tok_len, tok_hash, tok_key, arena, tt = state[:8]
+    pr, tie_stamp, ph, lst, blk, hp, touched, tie_stack, scal, hf_order = state[8:18]
+    lcache, pp, pblk, scr = state[18:]
+    rows = pr.shape[0] + ph.shape[0] + lst.shape[0] + blk.shape[0] + hp.shape[0] + pblk.shape[0]
+    tok_off, tok_len, tok_hash, tok_key, arena, tt = _file_tokens(
+        new, made, tok_off, tok_len, tok_hash, tok_key, arena, tt, scal
+    )
+    scal[S_STEP] += 1  # the stamp of the pairs this merge touches (`_add_pair`)
     touched[0] = 0
     merged_weighted = 0
     p = _pair_find((np.int64(left) << 32) | np.int64(right), ph, pr)

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from workbench.engine._native.memory import give_back_freed_memory
 from workbench.engine.config import TrainConfig
 from workbench.engine.train import _given
@@ -41,9 +43,22 @@ class KernelParityTrainer(ParityLoop):
         self._start(groups, config, tie_limit)
         self._train: list[st.TrainState] = []
         self._dev: list[st.TrainState] = []
+        # Per state (group g's training words at 2g, held-out at 2g + 1), the tokens that may
+        # occur in its words (1: it has or had some): a merge is applied to a state only when
+        # both its tokens may, so a state skips the merges of other scripts. A superset: a
+        # token merged away stays marked (then the call finds no pair and changes nothing).
+        self._present: list[bytearray] = []
         for group in groups:  # built one at a time: each builder's spare tables are let go
-            self._train.append(BpeTrainer(group.train, config, 0, start_rows).state)
-            self._dev.append(BpeTrainer(group.dev, config, 0, start_rows, held_out=True).state)
+            for table, held_out in ((group.train, False), (group.dev, True)):
+                trainer = BpeTrainer(table, config, 0, start_rows, held_out=held_out)
+                (self._dev if held_out else self._train).append(trainer.state)
+                present = bytearray(1024)
+                for byte in np.unique(table.data).tolist():
+                    present[byte] = 1
+                self._present.append(present)
+        # Row t: the pair whose bytes made token t (t >= 256), for states that file it late.
+        self._made = np.zeros((1024, 2), dtype=np.int64)
+        self._n_made = 256  # rows filled: the bytes need none
 
     # -- the counts, in the states ---------------------------------------------------------------
 
@@ -70,20 +85,36 @@ class KernelParityTrainer(ParityLoop):
 
     def _merge_into(self, pair: Pair, new: int) -> None:
         left, right = pair
-        tokens = len(self.vocab)  # `new` is filed already: the states have one token fewer
+        tokens = len(self.vocab)  # `new` is filed already (when new)
         # Checked here, once per merge: the kernels index their token arrays with these ids.
         if not (0 <= left < tokens and 0 <= right < tokens and 0 <= new < tokens):
             raise ValueError(f"merge ({left}, {right}) -> {new} outside {tokens} tokens")
+        if new == self._n_made:  # a token no merge made before: the row states file it from
+            self._record(new, left, right)
         grew = False
-        for states in (self._train, self._dev):
-            for i, state in enumerate(states):
-                have = int(state.scal[st.S_NTOK])
-                if new > have or have not in (tokens, tokens - 1):
-                    raise ValueError(f"a state holds {have} tokens, the trainer {tokens}")
-                _, grown, states[i] = _given.apply_merge(state, left, right, new, st.LEX)
+        for g in range(len(self._train)):
+            for held_out, states in ((0, self._train), (1, self._dev)):
+                present = self._present[2 * g + held_out]
+                if not (present[left] and present[right]):
+                    continue  # one of them cannot occur: no word of this state holds the pair
+                merged, grown, states[g] = _given.apply_merge(
+                    states[g], left, right, new, self._made, st.LEX
+                )
+                if merged:
+                    present[new] = 1
                 grew = grew or bool(grown)
         if grew:  # as `BpeTrainer.step`: the tables' old copies back to the system
             give_back_freed_memory()
+
+    def _record(self, new: int, left: int, right: int) -> None:
+        """Token `new` is made of (left, right): the row states file it from."""
+        if new >= self._made.shape[0]:
+            size = 2 * self._made.shape[0]
+            self._made = np.concatenate([self._made, np.zeros_like(self._made)])
+            for i, present in enumerate(self._present):
+                self._present[i] = present + bytearray(size - len(present))
+        self._made[new] = (left, right)
+        self._n_made = new + 1
 
     # -- as BpeTrainer ---------------------------------------------------------------------------
 
