@@ -65,7 +65,7 @@ def test_small_chunks_count_what_whole_groups_count(grouped, pattern):
     expected = _whole(grouped, config)
     assert _dicts(count_groups(grouped, config)) == expected
     # chunks of a few hundred characters and a tiny buffer: many partial tables folded
-    counter = GroupCounter(config, chunk_bytes=300, buffered_bytes=700)
+    counter = GroupCounter(config, chunk_chars=300, buffered_chars=700)
     documents = [(name, text) for name, texts in grouped.items() for text in texts]
     random.Random(0).shuffle(documents)  # groups interleaved, each group's order kept below
     order = {name: iter(texts) for name, texts in grouped.items()}
@@ -97,7 +97,7 @@ def test_files_counted_as_they_come_equal_the_whole_text(tmp_path, grouped):
 
 def test_a_file_dropped_after_part_of_it_was_counted_leaves_nothing(grouped):
     config = TrainConfig(parity_by="lang")
-    counter = GroupCounter(config, chunk_bytes=300, buffered_bytes=700)
+    counter = GroupCounter(config, chunk_chars=300, buffered_chars=700)
     for text in grouped["de"]:
         counter.add("de", text)
     counter.commit()

@@ -6,8 +6,9 @@ across its documents in order) goes to its held-out part, the rest to its traini
 part of a document stays one document (its kept lines joined), so its pieces are exactly those
 of counting the parts whole. The parts' text is buffered per (group, part) and counted a chunk
 at a time (`count_in_memory`: the scanner on all cores for a preset, else `regex`) into a
-growing table of unique pieces. So memory holds the buffers (at most `BUFFERED_BYTES` in all),
-one document at a time, and the unique pieces of each group's parts: never the corpus.
+growing table of unique pieces. So memory holds the buffers (at most `BUFFERED_CHARS`
+characters in all), one document at a time, and the unique pieces of each group's parts: never
+the corpus.
 
 The documents of a file are counted apart until the file is known good (`commit`), so a file
 that turns out bad is left out whole (`rollback`), its lines not counted either.
@@ -26,8 +27,8 @@ from workbench.engine.pretokenize.scan import can_scan
 from workbench.engine.pretokenize.words import WordTable
 
 HELD_OUT_EVERY = 10  # every tenth line of a group is held out to measure its compression
-CHUNK_BYTES = 4 << 20  # a (group, part)'s text counted at a time
-BUFFERED_BYTES = 32 << 20  # all parts' buffered text together, at most (then all are counted)
+CHUNK_CHARS = 4 << 20  # a (group, part)'s text counted at a time (characters)
+BUFFERED_CHARS = 32 << 20  # all parts' buffered text together at most (then all are counted)
 
 Key = tuple[str, bool]  # (group, held out)
 
@@ -111,15 +112,15 @@ class GroupCounter:
         config: TrainConfig,
         cancel: Callable[[], bool] | None = None,
         workers: int | None = None,
-        chunk_bytes: int = CHUNK_BYTES,
-        buffered_bytes: int = BUFFERED_BYTES,
+        chunk_chars: int = CHUNK_CHARS,
+        buffered_chars: int = BUFFERED_CHARS,
     ) -> None:
         self._config = replace(config, parity_by="", parity_window=0)  # each part: plain BPE
         self._scanning = scans(config)
         self._cancel = cancel
         self._workers = workers
-        self._chunk = chunk_bytes
-        self._most = buffered_bytes
+        self._chunk = chunk_chars
+        self._most = buffered_chars
         self.documents = 0
         self._done: dict[Key, _Tally] = {}
         self._ready: dict[Key, _Buffer] = {}  # committed text not counted yet
