@@ -100,10 +100,11 @@ def _replay(trainer: Any, n: int) -> None:
 
 
 def _parity_replay(
-    counted: Counted, config: TrainConfig, paths: Sequence[str], n: int, stats: Any
-) -> tuple[Any, Any]:
-    """A parity-aware run's trainer with its `n` stored merges made again, and its log of each
-    group's held-out tokens rebuilt from them (the stored one is checked against it)."""
+    counted: Counted, config: TrainConfig, paths: Sequence[str], n: int
+) -> tuple[Any, Any, Counted]:
+    """A parity-aware run's trainer with its `n` stored merges made again, its log of each
+    group's held-out tokens rebuilt from them (the stored one is checked against it), and the
+    corpus counted in groups."""
     from workbench.session.parity import ParityLog, count_parity_paths
 
     if counted.parity is None:  # a caller's count that knows nothing of groups
@@ -115,7 +116,7 @@ def _parity_replay(
         log.add(batch)
         if len(batch) == 0:
             break
-    return trainer, log
+    return trainer, log, counted
 
 
 def _superbpe_trainer(counted: Counted, config: TrainConfig, count_ties: bool) -> Any:
@@ -332,7 +333,7 @@ class RunSession:
         stage_two = None
         log = None
         if config.parity_by:
-            trainer, log = _parity_replay(counted, config, paths, len(stored), run.stats)
+            trainer, log, counted = _parity_replay(counted, config, paths, len(stored))
         elif base is not None:
             from workbench.engine.extending import ExtendingTrainer
 
