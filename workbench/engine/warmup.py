@@ -38,7 +38,7 @@ from workbench.engine.patterns.regexes import preset_name, resolve
 from workbench.engine.pretokenize import scan as scanner
 from workbench.engine.pretokenize.scan import fold as count_fold
 from workbench.engine.pretokenize.words import WordTable
-from workbench.engine.train import _given
+from workbench.engine.train import _given_merges
 from workbench.engine.train import _kernels as _train_kernels
 
 Progress = Callable[[int, int, str], None]
@@ -72,8 +72,8 @@ def _merges(preset: str) -> None:
             WordTable.from_counts(_WORDS), TrainConfig(vocab_size=270, tie_break=tie_break)
         )
         trainer.run()
-    # parity-aware BPE's entries into the same loop (`_given`): a few CPU seconds more here,
-    # so a parity-aware run never compiles them unannounced
+    # parity-aware BPE's entries into the same loop (`_given_merges`): a few CPU seconds more
+    # here, so a parity-aware run never compiles them unannounced
     from workbench.engine.train.parity import GroupWords  # noqa: PLC0415
     from workbench.engine.train.parity_kernels import KernelParityTrainer  # noqa: PLC0415
 
@@ -117,7 +117,7 @@ _STAGES: dict[str, tuple[str, Callable[[str], None], Callable[[str], Sequence]]]
     "merges": (
         "trainer: merge loop",
         _merges,
-        lambda p: [_train_kernels.run_merges, _given.best_pair, _given.apply_merge],
+        lambda p: [_train_kernels.run_merges, _given_merges.best_pair, _given_merges.apply_merge],
     ),
     "encoder": ("encoder", _encoder, _encoder_kernels),
 }

@@ -3,11 +3,12 @@ rules live in their shared base, `parity.ParityLoop`), at the classic trainer's 
 
 Each group has two of the classic trainer's states (`_state.TrainState`, built as `BpeTrainer`
 builds them): one over its training words, whose lazy heap gives the group's best pair by the
-classic LEX rule (`_given.best_pair`), and one over its held-out words, which keeps no heap: only
-its token total is read (held-out tokens after a merge = before - the pair's occurrences there).
-A merge is decided here and applied to every state (`_given.apply_merge`), with the id assigned
-here, so ids are the same in every state: a pair that does not occur in a state only files its
-token there. Memory is what the classic trainer takes for each group's unique pieces, summed.
+classic LEX rule (`_given_merges.best_pair`), and one over its held-out words, which keeps no
+heap: only its token total is read (held-out tokens after a merge = before - the pair's
+occurrences there). A merge is decided here, its id assigned here (so ids are the same in every
+state), and it is applied (`_given_merges.apply_merge`) to every state whose words may hold
+both of its tokens; a state files the tokens it lacks when it is next called. Memory is what
+the classic trainer takes for each group's unique pieces, summed.
 
 Ties, `min_frequency`, `max_token_length`, the moving window and the stop reasons are the base
 class's, so `tests/test_parity.py` checks this trainer against the slow reference as it checks
@@ -22,7 +23,7 @@ import numpy as np
 
 from workbench.engine._native.memory import give_back_freed_memory
 from workbench.engine.config import TrainConfig
-from workbench.engine.train import _given
+from workbench.engine.train import _given_merges
 from workbench.engine.train import _state as st
 from workbench.engine.train.parity import GroupWords, Pair, ParityLoop
 from workbench.engine.train.trainer import START_ROWS, TIE_LIMIT, BpeTrainer, capped_pairs_left
@@ -71,11 +72,11 @@ class KernelParityTrainer(ParityLoop):
         return sum(int(s.scal[st.S_TOKENS]) for states in (self._train, self._dev) for s in states)
 
     def _best(self, g: int) -> tuple[int, Pair] | None:
-        count, left, right, _ = _given.best_pair(self._train[g], st.LEX, 0)
+        count, left, right, _ = _given_merges.best_pair(self._train[g], st.LEX, 0)
         return None if count == 0 else (int(count), (int(left), int(right)))
 
     def _ties(self, g: int, count: int) -> int:
-        got, _, _, ties = _given.best_pair(self._train[g], st.LEX, self.tie_limit)
+        got, _, _, ties = _given_merges.best_pair(self._train[g], st.LEX, self.tie_limit)
         if got != count:  # the heap's top cannot move between the choice and this
             raise AssertionError(f"group {g}: best count {got}, chosen at {count}")
         return int(ties)
@@ -97,7 +98,7 @@ class KernelParityTrainer(ParityLoop):
                 present = self._present[2 * g + held_out]
                 if not (present[left] and present[right]):
                     continue  # one of them cannot occur: no word of this state holds the pair
-                merged, grown, states[g] = _given.apply_merge(
+                merged, grown, states[g] = _given_merges.apply_merge(
                     states[g], left, right, new, self._made, st.LEX
                 )
                 if merged:

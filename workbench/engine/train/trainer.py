@@ -78,7 +78,7 @@ class BpeTrainer:
         of the pair tables and the heap (rounded up to a power of two); the same merges whatever
         it is (small ones make tests regrow them). `max_words` > 0: SuperBPE's stage-2 rules,
         with at most this many words a token (`stages`); pairs they refuse are never merged.
-        `held_out`: words that are only merged into from outside (`_given.apply_merge`, the
+        `held_out`: words only merged into from outside (`_given_merges.apply_merge`: the
         held-out parts of parity-aware BPE): no heap, only the token total is read."""
         if start_rows < 1:
             raise ValueError(f"start_rows must be at least 1, not {start_rows}")
@@ -129,7 +129,7 @@ class BpeTrainer:
         scal[st.S_PFREE] = -1
         scal[st.S_LONG] = longs > 0
         scal[st.S_TOKENS] = int((lengths * words.counts).sum())
-        # 0 for held-out words: no pair is pushed (`_given` reads it as "keep no heap")
+        # 0 for held-out words: no pair is pushed (`_given_merges` reads it as "keep no heap")
         scal[st.S_MAXLEN] = 0 if held_out else self.config.max_token_length or NO_CAP
         scal[st.S_MAXWORDS] = max_words  # read as the pairs are first pushed: fixed from here
         state = st.TrainState(
