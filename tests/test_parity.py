@@ -353,3 +353,17 @@ def test_kernels_make_the_python_trainers_merges_on_real_text(multilingual, sett
     ties = np.concatenate([b.ties for b in got])
     assert (ties > 0).sum() > 100  # real ties were met and broken alike
     assert len(set(kernels.chosen)) > 1
+
+
+def test_the_kernel_trainer_checks_ids_before_a_kernel_sees_them():
+    words = _table({b"abab": 2, b"ba": 1})
+    trainer = KernelParityTrainer([GroupWords("a", words, words)], TrainConfig(parity_by="lang"))
+    for pair, new in (((300, 97), 256), ((97, 98), 5000), ((-1, 98), 256)):
+        with pytest.raises(ValueError, match="outside"):
+            trainer._merge_into(pair, new)
+    list(trainer.batches(batch_seconds=None))
+    python = ParityTrainer([GroupWords("a", words, words)], TrainConfig(parity_by="lang"))
+    list(python.batches(batch_seconds=None))
+    assert trainer.merge_pairs() == python.merge_pairs()  # the refused calls changed nothing
+    assert trainer.dev_tokens == python.dev_tokens
+    assert all(state.hp.shape[0] <= 16 for state in trainer._dev)  # held-out: no heap kept
