@@ -11,6 +11,8 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from gui_fixtures import (  # noqa: E402
+    COLD_START_MS,
+    click,
     close_window,
     db_path,  # noqa: F401
     make_window,
@@ -149,3 +151,35 @@ def test_the_moving_window_trains_is_stored_and_kept(qtbot, settings_path, db_pa
         assert again.controls.config().parity_window == 0  # kept, but classic BPE has none
     finally:
         close_window(qtbot, again)
+
+
+def test_a_parity_run_continues_after_a_restart_with_its_curves(
+    qtbot, settings_path, db_path, corpus
+):
+    first = make_window(settings_path, db_path)
+    first.show()
+    first.controls.parity.setCurrentIndex(first.controls.parity.findData("folder"))
+    first.load_corpus([corpus])
+    train_to(qtbot, first, 256 + 30)
+    run_id = first.run_id
+    close_window(qtbot, first)
+
+    second = make_window(settings_path, db_path)
+    second.show()
+    try:
+        second.runs.refresh()
+        second.runs.select_run(run_id)
+        second.runs.open_selected()
+        second.controls.vocab.setValue(256 + 60)
+        click(qtbot, second, "resume")
+        qtbot.waitUntil(lambda: second.mode == "finished", timeout=COLD_START_MS)
+        assert second.merges_done == 60
+    finally:
+        close_window(qtbot, second)
+    config = TrainConfig(vocab_size=256 + 60, parity_by="folder")
+    straight = ParityTrainer(count_groups({k: [v] for k, v in GROUPS.items()}, config), config)
+    list(straight.batches(batch_seconds=None))
+    with RunStore(db_path) as store:
+        (run,) = store.list_runs()
+        assert store.merges_as_pairs(run_id) == straight.merge_pairs()
+    assert run.stats["parity"]["chosen"] == straight.chosen  # the curves go on, whole

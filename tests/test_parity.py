@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import random
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -23,20 +24,33 @@ from workbench.engine.train.parity import (
     count_groups,
     split_held_out,
 )
+from workbench.engine.train.parity_kernels import KernelParityTrainer
 from workbench.engine.train.py_trainer import PyTrainer
 
 MAN = Path("/usr/share/man")
+# The Python trainer, the kernel one, and the kernel one from one-row tables (every table regrows)
+TRAINERS = pytest.mark.parametrize(
+    "trainer",
+    [ParityTrainer, KernelParityTrainer, partial(KernelParityTrainer, start_rows=1)],
+    ids=["python", "kernels", "kernels-regrown"],
+)
 
 
 def _table(words: dict[bytes, int]) -> WordTable:
     return WordTable.from_counts(words)
 
 
-def _train(groups: list[tuple[dict, dict]], merges: int, min_frequency: int = 0, **window):
+def _train(
+    groups: list[tuple[dict, dict]],
+    merges: int,
+    min_frequency: int = 0,
+    trainer=ParityTrainer,
+    **window,
+):
     config = TrainConfig(
         vocab_size=100_000, min_frequency=min_frequency, parity_by="lang", **window
     )
-    trainer = ParityTrainer(
+    trainer = trainer(
         [GroupWords(f"g{i}", _table(t), _table(d)) for i, (t, d) in enumerate(groups)], config
     )
     batches = list(trainer.batches(max_merges=merges, batch_seconds=None))
@@ -50,6 +64,7 @@ def _check(
     window: int = 0,
     alpha: int = 2,
     cap: int = 0,
+    trainer=ParityTrainer,
 ) -> int:
     """Trainer == reference, merge by merge; returns how many merges were compared."""
     expected = parity_reference(groups, merges, min_frequency, window, alpha, cap)
@@ -57,6 +72,7 @@ def _check(
         groups,
         merges,
         min_frequency,
+        trainer,
         parity_window=window,
         parity_alpha=alpha,
         max_token_length=cap,
@@ -80,20 +96,22 @@ def _counts(text: str) -> dict[bytes, int]:
     return words
 
 
-def test_hand_made_ties_between_groups_and_pairs():
+@TRAINERS
+def test_hand_made_ties_between_groups_and_pairs(trainer):
     # Both groups compress equally at first (group order decides), and every pair in each group
     # ties at first (the greatest bytes decide); the dev parts make the groups diverge.
     a = ({b"ab": 2, b"cd": 2, b"ba": 2}, {b"abab": 1})
     b = ({b"xy": 3, b"yx": 3}, {b"xyxy": 1, b"yxz": 1})
-    assert _check([a, b], 8) == 5  # every pair merged: the last merges leave none
+    assert _check([a, b], 8, trainer=trainer) == 5  # every pair merged: the last merges leave none
 
 
+@TRAINERS
 @pytest.mark.parametrize("cap", [0, 3])
-def test_one_group_is_the_classic_trainer(cap):
+def test_one_group_is_the_classic_trainer(cap, trainer):
     text = "the cat sat on the mat with the hat that the bat had " * 3
     words = _counts(text + "aaaa aaa abab baba")
     config = TrainConfig(vocab_size=100_000, parity_by="lang", max_token_length=cap)
-    parity = ParityTrainer([GroupWords("only", _table(words), _table({b"the": 1}))], config)
+    parity = trainer([GroupWords("only", _table(words), _table({b"the": 1}))], config)
     batches = list(parity.batches(max_merges=40, batch_seconds=None))
     classic = PyTrainer(_table(words), TrainConfig(vocab_size=100_000, max_token_length=cap), 100)
     expected = classic.step(40)
@@ -103,8 +121,9 @@ def test_one_group_is_the_classic_trainer(cap):
     assert np.concatenate([b.ties for b in batches]).tolist() == expected.ties.tolist()
 
 
+@TRAINERS
 @pytest.mark.parametrize("seed", range(6))
-def test_random_groups_with_many_ties(seed):
+def test_random_groups_with_many_ties(seed, trainer):
     rng = random.Random(seed)
     groups = []
     for _ in range(rng.randint(2, 4)):
@@ -117,36 +136,40 @@ def test_random_groups_with_many_ties(seed):
             return _counts(text)
 
         groups.append((words(rng.randint(5, 40)), words(rng.randint(1, 10))))
-    assert _check(groups, 60, min_frequency=rng.choice([0, 0, 2])) > 0
+    assert _check(groups, 60, min_frequency=rng.choice([0, 0, 2]), trainer=trainer) > 0
     # the moving-window variant, with windows short enough to bind
-    assert _check(groups, 60, window=rng.choice([3, 5, 10]), alpha=rng.choice([1, 2])) > 0
+    window, alpha = rng.choice([3, 5, 10]), rng.choice([1, 2])
+    assert _check(groups, 60, window=window, alpha=alpha, trainer=trainer) > 0
     # a max token length (in bytes: 日 is 3)
-    assert _check(groups, 60, cap=rng.choice([2, 3, 4])) > 0
+    assert _check(groups, 60, cap=rng.choice([2, 3, 4]), trainer=trainer) > 0
 
 
-def test_a_max_token_length_ends_training_with_its_reason():
+@TRAINERS
+def test_a_max_token_length_ends_training_with_its_reason(trainer):
     trainer, _ = _train([({b"abcd": 3}, {b"abcd": 1}), ({b"xy": 1}, {b"xy": 1})], 10,
-                        max_token_length=2)  # fmt: skip
+                        trainer=trainer, max_token_length=2)  # fmt: skip
     assert all(len(a + b) <= 2 for a, b in trainer.merge_pairs())
     assert trainer.stop_reason == "max_token_length"
 
 
-def test_the_window_spreads_the_merges_over_groups():
+@TRAINERS
+def test_the_window_spreads_the_merges_over_groups(trainer):
     # group 0's held-out text holds no pair it trains on, so it stays at 1.0 bytes/token, the
     # worst (ties: group 0): the greedy rule takes it every time. With a window of 4 and alpha 1
     # (2 groups) a group may be chosen while it has at most 2 of the last 4, so at most 3 in 4
     a = ({b"abcdefgh": 5, b"ijklmnop": 5}, {b"qz": 3})
     b = ({b"stuvwxyz": 1}, {b"xyz": 1})
-    greedy, _ = _train([a, b], 8)
-    windowed, _ = _train([a, b], 8, parity_window=4, parity_alpha=1)
+    greedy, _ = _train([a, b], 8, trainer=trainer)
+    windowed, _ = _train([a, b], 8, trainer=trainer, parity_window=4, parity_alpha=1)
     assert greedy.chosen == [0] * 8
     assert windowed.chosen == [0, 0, 0, 1, 1, 0, 0, 0]
     assert all(windowed.chosen[i : i + 4].count(0) <= 3 for i in range(len(windowed.chosen) - 3))
-    assert _check([a, b], 8, window=4, alpha=1) == 8
+    assert _check([a, b], 8, window=4, alpha=1, trainer=trainer) == 8
 
 
-def test_stops_when_no_group_has_a_pair():
-    trainer, _ = _train([({b"ab": 1}, {b"ab": 1}), ({b"c": 4}, {b"cc": 1})], 10)
+@TRAINERS
+def test_stops_when_no_group_has_a_pair(trainer):
+    trainer, _ = _train([({b"ab": 1}, {b"ab": 1}), ({b"c": 4}, {b"cc": 1})], 10, trainer=trainer)
     assert trainer.merge_pairs() == [(b"a", b"b")]
     assert trainer.stop_reason == "no_pairs"
     # the worst group (c: 1 byte per token) has no pair: the other group's pair is taken
@@ -175,7 +198,8 @@ def multilingual(corpora) -> dict[str, list[str]]:
     return groups
 
 
-def test_real_multilingual_text_against_the_reference(multilingual):
+@TRAINERS
+def test_real_multilingual_text_against_the_reference(multilingual, trainer):
     config = TrainConfig(vocab_size=100_000, parity_by="lang")
     counted = count_groups(multilingual, config)
     groups = [
@@ -185,7 +209,7 @@ def test_real_multilingual_text_against_the_reference(multilingual):
         )
         for g in counted
     ]
-    assert _check(groups, 120) == 120
+    assert _check(groups, 120, trainer=trainer) == 120
 
 
 def test_parity_narrows_the_gap_that_classic_bpe_leaves(multilingual):
@@ -292,3 +316,54 @@ def test_a_bad_file_stops_grouping_or_is_left_out_whole(tmp_path):
     skipped: list[str] = []
     assert grouped_texts([tmp_path], "folder", skipped=skipped) == {"en": ["hello\n"]}
     assert len(skipped) == 1 and "bad.jsonl" in skipped[0]
+
+
+@TRAINERS
+def test_long_words_take_the_kernels_position_lists(trainer):
+    # a word of LONG_WORD (1024) symbols or more is merged by its pairs' positions in the kernel
+    rng = random.Random(7)
+    long_word = "".join(rng.choice("abc") for _ in range(1500)).encode()
+    a = ({long_word: 2, b"abcabc": 3}, {long_word[:1100]: 1, b"cab": 2})
+    b = ({b"xyxyx": 4, b"abab": 1}, {b"xyab": 1})
+    assert _check([a, b], 80, trainer=trainer) == 80
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [{}, {"parity_window": 40, "parity_alpha": 1}, {"max_token_length": 5, "min_frequency": 3}],
+    ids=["greedy", "window", "cap-and-min-frequency"],
+)
+def test_kernels_make_the_python_trainers_merges_on_real_text(multilingual, settings):
+    config = TrainConfig(vocab_size=256 + 1200, parity_by="lang", **settings)
+    counted = count_groups(multilingual, config)
+    python = ParityTrainer(counted, config)
+    kernels = KernelParityTrainer(counted, config, start_rows=64)
+    expected = list(python.batches(batch_seconds=None))
+    got = list(kernels.batches(batch_seconds=0.002))  # many batches: state kept across calls
+    assert kernels.merge_pairs() == python.merge_pairs()
+    assert kernels.merge_ids == python.merge_ids
+    assert kernels.chosen == python.chosen
+    assert kernels.stop_reason == python.stop_reason
+    assert kernels.dev_tokens == python.dev_tokens
+    for column in ("count", "ties", "corpus_tokens", "is_new"):
+        want = np.concatenate([getattr(b, column) for b in expected])
+        assert np.concatenate([getattr(b, column) for b in got]).tolist() == want.tolist()
+    dev = np.concatenate([b.parity.dev_tokens for b in got])
+    assert dev.tolist() == np.concatenate([b.parity.dev_tokens for b in expected]).tolist()
+    ties = np.concatenate([b.ties for b in got])
+    assert (ties > 0).sum() > 100  # real ties were met and broken alike
+    assert len(set(kernels.chosen)) > 1
+
+
+def test_the_kernel_trainer_checks_ids_before_a_kernel_sees_them():
+    words = _table({b"abab": 2, b"ba": 1})
+    trainer = KernelParityTrainer([GroupWords("a", words, words)], TrainConfig(parity_by="lang"))
+    for pair, new in (((300, 97), 256), ((97, 98), 5000), ((-1, 98), 256)):
+        with pytest.raises(ValueError, match="outside"):
+            trainer._merge_into(pair, new)
+    list(trainer.batches(batch_seconds=None))
+    python = ParityTrainer([GroupWords("a", words, words)], TrainConfig(parity_by="lang"))
+    list(python.batches(batch_seconds=None))
+    assert trainer.merge_pairs() == python.merge_pairs()  # the refused calls changed nothing
+    assert trainer.dev_tokens == python.dev_tokens
+    assert all(state.hp.shape[0] <= 16 for state in trainer._dev)  # held-out: no heap kept

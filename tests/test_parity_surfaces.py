@@ -96,15 +96,45 @@ def test_cli_names_a_group_too_small(tmp_path):
     assert done.returncode == 2 and "'en'" in done.stderr and "Traceback" not in done.stderr
 
 
-def test_api_takes_groups_in_memory_and_refuses_to_continue_them(tmp_path):
+def test_api_takes_groups_in_memory_which_cannot_be_continued(tmp_path):
     db = tmp_path / "runs.db"
     result = workbench.train(TEXTS, 300, parity_by="lang", progress=False, db=db)
     assert result.merges == _engine_merges(300)
     assert sorted(result.parity["groups"]) == ["en", "ja", "ru"]
-    with pytest.raises(WorkbenchError, match="parity-aware"):
+    with pytest.raises(WorkbenchError, match="did not record its corpus files"):
         from workbench.session.run import RunSession
 
         RunSession.resume(db, result.run_id, count=lambda paths, config: None)
+
+
+def test_cli_continues_a_parity_run_as_if_trained_straight_through(by_folder, tmp_path):
+    db = tmp_path / "runs.db"
+    done = cli(
+        "train", str(by_folder), "--vocab-size", "300", "--parity-by", "folder",
+        "--parity-window", "6", "--db", str(db), "--json", "-q", "--out-dir", str(tmp_path / "o"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    run_id = json.loads(done.stdout)["run_id"]
+    done = cli("runs", "continue", str(run_id), "--vocab-size", "420", "--db", str(db), "-q")
+    assert done.returncode == 0, done.stderr
+    config = TrainConfig(vocab_size=420, parity_by="folder", parity_window=6)
+    straight = ParityTrainer(count_groups(TEXTS, config), config)
+    batches = list(straight.batches(batch_seconds=None))
+    with RunStore(db) as store:
+        run = store.get_run(run_id)
+        merges = store.merges_as_pairs(run_id)
+    assert merges == straight.merge_pairs() and len(merges) > 300 - 256
+    curves = group_curves(run.stats)  # the curves go on from the stored ones, whole
+    assert curves is not None and curves["chosen"] == straight.chosen
+    assert curves["dev_tokens"] == [row for b in batches for row in b.parity.dev_tokens.tolist()]
+    # a stored record that disagrees with the corpus's is refused, not continued
+    with RunStore(db) as store:
+        stats = dict(run.stats)
+        stats["parity"] = {**curves, "chosen": [1 - c if c < 2 else c for c in curves["chosen"]]}
+        store.set_stats(run_id, stats)
+    done = cli("runs", "continue", str(run_id), "--vocab-size", "500", "--db", str(db), "-q")
+    assert done.returncode == 1 and "did not give the stored merges" in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_stored_curves_are_checked():

@@ -13,6 +13,7 @@ import argparse
 import functools
 import sys
 from collections.abc import Callable
+from typing import Any
 
 from workbench.cli._common import (
     UsageError,
@@ -221,6 +222,7 @@ def _confirm(question: str) -> None:
 def _cmd_continue(args: argparse.Namespace) -> int:
     from workbench.engine.pretokenize.counting import count_corpus
     from workbench.progress import ProgressBars
+    from workbench.session.counting import count_paths
     from workbench.session.interrupts import stop_on_signals
     from workbench.session.run import RunSession
     from workbench.session.states import StopReason
@@ -252,7 +254,10 @@ def _cmd_continue(args: argparse.Namespace) -> int:
             from workbench.cli.train import corpus_size
 
             size = corpus_size(list(paths)) if bars.enabled else None
-            result = count_corpus(paths, config, progress=bars.bytes("pre-tokenize", size))
+            if config.parity_by:  # in groups (a document at a time: no byte progress)
+                result: Any = count_paths(paths, config)
+            else:
+                result = count_corpus(paths, config, progress=bars.bytes("pre-tokenize", size))
             bars.close()
             return result
 

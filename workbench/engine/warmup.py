@@ -38,6 +38,7 @@ from workbench.engine.patterns.regexes import preset_name, resolve
 from workbench.engine.pretokenize import scan as scanner
 from workbench.engine.pretokenize.scan import fold as count_fold
 from workbench.engine.pretokenize.words import WordTable
+from workbench.engine.train import _given_merges
 from workbench.engine.train import _kernels as _train_kernels
 
 Progress = Callable[[int, int, str], None]
@@ -71,6 +72,16 @@ def _merges(preset: str) -> None:
             WordTable.from_counts(_WORDS), TrainConfig(vocab_size=270, tie_break=tie_break)
         )
         trainer.run()
+    # parity-aware BPE's entries into the same loop (`_given_merges`): a few CPU seconds more
+    # here, so a parity-aware run never compiles them unannounced
+    from workbench.engine.train.parity import GroupWords  # noqa: PLC0415
+    from workbench.engine.train.parity_kernels import KernelParityTrainer  # noqa: PLC0415
+
+    words = WordTable.from_counts(_WORDS)
+    config = TrainConfig(vocab_size=270, parity_by="lang")
+    KernelParityTrainer(
+        [GroupWords("a", words, words), GroupWords("b", words, words)], config
+    ).step(20)
 
 
 def _encoder(preset: str) -> None:
@@ -103,7 +114,11 @@ _STAGES: dict[str, tuple[str, Callable[[str], None], Callable[[str], Sequence]]]
         lambda p: [*scanner.counting_kernels(p), count_fold.fold_kernel, *_libc_read.kernels()],
     ),
     "index": ("trainer: pair index", _index, lambda p: [_train_kernels.init_pairs]),
-    "merges": ("trainer: merge loop", _merges, lambda p: [_train_kernels.run_merges]),
+    "merges": (
+        "trainer: merge loop",
+        _merges,
+        lambda p: [_train_kernels.run_merges, _given_merges.best_pair, _given_merges.apply_merge],
+    ),
     "encoder": ("encoder", _encoder, _encoder_kernels),
 }
 # What the helper process takes when this one has other stages to compile: the trainer's two

@@ -293,7 +293,7 @@ class TrainWorker(QObject):
                 progress=self.sigProgress.emit,
                 cancel=self.cancel_flag.is_set,
             )
-            return counted.result
+            return counted if config.parity_by else counted.result  # (the groups)
 
         try:
             self._wait_for_kernels()
@@ -335,9 +335,9 @@ class TrainWorker(QObject):
             result = self._count(paths, config)
             # Warm (the kernels cached, loading in about a second): wait for them, never Python.
             quick = quick and not self.warm.is_set() and _first_use(config)
-            # SuperBPE's stages run on the kernels only (no Python trainer for stage 2);
-            # parity-aware training is in Python throughout (no trainer kernels).
-            python = config.parity_by or (quick and python_can_start(result.words, config))
+            # SuperBPE's stages run on the kernels only (no Python trainer for stage 2); a
+            # quick parity-aware run trains in Python throughout (`session.run._parity_trainer`).
+            python = quick and (bool(config.parity_by) or python_can_start(result.words, config))
             if config.superbpe_transition or not python:
                 self._wait_for_kernels()
         except Cancelled:

@@ -12,13 +12,19 @@ from dataclasses import asdict
 from typing import Any
 
 from workbench.engine.config import TrainConfig
-from workbench.engine.corpus.groups import grouped_texts
 from workbench.engine.corpus.listing import list_files
 from workbench.engine.errors import ConfigError
 from workbench.engine.events import MergeBatch
 from workbench.engine.patterns.scripts import dominant_script
 from workbench.engine.pretokenize.results import CorpusStats, PretokenizeResult
-from workbench.engine.train.parity import HELD_OUT_EVERY, count_groups, gini, pooled_words
+from workbench.engine.train.parity import (
+    HELD_OUT_EVERY,
+    GroupWords,
+    count_group_files,
+    count_groups,
+    gini,
+    pooled_words,
+)
 from workbench.session import memory
 from workbench.session.run import Counted
 
@@ -31,16 +37,14 @@ def count_parity_paths(
     config: TrainConfig,
     cancel: Callable[[], bool] | None = None,
 ) -> Counted:
-    """Count the files under `paths` in groups (`config.parity_by`)."""
+    """Count the files under `paths` in groups (`config.parity_by`), a document at a time."""
     paths = tuple(str(p) for p in paths)
     started = time.perf_counter()
     skipped: list[str] | None = [] if config.on_bad_file == "skip" else None
-    with memory.stage("reading the corpus in groups"):
-        grouped = grouped_texts(
-            paths, config.parity_by, config.text_column, config.jsonl_field, skipped
-        )
+    with memory.stage("counting each group"):
+        groups, documents = count_group_files(paths, config, skipped, cancel)
         files = list_files(paths)
-    counted = _counted(grouped, config, paths, files, started, cancel)
+    counted = _counted(groups, config, documents, paths, files, started)
     counted.stats.skipped = list(skipped or ())
     return counted
 
@@ -62,7 +66,10 @@ def count_parity_documents(
         grouped = {}
         for text in _texts(documents):
             grouped.setdefault(dominant_script(text), []).append(text)
-    return _counted(dict(sorted(grouped.items())), config, (), [], started, cancel)
+    with memory.stage("counting each group"):
+        groups = count_groups(grouped, config, cancel)
+    total = sum(len(texts) for texts in grouped.values())
+    return _counted(groups, config, total, (), [], started)
 
 
 def _texts(documents: Any) -> list[str]:
@@ -75,19 +82,17 @@ def _texts(documents: Any) -> list[str]:
 
 
 def _counted(
-    grouped: dict[str, list[str]],
+    groups: list[GroupWords],
     config: TrainConfig,
+    documents: int,
     paths: tuple[str, ...],
     files: list,
     started: float,
-    cancel: Callable[[], bool] | None,
 ) -> Counted:
-    with memory.stage("counting each group"):
-        groups = count_groups(grouped, config, cancel)
-    words = pooled_words(groups)
+    words = pooled_words(groups, config)
     stats = CorpusStats(
         files=len(files),
-        documents=sum(len(texts) for texts in grouped.values()),
+        documents=documents,
         bytes=sum(g.train.total_bytes + g.dev.total_bytes for g in groups),
         pieces=sum(g.train.total_pieces + g.dev.total_pieces for g in groups),
         unique_pieces=len(words),
@@ -134,6 +139,22 @@ class ParityLog:
 
     def stats(self) -> dict[str, Any]:
         return {**self.base, STATS_KEY: self.record}
+
+    def matches(self, stats: Any) -> bool:
+        """Whether a stored run's record (`stats`) agrees with this one, made again: the same
+        groups and held-out bytes, and its figures a prefix of these (a run whose process died
+        may have stored fewer than its merges)."""
+        stored = group_curves(stats)
+        if stored is None:
+            return False
+        mine = self.record
+        done = len(stored["chosen"])
+        return (
+            stored["groups"] == mine["groups"]
+            and stored["dev_bytes"] == mine["dev_bytes"]
+            and stored["chosen"] == mine["chosen"][:done]
+            and stored["dev_tokens"] == mine["dev_tokens"][:done]
+        )
 
 
 def parity_summary(trainer: Any) -> dict[str, Any] | None:

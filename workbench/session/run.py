@@ -99,6 +99,26 @@ def _replay(trainer: Any, n: int) -> None:
             return
 
 
+def _parity_replay(
+    counted: Counted, config: TrainConfig, paths: Sequence[str], n: int
+) -> tuple[Any, Any, Counted]:
+    """A parity-aware run's trainer with its `n` stored merges made again, its log of each
+    group's held-out tokens rebuilt from them (the stored one is checked against it), and the
+    corpus counted in groups."""
+    from workbench.session.parity import ParityLog, count_parity_paths
+
+    if counted.parity is None:  # a caller's count that knows nothing of groups
+        counted = count_parity_paths(paths, config)
+    trainer = _parity_trainer(counted, config, count_ties=True)
+    log = ParityLog(counted)
+    while trainer.n_merges < n:
+        batch = trainer.step(n - trainer.n_merges)
+        log.add(batch)
+        if len(batch) == 0:
+            break
+    return trainer, log, counted
+
+
 def _superbpe_trainer(counted: Counted, config: TrainConfig, count_ties: bool) -> Any:
     from workbench.engine.train.stages import SuperBpeTrainer
     from workbench.engine.train.trainer import TIE_LIMIT
@@ -137,12 +157,24 @@ def _stage_two_stats(counted: Counted) -> dict[str, Any]:
     }
 
 
-def _parity_trainer(counted: Counted, config: TrainConfig, count_ties: bool) -> Any:
-    from workbench.engine.train.parity import ParityTrainer
-
+def _parity_trainer(
+    counted: Counted,
+    config: TrainConfig,
+    count_ties: bool,
+    kernels_ready: Callable[[], bool] | None = None,
+) -> Any:
+    """The kernel trainer; on a first start whose kernels are still compiling elsewhere, the
+    Python one (the same merges: `tests/test_parity.py`) for the whole run."""
     if counted.parity is None:
         raise WorkbenchError("a parity-aware run needs its corpus counted in groups")
-    return ParityTrainer(counted.parity, config, 100 if count_ties else 0)
+    ties = 100 if count_ties else 0
+    if kernels_ready is not None and not kernels_ready():
+        from workbench.engine.train.parity import ParityTrainer
+
+        return ParityTrainer(counted.parity, config, ties)
+    from workbench.engine.train.parity_kernels import KernelParityTrainer
+
+    return KernelParityTrainer(counted.parity, config, ties)
 
 
 @dataclass
@@ -199,7 +231,7 @@ class RunSession:
             elif config.superbpe_transition:
                 trainer = _superbpe_trainer(counted, config, count_ties)
             elif config.parity_by:
-                trainer = _parity_trainer(counted, config, count_ties)
+                trainer = _parity_trainer(counted, config, count_ties, kernels_ready)
             else:
                 trainer = trainer_for(counted.result.words, config, kernels_ready, count_ties)
         session = cls(trainer, config, counted, listeners=list(listeners))
@@ -240,7 +272,7 @@ class RunSession:
         cls,
         store_path: str | Path,
         run_id: int,
-        count: Callable[[Sequence[str], TrainConfig], PretokenizeResult],
+        count: Callable[[Sequence[str], TrainConfig], PretokenizeResult | Counted],
         vocab_size: int | None = None,
         listeners: Iterable[BatchListener] = (),
     ) -> RunSession:
@@ -248,7 +280,8 @@ class RunSession:
         after a restart). The trainer's state is not stored: the same corpus with the same
         settings replays the same merges (the trainer is deterministic), which is checked
         against the store before anything new is written. `count(paths, config)` counts the
-        corpus (the caller's progress and cancel ride along)."""
+        corpus (the caller's progress and cancel ride along); for a parity-aware run it gives
+        the `Counted` of `count_paths` (the groups), else it is counted here without them."""
         from workbench.engine.train.trainer import BpeTrainer
         from workbench.store import RunStore
         from workbench.store.tokenizer_of_run import base_of_run
@@ -261,11 +294,6 @@ class RunSession:
                 raise WorkbenchError(f"run {run_id} is being trained right now")
             base = base_of_run(run, store.path)  # an extension run's, loaded and checked again
             stored = store.merges_as_pairs(run_id, base.vocab if base is not None else None)
-        if run.settings.get("parity_by"):
-            raise WorkbenchError(
-                f"run {run_id} is a parity-aware run, which cannot be continued yet;"
-                " train a new one"
-            )
         paths = run.corpus.get("paths")
         recorded = run.corpus.get("fingerprint")
         if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
@@ -299,9 +327,14 @@ class RunSession:
             raise WorkbenchError(
                 f"{store_path}: run {run_id}: its stored settings cannot be used ({exc})"
             ) from None
-        result = count(paths, config)
+        got = count(paths, config)
+        counted = got if isinstance(got, Counted) else Counted(got, tuple(paths))
+        result = counted.result
         stage_two = None
-        if base is not None:
+        log = None
+        if config.parity_by:
+            trainer, log, counted = _parity_replay(counted, config, paths, len(stored))
+        elif base is not None:
             from workbench.engine.extending import ExtendingTrainer
 
             trainer: Any = ExtendingTrainer(base, result.words, config)
@@ -314,12 +347,15 @@ class RunSession:
             trainer = SuperBpeTrainer(result.words, stage_two.words, config)
         else:
             trainer = BpeTrainer(result.words, config)
-        _replay(trainer, len(stored))
-        if trainer.merge_pairs() != stored:
+        if log is None:
+            _replay(trainer, len(stored))
+        if trainer.merge_pairs() != stored or (log is not None and not log.matches(run.stats)):
             raise WorkbenchError(
                 f"run {run_id}: replaying its corpus did not give the stored merges"
             )
-        session = cls(trainer, config, Counted(result, tuple(paths), stage_two), run_id=run_id)
+        counted = replace(counted, stage_two=stage_two) if stage_two is not None else counted
+        session = cls(trainer, config, counted, run_id=run_id)
+        session._parity = log
         session.listeners = list(listeners)
         session.timings = dict(run.timings)
         session._stats = dict(run.stats)  # what a SuperBPE run adds to them keeps the rest

@@ -354,7 +354,7 @@ def plan_training(
     if report is not None:
         note = "training starts at once in Python and moves to the fast kernels when ready"
         if config.parity_by:  # the parity-aware trainer is Python throughout
-            note = "parity-aware training starts at once (it runs in Python)"
+            note = "parity-aware training starts at once in Python (first start only)"
         left = background.seconds_left(todo)
         report(StartupEvent(job, todo[0], 0, len(todo), left, note, tuple(todo)))
     count_config = dataclasses.replace(config, pretokenizer="regex") if scanner_missing else config

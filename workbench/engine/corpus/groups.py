@@ -6,12 +6,16 @@
 - `folder`: for a folder given as the corpus, the first folder under it that holds the file (a
   file directly in it: the folder's own name); for a file given as the corpus, its folder's name;
 - `script`: every document guessed from its dominant script (`patterns.scripts`).
+
+A document is read whole (a plain text file is one document; a JSONL or columnar record is
+one): the held-out lines are counted across a group's documents, and a document's kept lines are
+counted as one text, so memory holds the largest document, not the corpus.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from workbench.engine.config import PARITY_BY
@@ -24,6 +28,31 @@ LANG_FIELD = "lang"
 _WHOLE = Segmenter((), cut_inside=False)  # one segment per document: specials split later
 
 
+def file_documents(
+    paths: Iterable[str | os.PathLike],
+    by: str,
+    text_column: str = "text",
+    jsonl_field: str = "text",
+) -> Iterator[tuple[Path, Iterator[tuple[str, str]]]]:
+    """(file, its documents as (group, whole text), read one at a time as they are asked for)
+    for every file under `paths`, in corpus order. Reading a document may raise CorpusError
+    naming the file: its documents read before are then the caller's to drop."""
+    if by not in PARITY_BY:
+        raise ConfigError(f"parity-by {by!r}: use one of {', '.join(PARITY_BY)}")
+    for root in paths:
+        root = Path(root)
+        for path in list_files([root]):
+            yield Path(path), _documents(Path(path), root, by, text_column, jsonl_field)
+
+
+def _documents(
+    path: Path, root: Path, by: str, text_column: str, jsonl_field: str
+) -> Iterator[tuple[str, str]]:
+    for document in read_documents(path, _WHOLE, text_column, jsonl_field):
+        text = "".join(document.segments)
+        yield _group_of(document, text, by, root), text
+
+
 def grouped_texts(
     paths: Iterable[str | os.PathLike],
     by: str,
@@ -32,26 +61,20 @@ def grouped_texts(
     skipped: list[str] | None = None,
 ) -> dict[str, list[str]]:
     """Every document under `paths`, whole, in its group (groups in name order, documents in
-    corpus order). CorpusError names a bad file; with a `skipped` list the file is left out
-    whole instead and its message appended there."""
-    if by not in PARITY_BY:
-        raise ConfigError(f"parity-by {by!r}: use one of {', '.join(PARITY_BY)}")
+    corpus order): the whole corpus in memory, for small inputs and tests (training counts
+    `file_documents` as they come). CorpusError names a bad file; with a `skipped` list the
+    file is left out whole instead and its message appended there."""
     groups: dict[str, list[str]] = {}
-    for root in paths:
-        root = Path(root)
-        for path in list_files([root]):
-            found: list[tuple[str, str]] = []  # a file's documents, kept only if all read
-            try:
-                for document in read_documents(Path(path), _WHOLE, text_column, jsonl_field):
-                    text = "".join(document.segments)
-                    found.append((_group_of(document, text, by, root), text))
-            except CorpusError as exc:
-                if skipped is None:
-                    raise
-                skipped.append(str(exc))
-                continue
-            for group, text in found:
-                groups.setdefault(group, []).append(text)
+    for _, documents in file_documents(paths, by, text_column, jsonl_field):
+        try:
+            found = list(documents)  # a file's documents, kept only if all read
+        except CorpusError as exc:
+            if skipped is None:
+                raise
+            skipped.append(str(exc))
+            continue
+        for group, text in found:
+            groups.setdefault(group, []).append(text)
     return dict(sorted(groups.items()))
 
 

@@ -34,22 +34,26 @@ Pure Python: a few thousand merges on a few MB per group take seconds (see
 from __future__ import annotations
 
 import heapq
+import os
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from workbench.engine.config import TrainConfig
-from workbench.engine.errors import ConfigError
+from workbench.engine.corpus.groups import file_documents
+from workbench.engine.errors import ConfigError, CorpusError
 from workbench.engine.events import MergeBatch
-from workbench.engine.pretokenize.counting import count_in_memory
+
+# HELD_OUT_EVERY is re-exported: the held-out rule lives with the counting (`group_counts`)
+from workbench.engine.pretokenize.group_counts import HELD_OUT_EVERY as HELD_OUT_EVERY
+from workbench.engine.pretokenize.group_counts import GroupCounter, pooled, scans, split_lines
 from workbench.engine.pretokenize.words import WordTable
 from workbench.engine.train.py_trainer import PythonMerges, _descending, _holds
 
 Pair = tuple[int, int]
-HELD_OUT_EVERY = 10  # every tenth line of a group is held out to measure its compression
 
 
 @dataclass(frozen=True)
@@ -94,50 +98,66 @@ def split_held_out(texts: Sequence[str]) -> tuple[list[str], list[str]]:
     dev: list[str] = []
     number = 0
     for text in texts:
-        kept: list[str] = []
-        held: list[str] = []
-        for line in text.splitlines(keepends=True):
-            number += 1
-            (held if number % HELD_OUT_EVERY == 0 else kept).append(line)
+        kept, held, number = split_lines(text, number)
         if kept:
-            train.append("".join(kept))
+            train.append(kept)
         if held:
-            dev.append("".join(held))
+            dev.append(held)
     return train, dev
 
 
 def count_groups(
-    grouped: Mapping[str, Sequence[str]],
+    grouped: Mapping[str, Iterable[str]],
     config: TrainConfig,
     cancel: Callable[[], bool] | None = None,
 ) -> list[GroupWords]:
-    """Each group's training and held-out word tables (groups in name order). ConfigError for a
-    group too small to hold a line out or to train on."""
-    if not grouped:
-        raise ConfigError("parity-aware BPE needs at least one group of documents")
-    plain = replace(config, parity_by="", parity_window=0)
-    out = []
-    for name in sorted(grouped):
-        train, dev = split_held_out(grouped[name])
-        if not any(t.strip() for t in dev) or not any(t.strip() for t in train):
-            raise ConfigError(
-                f"group {name!r} is too small for parity-aware BPE: it needs at least"
-                f" {HELD_OUT_EVERY} lines with text, every {HELD_OUT_EVERY}th held out"
-            )
-        words = [count_in_memory(part, plain, cancel=cancel).words for part in (train, dev)]
-        out.append(GroupWords(name, words[0], words[1]))
-    return out
+    """Each group's training and held-out word tables (groups in name order) of documents in
+    memory, counted as `count_group_files` counts files. ConfigError for a group too small to
+    hold a line out or to train on."""
+    counter = GroupCounter(config, cancel)
+    for name, texts in grouped.items():
+        for text in texts:
+            counter.add(name, text)
+    counter.commit()
+    return _group_words(counter)
 
 
-def pooled_words(groups: Sequence[GroupWords]) -> WordTable:
-    """All groups' training words in one table (the run's top pieces and statistics)."""
-    counts: dict[bytes, int] = {}
-    for group in groups:
-        table = group.train
-        for i in range(len(table)):
-            word = table.word(i)
-            counts[word] = counts.get(word, 0) + int(table.counts[i])
-    return WordTable.from_counts(counts)
+def count_group_files(
+    paths: Iterable[str | os.PathLike],
+    config: TrainConfig,
+    skipped: list[str] | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> tuple[list[GroupWords], int]:
+    """(each group's word tables, documents) of the files under `paths`, grouped by
+    `config.parity_by`, read and counted one document at a time (`group_counts`): memory holds
+    the groups' unique pieces, never the corpus. CorpusError names a bad file; with a `skipped`
+    list the file is left out whole instead and its message appended there."""
+    counter = GroupCounter(config, cancel)
+    for _, documents in file_documents(
+        paths, config.parity_by, config.text_column, config.jsonl_field
+    ):
+        try:
+            for group, text in documents:
+                counter.add(group, text)
+        except CorpusError as exc:
+            counter.rollback()
+            if skipped is None:
+                raise
+            skipped.append(str(exc))
+            continue
+        counter.commit()
+    return _group_words(counter), counter.documents
+
+
+def _group_words(counter: GroupCounter) -> list[GroupWords]:
+    return [GroupWords(name, *tables) for name, tables in counter.tables().items()]
+
+
+def pooled_words(groups: Sequence[GroupWords], config: TrainConfig | None = None) -> WordTable:
+    """All groups' training words in one table (the run's top pieces and statistics), summed
+    by the scanner's table when `config`'s pattern is a preset it counts (no Python object
+    per piece), else in a dict."""
+    return pooled((g.train for g in groups), config is not None and scans(config))
 
 
 # -- the trainer -----------------------------------------------------------------------------
@@ -151,12 +171,15 @@ def _rows(table: WordTable) -> tuple[list[list[int]], list[int]]:
     ], table.counts.tolist()
 
 
-class ParityTrainer(PythonMerges):
-    """Parity-aware byte-level BPE with `PyTrainer`'s interface (LEX tie-break only)."""
+class ParityLoop(PythonMerges):
+    """The parity-aware merge loop's rules (which group, which pair, when to stop, what a batch
+    says), over whatever keeps the counts: `ParityTrainer` (Python, the reference) and
+    `parity_kernels.KernelParityTrainer` (the Numba merge loop's states) implement `_best`,
+    `_ties`, `_merge_into`, `_capped_left`, `dev_tokens` and `corpus_tokens`."""
 
-    def __init__(
-        self, groups: Sequence[GroupWords], config: TrainConfig, tie_limit: int = 100
-    ) -> None:
+    dev_tokens: list[int]
+
+    def _start(self, groups: Sequence[GroupWords], config: TrainConfig, tie_limit: int) -> None:
         if config.tie_break == "hf":
             raise ConfigError("parity-aware BPE breaks ties lexicographically only")
         if not groups:
@@ -175,40 +198,25 @@ class ParityTrainer(PythonMerges):
         self._recent: deque[int] = deque(maxlen=max(config.parity_window, 1))
         self._ids = {token: i for i, token in enumerate(self.vocab)}
         self._keys = [_descending(token) for token in self.vocab]
-        n = len(groups)
-        # Every word of every group, training words first; `_group[w]`, `_dev[w]` say whose.
-        self._words: list[list[int]] = []
-        self._counts: list[int] = []
-        self._group: list[int] = []
-        self._n_train = 0
-        for dev in (False, True):
-            for g, group in enumerate(groups):
-                words, counts = _rows(group.dev if dev else group.train)
-                self._words += words
-                self._counts += counts
-                self._group += [g] * len(words)
-            if not dev:
-                self._n_train = len(self._words)
         self.dev_bytes = [g.dev.total_bytes for g in groups]
-        self.dev_tokens = list(self.dev_bytes)
-        self._tokens = sum(g.train.total_bytes + g.dev.total_bytes for g in groups)
-        self._live: list[dict[Pair, int]] = [{} for _ in range(n)]
-        self._at_count: list[dict[int, int]] = [{} for _ in range(n)]
-        self._holders: dict[Pair, set[int]] = {}
-        for w, word in enumerate(self._words):
-            live = self._live[self._group[w]] if w < self._n_train else None
-            for pair in zip(word, word[1:], strict=False):
-                if live is not None:
-                    live[pair] = live.get(pair, 0) + self._counts[w]
-                self._holders.setdefault(pair, set()).add(w)
-        self._heaps: list[list[tuple]] = []
-        for g in range(n):
-            allowed = {p: c for p, c in self._live[g].items() if self._allowed(p)}
-            for count in allowed.values():
-                self._at_count[g][count] = self._at_count[g].get(count, 0) + 1
-            heap = [self._entry(pair, count) for pair, count in allowed.items()]
-            heapq.heapify(heap)
-            self._heaps.append(heap)
+
+    # -- what the counts keep -----------------------------------------------------------------
+
+    def _best(self, g: int) -> tuple[int, Pair] | None:
+        """(live count, pair) of group g's best pair (ties: greatest bytes), or None."""
+        raise NotImplementedError
+
+    def _ties(self, g: int, count: int) -> int:
+        """Other pairs of group g at `count`, up to `tie_limit` (0 when it is 0)."""
+        raise NotImplementedError
+
+    def _merge_into(self, pair: Pair, new: int) -> None:
+        """Merge `pair` into token `new` in every group's training and held-out words."""
+        raise NotImplementedError
+
+    def _capped_left(self, g: int) -> bool:
+        """Whether group g has pairs with count that only the max token length holds back."""
+        raise NotImplementedError
 
     # -- what it has made (as BpeTrainer; `corpus_tokens`: every group's training and held-out
     # parts) ----------------------------------------------------------------------------------
@@ -221,17 +229,18 @@ class ParityTrainer(PythonMerges):
         """The groups from worst compressed to best (ties: name order), exactly."""
         n = len(self.group_names)
         order = list(range(n))
-        # insertion sort with exact cross-multiplied comparisons (a handful of groups)
+        size, tokens = self.dev_bytes, self.dev_tokens  # (read once: the kernels' is a property)
+        # insertion sort with exact cross-multiplied comparisons (a handful of groups); a is
+        # worse than b when it has fewer bytes per token
         for i in range(1, n):
             j = i
-            while j > 0 and self._worse(order[j], order[j - 1]):
-                order[j - 1], order[j] = order[j], order[j - 1]
+            while j > 0:
+                a, b = order[j], order[j - 1]
+                if size[a] * tokens[b] >= size[b] * tokens[a]:
+                    break
+                order[j - 1], order[j] = a, b
                 j -= 1
         return order
-
-    def _worse(self, a: int, b: int) -> bool:
-        """Group a compresses strictly worse than b (fewer bytes per token)."""
-        return self.dev_bytes[a] * self.dev_tokens[b] < self.dev_bytes[b] * self.dev_tokens[a]
 
     # -- training --------------------------------------------------------------------------------
 
@@ -274,13 +283,15 @@ class ParityTrainer(PythonMerges):
             if isinstance(chosen, str):
                 self.stop_reason = chosen
                 break
-            g, best = chosen
-            count = self._live[g][best]
-            ties = min(self._at_count[g][count] - 1, self.tie_limit) if self.tie_limit > 0 else 0
-            new, is_new = self._merge(best)
+            g, count, best = chosen
+            ties = self._ties(g, count) if self.tie_limit > 0 else 0
+            new, is_new = self._token_of(self.vocab[best[0]] + self.vocab[best[1]])
+            self._merge_into(best, new)
+            self.merges.append(best)
+            self.merge_ids.append(new)
             self.chosen.append(g)
             self._recent.append(g)
-            rows.append((best[0], best[1], new, count, is_new, ties, self._tokens))
+            rows.append((best[0], best[1], new, count, is_new, ties, self.corpus_tokens))
             dev_rows.append(list(self.dev_tokens))
         seconds = time.perf_counter() - start
         self.kernel_seconds += seconds
@@ -314,10 +325,11 @@ class ParityTrainer(PythonMerges):
 
     # -- the merge loop's parts ------------------------------------------------------------------
 
-    def _choose(self) -> tuple[int, Pair] | str:
-        """(group, pair) to merge, or why none: the worst group with a pair at or above the
-        minimum frequency, its best pair."""
-        below = capped = False
+    def _choose(self) -> tuple[int, int, Pair] | str:
+        """(group, count, pair) to merge, or why none: the worst group with a pair at or above
+        the minimum frequency, its best pair."""
+        below = False
+        empty: list[int] = []
         order = self.worst_order()
         window = self.config.parity_window
         if window:  # groups within their share of the window first, then the rest
@@ -328,21 +340,80 @@ class ParityTrainer(PythonMerges):
         for g in order:
             best = self._best(g)
             if best is None:
-                capped = capped or self._capped_left(g)
+                empty.append(g)
                 continue
-            if self._live[g][best] < self.config.min_frequency:
+            if best[0] < self.config.min_frequency:
                 below = True
                 continue
-            return g, best
-        return "min_frequency" if below else "max_token_length" if capped else "no_pairs"
+            return g, best[0], best[1]
+        if below:
+            return "min_frequency"
+        capped = self._cap is not None and any(self._capped_left(g) for g in empty)
+        return "max_token_length" if capped else "no_pairs"
+
+    def _token_of(self, merged: bytes) -> tuple[int, bool]:
+        """The id of `merged` (a new one unless those bytes are a token already), is it new."""
+        old = self._ids.get(merged)
+        if old is not None:
+            return old, False
+        new = len(self.vocab)
+        self.vocab.append(merged)
+        self._ids[merged] = new
+        self._keys.append(_descending(merged))
+        return new, True
+
+
+class ParityTrainer(ParityLoop):
+    """Parity-aware byte-level BPE in pure Python, with `PyTrainer`'s interface (LEX tie-break
+    only): the reference the kernel trainer (`parity_kernels`) is checked against, and the
+    trainer of a first start while the kernels compile."""
+
+    def __init__(
+        self, groups: Sequence[GroupWords], config: TrainConfig, tie_limit: int = 100
+    ) -> None:
+        self._start(groups, config, tie_limit)
+        n = len(groups)
+        # Every word of every group, training words first; `_group[w]`, `_dev[w]` say whose.
+        self._words: list[list[int]] = []
+        self._counts: list[int] = []
+        self._group: list[int] = []
+        self._n_train = 0
+        for dev in (False, True):
+            for g, group in enumerate(groups):
+                words, counts = _rows(group.dev if dev else group.train)
+                self._words += words
+                self._counts += counts
+                self._group += [g] * len(words)
+            if not dev:
+                self._n_train = len(self._words)
+        self.dev_tokens = list(self.dev_bytes)
+        self._tokens = sum(g.train.total_bytes + g.dev.total_bytes for g in groups)
+        self._live: list[dict[Pair, int]] = [{} for _ in range(n)]
+        self._at_count: list[dict[int, int]] = [{} for _ in range(n)]
+        self._holders: dict[Pair, set[int]] = {}
+        for w, word in enumerate(self._words):
+            live = self._live[self._group[w]] if w < self._n_train else None
+            for pair in zip(word, word[1:], strict=False):
+                if live is not None:
+                    live[pair] = live.get(pair, 0) + self._counts[w]
+                self._holders.setdefault(pair, set()).add(w)
+        self._heaps: list[list[tuple]] = []
+        for g in range(n):
+            allowed = {p: c for p, c in self._live[g].items() if self._allowed(p)}
+            for count in allowed.values():
+                self._at_count[g][count] = self._at_count[g].get(count, 0) + 1
+            heap = [self._entry(pair, count) for pair, count in allowed.items()]
+            heapq.heapify(heap)
+            self._heaps.append(heap)
+
+    def _ties(self, g: int, count: int) -> int:
+        return min(self._at_count[g][count] - 1, self.tie_limit)
 
     def _capped_left(self, g: int) -> bool:
         """Whether group g has pairs with count that only the max token length holds back."""
-        return self._cap is not None and any(
-            c > 0 and not self._allowed(p) for p, c in self._live[g].items()
-        )
+        return any(c > 0 and not self._allowed(p) for p, c in self._live[g].items())
 
-    def _best(self, g: int) -> Pair | None:
+    def _best(self, g: int) -> tuple[int, Pair] | None:
         """Group g's pair with the highest live count (ties: greatest bytes); stale heap
         entries are re-filed at their live count, or dropped at 0."""
         heap, live = self._heaps[g], self._live[g]
@@ -350,7 +421,7 @@ class ParityTrainer(PythonMerges):
             stale, _, _, pair = heap[0]
             count = live.get(pair, 0)
             if -stale == count:
-                return pair if count > 0 else None
+                return (count, pair) if count > 0 else None
             if count > 0:
                 heapq.heapreplace(heap, self._entry(pair, count))
             else:
@@ -369,9 +440,8 @@ class ParityTrainer(PythonMerges):
         if count > 0:
             at[count] = at.get(count, 0) + 1
 
-    def _merge(self, pair: Pair) -> tuple[int, bool]:
+    def _merge_into(self, pair: Pair, new: int) -> None:
         left, right = pair
-        new, is_new = self._token_of(self.vocab[left] + self.vocab[right])
         gained: dict[tuple[int, Pair], None] = {}  # (group, pair) that gained count, in order
         for w in self._holders.pop(pair, ()):
             if _holds(self._words[w], left, right):  # else stale: an earlier merge took it out
@@ -383,20 +453,6 @@ class ParityTrainer(PythonMerges):
             count = self._live[g][fresh]
             if count > 0 and self._allowed(fresh):
                 heapq.heappush(self._heaps[g], self._entry(fresh, count))
-        self.merges.append(pair)
-        self.merge_ids.append(new)
-        return new, is_new
-
-    def _token_of(self, merged: bytes) -> tuple[int, bool]:
-        """The id of `merged` (a new one unless those bytes are a token already), is it new."""
-        old = self._ids.get(merged)
-        if old is not None:
-            return old, False
-        new = len(self.vocab)
-        self.vocab.append(merged)
-        self._ids[merged] = new
-        self._keys.append(_descending(merged))
-        return new, True
 
     def _rewrite(
         self, w: int, left: int, right: int, new: int, gained: dict[tuple[int, Pair], None]

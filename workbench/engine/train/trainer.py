@@ -55,6 +55,14 @@ def _padded(values: np.ndarray, size: int, dtype: type) -> np.ndarray:
     return out
 
 
+def capped_pairs_left(state: st.TrainState, cap: int) -> bool:
+    """Whether the state has a pair with count whose token would be longer than `cap` bytes."""
+    pairs = state.pr[: int(state.scal[st.S_NPAIRS])]
+    keys = pairs[pairs[:, st.P_CNT] > 0, st.P_KEY]
+    lengths = state.tok_len[keys >> 32].astype(np.int64) + state.tok_len[keys & 0xFFFFFFFF]
+    return bool((lengths > cap).any())
+
+
 class BpeTrainer:
     """Byte-level BPE over a word table, in the tie-break mode of `config`."""
 
@@ -65,12 +73,15 @@ class BpeTrainer:
         tie_limit: int = TIE_LIMIT,
         start_rows: int = START_ROWS,
         max_words: int = 0,
+        held_out: bool = False,
     ) -> None:
         """`words`: the word table, or a `StartVocab` (words as ids of a starting vocabulary,
         to extend a tokenizer or go on from SuperBPE's stage 1). `start_rows`: first capacity
         of the pair tables and the heap (rounded up to a power of two); the same merges whatever
         it is (small ones make tests regrow them). `max_words` > 0: SuperBPE's stage-2 rules,
-        with at most this many words a token (`stages`); pairs they refuse are never merged."""
+        with at most this many words a token (`stages`); pairs they refuse are never merged.
+        `held_out`: words only merged into from outside (`_given_merges.apply_merge`: the
+        held-out parts of parity-aware BPE): no heap, only the token total is read."""
         if start_rows < 1:
             raise ValueError(f"start_rows must be at least 1, not {start_rows}")
         if max_words < 0:
@@ -86,11 +97,13 @@ class BpeTrainer:
         self.stop_reason: str | None = None
         self.kernel_seconds = 0.0
         self._batch_size = 1
-        self._init_state(words, 1 << (start_rows - 1).bit_length(), max_words)
+        self._init_state(words, 1 << (start_rows - 1).bit_length(), max_words, held_out)
 
     # -- state ---------------------------------------------------------------------------------
 
-    def _init_state(self, words: WordTable | StartVocab, pairs: int, max_words: int) -> None:
+    def _init_state(
+        self, words: WordTable | StartVocab, pairs: int, max_words: int, held_out: bool = False
+    ) -> None:
         lengths = np.diff(words.offsets)
         wrec = np.zeros((lengths.size, 4), dtype=np.int64)  # (offset, length, count, long)
         wrec[:, st.W_OFF] = words.offsets[:-1]
@@ -118,7 +131,8 @@ class BpeTrainer:
         scal[st.S_PFREE] = -1
         scal[st.S_LONG] = longs > 0
         scal[st.S_TOKENS] = int((lengths * words.counts).sum())
-        scal[st.S_MAXLEN] = self.config.max_token_length or NO_CAP
+        # 0 for held-out words: no pair is pushed (`_given_merges` reads it as "keep no heap")
+        scal[st.S_MAXLEN] = 0 if held_out else self.config.max_token_length or NO_CAP
         scal[st.S_MAXWORDS] = max_words  # read as the pairs are first pushed: fixed from here
         scal[st.S_MAXCHARS] = self.config.max_token_chars or NO_CAP
         state = st.TrainState(
@@ -153,6 +167,8 @@ class BpeTrainer:
             scr=np.empty(1024, dtype=np.int64) if longs else None,
         )
         self.state: st.TrainState | None = k.init_pairs(state, self.mode)
+        if held_out:  # the index grew the heap's rows for pairs it never pushed
+            self.state = self.state._replace(hp=np.empty((16, 4), dtype=np.int64))
         give_back_freed_memory()  # what the index's growing tables left behind
         self._scal = self.state.scal
 
@@ -326,11 +342,7 @@ class BpeTrainer:
         (read once, when training ends: so the stop reason says why)."""
         if not self.config.max_token_length or self.state is None:
             return False
-        pairs = self.state.pr[: int(self._scal[st.S_NPAIRS])]
-        keys = pairs[pairs[:, st.P_CNT] > 0, st.P_KEY]
-        tok_len = self.state.tok_len
-        lengths = tok_len[keys >> 32].astype(np.int64) + tok_len[keys & 0xFFFFFFFF]
-        return bool((lengths > self.config.max_token_length).any())
+        return capped_pairs_left(self.state, self.config.max_token_length)
 
     def _chars_capped_pairs_left(self) -> bool:
         """The same for the max token length in characters."""
