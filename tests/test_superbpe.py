@@ -15,7 +15,7 @@ from workbench.engine.errors import ConfigError
 from workbench.engine.patterns.regexes import compile_pattern
 from workbench.engine.patterns.superbpe import STAGE2_PATTERN, is_superword, stage2_allows
 from workbench.engine.pretokenize.counting import count_texts
-from workbench.engine.pretokenize.stage_two import cap_pieces, stage2_config
+from workbench.engine.pretokenize.stage_two import stage2_config
 from workbench.engine.pretokenize.words import WordTable
 
 
@@ -106,14 +106,6 @@ def test_ids_and_tokenizer_of_a_superbpe_run():
     # ids go on from stage 1's: the first stage-2 merge made the next id
     rank = session.trainer.transition_rank
     assert session.trainer.merge_ids[rank] == 256 + rank
-
-
-def test_cap_pieces_keeps_the_most_frequent_and_reports_the_rest():
-    words = WordTable.from_counts({b"aaaa": 1, b"bb": 5, b"ccc": 5, b"d": 2})
-    capped = cap_pieces(words, max_distinct_bytes=6)
-    assert capped.words.to_dict() == {b"bb": 5, b"ccc": 5, b"d": 2}
-    assert (capped.dropped_pieces, capped.dropped_bytes, capped.total_bytes) == (1, 4, 31)
-    assert cap_pieces(words).words is words and cap_pieces(words).dropped_pieces == 0
 
 
 def test_stage2_counting_cuts_long_files_only_after_newlines(tmp_path):

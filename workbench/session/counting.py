@@ -13,7 +13,7 @@ from typing import Any
 from workbench.engine.config import TrainConfig
 from workbench.engine.errors import ConfigError
 from workbench.engine.pretokenize.counting import count_corpus, count_in_memory
-from workbench.engine.pretokenize.stage_two import cap_pieces, stage2_config
+from workbench.engine.pretokenize.stage_two import count_stage_two, count_stage_two_documents
 from workbench.session import memory
 from workbench.session.run import Counted
 
@@ -36,10 +36,8 @@ def count_paths(
     if not config.superbpe_transition:
         return Counted(result, paths)
     with memory.stage("counting the corpus for SuperBPE's stage 2"):
-        again = count_corpus(
-            paths, stage2_config(config), progress=progress, cancel=cancel, workers=workers
-        )
-        return Counted(result, paths, cap_pieces(again.words), again.stats.seconds)
+        two, again = count_stage_two(paths, config, progress, cancel, workers)
+        return Counted(result, paths, two, again.stats.seconds)
 
 
 def count_documents(
@@ -64,8 +62,8 @@ def count_documents(
     if not config.superbpe_transition:
         return Counted(result, ())
     with memory.stage("counting the documents for SuperBPE's stage 2"):
-        again = count_in_memory(documents, stage2_config(config), progress, cancel)
-        return Counted(result, (), cap_pieces(again.words), again.stats.seconds)
+        two, again = count_stage_two_documents(documents, config, progress, cancel)
+        return Counted(result, (), two, again.stats.seconds)
 
 
 def _reusable(documents: Any) -> bool:
