@@ -80,6 +80,27 @@ def test_stage_one_runs_out_of_pairs_before_the_transition():
     assert session.trainer.transition_rank == 2
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_hf_tie_break_matches_the_reference(seed):
+    text = generated(seed)
+    session = superbpe([text], vocab_size=400, superbpe_transition=280, tie_break="hf")
+    ties: list[int] = []
+    expected = train_superbpe_reference([text], "gpt2", 400, 280, "hf", ties)
+    assert session.merges() == expected
+    assert session.trainer.transition_rank == 280 - 256
+    stage_two_ties = ties[280 - 256 :]
+    assert sum(n > 1 for n in stage_two_ties) >= 10  # the order of ties decided many merges
+    assert expected != train_superbpe_reference([text], "gpt2", 400, 280)  # not lex's order
+
+
+def test_hf_tie_break_on_real_text_matches_the_reference(corpora):
+    text = (corpora / "tinyshakespeare.txt").read_text("utf-8")[:12000]
+    session = superbpe([text], vocab_size=460, superbpe_transition=360, tie_break="hf")
+    merges = session.merges()
+    assert merges == train_superbpe_reference([text], "gpt2", 460, 360, "hf")
+    assert any(is_superword(a + b) for a, b in merges[360 - 256 :])
+
+
 def test_stage_one_is_classic_bpe_in_both_tie_breaks():
     from workbench.engine.train.trainer import BpeTrainer
 
