@@ -9,6 +9,7 @@ import random
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 from _bpe_helpers import examples
 from hypothesis import given, settings
@@ -227,3 +228,33 @@ def test_cap_pieces_keeps_pieces_in_order_of_first_occurrence():
     assert capped.words.to_dict() == {b"aaaa": 1, b"bb": 5, b"d": 2}  # ccc no longer fits
     assert (capped.dropped_pieces, capped.dropped_bytes, capped.total_bytes) == (5, 15, 31)
     assert cap_pieces(words).words is words and cap_pieces(words).dropped_pieces == 0
+
+
+# --- encoding the stage-2 pieces with stage 1's merges -------------------------------------------
+
+
+def test_stage_two_pieces_encode_as_each_piece_alone(corpora, monkeypatch):
+    """`encode_pieces` (one kernel call per chunk of pieces) gives each piece's ids as
+    encoding it on its own does, across chunk ends (tiny chunks here) and for long pieces."""
+    from workbench.engine.encode import tokenizer as tokenizer_module
+    from workbench.engine.encode.tokenizer import Tokenizer
+    from workbench.engine.patterns.regexes import NO_SPLIT
+    from workbench.engine.train.stages import encode_pieces
+    from workbench.engine.train.trainer import BpeTrainer
+
+    text = (corpora / "tinyshakespeare.txt").read_text("utf-8")[:40000]
+    config = TrainConfig(vocab_size=600)
+    first = BpeTrainer(count_texts([text], config), config)
+    first.run()
+    pieces = count_texts([text + "x" * 5000 + "\n"], stage2_config(config))
+    monkeypatch.setattr(tokenizer_module, "PIECES_CHUNK", 64)
+    ids, offsets = encode_pieces(pieces, first.vocab, first.merges, first.merge_ids)
+    alone = Tokenizer.from_trainer(first.vocab, first.merges, first.merge_ids, NO_SPLIT)
+    data = pieces.data.tobytes()
+    edges = pieces.offsets.tolist()
+    assert offsets.shape == (len(pieces) + 1,) and offsets[-1] == ids.size
+    for k in range(len(pieces)):
+        want = alone.encode_ordinary(data[edges[k] : edges[k + 1]].decode("utf-8"))
+        assert ids[offsets[k] : offsets[k + 1]].tolist() == want
+    with pytest.raises(ValueError, match="offsets"):
+        alone.encode_pieces_arrays(pieces.data, np.array([0, 5, 3], dtype=np.int64))
