@@ -258,3 +258,49 @@ def test_stage_two_pieces_encode_as_each_piece_alone(corpora, monkeypatch):
         assert ids[offsets[k] : offsets[k + 1]].tolist() == want
     with pytest.raises(ValueError, match="offsets"):
         alone.encode_pieces_arrays(pieces.data, np.array([0, 5, 3], dtype=np.int64))
+
+
+# --- the stage-2 counter's first compile ---------------------------------------------------------
+
+
+def test_a_small_corpus_is_counted_by_regex_while_the_stage_two_counter_is_not_compiled(
+    tmp_path, monkeypatch
+):
+    from workbench.engine import warmup
+    from workbench.session import counting, startup
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("a b c, d e\n" * 50, "utf-8")
+    config = TrainConfig(vocab_size=300, superbpe_transition=280)
+    used: list[str] = []
+    real = counting.count_stage_two
+
+    def spy(paths, cfg, *args):
+        used.append(cfg.pretokenizer)
+        return real(paths, cfg, *args)
+
+    monkeypatch.setattr(counting, "count_stage_two", spy)
+    monkeypatch.setattr(warmup, "stage_two_ready", lambda: True)
+    warm = counting.count_paths([corpus], config)
+    monkeypatch.setattr(warmup, "stage_two_ready", lambda: False)
+    cold = counting.count_paths([corpus], config)
+    assert used == ["auto", "regex"]
+    assert cold.stage_two.words.to_dict() == warm.stage_two.words.to_dict()
+    monkeypatch.setattr(startup, "small_corpus", lambda paths: False)  # now it compiles
+    assert not counting.stage_two_compiles([corpus])
+
+
+def test_the_window_says_when_the_stage_two_counter_compiles(tmp_path, monkeypatch):
+    from workbench.engine import warmup
+    from workbench.gui import worker
+    from workbench.session import startup
+
+    config = TrainConfig(vocab_size=300, superbpe_transition=280)
+    paths = (str(tmp_path),)
+    monkeypatch.setattr(warmup, "stage_two_ready", lambda: True)
+    assert worker._superbpe_reading_words(paths, config).endswith("then stage 2)")
+    monkeypatch.setattr(warmup, "stage_two_ready", lambda: False)
+    monkeypatch.setattr(startup, "small_corpus", lambda paths: False)
+    assert "compiling the stage-2 counter" in worker._superbpe_reading_words(paths, config)
+    monkeypatch.setattr(startup, "small_corpus", lambda paths: True)  # `regex` counts it
+    assert worker._superbpe_reading_words(paths, config).endswith("then stage 2)")
