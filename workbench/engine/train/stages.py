@@ -54,7 +54,7 @@ def encode_pieces(
 class SuperBpeTrainer:
     """Stage 1 to `config.superbpe_transition`, then stage 2 from its merges; the interface of
     `BpeTrainer` (the batches are the same code). `stage2_words`: the corpus counted with
-    `STAGE2_PATTERN` (capped, see `cap_pieces`)."""
+    `STAGE2_PATTERN` (within the memory bound, see `pretokenize.stage_two`)."""
 
     def __init__(
         self,
