@@ -304,3 +304,42 @@ def test_the_window_says_when_the_stage_two_counter_compiles(tmp_path, monkeypat
     assert "compiling the stage-2 counter" in worker._superbpe_reading_words(paths, config)
     monkeypatch.setattr(startup, "small_corpus", lambda paths: True)  # `regex` counts it
     assert worker._superbpe_reading_words(paths, config).endswith("then stage 2)")
+
+
+def test_the_regex_path_holds_the_bound_while_counting(tmp_path, monkeypatch):
+    """The `regex` counter, a large file streamed in many tasks and a bad file dropped whole:
+    the same table and loss as the bound applied to the whole count afterwards."""
+    from workbench.engine.corpus import documents, opening
+    from workbench.engine.pretokenize import counting
+
+    # files read, cut and counted in small pieces: many tasks per file, a bad byte found late
+    monkeypatch.setattr(counting, "BATCH_CHARS", 1 << 12)
+    monkeypatch.setattr(opening, "READ_BYTES", 1 << 10)
+    monkeypatch.setattr(documents, "CHUNK_CHARS", 1 << 11)
+    lines = _distinct_long_lines(2000, 40, seed=3)
+    text = b"".join(lines[:1000]) + b"".join(lines) + b"a common line\n" * 50
+    (tmp_path / "a.txt").write_bytes(text)
+    (tmp_path / "b.txt").write_bytes(b"".join(lines[500:1500]))
+    # a file that turns out bad after its first tasks were counted: left out whole
+    (tmp_path / "c.txt").write_bytes(b"".join(_distinct_long_lines(300, 40, seed=4)) + b"\xff")
+    config = TrainConfig(
+        vocab_size=300, superbpe_transition=280, pretokenizer="regex", on_bad_file="skip"
+    )
+    capped, result = count_stage_two([tmp_path], config, workers=1, max_distinct_bytes=30_000)
+    assert len(result.stats.skipped) == 1 and "c.txt" in result.stats.skipped[0]
+    assert int(capped.words.offsets[-1]) <= 30_000
+    stage2 = stage2_config(config)
+    whole = count_texts([text.decode(), b"".join(lines[500:1500]).decode()], stage2)
+    after = cap_pieces(whole, 30_000)
+    assert capped.words.to_dict() == after.words.to_dict()
+    assert (capped.dropped_pieces, capped.dropped_bytes) == (
+        after.dropped_pieces,
+        after.dropped_bytes,
+    )
+    assert capped.words.to_dict()[b"a common line\n"] == 50
+    # documents in memory, through `regex`: the same
+    in_memory, _ = count_stage_two_documents(
+        [text.decode(), b"".join(lines[500:1500]).decode()], config, max_distinct_bytes=30_000
+    )
+    assert in_memory.words.to_dict() == after.words.to_dict()
+    assert in_memory.dropped_bytes == after.dropped_bytes

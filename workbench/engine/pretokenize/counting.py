@@ -33,6 +33,7 @@ from workbench.engine.patterns.specials import specials_bytes_regex
 from workbench.engine.patterns.superbpe import AFTER_NEWLINE, STAGE2_PATTERN
 from workbench.engine.pretokenize import _regex_worker as worker
 from workbench.engine.pretokenize import counts_file  # a counts file: a corpus already counted
+from workbench.engine.pretokenize.piece_bound import PieceBound
 from workbench.engine.pretokenize.results import CorpusStats, PretokenizeResult
 from workbench.engine.pretokenize.scan import can_count
 from workbench.engine.pretokenize.scan.count import count_unit_stream, count_with_scanner
@@ -61,9 +62,8 @@ def count_corpus(
     Raises CorpusError for a bad file when `config.on_bad_file == "stop"` (otherwise the file
     is left out whole and named in `stats.skipped`), CorpusError when nothing is left to train
     on, and CancelledError as soon as `cancel()` says so. `max_bytes`: a bound on the unique
-    pieces' bytes, held while counting by the scanner (new pieces are left out once it is
-    reached, see `scan.fold.CountTable`; the result says what was left out); the regex path
-    ignores it (the caller cuts the table after counting)."""
+    pieces' bytes, held while counting (new pieces are left out once it is reached, see
+    `scan.fold.CountTable` and `piece_bound`; the result says what was left out)."""
     start = time.perf_counter()
     workers = check_workers(workers) or default_workers()
     paths = list(paths)
@@ -85,16 +85,18 @@ def count_corpus(
     tasks = _tasks(listing, config, stats, progress, total)
     counts: Counter[str] = Counter()
     pending: dict[int, Counter[str]] = {}
+    bound = None if max_bytes is None else PieceBound(max_bytes)
     if workers > 1 and total >= PARALLEL_FROM_BYTES:
         for result in _in_processes(tasks, workers):
-            _take(result, counts, pending, cancel)
+            _take(result, counts, pending, cancel, bound)
     else:
         for task in tasks:
-            _take(worker.run_task(task), counts, pending, cancel)
+            _take(worker.run_task(task), counts, pending, cancel, bound)
     if not counts:
         raise _nothing_to_read(paths, stats)
     words = WordTable.from_counts({piece.encode("utf-8"): n for piece, n in counts.items()})
-    return _finish(words, stats, files, start)
+    dropped = (0, 0) if bound is None else (bound.dropped, bound.dropped_bytes)
+    return _finish(words, stats, files, start, dropped)
 
 
 def _count_scanning(
@@ -196,19 +198,31 @@ def _take(
     counts: Counter[str],
     pending: dict[int, Counter[str]],
     cancel: Callable[[], bool] | None,
+    bound: PieceBound | None = None,
 ) -> None:
-    """Fold one task's counts in: straight into the total, or held until its file is whole."""
+    """Fold one task's counts in: straight into the total, or held until its file is whole
+    (within `bound`, if given)."""
     if cancel is not None and cancel():
         raise CancelledError("pre-tokenizing cancelled")
     key, action, part = result
     if key is None:
-        counts.update(part)
+        if bound is None:
+            counts.update(part)
+        else:
+            bound.add(counts, part)
     elif action == "count":
-        pending.setdefault(key, Counter()).update(part)
+        if bound is None:
+            pending.setdefault(key, Counter()).update(part)
+        else:
+            bound.add(pending.setdefault(key, Counter()), part, counts, key)
     elif action == "commit":
-        counts.update(pending.pop(key, Counter()))
+        counts.update(pending.pop(key, Counter()))  # its new pieces took their room already
+        if bound is not None:
+            bound.commit(key)
     else:  # "drop": the file went bad after some of it was counted
         pending.pop(key, None)
+        if bound is not None:
+            bound.release(key)
 
 
 def _tasks(
@@ -292,13 +306,20 @@ def _stream_file(
         yield index, "count", pattern, batch, [str(path)] * len(batch)
 
 
-def count_texts(texts: Iterable[str], config: TrainConfig) -> WordTable:
-    """The word table of documents given as strings (tests, the demo, small inputs)."""
+def count_texts(
+    texts: Iterable[str], config: TrainConfig, bound: PieceBound | None = None
+) -> WordTable:
+    """The word table of documents given as strings (tests, the demo, small inputs), within
+    `bound` if given."""
     pattern = config.pattern_string
     segmenter = Segmenter(config.special_tokens, cut_inside=False)
     counts: Counter[str] = Counter()
     for text in texts:
-        counts.update(worker.count_segments(pattern, segmenter.split(text)))
+        part = worker.count_segments(pattern, segmenter.split(text))
+        if bound is None:
+            counts.update(part)
+        else:
+            bound.add(counts, part)
     return WordTable.from_counts({piece.encode("utf-8"): n for piece, n in counts.items()})
 
 
@@ -333,8 +354,9 @@ def count_in_memory(
         dropped = table.dropped, table.dropped_bytes
     else:
         texts = memory.memory_texts(corpus, config.text_column, progress)
-        words = count_texts(_polled(_counted(texts, stats), cancel), config)
-        dropped = 0, 0
+        bound = None if max_bytes is None else PieceBound(max_bytes)
+        words = count_texts(_polled(_counted(texts, stats), cancel), config, bound)
+        dropped = (0, 0) if bound is None else (bound.dropped, bound.dropped_bytes)
     if len(words) == 0:
         raise CorpusError(memory.WHERE, "the corpus holds no text to train on")
     return _finish(words, stats, [], start, dropped)

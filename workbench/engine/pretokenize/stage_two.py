@@ -8,11 +8,12 @@ where no stage-2 piece runs on.
 Stage-2 pieces are lines or long parts of them, mostly unique, and the memory of counting and
 of the trainer grows with their distinct bytes. The bound (`MAX_DISTINCT_BYTES` unless given):
 
-- the scanner holds it while counting (`scan.fold.CountTable`): a new distinct piece is
-  admitted only while the distinct pieces' bytes stay within it; admitted pieces go on being
-  counted; every occurrence of a piece left out is tallied with its bytes;
-- the `regex` path counts everything, then `cap_pieces` keeps the most frequent pieces up to
-  the bound (its table is bounded only after counting).
+- counting holds it (`scan.fold.CountTable` for the scanner, `piece_bound.PieceBound` for the
+  `regex` path): a new distinct piece is admitted only while the distinct pieces' bytes stay
+  within it; admitted pieces go on being counted; every occurrence of a piece left out is
+  tallied with its bytes;
+- a count made without it (continuing a stored run) is cut afterwards by the same rule
+  (`bounded`, `cap_pieces`).
 
 Either way `CappedPieces` says what was left out: piece occurrences, their bytes and the
 corpus's bytes, so the loss is reported.
