@@ -112,13 +112,13 @@ WEIGHTED = [" "] * 8 + ["a", "b", "1", ".", "\n", "/"] * 2 + ALPHABET
 TEXTS = st.lists(st.sampled_from(WEIGHTED), max_size=80).map("".join)
 
 
-@settings(max_examples=examples(40), deadline=None)
+@settings(max_examples=examples(10), deadline=None)
 @given(TEXTS)
 def test_generated_text_gives_the_regex_pieces(text: str) -> None:
     assert_same(text, "generated")
 
 
-@settings(max_examples=examples(20), deadline=None)
+@settings(max_examples=examples(10), deadline=None)
 @given(st.text(st.characters(exclude_categories=["Cs"]), max_size=60))
 def test_any_characters_give_the_regex_pieces(text: str) -> None:
     assert_same(text, "any characters")
