@@ -127,8 +127,8 @@ class _Counter:
         try:
             room = None
             if total.max_bytes is not None:
-                # the file's own table gets what is left of the bound, once every unit before
-                # this file is folded in (otherwise they overlap with the file's counting)
+                # the file's own table gets what is left of the bound once every unit before
+                # the file is folded in (unbounded, those are folded while the file is counted)
                 self.tables.drain()
                 room = total.max_bytes - total.unique_bytes
             with meter.metering(metered.callback, metered.done, size, metered.total()):
