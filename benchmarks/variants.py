@@ -2,6 +2,7 @@
 
     PYTHONPATH=. python benchmarks/variants.py [--mb 100] [--vocab-size 32000] [--transition 0.8]
                                                [--text FILE] [--held-out-mb 2]
+                                               [--held-out-text FILE]
 
 Each variant trains in a process of its own through `workbench.train` (no run store), so its
 peak memory is its own: printed are the wall seconds of the process, its CPU seconds (with its
@@ -13,8 +14,10 @@ RSS of the process and of its largest counting process, and bytes per token on h
 Without `--text` the text is `memory_training.make_documents` (paragraphs of the reference
 corpora shuffled into documents, with a paragraph of made-up Zipf-distributed words in each, so
 there is a long tail of rare pieces), and the held-out text is made the same way with another
-seed. Variants so far: classic BPE and SuperBPE; parity-aware BPE needs a corpus in groups
-(languages) and has its own script beside classic BPE, `parity_variant.py`.
+seed (`--held-out-text` gives one; `english_docs.py` makes ~100 MB of real English text and a
+held-out file from this machine's Debian documentation). Variants so far: classic BPE and
+SuperBPE; parity-aware BPE needs a corpus in groups (languages) and has its own script beside
+classic BPE, `parity_variant.py`.
 """
 
 from __future__ import annotations
@@ -96,6 +99,9 @@ def main() -> None:
     parser.add_argument("--transition", type=float, default=0.8, help="t / vocab size")
     parser.add_argument("--text", type=Path, default=None, help="train on this file instead")
     parser.add_argument("--held-out-mb", type=float, default=2.0)
+    parser.add_argument(
+        "--held-out-text", type=Path, default=None, help="held-out text (default: generated)"
+    )
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--held-out", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -108,8 +114,10 @@ def main() -> None:
         if text is None:
             text = folder / "train.txt"
             make_text(text, args.mb, seed=0)
-        held = folder / "held_out.txt"
-        make_text(held, args.held_out_mb, seed=1)
+        held = args.held_out_text
+        if held is None:
+            held = folder / "held_out.txt"
+            make_text(held, args.held_out_mb, seed=1)
         size = text.stat().st_size / 1e6
         print(
             f"text: {size:.1f} MB ({text if args.text else 'generated'}), vocab {args.vocab_size:,}"

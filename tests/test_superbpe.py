@@ -15,7 +15,7 @@ from workbench.engine.errors import ConfigError
 from workbench.engine.patterns.regexes import compile_pattern
 from workbench.engine.patterns.superbpe import STAGE2_PATTERN, is_superword, stage2_allows
 from workbench.engine.pretokenize.counting import count_texts
-from workbench.engine.pretokenize.stage_two import cap_pieces, stage2_config
+from workbench.engine.pretokenize.stage_two import stage2_config
 from workbench.engine.pretokenize.words import WordTable
 
 
@@ -80,6 +80,27 @@ def test_stage_one_runs_out_of_pairs_before_the_transition():
     assert session.trainer.transition_rank == 2
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_hf_tie_break_matches_the_reference(seed):
+    text = generated(seed)
+    session = superbpe([text], vocab_size=400, superbpe_transition=280, tie_break="hf")
+    ties: list[int] = []
+    expected = train_superbpe_reference([text], "gpt2", 400, 280, "hf", ties)
+    assert session.merges() == expected
+    assert session.trainer.transition_rank == 280 - 256
+    stage_two_ties = ties[280 - 256 :]
+    assert sum(n > 1 for n in stage_two_ties) >= 10  # the order of ties decided many merges
+    assert expected != train_superbpe_reference([text], "gpt2", 400, 280)  # not lex's order
+
+
+def test_hf_tie_break_on_real_text_matches_the_reference(corpora):
+    text = (corpora / "tinyshakespeare.txt").read_text("utf-8")[:12000]
+    session = superbpe([text], vocab_size=460, superbpe_transition=360, tie_break="hf")
+    merges = session.merges()
+    assert merges == train_superbpe_reference([text], "gpt2", 460, 360, "hf")
+    assert any(is_superword(a + b) for a, b in merges[360 - 256 :])
+
+
 def test_stage_one_is_classic_bpe_in_both_tie_breaks():
     from workbench.engine.train.trainer import BpeTrainer
 
@@ -106,14 +127,6 @@ def test_ids_and_tokenizer_of_a_superbpe_run():
     # ids go on from stage 1's: the first stage-2 merge made the next id
     rank = session.trainer.transition_rank
     assert session.trainer.merge_ids[rank] == 256 + rank
-
-
-def test_cap_pieces_keeps_the_most_frequent_and_reports_the_rest():
-    words = WordTable.from_counts({b"aaaa": 1, b"bb": 5, b"ccc": 5, b"d": 2})
-    capped = cap_pieces(words, max_distinct_bytes=6)
-    assert capped.words.to_dict() == {b"bb": 5, b"ccc": 5, b"d": 2}
-    assert (capped.dropped_pieces, capped.dropped_bytes, capped.total_bytes) == (1, 4, 31)
-    assert cap_pieces(words).words is words and cap_pieces(words).dropped_pieces == 0
 
 
 def test_stage2_counting_cuts_long_files_only_after_newlines(tmp_path):

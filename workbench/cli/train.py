@@ -406,7 +406,7 @@ def _summary(stats, session, total, written) -> dict:
             "superbpe": {
                 "transition": session.config.superbpe_transition,
                 "transition_rank": getattr(trainer, "transition_rank", None),
-                "stage2_unique_pieces": len(two.words) + two.dropped_pieces,
+                "stage2_unique_pieces": len(two.words),
                 "dropped_pieces": two.dropped_pieces,
                 "dropped_share": two.dropped_share,
             }
@@ -455,7 +455,7 @@ def _summary_lines(summary: dict, verbose: bool) -> list[str]:
         where = f"from merge {rank:,}" if rank is not None else "not reached"
         lines.append(
             f"superbpe         stage 2 {where} (t = {two['transition']:,}); stage-2 pieces"
-            f" {two['stage2_unique_pieces']:,}, {two['dropped_pieces']:,} dropped"
+            f" {two['stage2_unique_pieces']:,} distinct kept, {two['dropped_pieces']:,} dropped"
             f" ({two['dropped_share']:.1%} of the bytes)"
         )
     lines += parity_lines(s)

@@ -201,6 +201,17 @@ def is_ready(stage: str, pattern: str = "gpt2") -> bool | None:
     return None
 
 
+def stage_two_ready() -> bool | None:
+    """Whether SuperBPE's stage-2 counter (the scanner's stage-2 kernel and the bounded fold)
+    is compiled or cached, as `is_ready` answers. Not a warm-up stage: few runs are SuperBPE
+    runs, and its first compile (about 15 s of CPU) is paid by the first one that needs it."""
+    kernels = (*scanner.counting_kernels(scanner.entry.STAGE2), count_fold.fold_table_capped)
+    answers = [_cached(kernel) for kernel in kernels]
+    if all(answer is True for answer in answers):
+        return True
+    return False if any(answer is False for answer in answers) else None
+
+
 def warm_up(
     pattern: str = "gpt2",
     progress: Progress | None = None,

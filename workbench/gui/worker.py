@@ -372,7 +372,7 @@ class TrainWorker(QObject):
             config = replace(config, pretokenizer="regex")
         self._wait_for(self.counting_ready if config.pretokenizer == "auto" else _NOW)
         if config.superbpe_transition:
-            self.sigStage.emit("Reading the corpus twice (SuperBPE: stage 1, then stage 2)")
+            self.sigStage.emit(_superbpe_reading_words(paths, config))
         else:
             self.sigStage.emit("Reading the corpus")
         try:
@@ -561,6 +561,19 @@ class KernelWarmer(QObject):
     def _stage_ready(self, need: Any) -> None:
         if need.stage == "pretokenizer":
             self.counting.set()  # the worker's counting loads it from the cache
+
+
+def _superbpe_reading_words(paths: tuple[str, ...], config: TrainConfig) -> str:
+    """What the window says while a SuperBPE run reads its corpus: its first use with the
+    scanner on a corpus `regex` would not count sooner compiles the stage-2 counter first."""
+    from workbench.engine.warmup import stage_two_ready
+    from workbench.session.counting import stage_two_compiles
+
+    words = "Reading the corpus twice (SuperBPE: stage 1, then stage 2"
+    first_compile = stage_two_ready() is False and not stage_two_compiles(paths)
+    if config.pretokenizer == "auto" and first_compile:
+        return words + "; first SuperBPE run: compiling the stage-2 counter, about 15 s)"
+    return words + ")"
 
 
 def _first_use(config: TrainConfig) -> bool:

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any
 
 from workbench.engine.config import TrainConfig
 from workbench.engine.errors import ConfigError
 from workbench.engine.pretokenize.counting import count_corpus, count_in_memory
-from workbench.engine.pretokenize.stage_two import cap_pieces, stage2_config
+from workbench.engine.pretokenize.stage_two import count_stage_two, count_stage_two_documents
 from workbench.session import memory
 from workbench.session.run import Counted
 
@@ -35,11 +36,21 @@ def count_paths(
         result = count_corpus(paths, config, progress=progress, cancel=cancel, workers=workers)
     if not config.superbpe_transition:
         return Counted(result, paths)
+    if config.pretokenizer == "auto" and stage_two_compiles(paths):
+        # `regex` counts a small corpus sooner than the stage-2 scanner compiles (same pieces)
+        config = replace(config, pretokenizer="regex")
     with memory.stage("counting the corpus for SuperBPE's stage 2"):
-        again = count_corpus(
-            paths, stage2_config(config), progress=progress, cancel=cancel, workers=workers
-        )
-        return Counted(result, paths, cap_pieces(again.words), again.stats.seconds)
+        two, again = count_stage_two(paths, config, progress, cancel, workers)
+        return Counted(result, paths, two, again.stats.seconds)
+
+
+def stage_two_compiles(paths: Iterable[str | os.PathLike]) -> bool:
+    """Whether counting stage 2 of a small corpus would wait for the stage-2 scanner to
+    compile (its first use): `regex` counts such a corpus sooner."""
+    from workbench.engine.warmup import stage_two_ready
+    from workbench.session.startup import small_corpus
+
+    return stage_two_ready() is False and small_corpus(paths)
 
 
 def count_documents(
@@ -64,8 +75,8 @@ def count_documents(
     if not config.superbpe_transition:
         return Counted(result, ())
     with memory.stage("counting the documents for SuperBPE's stage 2"):
-        again = count_in_memory(documents, stage2_config(config), progress, cancel)
-        return Counted(result, (), cap_pieces(again.words), again.stats.seconds)
+        two, again = count_stage_two_documents(documents, config, progress, cancel)
+        return Counted(result, (), two, again.stats.seconds)
 
 
 def _reusable(documents: Any) -> bool:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -149,7 +149,7 @@ def _stage_two_stats(counted: Counted) -> dict[str, Any]:
         return {}
     return {
         "superbpe": {
-            "unique_pieces": len(two.words) + two.dropped_pieces,
+            "unique_pieces": len(two.words),  # kept (the bound leaves out what it must)
             "bytes": two.total_bytes,
             "dropped_pieces": two.dropped_pieces,
             "dropped_bytes": two.dropped_bytes,
@@ -339,11 +339,10 @@ class RunSession:
 
             trainer: Any = ExtendingTrainer(base, result.words, config)
         elif config.superbpe_transition:  # the corpus once more, for stage 2
-            from workbench.engine.pretokenize.stage_two import cap_pieces, stage2_config
+            from workbench.engine.pretokenize.stage_two import bounded, stage2_config
             from workbench.engine.train.stages import SuperBpeTrainer
 
-            again = count(paths, replace(stage2_config(config), superbpe_transition=0))
-            stage_two = cap_pieces(again.words)
+            stage_two = bounded(count(paths, stage2_config(config)))
             trainer = SuperBpeTrainer(result.words, stage_two.words, config)
         else:
             trainer = BpeTrainer(result.words, config)

@@ -63,10 +63,12 @@ def memory_units(
     reach: int,
     text_column: str = "text",
     progress: Progress | None = None,
+    after_newline: bool = False,
 ) -> Iterator[tuple[Unit, int]]:
     """(unit, documents completed) of the documents of `corpus`, in order; `reach`: the
-    longest special token's UTF-8 length. Raises CorpusError for an item that is not text."""
-    packer = _Packer(specials, reach, progress)
+    longest special token's UTF-8 length. Raises CorpusError for an item that is not text.
+    `after_newline`: a long document is cut after a newline only (SuperBPE's stage 2)."""
+    packer = _Packer(specials, reach, progress, after_newline)
     if is_table(corpus):
         for where, first, array in _text_arrays(corpus, text_column):
             data, offsets = _utf8_block(array, where, first)
@@ -126,7 +128,14 @@ def documents(items: Iterable[Any], text_column: str = "text") -> Iterator[str]:
 class _Packer:
     """Documents laid end to end into units of about `units.UNIT_BYTES`, cut between them."""
 
-    def __init__(self, specials: regex.Pattern | None, reach: int, progress: Progress | None):
+    def __init__(
+        self,
+        specials: regex.Pattern | None,
+        reach: int,
+        progress: Progress | None,
+        after_newline: bool = False,
+    ):
+        self.after_newline = after_newline
         self.specials = specials
         self.reach = reach
         self.progress = progress
@@ -184,7 +193,14 @@ class _Packer:
         chunks = (data[at : at + step] for at in range(0, len(data), step))
         # head=False: a document is taken as it is (no byte-order mark dropped, no binary check),
         # as a JSONL record's text is
-        yield from units.text_units(Path(WHERE), self.specials, self.reach, chunks, head=False)
+        yield from units.text_units(
+            Path(WHERE),
+            self.specials,
+            self.reach,
+            chunks,
+            head=False,
+            after_newline=self.after_newline,
+        )
         self.documents += 1
         self._report()
 

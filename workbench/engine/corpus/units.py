@@ -65,6 +65,9 @@ class _Cut:
 
 
 _CUT = _Cut()
+# SuperBPE's stage-2 pieces may span spaces but always end at a newline (`patterns.superbpe`):
+# the stage-2 count cuts after a newline only (a reverse regex, for `safe_cut`).
+_NEWLINE_CUT = regex.compile(rb"(?r)\n")
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -96,13 +99,15 @@ def file_units(
     reach: int,
     text_column: str = "text",
     jsonl_field: str = "text",
+    after_newline: bool = False,
 ) -> Iterator[tuple[Unit, int]]:
-    """(unit, documents completed) of one whole file, whatever its format."""
+    """(unit, documents completed) of one whole file, whatever its format. `after_newline`:
+    a long plain file is cut after a newline only (SuperBPE's stage 2), not after a letter."""
     if columnar.is_columnar(path):
         return record_units(columnar.text_blocks(path, text_column), specials)
     if is_jsonl(path):
         return jsonl_units(path, specials, jsonl_field)
-    return text_units(path, specials, reach)
+    return text_units(path, specials, reach, after_newline=after_newline)
 
 
 def range_units(
@@ -160,10 +165,13 @@ def text_units(
     chunks: Iterable[bytes] | None = None,
     head: bool = True,
     tail: bool = True,
+    after_newline: bool = False,
 ) -> Iterator[tuple[Unit, int]]:
     """Units of a plain text file (one document), or of `chunks`, a stretch of it that starts
     at its beginning (`head`) or a safe cut, and ends at its end (`tail`) or a safe cut. Line
-    numbers in errors count from the stretch's start."""
+    numbers in errors count from the stretch's start. `after_newline`: cut only after a newline
+    (SuperBPE's stage-2 pieces cross the presets' cut points, never a newline)."""
+    boundary = _NEWLINE_CUT if after_newline else _CUT
     pending = bytearray()  # grows in place: a long stretch without a cut point stays linear
     searched = 0  # pending[:searched] holds no cut point
     lines = 0
@@ -178,7 +186,7 @@ def text_units(
         if len(pending) < UNIT_BYTES:
             continue
         # after an ASCII letter that whitespace follows: no preset piece crosses that point
-        cut = safe_cut(pending, _CUT, specials, reach, max(0, searched - reach - 2))
+        cut = safe_cut(pending, boundary, specials, reach, max(0, searched - reach - 2))
         if cut == 0:
             searched = len(pending)
             continue

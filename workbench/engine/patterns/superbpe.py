@@ -34,11 +34,11 @@ AFTER_NEWLINE = regex.compile(r"(?r)\n")
 MAX_WORDS = 4  # words (runs of non-space bytes) a stage-2 token may hold
 FORBIDDEN = b": "  # no stage-2 token may contain it
 
-# The memory bound of stage 2 (see `train.stages.cap_pieces`): stage-2 pieces are whole lines
-# or long parts of them, mostly unique, and the trainer's memory grows with their bytes. The most
-# frequent distinct pieces are kept up to this many bytes in all; the rest are dropped and
-# reported (pieces and share of the corpus bytes). 100 MB of English text has about 95 MB of
-# distinct stage-2 pieces, so nothing is dropped there.
+# The memory bound of stage 2 (see `pretokenize.stage_two`): stage-2 pieces are whole lines or
+# long parts of them, mostly unique, and counting's and the trainer's memory grow with their
+# distinct bytes. Counting admits new distinct pieces while their bytes fit in this many, keeps
+# counting the admitted ones, and reports what it left out (occurrences and bytes). 100 MB of
+# English (Debian docs) has 46 MB of distinct stage-2 pieces, so nothing is dropped there.
 MAX_DISTINCT_BYTES = 200_000_000
 
 

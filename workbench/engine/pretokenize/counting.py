@@ -33,8 +33,9 @@ from workbench.engine.patterns.specials import specials_bytes_regex
 from workbench.engine.patterns.superbpe import AFTER_NEWLINE, STAGE2_PATTERN
 from workbench.engine.pretokenize import _regex_worker as worker
 from workbench.engine.pretokenize import counts_file  # a counts file: a corpus already counted
+from workbench.engine.pretokenize.piece_bound import PieceBound
 from workbench.engine.pretokenize.results import CorpusStats, PretokenizeResult
-from workbench.engine.pretokenize.scan import can_scan
+from workbench.engine.pretokenize.scan import can_count
 from workbench.engine.pretokenize.scan.count import count_unit_stream, count_with_scanner
 from workbench.engine.pretokenize.words import WordTable
 
@@ -54,19 +55,22 @@ def count_corpus(
     progress: Progress | None = None,
     cancel: Callable[[], bool] | None = None,
     workers: int | None = None,
+    max_bytes: int | None = None,
 ) -> PretokenizeResult:
     """Count the pre-tokens of every document under `paths`.
 
     Raises CorpusError for a bad file when `config.on_bad_file == "stop"` (otherwise the file
     is left out whole and named in `stats.skipped`), CorpusError when nothing is left to train
-    on, and CancelledError as soon as `cancel()` says so."""
+    on, and CancelledError as soon as `cancel()` says so. `max_bytes`: a bound on the unique
+    pieces' bytes, held while counting (new pieces are left out once it is reached, see
+    `scan.fold.CountTable` and `piece_bound`; the result says what was left out)."""
     start = time.perf_counter()
     workers = check_workers(workers) or default_workers()
     paths = list(paths)
     if (counted := counts_file.counts_path(paths)) is not None:
         return counts_file.read_counts(counted, config.pattern_string, config.special_tokens)
-    if config.pretokenizer == "auto" and can_scan(config.pattern_string):
-        return _count_scanning(paths, config, progress, cancel, workers, start)
+    if config.pretokenizer == "auto" and can_count(config.pattern_string):
+        return _count_scanning(paths, config, progress, cancel, workers, start, max_bytes)
     listing = list_corpus(paths)
     files = listing.files
     stats = CorpusStats(files=len(files))
@@ -81,16 +85,18 @@ def count_corpus(
     tasks = _tasks(listing, config, stats, progress, total)
     counts: Counter[str] = Counter()
     pending: dict[int, Counter[str]] = {}
+    bound = None if max_bytes is None else PieceBound(max_bytes)
     if workers > 1 and total >= PARALLEL_FROM_BYTES:
         for result in _in_processes(tasks, workers):
-            _take(result, counts, pending, cancel)
+            _take(result, counts, pending, cancel, bound)
     else:
         for task in tasks:
-            _take(worker.run_task(task), counts, pending, cancel)
+            _take(worker.run_task(task), counts, pending, cancel, bound)
     if not counts:
         raise _nothing_to_read(paths, stats)
     words = WordTable.from_counts({piece.encode("utf-8"): n for piece, n in counts.items()})
-    return _finish(words, stats, files, start)
+    dropped = (0, 0) if bound is None else (bound.dropped, bound.dropped_bytes)
+    return _finish(words, stats, files, start, dropped)
 
 
 def _count_scanning(
@@ -100,6 +106,7 @@ def _count_scanning(
     cancel: Callable[[], bool] | None,
     workers: int,
     start: float,
+    max_bytes: int | None = None,
 ) -> PretokenizeResult:
     """`count_corpus` with the scanner, reading the files listed while the folders are still
     being walked (in a thread of their own), with the outcome of listing them first: the first
@@ -117,7 +124,7 @@ def _count_scanning(
     walk.start()
     try:
         table, stats = count_with_scanner(
-            listing.names, config, progress, stopped, workers, listing.sizes, walk.more
+            listing.names, config, progress, stopped, workers, listing.sizes, walk.more, max_bytes
         )
     except CorpusError:
         walk.finish()
@@ -132,11 +139,13 @@ def _count_scanning(
     stats.skipped[:0] = [*map(str, listing.problems), *map(str, listing.passed_over)]
     if not listing.names:
         raise _nothing_to_read(paths, stats, "no files to read")
+    words = WordTable.from_arrays(*table.table())
+    dropped = table.dropped, table.dropped_bytes
+    del table  # its hash slots
     give_back_freed_memory()
-    words = WordTable.from_arrays(*table)
     if len(words) == 0:
         raise _nothing_to_read(paths, stats)
-    return _finish(words, stats, PathList(listing.names), start)
+    return _finish(words, stats, PathList(listing.names), start, dropped)
 
 
 def _nothing_to_read(
@@ -152,13 +161,17 @@ def _nothing_to_read(
 
 
 def _finish(
-    words: WordTable, stats: CorpusStats, files: Sequence[Path], start: float
+    words: WordTable,
+    stats: CorpusStats,
+    files: Sequence[Path],
+    start: float,
+    dropped: tuple[int, int] = (0, 0),
 ) -> PretokenizeResult:
     stats.pieces = words.total_pieces
     stats.unique_pieces = len(words)
     stats.bytes = words.total_bytes
     stats.seconds = time.perf_counter() - start
-    return PretokenizeResult(words, stats, files)
+    return PretokenizeResult(words, stats, files, *dropped)
 
 
 def _in_processes(tasks: Iterator[tuple], workers: int) -> Iterator[tuple]:
@@ -185,19 +198,31 @@ def _take(
     counts: Counter[str],
     pending: dict[int, Counter[str]],
     cancel: Callable[[], bool] | None,
+    bound: PieceBound | None = None,
 ) -> None:
-    """Fold one task's counts in: straight into the total, or held until its file is whole."""
+    """Fold one task's counts in: straight into the total, or held until its file is whole
+    (within `bound`, if given)."""
     if cancel is not None and cancel():
         raise CancelledError("pre-tokenizing cancelled")
     key, action, part = result
     if key is None:
-        counts.update(part)
+        if bound is None:
+            counts.update(part)
+        else:
+            bound.add(counts, part)
     elif action == "count":
-        pending.setdefault(key, Counter()).update(part)
+        if bound is None:
+            pending.setdefault(key, Counter()).update(part)
+        else:
+            bound.add(pending.setdefault(key, Counter()), part, counts, key)
     elif action == "commit":
-        counts.update(pending.pop(key, Counter()))
+        counts.update(pending.pop(key, Counter()))  # its new pieces took their room already
+        if bound is not None:
+            bound.commit(key)
     else:  # "drop": the file went bad after some of it was counted
         pending.pop(key, None)
+        if bound is not None:
+            bound.release(key)
 
 
 def _tasks(
@@ -281,13 +306,20 @@ def _stream_file(
         yield index, "count", pattern, batch, [str(path)] * len(batch)
 
 
-def count_texts(texts: Iterable[str], config: TrainConfig) -> WordTable:
-    """The word table of documents given as strings (tests, the demo, small inputs)."""
+def count_texts(
+    texts: Iterable[str], config: TrainConfig, bound: PieceBound | None = None
+) -> WordTable:
+    """The word table of documents given as strings (tests, the demo, small inputs), within
+    `bound` if given."""
     pattern = config.pattern_string
     segmenter = Segmenter(config.special_tokens, cut_inside=False)
     counts: Counter[str] = Counter()
     for text in texts:
-        counts.update(worker.count_segments(pattern, segmenter.split(text)))
+        part = worker.count_segments(pattern, segmenter.split(text))
+        if bound is None:
+            counts.update(part)
+        else:
+            bound.add(counts, part)
     return WordTable.from_counts({piece.encode("utf-8"): n for piece, n in counts.items()})
 
 
@@ -297,27 +329,37 @@ def count_in_memory(
     progress: Callable[[int], None] | None = None,
     cancel: Callable[[], bool] | None = None,
     workers: int | None = None,
+    max_bytes: int | None = None,
 ) -> PretokenizeResult:
     """Count documents given in memory (see `corpus.memory`: strings, batches of them, a
     Dataset, an arrow table): the same pieces as the same documents in a JSONL file, each
     document a record of its own. Presets go through the scanner on all cores, as files do;
     other patterns through `regex`. `progress(documents done)`; CancelledError as soon as
-    `cancel()` says so (polled between units); CorpusError for an item that is not text."""
+    `cancel()` says so (polled between units); CorpusError for an item that is not text.
+    `max_bytes`: as `count_corpus`'s."""
     start = time.perf_counter()
     workers = check_workers(workers) or default_workers()
     stats = CorpusStats()
-    if config.pretokenizer == "auto" and can_scan(config.pattern_string):
+    if config.pretokenizer == "auto" and can_count(config.pattern_string):
         specials = specials_bytes_regex(config.special_tokens)
         reach = max((len(t.encode("utf-8")) for t in config.special_tokens), default=0)
-        units = memory.memory_units(corpus, specials, reach, config.text_column, progress)
-        table, stats.documents = count_unit_stream(units, config.pattern_string, workers, cancel)
-        words = WordTable.from_arrays(*table)
+        after_newline = config.pattern_string == STAGE2_PATTERN  # no cut inside a stage-2 piece
+        units = memory.memory_units(
+            corpus, specials, reach, config.text_column, progress, after_newline
+        )
+        table, stats.documents = count_unit_stream(
+            units, config.pattern_string, workers, cancel, max_bytes
+        )
+        words = WordTable.from_arrays(*table.table())
+        dropped = table.dropped, table.dropped_bytes
     else:
         texts = memory.memory_texts(corpus, config.text_column, progress)
-        words = count_texts(_polled(_counted(texts, stats), cancel), config)
+        bound = None if max_bytes is None else PieceBound(max_bytes)
+        words = count_texts(_polled(_counted(texts, stats), cancel), config, bound)
+        dropped = (0, 0) if bound is None else (bound.dropped, bound.dropped_bytes)
     if len(words) == 0:
         raise CorpusError(memory.WHERE, "the corpus holds no text to train on")
-    return _finish(words, stats, [], start)
+    return _finish(words, stats, [], start, dropped)
 
 
 def _counted(texts: Iterable[str], stats: CorpusStats) -> Iterator[str]:

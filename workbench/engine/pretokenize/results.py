@@ -29,3 +29,7 @@ class PretokenizeResult:
     words: WordTable
     stats: CorpusStats
     files: Sequence[Path]
+    # Left out by a bound on the unique pieces' bytes (SuperBPE's stage 2): piece occurrences
+    # and their bytes; `words` holds the rest.
+    dropped_pieces: int = 0
+    dropped_bytes: int = 0

@@ -44,17 +44,8 @@ def encode_pieces(
     from workbench.engine.encode.tokenizer import Tokenizer  # encode loads its kernels here
 
     tokenizer = Tokenizer.from_trainer(tokens, merges, results, NO_SPLIT)
-    data = words.data.tobytes()
-    offsets = words.offsets.tolist()
-    texts = [data[offsets[i] : offsets[i + 1]].decode("utf-8") for i in range(len(words))]
     with tokenizer:
-        arrays = tokenizer.encode_batch_arrays(texts)
-    del texts
-    lengths = np.fromiter((a.size for a in arrays), dtype=np.int64, count=len(arrays))
-    out_offsets = np.zeros(len(arrays) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=out_offsets[1:])
-    ids = np.concatenate(arrays).astype(np.int32) if arrays else np.zeros(0, np.int32)
-    return ids, out_offsets
+        return tokenizer.encode_pieces_arrays(words.data, words.offsets)
 
 
 # -- SuperBPE ------------------------------------------------------------------------------------
@@ -63,7 +54,7 @@ def encode_pieces(
 class SuperBpeTrainer:
     """Stage 1 to `config.superbpe_transition`, then stage 2 from its merges; the interface of
     `BpeTrainer` (the batches are the same code). `stage2_words`: the corpus counted with
-    `STAGE2_PATTERN` (capped, see `cap_pieces`)."""
+    `STAGE2_PATTERN` (within the memory bound, see `pretokenize.stage_two`)."""
 
     def __init__(
         self,

@@ -4,6 +4,7 @@ It splits exactly like `regex.findall(pattern, text)` for `gpt2`, `cl100k` and `
 points classified as Unicode 16.0 does (tiktoken's version: `unicode_classes`), over ten
 times faster than the regex engine (see benchmarks/scanner.py), and counts pieces without making
 a Python object per piece. It is single-threaded; kernels release the GIL.
+It also counts SuperBPE's stage-2 pieces (`patterns.superbpe.STAGE2_PATTERN`; `can_count`).
 Custom patterns are not handled here: `can_scan` says when the scanner may stand in for `regex`.
 
 How the regex semantics map onto the code (each alternative is tried in pattern order at the
@@ -35,6 +36,7 @@ from workbench.engine.pretokenize.scan.entry import (
     KERNEL_SOURCES,
     PRESETS_SCANNABLE,
     BytesLike,
+    can_count,
     can_scan,
     count_pieces,
     count_pieces_arrays,
@@ -52,6 +54,7 @@ __all__ = [
     "KERNEL_SOURCES",
     "PRESETS_SCANNABLE",
     "BytesLike",
+    "can_count",
     "can_scan",
     "classify",
     "count_pieces",

@@ -29,6 +29,7 @@ from workbench.engine.corpus.readers import meter
 from workbench.engine.corpus.units import Unit
 from workbench.engine.errors import CancelledError, CorpusError
 from workbench.engine.patterns.specials import specials_bytes_regex
+from workbench.engine.patterns.superbpe import STAGE2_PATTERN
 from workbench.engine.pretokenize.results import CorpusStats
 from workbench.engine.pretokenize.scan import entry as scanner
 from workbench.engine.pretokenize.scan.fold import CountTable
@@ -44,9 +45,11 @@ def count_with_scanner(
     workers: int,
     sizes: list[int] | None = None,
     more: Callable[[int], bool] | None = None,
-) -> tuple[Table, CorpusStats]:
-    """(buf, offsets, counts) of all pieces of all files, and the documents read and files
-    skipped (the rest of the stats is the caller's).
+    max_bytes: int | None = None,
+) -> tuple[CountTable, CorpusStats]:
+    """The count table of all pieces of all files (`CountTable.table()`: buf, offsets, counts),
+    and the documents read and files skipped (the rest of the stats is the caller's).
+    `max_bytes`: the bound on the unique pieces' bytes (see `CountTable`), or None.
 
     `sizes[i]` may be -1 (not listed): the file is sized by reading it, and progress counts
     such files at the mean size of those read so far. Small plain files are read in packs by
@@ -62,14 +65,15 @@ def count_with_scanner(
     metered = Progress(sizes, progress)
     feed = CorpusFeed(names, sizes, specials, metered, workers, cancel, more)  # type: ignore[arg-type]
     with ThreadPoolExecutor(workers) as pool:
-        counter = _Counter(pool, config, workers, metered, names, cancel, specials)  # type: ignore[arg-type]
+        counter = _Counter(pool, config, workers, metered, names, cancel, specials, max_bytes)  # type: ignore[arg-type]
         with contextlib.closing(feed.items()) as items:
             for item in items:
                 if isinstance(item, PackRead):
                     counter.take_pack(item)
                 else:
                     counter.stream(item)
-        return counter.tables.finish(), counter.stats
+        counter.tables.drain()
+        return counter.tables.total, counter.stats
 
 
 class _Counter:
@@ -85,6 +89,7 @@ class _Counter:
         names: Sequence[str],
         cancel: Callable[[], bool] | None,
         specials: regex.Pattern | None,
+        max_bytes: int | None = None,
     ) -> None:
         self.pool = pool
         self.config = config
@@ -94,7 +99,9 @@ class _Counter:
         self.cancel = cancel
         self.specials = specials
         self.reach = max((len(t.encode("utf-8")) for t in config.special_tokens), default=0)
-        self.tables = _Tables(pool, config.pattern_string, workers)
+        self.tables = _Tables(pool, config.pattern_string, workers, max_bytes)
+        # SuperBPE's stage-2 pieces run over the letter-space points a long file is cut at
+        self.after_newline = config.pattern_string == STAGE2_PATTERN
         self.stats = CorpusStats()
 
     def _skip(self, exc: CorpusError) -> None:
@@ -116,7 +123,14 @@ class _Counter:
         metered = self.progress
         size = metered.sized(i, self.names[i])
         config = self.config
+        total = self.tables.total
         try:
+            room = None
+            if total.max_bytes is not None:
+                # the file's own table gets what is left of the bound once every unit before
+                # the file is folded in (unbounded, those are folded while the file is counted)
+                self.tables.drain()
+                room = total.max_bytes - total.unique_bytes
             with meter.metering(metered.callback, metered.done, size, metered.total()):
                 file_units = units.file_units(
                     Path(self.names[i]),
@@ -124,9 +138,10 @@ class _Counter:
                     self.reach,
                     config.text_column,
                     config.jsonl_field,
+                    self.after_newline,
                 )
                 file_table, documents = _count_file(
-                    file_units, config.pattern_string, self.pool, self.workers, self.cancel
+                    file_units, config.pattern_string, self.pool, self.workers, self.cancel, room
                 )
             self.stats.documents += documents
             self.tables.drain()
@@ -140,12 +155,14 @@ class _Tables:
     """The count table of whole documents, each unit's table folded in as it is counted; units
     counted in the pool with one queued per thread."""
 
-    def __init__(self, pool: ThreadPoolExecutor, preset: str, workers: int) -> None:
+    def __init__(
+        self, pool: ThreadPoolExecutor, preset: str, workers: int, max_bytes: int | None
+    ) -> None:
         self.pool = pool
         self.preset = preset
         self.workers = workers
         self.in_flight: deque[Future] = deque()
-        self.total = CountTable()
+        self.total = CountTable(max_bytes)
 
     def submit(self, unit: Unit) -> None:
         self.in_flight.append(self.pool.submit(_count_unit, unit, self.preset))
@@ -157,10 +174,6 @@ class _Tables:
         order of first occurrence however the packs fall)."""
         while self.in_flight:
             self.total.add(self.in_flight.popleft().result())
-
-    def finish(self) -> Table:
-        self.drain()
-        return self.total.table()
 
 
 def count_units(units: Iterable[tuple[Unit, int]], preset: str) -> tuple[Table, int]:
@@ -178,19 +191,20 @@ def count_unit_stream(
     preset: str,
     workers: int,
     cancel: Callable[[], bool] | None = None,
-) -> tuple[Table, int]:
+    max_bytes: int | None = None,
+) -> tuple[CountTable, int]:
     """One table and the documents of a stream of units (documents given in memory), counted
     in `workers` threads with one unit queued per thread, so memory stays bounded however long
-    the stream; `cancel()` is polled between units."""
+    the stream; `cancel()` is polled between units. `max_bytes`: see `CountTable`."""
     with ThreadPoolExecutor(max(1, workers)) as pool:
-        table, documents = _count_file(units, preset, pool, max(1, workers), cancel)
-    return table.table(), documents
+        table, documents = _count_file(units, preset, pool, max(1, workers), cancel, max_bytes)
+    return table, documents
 
 
-def _count_file(units, preset, pool, workers, cancel) -> tuple[CountTable, int]:
+def _count_file(units, preset, pool, workers, cancel, max_bytes=None) -> tuple[CountTable, int]:
     """The file's own table (folded into the corpus's only once the file is known good)."""
     in_flight: deque[Future] = deque()
-    table = CountTable()
+    table = CountTable(max_bytes)
     documents = 0
     try:
         for unit, docs in units:

@@ -21,21 +21,32 @@ from workbench.engine._native.numba_config import njit
 from workbench.engine._native.scan_layout import _CR, _LF, _NL, ascii_classes_by_ranges
 from workbench.engine.patterns import unicode_classes as uc
 from workbench.engine.patterns.regexes import CL100K, GPT2, O200K
+from workbench.engine.patterns.superbpe import STAGE2_PATTERN
 from workbench.engine.pretokenize.scan import byte_classes, rules, table, windows
 from workbench.engine.pretokenize.scan.byte_classes import classify
 from workbench.engine.pretokenize.scan.table import _count_table, _empty_table, fold_table
 from workbench.engine.pretokenize.scan.windows import scan_starts
 
 PRESETS_SCANNABLE = ("gpt2", "cl100k", "o200k")
-_PRESET_STRINGS = {"gpt2": GPT2, "cl100k": CL100K, "o200k": O200K}
-_PRESET_CODES = {"gpt2": 0, "cl100k": 1, "o200k": 2}
+# SuperBPE's stage-2 pattern is no preset a user picks, but the scanner counts with it too
+# (`rules._piece_stage2`): the corpus is counted a second time for stage 2.
+STAGE2 = "superbpe-stage2"
+PRESETS = {"gpt2": GPT2, "cl100k": CL100K, "o200k": O200K}
+_PRESET_STRINGS = {**PRESETS, STAGE2: STAGE2_PATTERN}
+_PRESET_CODES = {"gpt2": 0, "cl100k": 1, "o200k": 2, STAGE2: 3}
 
 
 def can_scan(pattern: str) -> bool:
     """True when `pattern` is exactly one of the preset strings the scanner reproduces, and the
     native pieces are on: the scanner is built on hand-written LLVM IR (`engine/_native`), so
-    under `BPE_WORKBENCH_PORTABLE=1` the regex path stands in for it everywhere."""
-    return pattern in _PRESET_STRINGS.values() and not portable()
+    under `BPE_WORKBENCH_PORTABLE=1` the regex path stands in for it everywhere. (The encoder
+    asks this: its fused kernels exist for the three presets.)"""
+    return pattern in PRESETS.values() and not portable()
+
+
+def can_count(pattern: str) -> bool:
+    """`can_scan`, or SuperBPE's stage-2 pattern: what counting a corpus may scan with."""
+    return (pattern == STAGE2_PATTERN and not portable()) or can_scan(pattern)
 
 
 # --- one entry point per preset ------------------------------------------------------------------
@@ -73,8 +84,18 @@ def _count_table_o200k(data, cls, seg_starts, seg_ends, fold_cps, fold_letters):
     return _count_table(data, cls, seg_starts, seg_ends, 2, fold_cps, fold_letters)
 
 
-_SCAN_STARTS = (_scan_starts_gpt2, _scan_starts_cl100k, _scan_starts_o200k)
-_COUNT_TABLE = (_count_table_gpt2, _count_table_cl100k, _count_table_o200k)
+@njit
+def _scan_starts_stage2(data, cls, start, fold_cps, fold_letters, out):
+    return scan_starts(data, cls, start, 3, fold_cps, fold_letters, out)
+
+
+@njit
+def _count_table_stage2(data, cls, seg_starts, seg_ends, fold_cps, fold_letters):
+    return _count_table(data, cls, seg_starts, seg_ends, 3, fold_cps, fold_letters)
+
+
+_SCAN_STARTS = (_scan_starts_gpt2, _scan_starts_cl100k, _scan_starts_o200k, _scan_starts_stage2)
+_COUNT_TABLE = (_count_table_gpt2, _count_table_cl100k, _count_table_o200k, _count_table_stage2)
 
 
 def counting_kernels(preset: str) -> tuple:
@@ -106,7 +127,8 @@ def preset_code(preset: str) -> int:
     for name, pattern in _PRESET_STRINGS.items():
         if preset in (name, pattern):
             return _PRESET_CODES[name]
-    raise ValueError(f"the scanner knows the presets {PRESETS_SCANNABLE}, not {preset!r}")
+    known = (*PRESETS_SCANNABLE, STAGE2)
+    raise ValueError(f"the scanner knows the presets {known}, not {preset!r}")
 
 
 @functools.cache

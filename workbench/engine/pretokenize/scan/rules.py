@@ -1,5 +1,6 @@
-r"""The preset rules, piece by piece: where the gpt2, cl100k or o200k piece starting at a byte
-ends (`_piece_at`, chosen while compiling for a literal preset), over classified bytes.
+r"""The preset rules, piece by piece: where the gpt2, cl100k, o200k or SuperBPE stage-2 piece
+starting at a byte ends (`_piece_at`, chosen while compiling for a literal preset), over
+classified bytes.
 
 Runs of a class, whitespace with `\s+(?!\S)`, digits in threes, contractions and o200k's case
 runs each have a helper here. The 32-byte windows that find most starts without going piece by
@@ -274,6 +275,62 @@ def _piece_o200k(data, cls, i, n, fold_cps, fold_letters):
     return _punct_or_space(data, cls, i, n, True)
 
 
+# --- SuperBPE's stage 2 (`patterns.superbpe.STAGE2_PATTERN`) ----------------------------------
+
+
+@njit(inline="always")
+def _stage2_split(data, cls, i, n):
+    r"""End of the authors' split `\p{N}{1,3}| ?[^\s\p{L}\p{N}]{2,}[\r/]*\n?| +(?!\S)` at `i`,
+    or -1 where none of its alternatives matches (tried in that order, as `regex` does).
+
+    Example: "12345" -> 3; " !!/\r\n" -> 6; "   a" -> 2 (the last space goes with "a"); " a" -> -1.
+    """
+    if (_get(cls, i) & _N) != 0:
+        return _digits(cls, _next_char(cls, i, n), n)
+    s = i + 1 if _get(data, i) == _SPACE else i  # ` ?` (if the rest fails, so does it without)
+    if s < n and (_get(cls, s) & _LNS) == 0:
+        j = _next_char(cls, s, n)
+        if j < n and (_get(cls, j) & _LNS) == 0:  # two or more "other" characters
+            e = _skip_other(cls, j + 1, n)  # greedy: `[\r/]*\n?` after it cannot fail
+            while e < n and (_get(data, e) == _CR or _get(data, e) == _SLASH):
+                e += 1
+            return e + 1 if e < n and _get(data, e) == _LF else e
+    if _get(data, i) != _SPACE:
+        return -1
+    j = i + 1
+    while j < n and _get(data, j) == _SPACE:
+        j += 1
+    if j == n or (_get(cls, j) & _S) != 0:  # `(?!\S)` holds after the whole run
+        return j
+    return j - 1 if j - i >= 2 else -1  # else give the last space back, if one is left
+
+
+@njit(inline="always")
+def _piece_stage2(data, cls, i, n):
+    r"""End of the stage-2 piece at `i`: a split match, else the stretch up to the next place
+    where one starts or the line's end (`(?:(?!split)[^\n])+\n?`), else a lone `\n`.
+
+    A letter never starts a split, so runs of letters are skipped eight class bytes at a time.
+    Example: "a b, c\nd" at 0 -> 7 (the whole line and its newline); "ab 12" at 0 -> 3.
+    """
+    e = _stage2_split(data, cls, i, n)
+    if e >= 0:
+        return e
+    if _get(data, i) == _LF:
+        return i + 1
+    j = _next_char(cls, i, n)
+    while j < n:
+        if _get(data, j) == _LF:
+            return j + 1
+        if (_get(cls, j) & _L) != 0:
+            j = _skip(cls, j + 1, n, _L)
+            continue
+        if _stage2_split(data, cls, j, n) >= 0:
+            return j
+        j = _next_char(cls, j, n)
+    return j
+
+
 # --- drivers -----------------------------------------------------------------------------------
 
 
@@ -288,6 +345,12 @@ def _piece_at_for_preset(data, cls, i, n, preset, fold_cps, fold_letters):
     holds (and compiles) that preset's code only: a third of the scanner per first start."""
     if not isinstance(preset, types.IntegerLiteral):
         raise errors.TypingError("the scanner's preset must be a compile-time constant")
+    if preset.literal_value == 3:  # SuperBPE's stage 2: no contractions, so no fold tables
+
+        def stage2(data, cls, i, n, preset, fold_cps, fold_letters):
+            return _piece_stage2(data, cls, i, n)
+
+        return stage2
     piece = (_piece_gpt2, _piece_cl100k, _piece_o200k)[preset.literal_value]
 
     def impl(data, cls, i, n, preset, fold_cps, fold_letters):

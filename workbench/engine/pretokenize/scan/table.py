@@ -338,3 +338,67 @@ def fold_table(slots, entries, shift, arena, offsets, counts, used, buf, t_offse
         at, used = _add_piece(buf, s, t_offsets[k + 1] - s, t_counts[k], shift, table, used)
         counts[entries[at >> _U1]] = np.int64(slots[at + _U1])
     return slots, entries, shift, arena, offsets, counts, used
+
+
+# --- folding under a bound on the unique pieces' bytes (SuperBPE's stage 2) ---------------------
+
+
+@njit(inline="always")
+def _slot_of(data, s, length, shift, table):
+    """The word index of the slot holding data[s:s+length], or -1 if the table lacks it: the
+    probe of `_add_piece` without filing (a copy, so the counting loop's code stays as it is)."""
+    slots, entries, arena, offsets = table
+    mask = np.uint64(slots.shape[0] - 1)
+    if length <= _SHORT:
+        key = _short_key(data, s, length)
+        at = _home(key, shift)
+        while slots[at] != 0:
+            if slots[at] == key:
+                return np.int64(at)
+            at = (at + _U2) & mask
+        return np.int64(-1)
+    h = _long_hash(data, s, length)
+    top = _long_top(h, length)
+    at = (h >> np.uint64(shift)) << _U1
+    while slots[at] != 0:
+        found = slots[at]
+        if (found & _ABOVE_PLACE) == top:
+            a = np.int64(found & _PLACE)
+            same_length = length < 255 or offsets[entries[at >> _U1] + 1] - a == length
+            if same_length and _same_bytes(arena, a, data, s, length):
+                return np.int64(at)
+        at = (at + _U2) & mask
+    return np.int64(-1)
+
+
+@njit
+def fold_table_capped(
+    slots, entries, shift, arena, offsets, counts, used, buf, t_offsets, t_counts, max_bytes
+):
+    """`fold_table`, admitting a new piece only while the unique pieces' bytes stay within
+    `max_bytes`; pieces already in the table are counted whatever the bound. Returns the parts,
+    the new count of unique pieces, and the piece occurrences and bytes (count-weighted) left
+    out. The table's arrays grow with the admitted pieces only (and a unit's worth of slots)."""
+    room = max(np.int64(0), max_bytes - offsets[used])
+    slots, entries, shift, arena, offsets, counts = _reserved(
+        slots, entries, shift, arena, offsets, counts, used, t_counts.shape[0],
+        min(buf.shape[0], room),
+    )  # fmt: skip
+    table = slots, entries, arena, offsets
+    dropped = np.int64(0)
+    dropped_bytes = np.int64(0)
+    for k in range(t_counts.shape[0]):
+        s = t_offsets[k]
+        length = t_offsets[k + 1] - s
+        if offsets[used] + length <= max_bytes:  # room for it, should it be new
+            at, used = _add_piece(buf, s, length, t_counts[k], shift, table, used)
+        else:
+            found = _slot_of(buf, s, length, shift, table)
+            if found < 0:
+                dropped += t_counts[k]
+                dropped_bytes += length * t_counts[k]
+                continue
+            at = np.uint64(found)
+            slots[at + _U1] += np.uint64(t_counts[k])
+        counts[entries[at >> _U1]] = np.int64(slots[at + _U1])
+    return slots, entries, shift, arena, offsets, counts, used, dropped, dropped_bytes
