@@ -42,7 +42,12 @@ def test_every_trainer_kernel_is_keyed_on_all_its_sources() -> None:
 
     package = Path(_kernels.__file__).parent
     listed = {Path(module.__file__).name for module in _kernels.KERNEL_SOURCES}
-    kernel_files = {path.name for path in package.glob("_*.py") if path.name != "__init__.py"}
+    # `_given_merges` (parity-aware BPE's entries) calls into the merge loop's kernels and keys
+    # its own caches on their sources plus itself: checked below.
+    kernel_files = {path.name for path in package.glob("_*.py")} - {
+        "__init__.py",
+        "_given_merges.py",
+    }
     assert kernel_files <= listed
     digest = sources_digest(_kernels.KERNEL_SOURCES)
     names = set()
@@ -54,3 +59,20 @@ def test_every_trainer_kernel_is_keyed_on_all_its_sources() -> None:
                 pytest.skip("Numba caching is off")
             assert cache_file._source_stamp[1] == digest, kernel.__name__
     assert {"run_merges", "init_pairs", "_heap_top"} <= names
+
+
+def test_the_given_merge_kernels_are_keyed_on_the_merge_loop_and_themselves() -> None:
+    """Parity-aware BPE's kernels (`train/_given_merges`) inline the merge loop's helpers: an edit
+    to those or to their own module must not load stale machine code."""
+    from workbench.engine.train import _given_merges, _kernels
+
+    assert set(_kernels.KERNEL_SOURCES) < set(_given_merges.SOURCES)
+    assert _given_merges in _given_merges.SOURCES
+    digest = sources_digest(_given_merges.SOURCES)
+    kernels = list(kernels_of(_given_merges))
+    assert kernels
+    for kernel in kernels:
+        cache_file = getattr(getattr(kernel, "_cache", None), "_cache_file", None)
+        if cache_file is None:
+            pytest.skip("Numba caching is off")
+        assert cache_file._source_stamp[1] == digest, kernel.__name__
