@@ -236,8 +236,9 @@ def test_cap_pieces_keeps_pieces_in_order_of_first_occurrence():
 def test_stage_two_pieces_encode_as_each_piece_alone(corpora, monkeypatch):
     """`encode_pieces` (one kernel call per chunk of pieces) gives each piece's ids as
     encoding it on its own does, across chunk ends (tiny chunks here) and for long pieces."""
-    from workbench.engine.encode import tokenizer as tokenizer_module
+    from workbench.engine.encode import piece_ids
     from workbench.engine.encode.tokenizer import Tokenizer
+    from workbench.engine.errors import TokenizerError
     from workbench.engine.patterns.regexes import NO_SPLIT
     from workbench.engine.train.stages import encode_pieces
     from workbench.engine.train.trainer import BpeTrainer
@@ -247,7 +248,7 @@ def test_stage_two_pieces_encode_as_each_piece_alone(corpora, monkeypatch):
     first = BpeTrainer(count_texts([text], config), config)
     first.run()
     pieces = count_texts([text + "x" * 5000 + "\n"], stage2_config(config))
-    monkeypatch.setattr(tokenizer_module, "PIECES_CHUNK", 64)
+    monkeypatch.setattr(piece_ids, "PIECES_CHUNK", 64)
     ids, offsets = encode_pieces(pieces, first.vocab, first.merges, first.merge_ids)
     alone = Tokenizer.from_trainer(first.vocab, first.merges, first.merge_ids, NO_SPLIT)
     data = pieces.data.tobytes()
@@ -256,8 +257,8 @@ def test_stage_two_pieces_encode_as_each_piece_alone(corpora, monkeypatch):
     for k in range(len(pieces)):
         want = alone.encode_ordinary(data[edges[k] : edges[k + 1]].decode("utf-8"))
         assert ids[offsets[k] : offsets[k + 1]].tolist() == want
-    with pytest.raises(ValueError, match="offsets"):
-        alone.encode_pieces_arrays(pieces.data, np.array([0, 5, 3], dtype=np.int64))
+    with pytest.raises(TokenizerError, match="offsets"):
+        alone.encode_pieces(pieces.data, np.array([0, 5, 3], dtype=np.int64))
 
 
 # --- the stage-2 counter's first compile ---------------------------------------------------------

@@ -16,12 +16,17 @@ import numpy as np
 from workbench.engine.encode import _merge
 from workbench.engine.errors import TokenizerError
 
+PIECES_CHUNK = 4 << 20  # bytes of pieces per kernel call: its worst-case buffers stay small
+
 
 def encode_pieces(
     tables: tuple, max_rank: int, data: np.ndarray, offsets: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """(ids, id offsets) of the pieces `data[offsets[i]:offsets[i + 1]]` (every piece at least
-    one byte): the ids of piece i are `ids[id_offsets[i]:id_offsets[i + 1]]`."""
+    one byte): the ids of piece i are `ids[id_offsets[i]:id_offsets[i + 1]]`. One kernel call
+    per `PIECES_CHUNK` bytes of pieces (SuperBPE's stage 2 encodes a million distinct pieces:
+    a call per piece cost about 30 us each), so its buffers (a token per byte at worst) stay
+    small however many pieces come."""
     offsets = np.ascontiguousarray(offsets, dtype=np.int64)
     if offsets.ndim != 1 or offsets.size < 1 or offsets[0] != 0 or offsets[-1] != len(data):
         raise TokenizerError("piece offsets must run from 0 to the end of the data")
@@ -30,21 +35,31 @@ def encode_pieces(
         raise TokenizerError("every piece needs at least one byte")
     # Read-only bytes, as `Tokenizer.encode` passes them: the same compiled kernel.
     buf = np.frombuffer(np.ascontiguousarray(data, dtype=np.uint8).tobytes(), dtype=np.uint8)
-    out_ids = np.empty(len(buf) + 1, dtype=np.int32)
-    out_starts = np.empty(len(buf) + 1, dtype=np.int64)
-    count = _merge.encode_pieces(
-        buf,
-        starts,
-        ends,
-        np.full(starts.size, -1, dtype=np.int32),
-        np.int32(max_rank),
-        tables,
-        out_ids,
-        out_starts,
-    )
-    ids = out_ids[:count].copy()
-    # Token k belongs to the piece its first byte is in; pieces tile the data in order.
-    piece_of = np.searchsorted(offsets, out_starts[:count], side="right") - 1
-    id_offsets = np.zeros(starts.size + 1, dtype=np.int64)
-    np.cumsum(np.bincount(piece_of, minlength=starts.size), out=id_offsets[1:])
-    return ids, id_offsets
+    pieces = starts.size
+    id_offsets = np.zeros(pieces + 1, dtype=np.int64)
+    chunks: list[np.ndarray] = []
+    k = base = 0
+    while k < pieces:
+        # pieces k..j-1: about PIECES_CHUNK bytes, at least one piece
+        j = int(np.searchsorted(offsets, offsets[k] + PIECES_CHUNK, side="right")) - 1
+        j = min(max(j, k + 1), pieces)
+        size = int(offsets[j] - offsets[k])
+        out_ids = np.empty(size + 1, dtype=np.int32)
+        out_starts = np.empty(size + 1, dtype=np.int64)
+        count = _merge.encode_pieces(
+            buf,
+            starts[k:j].copy(),
+            ends[k:j].copy(),
+            np.full(j - k, -1, dtype=np.int32),
+            np.int32(max_rank),
+            tables,
+            out_ids,
+            out_starts,
+        )
+        # Piece i's ids are the tokens that start inside it (every token is at least a byte).
+        id_offsets[k:j] = base + np.searchsorted(out_starts[:count], offsets[k:j], side="left")
+        chunks.append(out_ids[:count].copy())
+        base += count
+        k = j
+    id_offsets[pieces] = base
+    return (np.concatenate(chunks) if chunks else np.zeros(0, np.int32)), id_offsets

@@ -53,9 +53,6 @@ from workbench.engine.pretokenize import scan as scanner
 SplitterChoice = Literal["auto", "scanner", "regex"] | Splitter
 
 
-PIECES_CHUNK = 4 << 20  # bytes of pieces per kernel call in `encode_pieces_arrays`
-
-
 class TokenSpan(NamedTuple):
     """One token of an encoded text; `splits_char` when it starts or ends inside a character."""
 
@@ -405,52 +402,6 @@ class Tokenizer(TokenizerInterop):
         return self._batch(
             checked_texts(texts), num_threads, allowed_special, disallowed_special, False
         )
-
-    def encode_pieces_arrays(
-        self, data: np.ndarray, offsets: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Each piece data[offsets[k]:offsets[k+1]] merged as one piece, with no pre-tokenizing
-        and no specials: (ids int32, offsets int64 of each piece's ids). SuperBPE's stage 2
-        encodes a million distinct pieces this way; a call per piece (`encode_batch_arrays`)
-        cost about 30 us each in Python. The kernel takes `PIECES_CHUNK` bytes of pieces at a
-        time, so its worst-case buffers (a token per byte) stay small."""
-        data = np.ascontiguousarray(data, dtype=np.uint8)
-        offsets = np.ascontiguousarray(offsets, dtype=np.int64)
-        if data.ndim != 1 or offsets.ndim != 1 or offsets.size == 0:
-            raise ValueError("expected 1-D bytes and at least one offset")
-        if offsets[0] < 0 or offsets[-1] > data.size or np.any(np.diff(offsets) < 0):
-            raise ValueError("piece offsets must rise from 0 within the data")
-        data = data.view()
-        data.flags.writeable = False  # the type the encoder's kernel is compiled for
-        ids: list[np.ndarray] = []
-        id_offsets = np.zeros(offsets.size, dtype=np.int64)
-        k = 0
-        pieces = offsets.size - 1
-        base = 0
-        while k < pieces:
-            # pieces k..j-1: about PIECES_CHUNK bytes, at least one
-            j = int(np.searchsorted(offsets, offsets[k] + PIECES_CHUNK, side="right")) - 1
-            j = min(max(j, k + 1), pieces)
-            size = int(offsets[j] - offsets[k])
-            out_ids = np.empty(size + 1, dtype=np.int32)
-            out_starts = np.empty(size + 1, dtype=np.int64)
-            n = _merge.encode_pieces(
-                data,
-                offsets[k:j].copy(),
-                offsets[k + 1 : j + 1].copy(),
-                np.full(j - k, -1, dtype=np.int32),
-                np.int32(self._max_rank),
-                self._core.tables,
-                out_ids,
-                out_starts,
-            )
-            # a piece's ids are the tokens that start inside it (every token is >= 1 byte)
-            id_offsets[k:j] = base + np.searchsorted(out_starts[:n], offsets[k:j], side="left")
-            ids.append(out_ids[:n].copy())
-            base += n
-            k = j
-        id_offsets[pieces] = base
-        return (np.concatenate(ids) if ids else np.zeros(0, np.int32)), id_offsets
 
     def close(self) -> None:
         """Stop `encode_batch`'s helper threads now rather than when the tokenizer is collected

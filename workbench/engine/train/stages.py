@@ -45,7 +45,7 @@ def encode_pieces(
 
     tokenizer = Tokenizer.from_trainer(tokens, merges, results, NO_SPLIT)
     with tokenizer:
-        return tokenizer.encode_pieces_arrays(words.data, words.offsets)
+        return tokenizer.encode_pieces(words.data, words.offsets)
 
 
 # -- SuperBPE ------------------------------------------------------------------------------------
