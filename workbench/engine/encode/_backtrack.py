@@ -23,6 +23,11 @@ pair that lives at the same time, one table probe each.
 The halves are each token's *last* merge in BPE of its own bytes (`canonical_splits`), not the
 listed merge: they differ when bytes can be made in two ways (see `_merge.py`). A token that BPE
 of its own bytes does not make (`splits` -1) is only ever a whole piece and is skipped here.
+
+Not on the encode path: merging pair by pair (`_merge.merge_piece`) measured faster on every
+text but Indic (1.1-3x; the figures in docs/engineering-notes.md), since its lookups mostly hit
+the dense byte-pair table and the pair memo near the core while these probe megabyte tables by
+token. `benchmarks/merge_micro.py --backtrack` races the two on any text.
 """
 
 from __future__ import annotations
