@@ -38,6 +38,7 @@ from workbench.gui.resources import icon_path
 from workbench.gui.run_history import RunHistoryPanel
 from workbench.gui.status import RateMeter, TrainingStatus
 from workbench.gui.teaching import TeachingDriver, TeachingPanel
+from workbench.gui.thread_priority import lower_current_thread
 from workbench.gui.tokens.export_dialog import ExportDialog
 from workbench.gui.tokens.jobs import JobLane
 from workbench.gui.tokens_tab import TokensTab
@@ -134,11 +135,14 @@ class MainWindow(
         self.warm_event = threading.Event()
         self.train_thread = QThread(self)
         self.train_thread.setObjectName("train-worker")
+        # Both run at a lower priority, as does what they start (the counter's threads).
+        self.train_thread.started.connect(lower_current_thread, Qt.ConnectionType.DirectConnection)
         self.counting_event = threading.Event()
         self.worker = TrainWorker(db_path, self.warm_event, self.counting_event)
         self.worker.moveToThread(self.train_thread)
         self.warm_thread = QThread(self)
         self.warm_thread.setObjectName("kernel-warm-up")
+        self.warm_thread.started.connect(lower_current_thread, Qt.ConnectionType.DirectConnection)
         preset = self.controls.pattern_spec()  # a custom regex has no scanner to compile
         self.warmer = KernelWarmer(
             self.warm_event, self.counting_event, preset if preset in PRESETS else "gpt2"
