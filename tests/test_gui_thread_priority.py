@@ -69,3 +69,28 @@ def test_the_window_trains_in_a_lowered_thread(qtbot, window):
     qtbot.waitUntil(lambda: bool(seen), timeout=COLD_START_MS)
     assert seen == [WORKER_NICENESS]
     assert thread_niceness() < WORKER_NICENESS
+
+
+def test_the_window_hands_the_gil_over_within_a_fraction_of_a_millisecond():
+    from PySide6.QtCore import QCoreApplication
+    from PySide6.QtWidgets import QApplication
+
+    from workbench.gui.app import SWITCH_INTERVAL_S, configure_application
+
+    names = (
+        QCoreApplication.organizationName(),
+        QCoreApplication.applicationName(),
+        QCoreApplication.applicationVersion(),
+        QApplication.desktopFileName(),
+    )
+    before = sys.getswitchinterval()
+    try:
+        configure_application()
+        assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL_S)
+        assert SWITCH_INTERVAL_S <= 0.0005
+    finally:  # the other tests' application keeps its names and interval
+        sys.setswitchinterval(before)
+        QCoreApplication.setOrganizationName(names[0])
+        QCoreApplication.setApplicationName(names[1])
+        QCoreApplication.setApplicationVersion(names[2])
+        QApplication.setDesktopFileName(names[3])
