@@ -23,7 +23,7 @@ of its own) and, for each phase, names the functions found most often in the tur
 UI-thread CPU exceeded MS, and the CPU time of those turns by Qt event (receiver, its parent,
 event type: a queued signal is a MetaCall, a QTimer's slot a Timer event, painting Paint). Both
 cost the UI thread time (the sampler takes the GIL), so a profiled run's figures are not the
-ones to quote.
+ones to quote; `--no-stacks` keeps the events' times and leaves the sampler out.
 
 Each phase also gets the longest GIL wait not explained by the UI thread: a probe thread sleeps
 1 ms at a time and times how late it wakes; the UI thread's CPU time in the same span (read
@@ -281,12 +281,16 @@ class TurnLog:
     """Each phase's gaps between ticks and the UI thread's CPU time in them; with a profile
     threshold (ms), the stack samples of the turns whose CPU time exceeded it."""
 
-    def __init__(self, phases: tuple[str, ...], profile_over_ms: float) -> None:
+    def __init__(
+        self, phases: tuple[str, ...], profile_over_ms: float, stacks: bool = True
+    ) -> None:
         self.phases = phases
         self.gaps: dict[str, list[float]] = {name: [] for name in phases}
         self.cpu: dict[str, list[float]] = {name: [] for name in phases}
         self.profile_over = profile_over_ms / 1000
-        self.sampler = StackSampler(threading.get_ident()) if profile_over_ms > 0 else None
+        self.profiling = profile_over_ms > 0
+        sample = self.profiling and stacks
+        self.sampler = StackSampler(threading.get_ident()) if sample else None
         self.slow: dict[str, list[list[tuple[str, ...]]]] = collections.defaultdict(list)
         # The application's CPU time by event since the last tick (`timed_application`).
         self.events: collections.Counter[str] | None = None
@@ -298,8 +302,8 @@ class TurnLog:
     def add(self, phase: str, since: float, now: float, cpu: float) -> None:
         self.gaps.setdefault(phase, []).append(now - since)
         self.cpu.setdefault(phase, []).append(cpu)
-        if self.sampler is not None:
-            samples = self.sampler.take(since, now)
+        if self.profiling:
+            samples = self.sampler.take(since, now) if self.sampler is not None else []
             if cpu > self.profile_over:
                 self.slow[phase].append(samples)
                 if self.events is not None:
@@ -313,10 +317,12 @@ class TurnLog:
             print(summary(name, self.gaps[name], self.cpu[name]))
         if probe is not None:
             probe.report(self.phases)
-        if self.sampler is not None:
-            self.sampler.stop()
+        if self.profiling:
+            if self.sampler is not None:
+                self.sampler.stop()
             for name in self.phases:
-                print(profile_report(name, self.slow[name]))
+                if self.sampler is not None:
+                    print(profile_report(name, self.slow[name]))
                 spent = self.slow_events[name]
                 total = sum(spent.values()) or 1.0
                 print(f"  {name}: UI-thread CPU of slow turns by event (own time, not nested)")
@@ -348,6 +354,12 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument("--no-gil-probe", action="store_true", help="leave the GIL probe out")
     parser.add_argument(
+        "--no-stacks",
+        action="store_true",
+        help="with --profile-over: time the events only, without the stack sampler (whose GIL"
+        " requests inflate the UI thread's figures)",
+    )
+    parser.add_argument(
         "--profile-over",
         type=float,
         default=0.0,
@@ -368,7 +380,7 @@ def main() -> int:
 
     configure_application()
     phases = ("counting", "training", "replay", "loading a run")
-    log = TurnLog(phases, args.profile_over)
+    log = TurnLog(phases, args.profile_over, stacks=not args.no_stacks)
     app = timed_application(QApplication) if args.profile_over > 0 else QApplication([])
     log.events = getattr(app, "spent", None)
     tmp = Path(tempfile.mkdtemp(prefix="bpe-bench-"))

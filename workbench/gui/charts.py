@@ -123,6 +123,7 @@ class ChartsPanel(QWidget):
     """Live charts over a `ChartData`; `sigHoverMerge(index)` when the cursor is over a merge."""
 
     sigHoverMerge = Signal(int)
+    sigRedrawn = Signal()  # the curves take new data now: they paint in this turn
     drawn_at = 0.0  # when the curves last took new data (their repaint follows in that turn)
     _exact_pending: list = []  # axes a `fit_to_data` has still to span, with their bounds
 
@@ -290,6 +291,7 @@ class ChartsPanel(QWidget):
             self._fit_exact()
             return
         self.drawn_at = time.perf_counter()
+        self.sigRedrawn.emit()
         d = self.data
         self.count_curve.setData(d.rank.view(), d.count.view())
         n_bpt = len(d.bytes_per_token)

@@ -259,6 +259,9 @@ class MainWindow(
         self.runs.sigExportRun.connect(self.export_tokenizer)
         self.tokens.panel.sigJumpToRank.connect(self.jump_to_rank)
         self.replay.sigRank.connect(self._replay_at)
+        self.charts.sigRedrawn.connect(
+            lambda: self.merge_list.hold_paint(int(LIST_AFTER_CHARTS_S * 1000))
+        )
         self.evaluate.connect_window(self)
 
     def start_threads(self) -> None:
