@@ -65,8 +65,11 @@ def corpus_files(megabytes: float) -> list[Path]:
     return files
 
 
-def write_synthetic_run(db: Path, merges: int) -> int:
-    """A finished run of `merges` plausible merges (`workbench.store.synthetic`) in `db`."""
+def write_synthetic_run(db: Path, merges: int) -> int | None:
+    """A finished run of `merges` plausible merges (`workbench.store.synthetic`) in `db`, its
+    id (None for 0 merges: no run)."""
+    if merges <= 0:
+        return None
     from workbench.store import RunStore
     from workbench.store.synthetic import synthetic_batches
 
@@ -165,6 +168,11 @@ class GilProbe:
         for name in phases:
             for other, holder in sorted(self.blamed[name], reverse=True)[:4]:
                 print(f"  {name}: {other * 1000:.1f} ms, likely {holder}")
+
+
+def gil_probe(args: argparse.Namespace, phase: Callable[[], str | None]) -> GilProbe | None:
+    """A `GilProbe` on the calling (UI) thread, unless `--no-gil-probe`."""
+    return None if args.no_gil_probe else GilProbe(threading.get_ident(), phase)
 
 
 def summary(label: str, gaps: list[float], cpu: list[float]) -> str:
@@ -384,7 +392,7 @@ def main() -> int:
     app = timed_application(QApplication) if args.profile_over > 0 else QApplication([])
     log.events = getattr(app, "spent", None)
     tmp = Path(tempfile.mkdtemp(prefix="bpe-bench-"))
-    stored = write_synthetic_run(tmp / "runs.db", args.load_merges) if args.load_merges else None
+    stored = write_synthetic_run(tmp / "runs.db", args.load_merges)
     window = MainWindow(QSettings(str(tmp / "s.ini"), QSettings.Format.IniFormat), tmp / "runs.db")
     window.sigClosed.connect(app.quit)
     window.show()
@@ -414,8 +422,13 @@ def main() -> int:
         last[0], last_cpu[0], last_key[0] = now, now_cpu, key
 
     def begin() -> None:
+        # Opening a corpus and pressing Train are two of a person's actions, so two turns
+        # (the first is in no phase: nothing runs yet).
         window.load_corpus(files)
         window.controls.vocab.setValue(args.vocab)
+        QTimer.singleShot(300, start_training)
+
+    def start_training() -> None:
         started[0] = time.perf_counter()
         window.train()
 
@@ -473,12 +486,8 @@ def main() -> int:
             QTimer.singleShot(100, wait_warm)
 
     QTimer.singleShot(100, wait_warm)
-    probe = None
-    if not args.no_gil_probe:
-        # The phase a tick last saw; a probe wake between phases counts for none.
-        probe = GilProbe(
-            threading.get_ident(), lambda: last_key[0] if phase[0] != "closing" else None
-        )
+    # The phase a tick last saw; a probe wake while the window closes counts for none.
+    probe = gil_probe(args, lambda: None if phase[0] == "closing" else last_key[0])
     app.exec()
     log.report(probe)
     return 0

@@ -45,3 +45,35 @@ def test_a_charts_redraw_puts_the_lists_paint_off_then_it_paints_whole(qtbot, wi
     assert counter.paints == 0
     qtbot.waitUntil(viewport.updatesEnabled, timeout=2000)
     qtbot.waitUntil(lambda: counter.paints >= 1, timeout=2000)
+
+
+def test_the_charts_redraw_after_the_list_painted_not_in_its_turn(qtbot, window):
+    window.show()
+    qtbot.waitExposed(window)
+    window.tabs.setCurrentIndex(0)
+    table = window.merge_list.view
+    qtbot.waitUntil(table.viewport().isVisible)
+    table.viewport().repaint()  # the list paints now
+    assert window.charts.defer_redraw() > 0
+    redrawn: list[bool] = []
+    window.charts.sigRedrawn.connect(lambda: redrawn.append(True))
+    window.charts.mark_dirty()
+    window.charts.redraw_if_dirty()
+    assert redrawn == []  # put off, still to do
+    qtbot.waitUntil(lambda: redrawn == [True], timeout=2000)
+
+
+def test_a_redraw_is_put_off_for_a_bounded_time_only(qtbot):
+    from workbench.gui import charts as charts_module
+
+    charts = charts_module.ChartsPanel()
+    qtbot.addWidget(charts)
+    charts.show()
+    qtbot.waitExposed(charts)
+    charts.defer_redraw = lambda: 0.05  # a neighbour that paints all the time
+    redrawn: list[bool] = []
+    charts.sigRedrawn.connect(lambda: redrawn.append(True))
+    charts.mark_dirty()
+    charts.redraw_if_dirty()
+    assert redrawn == []
+    qtbot.waitUntil(lambda: redrawn == [True], timeout=int(charts_module.MAX_DEFER_S * 1000) + 2000)

@@ -54,6 +54,7 @@ from workbench.store import RunStore
 
 STATUS_MS = 250
 LIST_AFTER_CHARTS_S = 0.05  # the merge list moves this long after the charts' redraw
+CHARTS_AFTER_LIST_S = 0.015  # and the charts redraw this long after the list painted
 RECOUNT_DELAY_MS = 600
 
 
@@ -259,8 +260,14 @@ class MainWindow(
         self.runs.sigExportRun.connect(self.export_tokenizer)
         self.tokens.panel.sigJumpToRank.connect(self.jump_to_rank)
         self.replay.sigRank.connect(self._replay_at)
+        # The charts and the merge list paint in turns of their own (Qt paints everything
+        # waiting in one turn): the list waits after a charts redraw, the charts after the
+        # list painted.
         self.charts.sigRedrawn.connect(
             lambda: self.merge_list.hold_paint(int(LIST_AFTER_CHARTS_S * 1000))
+        )
+        self.charts.defer_redraw = lambda: max(
+            0.0, self.merge_list.view.painted_at + CHARTS_AFTER_LIST_S - time.perf_counter()
         )
         self.evaluate.connect_window(self)
 

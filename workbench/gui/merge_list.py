@@ -9,8 +9,10 @@ merge in view. A legend under the box says what the display glyphs stand for.
 
 from __future__ import annotations
 
+import time
+
 from PySide6.QtCore import QItemSelection, Qt, QTimer
-from PySide6.QtGui import QCloseEvent, QFontMetrics
+from PySide6.QtGui import QCloseEvent, QFontMetrics, QPaintEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -67,6 +69,17 @@ FIT_ROWS = 64
 _FITTED = (RANK, ID, TOKEN, COUNT, LENGTH)
 
 
+class MergeTableView(QTableView):
+    """The merge list's table; `painted_at` (perf_counter seconds) is when its rows last
+    painted, so the charts can keep their own repaint out of that turn."""
+
+    painted_at = 0.0
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802  (Qt's name)
+        super().paintEvent(event)
+        self.painted_at = time.perf_counter()
+
+
 class MergeListPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -89,7 +102,7 @@ class MergeListPanel(QWidget):
         self.legend.setFont(small)
         self.legend.setObjectName("glyphLegend")
         self.legend.setToolTip(SEARCH_HELP)
-        self.view = QTableView()
+        self.view = MergeTableView()
         self.view.setModel(self.model)
         self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
