@@ -422,14 +422,16 @@ def main() -> int:
         last[0], last_cpu[0], last_key[0] = now, now_cpu, key
 
     def begin() -> None:
-        # Opening a corpus and pressing Train are two of a person's actions, so two turns
-        # (the first is in no phase: nothing runs yet).
+        # Opening a corpus and pressing Train are two of a person's actions, so two turns.
+        # The window counts an opened corpus at once: counting from here.
         window.load_corpus(files)
         window.controls.vocab.setValue(args.vocab)
+        phase[0] = "counting"
         QTimer.singleShot(300, start_training)
 
     def start_training() -> None:
         started[0] = time.perf_counter()
+        phase[0] = ""  # from now on the window's own mode and stage say which phase it is
         window.train()
 
     text = "".join(f.read_text(encoding="utf-8", errors="replace") for f in files[:40])
