@@ -15,6 +15,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject
 
 from workbench.engine.encode.tokenizer import Tokenizer
+from workbench.gui.gc_pause import collector_paused
 from workbench.gui.tokens import TokensPanel
 from workbench.gui.tokens.jobs import JobLane
 from workbench.store import RunInfo, RunStore
@@ -56,7 +57,8 @@ class RunTokenizers:
                         break
                 waiting.wait()  # built (or failed: then this thread tries) meanwhile
             try:
-                tok = stored_tokenizer(store, run)  # an extension run: its base's merges first
+                with collector_paused():  # no full collections walking the build meanwhile
+                    tok = stored_tokenizer(store, run)  # an extension run: its base's first
             finally:
                 with self._lock:
                     self._building.pop(key).set()
