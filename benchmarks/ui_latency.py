@@ -5,7 +5,9 @@ points it at ~25 MB of the running Python's standard-library sources (no downloa
 full speed and records the time between ticks of a 10 ms QTimer on the UI thread. A tick that
 comes late means the UI thread was busy or starved of the GIL for that long. After the run it
 replays the finished run over a text in the Tokens tab (`--replay-speed` merges a second, the
-Tokens text re-cut at each step), then opens the run again from the store (loading a run).
+Tokens text re-cut at each step), then opens a stored run of `--load-merges` merges (200,000 by
+default: a synthetic run written into the database before the window opens; 0 opens the run just
+trained again) and waits until its charts, merge list and Tokens tab have it (loading a run).
 
     python benchmarks/ui_latency.py                 # 25 MB, vocab 32768
     python benchmarks/ui_latency.py --mb 5 --vocab 8000
@@ -21,19 +23,28 @@ of its own) and, for each phase, names the functions found most often in the tur
 UI-thread CPU exceeded MS, and the CPU time of those turns by Qt event (receiver, its parent,
 event type: a queued signal is a MetaCall, a QTimer's slot a Timer event, painting Paint). Both
 cost the UI thread time (the sampler takes the GIL), so a profiled run's figures are not the
-ones to quote.
+ones to quote; `--no-stacks` keeps the events' times and leaves the sampler out.
+
+Each phase also gets the longest GIL wait not explained by the UI thread: a probe thread sleeps
+1 ms at a time and times how late it wakes; the UI thread's CPU time in the same span (read
+through its CPU clock) is taken off, and what is left is how long some other thread held the
+GIL (or, on a loaded machine, how long the probe waited for a core). Unlike the wall gaps it
+does not depend on the UI thread's own work, so it names the worker-thread calls to split.
+`--no-gil-probe` leaves the probe out (it takes the GIL a thousand times a second).
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import os
 import sys
 import sysconfig
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -52,6 +63,116 @@ def corpus_files(megabytes: float) -> list[Path]:
         files.append(path)
         total += path.stat().st_size
     return files
+
+
+def write_synthetic_run(db: Path, merges: int) -> int | None:
+    """A finished run of `merges` plausible merges (`workbench.store.synthetic`) in `db`, its
+    id (None for 0 merges: no run)."""
+    if merges <= 0:
+        return None
+    from workbench.store import RunStore
+    from workbench.store.synthetic import synthetic_batches
+
+    with RunStore(db) as store:
+        run_id = store.create_run(f"synthetic · {merges:,}", settings={"vocab_size": 256 + merges})
+        with store.writer(run_id) as writer:
+            for batch in synthetic_batches(merges, batch_size=20_000, seed=3):
+                writer.write(batch)
+            writer.set_state("done", "reached vocabulary size")
+    return run_id
+
+
+class GilProbe:
+    """A thread that sleeps `interval` at a time and records, per phase (`phase()`, read at
+    each wake), the longest lateness of a wake minus the UI thread's CPU time over the same
+    span: the longest time the GIL (or a core) was held by a thread other than the UI's.
+
+    A wake later than `blame_over` seconds also names the likely holder: of the other threads
+    with Python frames, the one whose CPU clock advanced most in the span, at the line where
+    it stands now (just after the long call, since it gave the GIL up there)."""
+
+    def __init__(
+        self,
+        ui_thread: int,
+        phase: Callable[[], str | None],
+        interval: float = 0.001,
+        blame_over: float = 0.008,
+    ):
+        self.ui_thread = ui_thread
+        self.clock = time.pthread_getcpuclockid(ui_thread)
+        self.phase, self.interval, self.blame_over = phase, interval, blame_over
+        self.longest: dict[str, float] = collections.defaultdict(float)
+        self.blamed: dict[str, list[tuple[float, str]]] = collections.defaultdict(list)
+        self._clocks: dict[int, int] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="gil-probe", daemon=True)
+        self._thread.start()
+
+    def _cpu_times(self) -> dict[int, float]:
+        times = {}
+        for ident, clock in list(self._clocks.items()):
+            try:
+                times[ident] = time.clock_gettime(clock)
+            except OSError:  # the thread ended
+                del self._clocks[ident]
+        return times
+
+    def _refresh_threads(self) -> None:
+        mine = threading.get_ident()
+        for ident in sys._current_frames():
+            if ident not in self._clocks and ident not in (mine, self.ui_thread):
+                with contextlib.suppress(OSError):
+                    self._clocks[ident] = time.pthread_getcpuclockid(ident)
+
+    def _run(self) -> None:
+        turns = 0
+        while not self._stop.is_set():
+            turns += 1
+            if turns % 50 == 1:
+                self._refresh_threads()
+            before = self._cpu_times()
+            started, ui_started = time.perf_counter(), time.clock_gettime(self.clock)
+            time.sleep(self.interval)
+            late = time.perf_counter() - started - self.interval
+            other = late - (time.clock_gettime(self.clock) - ui_started)
+            key = self.phase()
+            if key is None:
+                continue
+            self.longest[key] = max(self.longest[key], other)
+            if other > self.blame_over:
+                self.blamed[key].append((other, self._holder(before)))
+
+    def _holder(self, before: dict[int, float]) -> str:
+        after = self._cpu_times()
+        spent = {i: after[i] - before[i] for i in after if i in before}
+        if not spent:
+            return "?"
+        ident = max(spent, key=spent.__getitem__)
+        frame = sys._current_frames().get(ident)
+        where = []
+        while frame is not None and len(where) < 3:
+            path = frame.f_code.co_filename
+            if "workbench" in path or not where:
+                where.append(f"{path.split('/')[-1]}:{frame.f_lineno} {frame.f_code.co_name}")
+            frame = frame.f_back
+        return f"(cpu {spent[ident] * 1000:.0f} ms) " + " < ".join(where)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def report(self, phases: tuple[str, ...]) -> None:
+        self.stop()
+        held = ", ".join(f"{name} {self.longest[name] * 1000:.1f}" for name in phases)
+        print(f"longest GIL hold by another thread (probe; ms): {held}")
+        for name in phases:
+            for other, holder in sorted(self.blamed[name], reverse=True)[:4]:
+                print(f"  {name}: {other * 1000:.1f} ms, likely {holder}")
+
+
+def gil_probe(args: argparse.Namespace, phase: Callable[[], str | None]) -> GilProbe | None:
+    """A `GilProbe` on the calling (UI) thread, unless `--no-gil-probe`."""
+    return None if args.no_gil_probe else GilProbe(threading.get_ident(), phase)
 
 
 def summary(label: str, gaps: list[float], cpu: list[float]) -> str:
@@ -168,12 +289,16 @@ class TurnLog:
     """Each phase's gaps between ticks and the UI thread's CPU time in them; with a profile
     threshold (ms), the stack samples of the turns whose CPU time exceeded it."""
 
-    def __init__(self, phases: tuple[str, ...], profile_over_ms: float) -> None:
+    def __init__(
+        self, phases: tuple[str, ...], profile_over_ms: float, stacks: bool = True
+    ) -> None:
         self.phases = phases
         self.gaps: dict[str, list[float]] = {name: [] for name in phases}
         self.cpu: dict[str, list[float]] = {name: [] for name in phases}
         self.profile_over = profile_over_ms / 1000
-        self.sampler = StackSampler(threading.get_ident()) if profile_over_ms > 0 else None
+        self.profiling = profile_over_ms > 0
+        sample = self.profiling and stacks
+        self.sampler = StackSampler(threading.get_ident()) if sample else None
         self.slow: dict[str, list[list[tuple[str, ...]]]] = collections.defaultdict(list)
         # The application's CPU time by event since the last tick (`timed_application`).
         self.events: collections.Counter[str] | None = None
@@ -185,8 +310,8 @@ class TurnLog:
     def add(self, phase: str, since: float, now: float, cpu: float) -> None:
         self.gaps.setdefault(phase, []).append(now - since)
         self.cpu.setdefault(phase, []).append(cpu)
-        if self.sampler is not None:
-            samples = self.sampler.take(since, now)
+        if self.profiling:
+            samples = self.sampler.take(since, now) if self.sampler is not None else []
             if cpu > self.profile_over:
                 self.slow[phase].append(samples)
                 if self.events is not None:
@@ -195,13 +320,17 @@ class TurnLog:
         if self.events is not None:
             self.events.clear()
 
-    def report(self) -> None:
+    def report(self, probe: GilProbe | None = None) -> None:
         for name in self.phases:
             print(summary(name, self.gaps[name], self.cpu[name]))
-        if self.sampler is not None:
-            self.sampler.stop()
+        if probe is not None:
+            probe.report(self.phases)
+        if self.profiling:
+            if self.sampler is not None:
+                self.sampler.stop()
             for name in self.phases:
-                print(profile_report(name, self.slow[name]))
+                if self.sampler is not None:
+                    print(profile_report(name, self.slow[name]))
                 spent = self.slow_events[name]
                 total = sum(spent.values()) or 1.0
                 print(f"  {name}: UI-thread CPU of slow turns by event (own time, not nested)")
@@ -225,6 +354,20 @@ def parse_args() -> argparse.Namespace:
         "--text-chars", type=int, default=20_000, help="Tokens-tab text re-cut while replaying"
     )
     parser.add_argument(
+        "--load-merges",
+        type=int,
+        default=200_000,
+        metavar="N",
+        help="the stored run opened last: a synthetic one of N merges (0: the run just trained)",
+    )
+    parser.add_argument("--no-gil-probe", action="store_true", help="leave the GIL probe out")
+    parser.add_argument(
+        "--no-stacks",
+        action="store_true",
+        help="with --profile-over: time the events only, without the stack sampler (whose GIL"
+        " requests inflate the UI thread's figures)",
+    )
+    parser.add_argument(
         "--profile-over",
         type=float,
         default=0.0,
@@ -245,10 +388,11 @@ def main() -> int:
 
     configure_application()
     phases = ("counting", "training", "replay", "loading a run")
-    log = TurnLog(phases, args.profile_over)
+    log = TurnLog(phases, args.profile_over, stacks=not args.no_stacks)
     app = timed_application(QApplication) if args.profile_over > 0 else QApplication([])
     log.events = getattr(app, "spent", None)
     tmp = Path(tempfile.mkdtemp(prefix="bpe-bench-"))
+    stored = write_synthetic_run(tmp / "runs.db", args.load_merges)
     window = MainWindow(QSettings(str(tmp / "s.ini"), QSettings.Format.IniFormat), tmp / "runs.db")
     window.sigClosed.connect(app.quit)
     window.show()
@@ -278,9 +422,16 @@ def main() -> int:
         last[0], last_cpu[0], last_key[0] = now, now_cpu, key
 
     def begin() -> None:
+        # Opening a corpus and pressing Train are two of a person's actions, so two turns.
+        # The window counts an opened corpus at once: counting from here.
         window.load_corpus(files)
         window.controls.vocab.setValue(args.vocab)
+        phase[0] = "counting"
+        QTimer.singleShot(300, start_training)
+
+    def start_training() -> None:
         started[0] = time.perf_counter()
+        phase[0] = ""  # from now on the window's own mode and stage say which phase it is
         window.train()
 
     text = "".join(f.read_text(encoding="utf-8", errors="replace") for f in files[:40])
@@ -311,7 +462,7 @@ def main() -> int:
             print(f"replayed to merge {window.replay.k:,}", flush=True)
             window.replay.stop()
             phase[0] = "loading a run"
-            window.open_run(window.run_id)
+            window.open_run(stored if stored is not None else window.run_id)
         elif phase[0] == "loading a run" and not (
             window.history.loading or window.tokens.lane.busy() or window.tokens.panel.busy()
         ):
@@ -337,8 +488,10 @@ def main() -> int:
             QTimer.singleShot(100, wait_warm)
 
     QTimer.singleShot(100, wait_warm)
+    # The phase a tick last saw; a probe wake while the window closes counts for none.
+    probe = gil_probe(args, lambda: None if phase[0] == "closing" else last_key[0])
     app.exec()
-    log.report()
+    log.report(probe)
     return 0
 
 

@@ -99,3 +99,10 @@ def test_opening_a_run_moves_no_axis_until_its_merges_are_in(qtbot, window, monk
     assert window.charts.data.n == 80
     (x_low, x_high), _ = window.charts.count_plot.vb.viewRange()
     assert x_low == 0 and 80 <= x_high <= 80 * 1.05  # spans the run's merges, as at its end
+
+
+def test_the_group_chart_looks_for_the_parity_record_where_the_session_keeps_it():
+    from workbench.gui.group_chart import PARITY_STATS_KEY
+    from workbench.session.parity import STATS_KEY
+
+    assert PARITY_STATS_KEY == STATS_KEY

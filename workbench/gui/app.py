@@ -20,8 +20,12 @@ APPLICATION = "BPE Workbench"
 # stored run, building its tokenizer). Each time it wants the GIL back it waits up to the
 # switch interval (5 ms by default), and a turn of the event loop wants it many times: opening
 # a run of 32k merges showed gaps of 200-400 ms between turns with under 20 ms of the UI
-# thread's own CPU time. A shorter interval hands the GIL over sooner.
-SWITCH_INTERVAL_S = 0.001
+# thread's own CPU time. A shorter interval hands the GIL over sooner. 1 ms was not short
+# enough: a repaint of the merge list calls the model's `data()` ~1,000 times, each taking the
+# GIL again, and with two threads running Python its wall time went from 6 ms of CPU to a
+# median of 23 ms (max 240); at 0.2 ms, 14 ms (max 22), the threads' own Python no slower
+# (`benchmarks/ui_latency.py`; a worker's switches cost microseconds each).
+SWITCH_INTERVAL_S = 0.0002
 
 
 def configure_application() -> None:

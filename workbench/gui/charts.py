@@ -32,6 +32,7 @@ from workbench.gui.help import CHART_HELP
 
 REDRAW_MS = 200
 HOVER_HINT = "Hover a chart to see its merge."
+MAX_DEFER_S = 0.1  # the longest `defer_redraw` may put a redraw off
 MOVES_PER_FRAME = 3  # axis ranges moved per redraw (each costs a label repaint, ~10 ms)
 _PEN = pg.mkPen("#4cc9f0", width=1)
 _PEN_2 = pg.mkPen("#f72585", width=1)
@@ -127,7 +128,15 @@ class ChartsPanel(QWidget):
     """Live charts over a `ChartData`; `sigHoverMerge(index)` when the cursor is over a merge."""
 
     sigHoverMerge = Signal(int)
+    sigRedrawn = Signal()  # the curves take new data or the axes move: they paint this turn
     drawn_at = 0.0  # when the curves last took new data (their repaint follows in that turn)
+    _deferred_since = math.inf  # when `defer_redraw` first put off the pending redraw
+
+    @staticmethod
+    def defer_redraw() -> float:
+        """Seconds to put a redraw off by (the window's merge list painted in this turn)."""
+        return 0.0
+
     _exact_pending: list = []  # axes a `fit_to_data` has still to span, with their bounds
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -302,11 +311,21 @@ class ChartsPanel(QWidget):
         # keeps growing and `showEvent` draws it all when the tab comes back.
         if not self._dirty or not self.isVisible():
             return
+        wait = self.defer_redraw()
+        now = time.perf_counter()
+        if wait > 0 and now - self._deferred_since < MAX_DEFER_S:
+            # Another widget painted just now: this turn is spent, come back after (never
+            # for longer than MAX_DEFER_S, should that widget paint all the time).
+            self._deferred_since = min(self._deferred_since, now)
+            QTimer.singleShot(int(wait * 1000) + 1, self, self.redraw_if_dirty)
+            return
+        self._deferred_since = math.inf
         self._dirty = False
         if self._exact_pending:  # a fit at the run's end still going: it moves the axes
             self._fit_exact()
             return
         self.drawn_at = time.perf_counter()
+        self.sigRedrawn.emit()  # the curves repaint in this turn
         d = self.data
         self.count_curve.setData(d.rank.view(), d.count.view())
         n_bpt = len(d.bytes_per_token)
@@ -337,6 +356,8 @@ class ChartsPanel(QWidget):
             self._exact_pending[:MOVES_PER_FRAME],
             self._exact_pending[MOVES_PER_FRAME:],
         )
+        if now:
+            self.sigRedrawn.emit()  # the moved axes repaint in this turn
         for axis_range, wanted in now:
             axis_range.exact(*wanted)
         if self._exact_pending:

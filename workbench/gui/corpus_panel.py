@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QProgressBar,
     QPushButton,
     QSplitter,
     QTableView,
@@ -33,6 +32,7 @@ from workbench.engine.corpus.preview import preview_text
 from workbench.engine.errors import WorkbenchError
 from workbench.engine.patterns.regexes import compile_pattern
 from workbench.engine.patterns.specials import split_on_specials
+from workbench.gui.progress_bar import LazyProgressBar
 from workbench.gui.table_model import ListTableModel
 from workbench.gui.worker import CorpusReport
 
@@ -144,7 +144,7 @@ class CorpusPanel(QWidget):
         open_folder.setToolTip("Open a folder: every readable file under it is the corpus")
         self.cancel = QPushButton("Cancel")
         self.cancel.setEnabled(False)
-        self.progress = QProgressBar()
+        self.progress = LazyProgressBar()
         self.progress.setTextVisible(True)
         self.progress.setFormat("")
         open_files.clicked.connect(self.sigOpenFiles)

@@ -25,6 +25,9 @@ HELP = (
     "(Foroutan et al., 2025), so the curves are pulled together; the title names the group "
     "worst compressed now."
 )
+# `workbench.session.parity.STATS_KEY`: where a parity-aware run keeps its record in the run's
+# stats (a test checks they agree; importing that module here is what this avoids).
+PARITY_STATS_KEY = "parity"
 COLOURS = ("#4cc9f0", "#f72585", "#90be6d", "#f9c74f", "#b5179e", "#f8961e", "#43aa8b", "#ffffff")
 
 
@@ -72,6 +75,10 @@ class GroupCurves:
 
     def load_stored(self, stats: Any) -> None:
         """A stored run's curves (nothing for a classic run or an unreadable record)."""
+        if not isinstance(stats, dict) or PARITY_STATS_KEY not in stats:
+            # A classic run: no need to import the parity modules on the UI thread (the first
+            # import took 5 ms from bytecode, 50 ms from source, in the turn opening a run).
+            return
         from workbench.session.parity import group_curves
 
         record = group_curves(stats)

@@ -19,6 +19,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from workbench.engine.events import MergeBatch
 from workbench.gui.charts import ChartsPanel
+from workbench.gui.gc_pause import collector_paused, pause_collector, resume_collector
 from workbench.gui.tokens.jobs import JobLane
 from workbench.store import RunInfo, RunStore, StoredMerge
 from workbench.store.errors import StoreError
@@ -66,14 +67,15 @@ def read_pages(
     if reader is None:
         raise ValueError("read_pages needs a store or its path")
     try:
-        pages, after = [], -1
-        while not cancel.is_set():
-            page = reader.merges(run_id, after_rank=after, limit=PAGE)
-            if not page:
-                return pages
-            pages.append(batch_from_stored(page))
-            after = page[-1].rank
-        return None
+        with collector_paused():  # no full collections walking the pages meanwhile (`gc_pause`)
+            pages, after = [], -1
+            while not cancel.is_set():
+                page = reader.merges(run_id, after_rank=after, limit=PAGE)
+                if not page:
+                    return pages
+                pages.append(batch_from_stored(page))
+                after = page[-1].rank
+            return None
     finally:
         if own is not None:
             own.close()
@@ -108,6 +110,7 @@ class HistoryLoader(QObject):
         self.base_lane.sigError.connect(self._on_base_error)
         self.run_id: int | None = None
         self._pages: list[MergeBatch] = []
+        self._collector_paused = False
         self._reading = False
         self._caption = ""
         self.lane = JobLane(self, encodes=False)
@@ -126,6 +129,9 @@ class HistoryLoader(QObject):
         self.charts.caption.setText(f"{caption} — reading its {run.merge_count:,} merges…")
         self.timer.stop()
         self.run_id, self._pages, self._reading = run.id, [], True
+        # The charts' columns grow by the run's merges on this thread: no full collection
+        # walks them meanwhile; they are frozen when the last page is in (`gc_pause`).
+        self._pause_collector()
         path, run_id = store.path, run.id
         self.lane.submit(
             lambda cancel: (
@@ -174,6 +180,17 @@ class HistoryLoader(QObject):
         self.base_lane.cancel_event.set()
         self.run_id, self._pages, self._reading = None, [], False
         self.base_run = None
+        self._resume_collector()
+
+    def _pause_collector(self) -> None:
+        if not self._collector_paused:
+            self._collector_paused = True
+            pause_collector()
+
+    def _resume_collector(self) -> None:
+        if self._collector_paused:
+            self._collector_paused = False
+            resume_collector()
 
     def shutdown(self) -> None:
         """Cancel and wait for the readers (at close: nothing may outlive the window)."""
@@ -195,14 +212,19 @@ class HistoryLoader(QObject):
 
     def _on_error(self, message: str) -> None:
         self._reading = False
+        self._resume_collector()
         self.charts.caption.setText(f"Cannot read the run's merges: {message}")
 
     def _next_pages(self) -> None:
+        if not self._pages:
+            # Every page is in: fitting the axes (~6 ms at 200k merges) takes a turn of its
+            # own rather than the one that added the last pages.
+            self.timer.stop()
+            self.charts.fit_to_data()
+            self.charts.caption.setText(self._caption)
+            self._resume_collector()
+            return
         deadline = time.perf_counter() + TURN_BUDGET_S
         while self._pages and time.perf_counter() < deadline:
             self.charts.data.add(self._pages.pop(), timed=False)
             self.charts.mark_dirty()
-        if not self._pages:
-            self.timer.stop()
-            self.charts.fit_to_data()
-            self.charts.caption.setText(self._caption)

@@ -38,6 +38,7 @@ from workbench.gui.resources import icon_path
 from workbench.gui.run_history import RunHistoryPanel
 from workbench.gui.status import RateMeter, TrainingStatus
 from workbench.gui.teaching import TeachingDriver, TeachingPanel
+from workbench.gui.thread_priority import lower_current_thread
 from workbench.gui.tokens.export_dialog import ExportDialog
 from workbench.gui.tokens.jobs import JobLane
 from workbench.gui.tokens_tab import TokensTab
@@ -53,6 +54,7 @@ from workbench.store import RunStore
 
 STATUS_MS = 250
 LIST_AFTER_CHARTS_S = 0.05  # the merge list moves this long after the charts' redraw
+CHARTS_AFTER_LIST_S = 0.015  # and the charts redraw this long after the list painted
 RECOUNT_DELAY_MS = 600
 
 
@@ -135,11 +137,14 @@ class MainWindow(
         self.warm_event = threading.Event()
         self.train_thread = QThread(self)
         self.train_thread.setObjectName("train-worker")
+        # Both run at a lower priority, as does what they start (the counter's threads).
+        self.train_thread.started.connect(lower_current_thread, Qt.ConnectionType.DirectConnection)
         self.counting_event = threading.Event()
         self.worker = TrainWorker(db_path, self.warm_event, self.counting_event)
         self.worker.moveToThread(self.train_thread)
         self.warm_thread = QThread(self)
         self.warm_thread.setObjectName("kernel-warm-up")
+        self.warm_thread.started.connect(lower_current_thread, Qt.ConnectionType.DirectConnection)
         preset = self.controls.pattern_spec()  # a custom regex has no scanner to compile
         self.warmer = KernelWarmer(
             self.warm_event, self.counting_event, preset if preset in PRESETS else "gpt2"
@@ -256,6 +261,15 @@ class MainWindow(
         self.runs.sigExportRun.connect(self.export_tokenizer)
         self.tokens.panel.sigJumpToRank.connect(self.jump_to_rank)
         self.replay.sigRank.connect(self._replay_at)
+        # The charts and the merge list paint in turns of their own (Qt paints everything
+        # waiting in one turn): the list waits after a charts redraw, the charts after the
+        # list painted.
+        self.charts.sigRedrawn.connect(
+            lambda: self.merge_list.hold_paint(int(LIST_AFTER_CHARTS_S * 1000))
+        )
+        self.charts.defer_redraw = lambda: max(
+            0.0, self.merge_list.view.painted_at + CHARTS_AFTER_LIST_S - time.perf_counter()
+        )
         self.evaluate.connect_window(self)
 
     def start_threads(self) -> None:

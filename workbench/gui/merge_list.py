@@ -9,8 +9,10 @@ merge in view. A legend under the box says what the display glyphs stand for.
 
 from __future__ import annotations
 
+import time
+
 from PySide6.QtCore import QItemSelection, Qt, QTimer
-from PySide6.QtGui import QCloseEvent, QFontMetrics
+from PySide6.QtGui import QCloseEvent, QFontMetrics, QPaintEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -67,6 +69,17 @@ FIT_ROWS = 64
 _FITTED = (RANK, ID, TOKEN, COUNT, LENGTH)
 
 
+class MergeTableView(QTableView):
+    """The merge list's table; `painted_at` (perf_counter seconds) is when its rows last
+    painted, so the charts can keep their own repaint out of that turn."""
+
+    painted_at = 0.0
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802  (Qt's name)
+        super().paintEvent(event)
+        self.painted_at = time.perf_counter()
+
+
 class MergeListPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -89,7 +102,7 @@ class MergeListPanel(QWidget):
         self.legend.setFont(small)
         self.legend.setObjectName("glyphLegend")
         self.legend.setToolTip(SEARCH_HELP)
-        self.view = QTableView()
+        self.view = MergeTableView()
         self.view.setModel(self.model)
         self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -279,6 +292,21 @@ class MergeListPanel(QWidget):
             self.no_matches.adjustSize()
             # Scrolling moves the viewport's children with the rows: put it back on top.
             self.no_matches.move(0, 0)
+
+    def hold_paint(self, ms: int) -> None:
+        """Let the list's rows wait `ms` before they paint (the charts paint in this turn).
+
+        Qt paints every widget waiting for it in one turn: rows that a page or a scroll left
+        to repaint (~6-10 ms) joined the charts' repaint (~10-15 ms with their new data) in
+        one long pause. With the viewport's updates off its repaints are put off, and turning
+        them back on repaints it whole in a later turn of its own."""
+        viewport = self.view.viewport()
+        if viewport.updatesEnabled() and viewport.isVisible():
+            viewport.setUpdatesEnabled(False)
+            QTimer.singleShot(ms, self, self._release_paint)
+
+    def _release_paint(self) -> None:
+        self.view.viewport().setUpdatesEnabled(True)  # which asks for a repaint of it all
 
     def poke(self) -> None:
         """Count a search's new matches; with Follow newest on, keep the newest merge in view."""

@@ -9,9 +9,10 @@ from __future__ import annotations
 import collections
 import time
 
-from PySide6.QtWidgets import QLabel, QProgressBar, QSizePolicy, QStatusBar
+from PySide6.QtWidgets import QLabel, QSizePolicy, QStatusBar
 
 from workbench.gui.elided_label import ElidedLabel
+from workbench.gui.progress_bar import LazyProgressBar
 
 RATE_WINDOW = 3.0
 
@@ -71,7 +72,7 @@ class TrainingStatus:
         self.rate = QLabel("")
         self.elapsed = QLabel("")
         self.left = QLabel("")
-        self.progress = QProgressBar()
+        self.progress = LazyProgressBar()
         self.progress.setMaximumWidth(160)
         self.progress.setTextVisible(False)
         # The numbers keep room for their widest text (short: they never crowd the window),

@@ -7,27 +7,78 @@ handed to the panel. The build opens its own store connection, so it never share
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from html import escape
 from pathlib import Path
 
 from PySide6.QtCore import QObject
 
 from workbench.engine.encode.tokenizer import Tokenizer
+from workbench.gui.gc_pause import collector_paused
 from workbench.gui.tokens import TokensPanel
 from workbench.gui.tokens.jobs import JobLane
-from workbench.store import RunStore
+from workbench.store import RunInfo, RunStore
 from workbench.store.errors import StoreError
 from workbench.store.tokenizer_of_run import stored_tokenizer
 
 
+class RunTokenizers:
+    """The tokenizers of stored runs, each built once for every lane that asks at the same time.
+
+    Opening a run of 200k merges asks for its tokenizer twice at once (the Tokens tab and
+    teaching's sample): two builds of ~1.3 s of Python each, and every background thread that
+    runs Python takes the GIL in turns with the UI thread, stretching its turns. The second
+    asker waits for the first build instead, and later asks get the built one while the run is
+    unchanged (its merge count and last update are part of the key). A `Tokenizer` may be used
+    from several threads (its caches are per thread). The newest `keep` are kept."""
+
+    def __init__(self, keep: int = 2) -> None:
+        self.keep = keep
+        self.builds = 0  # how many were built (the tests count them)
+        self._lock = threading.Lock()
+        self._built: OrderedDict[tuple, Tokenizer] = OrderedDict()
+        self._building: dict[tuple, threading.Event] = {}
+
+    def get(self, db_path: Path, run_id: int) -> tuple[Tokenizer, RunInfo]:
+        store = RunStore(db_path)
+        try:
+            run = store.get_run(run_id)
+            key = (str(db_path), run.id, run.created, run.updated, run.merge_count)
+            while True:
+                with self._lock:
+                    tok = self._built.get(key)
+                    if tok is not None:
+                        self._built.move_to_end(key)
+                        return tok, run
+                    waiting = self._building.get(key)
+                    if waiting is None:
+                        self._building[key] = threading.Event()
+                        break
+                waiting.wait()  # built (or failed: then this thread tries) meanwhile
+            try:
+                with collector_paused():  # no full collections walking the build meanwhile
+                    tok = stored_tokenizer(store, run)  # an extension run: its base's first
+            finally:
+                with self._lock:
+                    self._building.pop(key).set()
+            with self._lock:
+                self.builds += 1
+                self._built[key] = tok
+                while len(self._built) > self.keep:
+                    self._built.popitem(last=False)
+            return tok, run
+        finally:
+            store.close()
+
+
+RUN_TOKENIZERS = RunTokenizers()
+
+
 def tokenizer_of_run(db_path: Path, run_id: int) -> tuple[Tokenizer, str, int]:
-    """The tokenizer a stored run made so far (its pattern and specials from its settings)."""
-    store = RunStore(db_path)
-    try:
-        run = store.get_run(run_id)
-        tok = stored_tokenizer(store, run)  # an extension run: its base's merges first
-    finally:
-        store.close()
+    """The tokenizer a stored run made so far (its pattern and specials from its settings),
+    shared with every other asker meanwhile (`RunTokenizers`)."""
+    tok, run = RUN_TOKENIZERS.get(db_path, run_id)
     return tok, f"run {run.id} “{run.name}”", run_id
 
 

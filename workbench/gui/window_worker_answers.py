@@ -7,6 +7,8 @@ from __future__ import annotations
 import contextlib
 from dataclasses import replace
 
+from PySide6.QtCore import QTimer
+
 from workbench.engine.events import MergeBatch
 from workbench.gui.app import freeze_long_lived
 from workbench.gui.window_state import grown_name
@@ -107,12 +109,19 @@ class WorkerAnswers:
             self.teacher.worker_idle(self.state.can_grow and state.merges < self.target_merges)
         else:
             self.teacher.stop()
-            self.runs.refresh()
-            if state.merges:
-                self.tokens.show_run(self.run_id)
+            # In a turn of their own: the run's end already repaints the charts and the list.
+            QTimer.singleShot(0, self, lambda: self._after_run_end(state.merges))
         self._update_actions()
         if self._closing:
             self._shutdown()
+
+    def _after_run_end(self, merges: int) -> None:
+        """The Runs tab's list and the Tokens tab's tokenizer after a run ended."""
+        if self._closing:
+            return
+        self.runs.refresh()
+        if merges and self.run_id is not None:
+            self.tokens.show_run(self.run_id)
 
     def _follow_size(self) -> None:
         """A continued run whose name the workbench gave ("corpus · 32,000") takes its new

@@ -10,10 +10,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 from PySide6.QtWidgets import QAbstractButton, QLabel, QProgressBar
 
 from workbench.engine.errors import CancelledError, WorkbenchError
+from workbench.gui.thread_priority import lower_current_thread
 
 Job = Callable[[Callable[[str, float], None], threading.Event], object]
 
@@ -71,6 +72,7 @@ class EvalRunner(QObject):
         thread.setObjectName("evaluate")
         worker = _Worker(job, self._cancel)
         worker.moveToThread(thread)
+        thread.started.connect(lower_current_thread, Qt.ConnectionType.DirectConnection)
         thread.started.connect(worker.run)
         worker.sigProgress.connect(self.sigProgress)
         worker.sigDone.connect(self.sigDone)

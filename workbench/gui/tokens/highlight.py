@@ -34,8 +34,9 @@ class TokenHighlighter(QSyntaxHighlighter):
     SYNC_MS = 20.0
     # Its slices share event-loop turns with the strip's (`RangeHighlighter`) and the charts'
     # paints: 12 ms made 40-60 ms turns; 6 ms still ran to ~11 ms (the budget is checked per
-    # line, and Qt lays the last one out after it), so 4.
-    SLICE_MS = 4.0
+    # line, and Qt lays the last one out after it); 4 ms and the strip's 4 made replay turns
+    # of 18-20 ms of the UI thread's CPU with the rest of a frame, so 3.
+    SLICE_MS = 3.0
     colouring = False  # True while this highlighter re-formats blocks (no text changes then)
 
     def __init__(self, document: QTextDocument) -> None:
@@ -139,8 +140,8 @@ class RangeHighlighter(QSyntaxHighlighter):
     any are left, `finish()` colours them now).
     """
 
-    SYNC_MS = 4.0  # the visible lines; it shares its turn with the text's colouring
-    SLICE_MS = 4.0
+    SYNC_MS = 2.0  # the visible lines; it shares its turn with the text's colouring
+    SLICE_MS = 2.0  # and its slices the turns of the text's (3 ms): the strip is read second
 
     def __init__(self, document: QTextDocument) -> None:
         super().__init__(document)

@@ -16,6 +16,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
 from workbench.engine.warmup import encoder_open, wait_for_encoder
+from workbench.gui.thread_priority import lower_current_thread
 
 # The patterns a job encodes with, or a function giving them in the job's thread.
 Patterns = Sequence[str] | Callable[[], Sequence[str]]
@@ -46,6 +47,7 @@ class _Job(QRunnable):
         self._patterns = patterns if callable(patterns) else tuple(patterns)
 
     def run(self) -> None:
+        lower_current_thread()  # the lane's thread yields the CPU to the UI thread
         if callable(self._patterns):  # known only here, off the UI thread (a stored run's)
             try:
                 self._patterns = tuple(self._patterns())

@@ -65,9 +65,10 @@ def format_counts(enc: Encoded) -> str:
     )
 
 
-# A new cut colours this long at once (~45 lines, the visible ones), then in slices: its
-# answer's turn also lays out the strip, and 8 ms here made that turn ~19 ms in a replay.
-CUT_SYNC_MS = 4.0
+# A new cut colours this long at once (~35 lines, most of the visible ones), then in slices:
+# its answer's turn also lays out and colours the strip, and 8 ms here made that turn ~19 ms
+# in a replay; 4 ms, ~10 ms of the UI thread's CPU with the strip's part.
+CUT_SYNC_MS = 3.0
 
 
 class TextInput(QPlainTextEdit):
