@@ -157,9 +157,9 @@ def test_a_finished_run_has_buttons_that_agree(qtbot, window):
     assert "Raise Vocab size above 286" in window.actions_by_name["resume"].toolTip()
     window.controls.vocab.setValue(256 + 31)
     assert window.actions_by_name["resume"].isEnabled()
-    row = next(r for r in range(window.runs.model.rowCount()))
-    state = window.runs.model.index(row, 2).data()
-    assert state == "finished (reached vocabulary size)"
+    # The Runs tab refreshes in a turn after the run's end (not inside it): wait for it.
+    qtbot.waitUntil(lambda: window.runs.model.index(0, 2).data() != "paused", timeout=5000)
+    assert window.runs.model.index(0, 2).data() == "finished (reached vocabulary size)"
 
 
 def test_delete_refuses_a_paused_run_without_asking_first(qtbot, window, monkeypatch):
