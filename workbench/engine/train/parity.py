@@ -39,11 +39,13 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from workbench.engine.config import TrainConfig
-from workbench.engine.corpus.groups import file_documents
+from workbench.engine.corpus.groups import corpus_files, file_documents
+from workbench.engine.corpus.readers import meter
 from workbench.engine.errors import ConfigError, CorpusError
 from workbench.engine.events import MergeBatch
 
@@ -110,14 +112,19 @@ def count_groups(
     grouped: Mapping[str, Iterable[str]],
     config: TrainConfig,
     cancel: Callable[[], bool] | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> list[GroupWords]:
     """Each group's training and held-out word tables (groups in name order) of documents in
-    memory, counted as `count_group_files` counts files. ConfigError for a group too small to
-    hold a line out or to train on."""
+    memory, counted as `count_group_files` counts files; `progress(documents done)`.
+    ConfigError for a group too small to hold a line out or to train on."""
     counter = GroupCounter(config, cancel)
+    done = 0
     for name, texts in grouped.items():
         for text in texts:
             counter.add(name, text)
+            done += 1
+            if progress is not None:
+                progress(done)
     counter.commit()
     return _group_words(counter)
 
@@ -127,26 +134,43 @@ def count_group_files(
     config: TrainConfig,
     skipped: list[str] | None = None,
     cancel: Callable[[], bool] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[list[GroupWords], int]:
     """(each group's word tables, documents) of the files under `paths`, grouped by
     `config.parity_by`, read and counted one document at a time (`group_counts`): memory holds
     the groups' unique pieces, never the corpus. CorpusError names a bad file; with a `skipped`
-    list the file is left out whole instead and its message appended there."""
+    list the file is left out whole instead and its message appended there. `progress(bytes
+    done, bytes in all)` on disk, as the classic count reports it: inside a file as its
+    reader goes, and at each file's end (a bad file's bytes count as done)."""
     counter = GroupCounter(config, cancel)
-    for _, documents in file_documents(
-        paths, config.parity_by, config.text_column, config.jsonl_field
-    ):
+    files = corpus_files(paths)
+    sizes = [_size_on_disk(path) for path, _ in files]
+    total, done = sum(sizes), 0
+    listed = file_documents(paths, config.parity_by, config.text_column, config.jsonl_field, files)
+    for (_, documents), size in zip(listed, sizes, strict=True):
         try:
-            for group, text in documents:
-                counter.add(group, text)
+            with meter.metering(progress, done, size, total):
+                for group, text in documents:
+                    counter.add(group, text)
         except CorpusError as exc:
             counter.rollback()
             if skipped is None:
                 raise
             skipped.append(str(exc))
-            continue
-        counter.commit()
+        else:
+            counter.commit()
+        done += size
+        if progress is not None:
+            progress(done, total)
     return _group_words(counter), counter.documents
+
+
+def _size_on_disk(path: Path) -> int:
+    """The file's bytes for progress (0 when it cannot be sized: its reader says why)."""
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _group_words(counter: GroupCounter) -> list[GroupWords]:
