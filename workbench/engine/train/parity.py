@@ -13,9 +13,10 @@ tokenizer will.
   the classic trainer's merges.
 - A group with no pair left (or whose best pair is below `min_frequency`) is passed over for
   the next worst; training ends when no group has a pair ("min_frequency" if some group was
-  passed over for it, else "max_token_length" if pairs over the cap were left, else "no_pairs").
-- `max_token_length`: a pair whose token would be longer is never a candidate nor a tie, as in
-  the classic trainer.
+  passed over for it, else "max_token_length" if pairs over a cap were left, else "no_pairs").
+- `max_token_length` and `max_token_chars`: a pair whose token would be longer (in bytes, or
+  in characters as `char_count` counts them) is never a candidate nor a tie, as in the classic
+  trainer; training that ends with only such pairs left says "max_token_length".
 - The moving-window variant (`config.parity_window` W > 0, the paper's "window" variant, its
   defaults W = 100 and alpha = 2): a group chosen more than alpha x W / groups times in the last W
   merges gives way to the next worst (exactly: count x groups > alpha x W); when every group with
@@ -372,7 +373,8 @@ class ParityLoop(PythonMerges):
             return g, best[0], best[1]
         if below:
             return "min_frequency"
-        capped = self._cap is not None and any(self._capped_left(g) for g in empty)
+        capping = self._cap is not None or bool(self.config.max_token_chars)
+        capped = capping and any(self._capped_left(g) for g in empty)
         return "max_token_length" if capped else "no_pairs"
 
     def _token_of(self, merged: bytes) -> tuple[int, bool]:

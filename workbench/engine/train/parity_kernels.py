@@ -26,7 +26,13 @@ from workbench.engine.config import TrainConfig
 from workbench.engine.train import _given_merges
 from workbench.engine.train import _state as st
 from workbench.engine.train.parity import GroupWords, Pair, ParityLoop
-from workbench.engine.train.trainer import START_ROWS, TIE_LIMIT, BpeTrainer, capped_pairs_left
+from workbench.engine.train.trainer import (
+    START_ROWS,
+    TIE_LIMIT,
+    BpeTrainer,
+    capped_pairs_left,
+    chars_capped_pairs_left,
+)
 
 
 class KernelParityTrainer(ParityLoop):
@@ -82,7 +88,10 @@ class KernelParityTrainer(ParityLoop):
         return int(ties)
 
     def _capped_left(self, g: int) -> bool:
-        return capped_pairs_left(self._train[g], self._cap or 0)
+        state, chars = self._train[g], self.config.max_token_chars
+        return bool(self._cap and capped_pairs_left(state, self._cap)) or bool(
+            chars and chars_capped_pairs_left(state, chars)
+        )
 
     def _merge_into(self, pair: Pair, new: int) -> None:
         left, right = pair
