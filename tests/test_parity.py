@@ -383,3 +383,6 @@ def test_the_kernel_trainer_checks_ids_before_a_kernel_sees_them():
     assert trainer.merge_pairs() == python.merge_pairs()  # the refused calls changed nothing
     assert trainer.dev_tokens == python.dev_tokens
     assert all(state.hp.shape[0] <= 16 for state in trainer._dev)  # held-out: no heap kept
+    # the states read back from the kernels' list: the byte figures of every one of them
+    sizes = trainer.state_bytes()
+    assert sizes["hp"] == sum(s.hp.nbytes for s in (*trainer._train, *trainer._dev))
