@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections import Counter
 from fractions import Fraction
 
+from reference_bpe import reference_chars
+
 Words = dict[bytes, int]
 
 
@@ -28,6 +30,12 @@ def _apply(word: list[bytes], left: bytes, right: bytes) -> list[bytes]:
     return out
 
 
+def _fits(token: bytes, max_bytes: int, max_chars: int) -> bool:
+    return (not max_bytes or len(token) <= max_bytes) and (
+        not max_chars or reference_chars(token) <= max_chars
+    )
+
+
 def parity_reference(
     groups: list[tuple[Words, Words]],
     merges: int,
@@ -35,11 +43,13 @@ def parity_reference(
     window: int = 0,
     alpha: int = 2,
     max_token_length: int = 0,
+    max_token_chars: int = 0,
 ) -> list[tuple[bytes, bytes, int, int, list[int]]]:
     """(left, right, chosen group, pair count, every group's held-out tokens after) per merge.
     `window` > 0: the moving-window variant (a group chosen more than alpha * window / groups
-    times in the last `window` merges is tried only after the others). `max_token_length`: a
-    pair whose token would be longer is not counted at all."""
+    times in the last `window` merges is tried only after the others). `max_token_length`,
+    `max_token_chars`: a pair whose token would be longer (in bytes; in characters as
+    `reference_bpe.reference_chars` counts them) is not counted at all."""
     train = [[([bytes([b]) for b in w], c) for w, c in t.items()] for t, _ in groups]
     dev = [[([bytes([b]) for b in w], c) for w, c in d.items()] for _, d in groups]
     dev_bytes = [sum(len(w) * c for w, c in d.items()) for _, d in groups]
@@ -61,7 +71,7 @@ def parity_reference(
             pairs: Counter[tuple[bytes, bytes]] = Counter()
             for word, count in train[g]:
                 for pair in zip(word, word[1:], strict=False):
-                    if not max_token_length or len(pair[0]) + len(pair[1]) <= max_token_length:
+                    if _fits(pair[0] + pair[1], max_token_length, max_token_chars):
                         pairs[pair] += count
             if not pairs:
                 continue

@@ -93,6 +93,24 @@ def test_window_trains_parity_aware_and_reopens_the_curves(qtbot, window, corpus
     assert window.charts.groups.rates().tolist() == live.tolist()
 
 
+def test_counting_in_groups_moves_the_corpus_bar_to_the_total(qtbot, window, corpus):
+    seen: list[tuple[int, int]] = []
+    window.worker.sigProgress.connect(lambda done, total: seen.append((done, total)))
+    window.controls.parity.setCurrentIndex(window.controls.parity.findData("folder"))
+    window.load_corpus([corpus])
+    train_to(qtbot, window, 256 + 5)
+    total = sum(f.stat().st_size for f in corpus.rglob("*.txt"))
+    qtbot.waitUntil(lambda: bool(seen) and seen[-1] == (total, total), timeout=5000)
+    # from the first report of this corpus (the window may count its starting corpus first)
+    # The last count (the window counts its starting corpus, and the new one at once, before
+    # Train counts it in groups): from the last report that went back.
+    start = max(i for i in range(len(seen)) if i == 0 or seen[i][0] < seen[i - 1][0])
+    ours = seen[start:]
+    assert {t for _, t in ours} == {total}
+    assert [d for d, _ in ours] == sorted(d for d, _ in ours)
+    assert len({d for d, _ in ours}) >= 3  # a report at each of the 3 files' ends at least
+
+
 def test_the_choice_is_kept_across_a_restart(qtbot, settings_path, db_path):
     win = make_window(settings_path, db_path)
     win.show()

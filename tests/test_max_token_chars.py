@@ -177,9 +177,15 @@ def test_bad_caps_are_refused(bad):
         TrainConfig(max_token_chars=bad)
 
 
-def test_parity_aware_bpe_refuses_it_in_words():
-    with pytest.raises(ConfigError, match="characters"):
-        TrainConfig(parity_by="folder", max_token_chars=4)
+def test_parity_aware_bpe_takes_it_too():
+    """Exact against the slow reference in `test_parity.py`; here, from the API."""
+    import workbench
+
+    groups = {"ru": ["ёлки-палки ёлки\n" * 30], "en": ["hello there friend\n" * 30]}
+    result = workbench.train(groups, 400, parity_by="lang", max_token_chars=3, progress=False)
+    merged = [t for i, t in result.tokenizer.vocab.items() if i >= 256]
+    assert max(map(utf8_chars, merged)) == 3 and max(map(len, merged)) == 6
+    assert result.stop_reason == "max_token_length"
 
 
 def test_api_trains_with_a_cap_in_characters():

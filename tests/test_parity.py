@@ -18,6 +18,7 @@ from workbench.engine.corpus.groups import grouped_texts
 from workbench.engine.errors import ConfigError, CorpusError
 from workbench.engine.patterns.scripts import dominant_script
 from workbench.engine.pretokenize.words import WordTable
+from workbench.engine.train.char_count import utf8_chars
 from workbench.engine.train.parity import (
     GroupWords,
     ParityTrainer,
@@ -65,9 +66,10 @@ def _check(
     alpha: int = 2,
     cap: int = 0,
     trainer=ParityTrainer,
+    chars: int = 0,
 ) -> int:
     """Trainer == reference, merge by merge; returns how many merges were compared."""
-    expected = parity_reference(groups, merges, min_frequency, window, alpha, cap)
+    expected = parity_reference(groups, merges, min_frequency, window, alpha, cap, chars)
     trainer, batches = _train(
         groups,
         merges,
@@ -76,6 +78,7 @@ def _check(
         parity_window=window,
         parity_alpha=alpha,
         max_token_length=cap,
+        max_token_chars=chars,
     )
     got_pairs = trainer.merge_pairs()
     assert got_pairs == [(a, b) for a, b, *_ in expected]
@@ -106,14 +109,15 @@ def test_hand_made_ties_between_groups_and_pairs(trainer):
 
 
 @TRAINERS
-@pytest.mark.parametrize("cap", [0, 3])
-def test_one_group_is_the_classic_trainer(cap, trainer):
+@pytest.mark.parametrize(("cap", "chars"), [(0, 0), (3, 0), (0, 2), (5, 2)])
+def test_one_group_is_the_classic_trainer(cap, chars, trainer):
     text = "the cat sat on the mat with the hat that the bat had " * 3
-    words = _counts(text + "aaaa aaa abab baba")
-    config = TrainConfig(vocab_size=100_000, parity_by="lang", max_token_length=cap)
+    words = _counts(text + "aaaa aaa abab baba ééé éaé жжжж")
+    caps = {"max_token_length": cap, "max_token_chars": chars}
+    config = TrainConfig(vocab_size=100_000, parity_by="lang", **caps)
     parity = trainer([GroupWords("only", _table(words), _table({b"the": 1}))], config)
     batches = list(parity.batches(max_merges=40, batch_seconds=None))
-    classic = PyTrainer(_table(words), TrainConfig(vocab_size=100_000, max_token_length=cap), 100)
+    classic = PyTrainer(_table(words), TrainConfig(vocab_size=100_000, **caps), 100)
     expected = classic.step(40)
     assert parity.merge_pairs() == classic.merge_pairs()
     assert parity.merge_ids == classic.merge_ids
@@ -140,8 +144,10 @@ def test_random_groups_with_many_ties(seed, trainer):
     # the moving-window variant, with windows short enough to bind
     window, alpha = rng.choice([3, 5, 10]), rng.choice([1, 2])
     assert _check(groups, 60, window=window, alpha=alpha, trainer=trainer) > 0
-    # a max token length (in bytes: 日 is 3)
+    # a max token length (in bytes: 日 is 3), in characters, and both
     assert _check(groups, 60, cap=rng.choice([2, 3, 4]), trainer=trainer) > 0
+    assert _check(groups, 60, chars=rng.choice([1, 2, 3]), trainer=trainer) > 0
+    assert _check(groups, 60, cap=4, chars=2, trainer=trainer) > 0
 
 
 @TRAINERS
@@ -149,6 +155,16 @@ def test_a_max_token_length_ends_training_with_its_reason(trainer):
     trainer, _ = _train([({b"abcd": 3}, {b"abcd": 1}), ({b"xy": 1}, {b"xy": 1})], 10,
                         trainer=trainer, max_token_length=2)  # fmt: skip
     assert all(len(a + b) <= 2 for a, b in trainer.merge_pairs())
+    assert trainer.stop_reason == "max_token_length"
+
+
+@TRAINERS
+def test_a_max_token_length_in_characters_ends_training_with_its_reason(trainer):
+    words = {"中文字".encode(): 3, "éa".encode(): 2}
+    trainer, _ = _train([(words, words), ({b"xy": 1}, {b"xy": 1})], 30, trainer=trainer,
+                        max_token_chars=2)  # fmt: skip
+    made = [a + b for a, b in trainer.merge_pairs()]
+    assert max(map(utf8_chars, made)) == 2 and max(map(len, made)) == 6  # two 3-byte characters
     assert trainer.stop_reason == "max_token_length"
 
 
@@ -367,3 +383,6 @@ def test_the_kernel_trainer_checks_ids_before_a_kernel_sees_them():
     assert trainer.merge_pairs() == python.merge_pairs()  # the refused calls changed nothing
     assert trainer.dev_tokens == python.dev_tokens
     assert all(state.hp.shape[0] <= 16 for state in trainer._dev)  # held-out: no heap kept
+    # the states read back from the kernels' list: the byte figures of every one of them
+    sizes = trainer.state_bytes()
+    assert sizes["hp"] == sum(s.hp.nbytes for s in (*trainer._train, *trainer._dev))

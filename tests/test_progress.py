@@ -113,3 +113,19 @@ def test_train_and_eval_draw_bars_on_a_terminal(tmp_path, corpora):
     )
     assert code == 0, screen
     assert re.search(r"encoding with run 1.*B", screen), screen
+
+
+def test_a_parity_aware_count_draws_its_bar_on_a_terminal(tmp_path):
+    root = tmp_path / "corpus"
+    lines = {"en": "the quick brown fox {} jumps\n", "ru": "съешь же ещё этих {} булок\n"}
+    for lang, line in lines.items():
+        (root / lang).mkdir(parents=True)
+        (root / lang / "a.txt").write_text("".join(line.format(i) for i in range(60)))
+    total = sum(f.stat().st_size for f in root.rglob("*.txt"))
+    code, screen = _on_a_terminal(
+        "train", str(root), "--parity-by", "folder", "--vocab-size", "300",
+        "--out-dir", str(tmp_path / "tok"), "--no-db",
+    )  # fmt: skip
+    assert code == 0, screen
+    shown = f"{total / 1000:.2f}k"  # tqdm's bytes, scaled by 1000
+    assert re.search(rf"pre-tokenize: 100%.*{shown}/{shown}B.*B/s", screen), screen

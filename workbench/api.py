@@ -253,7 +253,8 @@ def _count(
     cancel: Callable[[], bool] | None = None,
 ) -> Counted:
     if config.parity_by and isinstance(corpus, Mapping):  # {group: [documents]}
-        return count_documents(corpus, config, None, cancel)
+        with progress_api.bar(_grouped_total(corpus), "docs", "counting", progress) as counted:
+            return count_documents(corpus, config, counted, cancel)
     if memory.is_table(corpus):  # a Dataset or an arrow table: its rows are the documents
         with progress_api.bar(memory.row_count(corpus), "docs", "counting", progress) as counted:
             return count_documents(corpus, config, counted, cancel)
@@ -287,6 +288,17 @@ def _count(
         documents = list(documents)  # SuperBPE reads them twice (references only: no copy)
     with progress_api.bar(total, "docs", "counting", progress) as counted:
         return count_documents(documents, config, counted, cancel)
+
+
+def _grouped_total(grouped: Mapping) -> int | None:
+    """The documents of {group: documents} (a string is one), None when a group's are not
+    counted ahead (an iterator)."""
+    total = 0
+    for texts in grouped.values():
+        if not isinstance(texts, Sized):
+            return None
+        total += 1 if isinstance(texts, str) else len(texts)
+    return total
 
 
 def _documents(items: Iterable[object]) -> Iterable[object]:

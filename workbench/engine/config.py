@@ -137,10 +137,6 @@ class TrainConfig:
             raise ConfigError("parity-aware BPE breaks ties lexicographically only")
         if self.superbpe_transition:
             raise ConfigError("parity-aware BPE and SuperBPE cannot be combined yet")
-        if self.max_token_chars:
-            raise ConfigError(
-                "parity-aware BPE takes a max token length in bytes only, not in characters yet"
-            )
 
     @property
     def pattern_string(self) -> str:

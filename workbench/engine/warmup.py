@@ -79,9 +79,11 @@ def _merges(preset: str) -> None:
 
     words = WordTable.from_counts(_WORDS)
     config = TrainConfig(vocab_size=270, parity_by="lang")
-    KernelParityTrainer(
+    trainer = KernelParityTrainer(
         [GroupWords("a", words, words), GroupWords("b", words, words)], config
-    ).step(20)
+    )
+    trainer.step(20)
+    trainer.state_bytes()  # reads the states back (`_given_merges.state_at`)
 
 
 def _encoder(preset: str) -> None:
@@ -117,7 +119,7 @@ _STAGES: dict[str, tuple[str, Callable[[str], None], Callable[[str], Sequence]]]
     "merges": (
         "trainer: merge loop",
         _merges,
-        lambda p: [_train_kernels.run_merges, _given_merges.best_pair, _given_merges.apply_merge],
+        lambda p: [_train_kernels.run_merges, *_given_merges.ENTRIES],
     ),
     "encoder": ("encoder", _encoder, _encoder_kernels),
 }

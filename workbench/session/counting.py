@@ -31,7 +31,7 @@ def count_paths(
     if config.parity_by:
         from workbench.session.parity import count_parity_paths
 
-        return count_parity_paths(paths, config, cancel)
+        return count_parity_paths(paths, config, cancel, progress)
     with memory.stage("counting the corpus"):
         result = count_corpus(paths, config, progress=progress, cancel=cancel, workers=workers)
     if not config.superbpe_transition:
@@ -69,7 +69,7 @@ def count_documents(
     if config.parity_by:
         from workbench.session.parity import count_parity_documents
 
-        return count_parity_documents(documents, config, cancel)
+        return count_parity_documents(documents, config, cancel, progress)
     with memory.stage("counting the documents"):
         result = count_in_memory(documents, config, progress, cancel)
     if not config.superbpe_transition:

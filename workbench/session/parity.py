@@ -36,13 +36,15 @@ def count_parity_paths(
     paths: Iterable[str | os.PathLike],
     config: TrainConfig,
     cancel: Callable[[], bool] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Counted:
-    """Count the files under `paths` in groups (`config.parity_by`), a document at a time."""
+    """Count the files under `paths` in groups (`config.parity_by`), a document at a time;
+    `progress(bytes done, bytes in all)` as the classic count reports it."""
     paths = tuple(str(p) for p in paths)
     started = time.perf_counter()
     skipped: list[str] | None = [] if config.on_bad_file == "skip" else None
     with memory.stage("counting each group"):
-        groups, documents = count_group_files(paths, config, skipped, cancel)
+        groups, documents = count_group_files(paths, config, skipped, cancel, progress)
         files = list_files(paths)
     counted = _counted(groups, config, documents, paths, files, started)
     counted.stats.skipped = list(skipped or ())
@@ -50,10 +52,14 @@ def count_parity_paths(
 
 
 def count_parity_documents(
-    documents: Any, config: TrainConfig, cancel: Callable[[], bool] | None = None
+    documents: Any,
+    config: TrainConfig,
+    cancel: Callable[[], bool] | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> Counted:
     """Documents in memory: a mapping of group name -> documents, or an iterable of strings
-    grouped by their dominant script (`parity_by` `lang` or `script`)."""
+    grouped by their dominant script (`parity_by` `lang` or `script`); `progress(documents
+    done)` as they are counted."""
     started = time.perf_counter()
     if isinstance(documents, Mapping):
         grouped = {str(k): _texts(v) for k, v in documents.items()}
@@ -67,7 +73,7 @@ def count_parity_documents(
         for text in _texts(documents):
             grouped.setdefault(dominant_script(text), []).append(text)
     with memory.stage("counting each group"):
-        groups = count_groups(grouped, config, cancel)
+        groups = count_groups(grouped, config, cancel, progress)
     total = sum(len(texts) for texts in grouped.values())
     return _counted(groups, config, total, (), [], started)
 

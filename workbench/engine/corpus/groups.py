@@ -33,16 +33,22 @@ def file_documents(
     by: str,
     text_column: str = "text",
     jsonl_field: str = "text",
+    files: list[tuple[Path, Path]] | None = None,
 ) -> Iterator[tuple[Path, Iterator[tuple[str, str]]]]:
     """(file, its documents as (group, whole text), read one at a time as they are asked for)
-    for every file under `paths`, in corpus order. Reading a document may raise CorpusError
-    naming the file: its documents read before are then the caller's to drop."""
+    for every file under `paths` (or in `files`, as `corpus_files` lists them), in corpus
+    order. Reading a document may raise CorpusError naming the file: its documents read before
+    are then the caller's to drop."""
     if by not in PARITY_BY:
         raise ConfigError(f"parity-by {by!r}: use one of {', '.join(PARITY_BY)}")
-    for root in paths:
-        root = Path(root)
-        for path in list_files([root]):
-            yield Path(path), _documents(Path(path), root, by, text_column, jsonl_field)
+    for path, root in corpus_files(paths) if files is None else files:
+        yield path, _documents(path, root, by, text_column, jsonl_field)
+
+
+def corpus_files(paths: Iterable[str | os.PathLike]) -> list[tuple[Path, Path]]:
+    """(file, the corpus path it is under) for every file under `paths`, in corpus order: what
+    `file_documents` reads, listed first so a reader of it can know the bytes to come."""
+    return [(Path(path), Path(root)) for root in paths for path in list_files([Path(root)])]
 
 
 def _documents(

@@ -9,6 +9,10 @@ state per group (and per held-out part) and decides in Python which pair every s
   the tokens it lacks from that table when it is next called, so it need not be called for
   the merges that cannot touch its words (the pair may still not occur: nothing changes then).
   A state whose `S_MAXLEN` is 0 keeps no heap (a held-out part: only its token total is read).
+- `apply_merge_all`, `best_pair_at`: the same over a typed list of every state, one call per
+  merge (a call per state cost as much as the merges); the list is made and read only through
+  the cached kernels here (`state_list`, `add_state`, `state_at`). Every state in it has one
+  Numba type (`parity_kernels._uniform`).
 
 Private: `parity_kernels.py` owns the states and validates every id before a kernel sees it.
 """
@@ -19,6 +23,7 @@ import sys
 from types import ModuleType
 
 import numpy as np
+from numba.typed import List
 
 from workbench.engine._native.cache_keys import kernels_of, key_caches_on
 from workbench.engine._native.numba_config import njit
@@ -157,6 +162,55 @@ def apply_merge(state, left, right, new, made, mode):
         hp, touched, tie_stack, scal, hf_order, lcache, pp, pblk, scr,
     )  # fmt: skip
 
+
+@njit
+def apply_merge_all(states, present, left, right, new, made, mode):
+    """`apply_merge` on every state i of the typed list `states` whose row `present[i]` marks
+    both `left` and `right` (tokens that may occur in its words), in one call: a call per state
+    cost about as much as the merges themselves. A state that merged marks `new`; each state is
+    stored back (any of its arrays may have grown). Returns whether any table grew."""
+    grew = False
+    for i in range(len(states)):
+        if present[i, left] == 0 or present[i, right] == 0:
+            continue  # one of them cannot occur: no word of this state holds the pair
+        merged, grown, states[i] = apply_merge(states[i], left, right, new, made, mode)
+        grew = grew or grown  # (any array may be new: the state is always stored back)
+        if merged:
+            present[i, new] = 1
+    return grew
+
+
+# The typed list of states is made, filled and read through these cached kernels only: the
+# typed list's own methods, called from Python, compile for the state's type in every process
+# (about 0.6 s and 27 MB more for every parity-aware run).
+
+
+@njit
+def state_list(state):
+    """A typed list holding `state` (the others are added with `add_state`)."""
+    states = List()
+    states.append(state)
+    return states
+
+
+@njit
+def add_state(states, state):
+    states.append(state)
+
+
+@njit
+def state_at(states, i):
+    return states[i]
+
+
+@njit
+def best_pair_at(states, i, mode, tie_limit):
+    """`best_pair` of the typed list's state i (no state boxed to Python and back)."""
+    return best_pair(states[i], mode, tie_limit)
+
+
+# What parity-aware training calls (the warm-up compiles them, and is ready when they are cached)
+ENTRIES = (state_list, add_state, state_at, best_pair_at, apply_merge_all)
 
 # These kernels compile in the merge loop's helpers: keyed on all of their sources (see
 # `_kernels.KERNEL_SOURCES`).

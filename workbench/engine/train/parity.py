@@ -13,9 +13,10 @@ tokenizer will.
   the classic trainer's merges.
 - A group with no pair left (or whose best pair is below `min_frequency`) is passed over for
   the next worst; training ends when no group has a pair ("min_frequency" if some group was
-  passed over for it, else "max_token_length" if pairs over the cap were left, else "no_pairs").
-- `max_token_length`: a pair whose token would be longer is never a candidate nor a tie, as in
-  the classic trainer.
+  passed over for it, else "max_token_length" if pairs over a cap were left, else "no_pairs").
+- `max_token_length` and `max_token_chars`: a pair whose token would be longer (in bytes, or
+  in characters as `char_count` counts them) is never a candidate nor a tie, as in the classic
+  trainer; training that ends with only such pairs left says "max_token_length".
 - The moving-window variant (`config.parity_window` W > 0, the paper's "window" variant, its
   defaults W = 100 and alpha = 2): a group chosen more than alpha x W / groups times in the last W
   merges gives way to the next worst (exactly: count x groups > alpha x W); when every group with
@@ -39,11 +40,13 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from workbench.engine.config import TrainConfig
-from workbench.engine.corpus.groups import file_documents
+from workbench.engine.corpus.groups import corpus_files, file_documents
+from workbench.engine.corpus.readers import meter
 from workbench.engine.errors import ConfigError, CorpusError
 from workbench.engine.events import MergeBatch
 
@@ -110,14 +113,19 @@ def count_groups(
     grouped: Mapping[str, Iterable[str]],
     config: TrainConfig,
     cancel: Callable[[], bool] | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> list[GroupWords]:
     """Each group's training and held-out word tables (groups in name order) of documents in
-    memory, counted as `count_group_files` counts files. ConfigError for a group too small to
-    hold a line out or to train on."""
+    memory, counted as `count_group_files` counts files; `progress(documents done)`.
+    ConfigError for a group too small to hold a line out or to train on."""
     counter = GroupCounter(config, cancel)
+    done = 0
     for name, texts in grouped.items():
         for text in texts:
             counter.add(name, text)
+            done += 1
+            if progress is not None:
+                progress(done)
     counter.commit()
     return _group_words(counter)
 
@@ -127,26 +135,43 @@ def count_group_files(
     config: TrainConfig,
     skipped: list[str] | None = None,
     cancel: Callable[[], bool] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[list[GroupWords], int]:
     """(each group's word tables, documents) of the files under `paths`, grouped by
     `config.parity_by`, read and counted one document at a time (`group_counts`): memory holds
     the groups' unique pieces, never the corpus. CorpusError names a bad file; with a `skipped`
-    list the file is left out whole instead and its message appended there."""
+    list the file is left out whole instead and its message appended there. `progress(bytes
+    done, bytes in all)` on disk, as the classic count reports it: inside a file as its
+    reader goes, and at each file's end (a bad file's bytes count as done)."""
     counter = GroupCounter(config, cancel)
-    for _, documents in file_documents(
-        paths, config.parity_by, config.text_column, config.jsonl_field
-    ):
+    files = corpus_files(paths)
+    sizes = [_size_on_disk(path) for path, _ in files]
+    total, done = sum(sizes), 0
+    listed = file_documents(paths, config.parity_by, config.text_column, config.jsonl_field, files)
+    for (_, documents), size in zip(listed, sizes, strict=True):
         try:
-            for group, text in documents:
-                counter.add(group, text)
+            with meter.metering(progress, done, size, total):
+                for group, text in documents:
+                    counter.add(group, text)
         except CorpusError as exc:
             counter.rollback()
             if skipped is None:
                 raise
             skipped.append(str(exc))
-            continue
-        counter.commit()
+        else:
+            counter.commit()
+        done += size
+        if progress is not None:
+            progress(done, total)
     return _group_words(counter), counter.documents
+
+
+def _size_on_disk(path: Path) -> int:
+    """The file's bytes for progress (0 when it cannot be sized: its reader says why)."""
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _group_words(counter: GroupCounter) -> list[GroupWords]:
@@ -348,7 +373,8 @@ class ParityLoop(PythonMerges):
             return g, best[0], best[1]
         if below:
             return "min_frequency"
-        capped = self._cap is not None and any(self._capped_left(g) for g in empty)
+        capping = self._cap is not None or bool(self.config.max_token_chars)
+        capped = capping and any(self._capped_left(g) for g in empty)
         return "max_token_length" if capped else "no_pairs"
 
     def _token_of(self, merged: bytes) -> tuple[int, bool]:

@@ -48,6 +48,25 @@ TIE_LIMIT = 100
 START_ROWS = 1 << 14
 
 
+def chars_capped_pairs_left(state: st.TrainState, cap: int) -> bool:
+    """Whether the state has a pair with count whose token would hold more than `cap`
+    characters (as `char_count` counts them)."""
+    pairs = state.pr[: int(state.scal[st.S_NPAIRS])]
+    keys = pairs[pairs[:, st.P_CNT] > 0, st.P_KEY]
+    tok_len = state.tok_len
+    lengths = tok_len[keys >> 32].astype(np.int64) + tok_len[keys & 0xFFFFFFFF]
+
+    def token(t: int) -> bytes:
+        start = int(state.tok_off[t])
+        return state.arena[start : start + int(state.tok_len[t])].tobytes()
+
+    # Characters are never more than bytes: only pairs over the cap in bytes may be over it.
+    return any(
+        utf8_chars(token(key >> 32) + token(key & 0xFFFFFFFF)) > cap
+        for key in keys[lengths > cap].tolist()
+    )
+
+
 def _padded(values: np.ndarray, size: int, dtype: type) -> np.ndarray:
     """`values` at the start of a zeroed array of `size` items."""
     out = np.zeros(size, dtype=dtype)
@@ -349,21 +368,7 @@ class BpeTrainer:
         cap = self.config.max_token_chars
         if not cap or self.state is None:
             return False
-        pairs = self.state.pr[: int(self._scal[st.S_NPAIRS])]
-        keys = pairs[pairs[:, st.P_CNT] > 0, st.P_KEY]
-        tok_len = self.state.tok_len
-        lengths = tok_len[keys >> 32].astype(np.int64) + tok_len[keys & 0xFFFFFFFF]
-        # Characters are never more than bytes: only pairs over the cap in bytes may be over it.
-        return any(
-            utf8_chars(self._token_bytes(key >> 32) + self._token_bytes(key & 0xFFFFFFFF)) > cap
-            for key in keys[lengths > cap].tolist()
-        )
-
-    def _token_bytes(self, t: int) -> bytes:
-        state = self.state
-        assert state is not None
-        start = int(state.tok_off[t])
-        return state.arena[start : start + int(state.tok_len[t])].tobytes()
+        return chars_capped_pairs_left(self.state, cap)
 
     def _adapt_batch_size(self, made: int, seconds: float, wanted: float) -> None:
         """Aim the next batch at `wanted` seconds: merges get cheaper as counts fall."""
