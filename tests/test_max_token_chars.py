@@ -116,10 +116,10 @@ def _hf(words: dict[bytes, int], vocab_size: int, chars: int = 0, cap: int = 0) 
 @settings(max_examples=examples(1.5), deadline=None)
 @given(words=small_words, extra=st.integers(1, 60), chars=st.integers(1, 4))
 def test_hf_mode_with_a_cap_in_characters(words, extra, chars):
-    # HF mode has no slow reference of its own (its quirks are checked against Hugging Face in
-    # test_max_token_length.py), so: an allowed pair wins exactly when it would win uncapped,
-    # since a refused pair only ever lacks a heap entry. The capped run is the uncapped one up
-    # to the uncapped run's first merge over the cap, and never makes a token over it.
+    # Beside the slow HF reference below: an allowed pair wins exactly when it would win
+    # uncapped, since a refused pair only ever lacks a heap entry. The capped run is the
+    # uncapped one up to the uncapped run's first merge over the cap, and never makes a token
+    # over it.
     capped = _hf(words, 256 + extra, chars=chars)
     free = _hf(words, 256 + extra)
     over = [utf8_chars(a + b) > chars for a, b in free.merge_pairs()]
@@ -129,6 +129,37 @@ def test_hf_mode_with_a_cap_in_characters(words, extra, chars):
         assert capped.merge_pairs() == free.merge_pairs()
     assert max(map(utf8_chars, capped.vocab)) <= chars
     assert min(capped.merge_ids, default=257) >= 256
+
+
+def hf_reference(words: dict[bytes, int], vocab_size: int, chars: int) -> list[tuple[bytes, bytes]]:
+    """The slow HF-order trainer (`reference_superbpe._train_hf`: every pair recounted per
+    merge, the smallest HF ids among equal counts) with tokens over `chars` characters refused."""
+    from reference_superbpe import _train_hf
+
+    from workbench.engine.byte_mapping import hf_byte_order
+
+    order = hf_byte_order()
+    ids = {bytes([b]): order[b] for b in range(256)}
+    table = {tuple(bytes([b]) for b in word): count for word, count in words.items()}
+    merges: list[tuple[bytes, bytes]] = []
+    _train_hf(table, ids, merges, vocab_size, lambda token: reference_chars(token) <= chars, None)
+    return merges
+
+
+@settings(max_examples=examples(1.5), deadline=None)
+@given(words=small_words, extra=st.integers(1, 60), chars=st.integers(1, 4))
+def test_hf_mode_matches_the_slow_hf_reference_with_a_cap_in_characters(words, extra, chars):
+    assert _hf(words, 256 + extra, chars=chars).merge_pairs() == hf_reference(
+        words, 256 + extra, chars
+    )
+
+
+def test_hf_mode_on_real_multilingual_text_against_the_slow_hf_reference():
+    texts = [(CORPORA / "german.txt").read_text(encoding="utf-8")]
+    texts += ["Ελληνικά και русский текст, 日本語のテキストと中文文本。" * 3]
+    words = count_texts(texts, TrainConfig()).to_dict()
+    for chars in (1, 2, 3):
+        assert _hf(words, 420, chars=chars).merge_pairs() == hf_reference(words, 420, chars)
 
 
 def test_hf_mode_on_ascii_is_the_cap_in_bytes():
