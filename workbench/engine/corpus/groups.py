@@ -91,9 +91,11 @@ def _documents(
         yield from script_blocks(text_chunks(path))
 
 
-def script_blocks(chunks: Iterable[str], size: int = BLOCK_CHARS) -> Iterator[Passage]:
+def script_blocks(chunks: Iterable[str], size: int | None = None) -> Iterator[Passage]:
     """A plain text document given as `chunks`, grouped by script a block at a time (see the
-    module's docstring): at most `size` characters and a chunk are held."""
+    module's docstring): a block of at most `size` (`BLOCK_CHARS`) characters and a chunk are
+    held."""
+    size = BLOCK_CHARS if size is None else size
     group = ""  # the group of the block before ("": none yet)
     held = ""
     in_line = False  # the block's group is known and the rest of its last line is streamed
