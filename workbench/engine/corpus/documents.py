@@ -127,14 +127,20 @@ def read_documents(
     if is_jsonl(path):
         yield from _jsonl_documents(path, segmenter, jsonl_field)
         return
+    yield Document(path, None, _stream_text(text_chunks(path), segmenter))
+
+
+def holds_records(path: Path) -> bool:
+    """Whether the file's documents are records (JSONL, Parquet, Arrow), not the file whole."""
+    return columnar.is_columnar(path) or is_jsonl(path)
+
+
+def text_chunks(path: Path) -> Iterator[str]:
+    """A plain text file's text in bounded chunks as read (cut anywhere; the last may be "")."""
     decoder = Utf8Decoder(path)
-
-    def texts() -> Iterator[str]:
-        for chunk in read_chunks(path):
-            yield decoder.decode(chunk)
-        yield decoder.decode(b"", final=True)
-
-    yield Document(path, None, _stream_text(texts(), segmenter))
+    for chunk in read_chunks(path):
+        yield decoder.decode(chunk)
+    yield decoder.decode(b"", final=True)
 
 
 def _jsonl_documents(path: Path, segmenter: Segmenter, field: str) -> Iterator[Document]:

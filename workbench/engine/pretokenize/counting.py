@@ -237,12 +237,7 @@ def _tasks(
     (so a bad one is known before any of it is sent) and share batches; a larger file gets
     tasks of its own under its index, then a commit, or a drop if it turns out bad."""
     pattern = config.pattern_string
-    segmenter = Segmenter(
-        config.special_tokens,
-        cut_inside=preset_name(pattern) is not None,
-        # SuperBPE's stage-2 pieces end at each newline: long files stream in bounded memory.
-        boundary=AFTER_NEWLINE if pattern == STAGE2_PATTERN else None,
-    )
+    segmenter = segmenter_for(config)
     batch: list[str] = []
     sources: list[str] = []
     size = 0
@@ -274,6 +269,18 @@ def _tasks(
             progress(done, total)
     if batch:
         yield None, "count", pattern, batch, sources
+
+
+def segmenter_for(config: TrainConfig) -> Segmenter:
+    """Where `config`'s text may be cut so that counting the stretches apart gives exactly the
+    pieces of counting it whole: at special tokens, and inside text where the pattern promises."""
+    pattern = config.pattern_string
+    return Segmenter(
+        config.special_tokens,
+        cut_inside=preset_name(pattern) is not None,
+        # SuperBPE's stage-2 pieces end at each newline: long files stream in bounded memory.
+        boundary=AFTER_NEWLINE if pattern == STAGE2_PATTERN else None,
+    )
 
 
 def _read_whole(path: Path, segmenter: Segmenter, config: TrainConfig) -> tuple[list[str], int]:

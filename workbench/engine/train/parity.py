@@ -151,8 +151,10 @@ def count_group_files(
     for (_, documents), size in zip(listed, sizes, strict=True):
         try:
             with meter.metering(progress, done, size, total):
-                for group, text in documents:
-                    counter.add(group, text)
+                for group, text, starts in documents:
+                    if starts:
+                        counter.start(group)
+                    counter.feed(text)
         except CorpusError as exc:
             counter.rollback()
             if skipped is None:
