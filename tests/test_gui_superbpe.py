@@ -9,6 +9,8 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from gui_fixtures import (  # noqa: E402
+    COLD_START_MS,
+    click,
     close_window,
     db_path,  # noqa: F401
     make_window,
@@ -18,6 +20,7 @@ from gui_fixtures import (  # noqa: E402
     window,  # noqa: F401
 )
 from PySide6.QtCore import Qt  # noqa: E402
+from test_superbpe_continue import BOUND, _corpus, small_bound  # noqa: E402, F401
 
 from workbench.engine.patterns.superbpe import is_superword  # noqa: E402
 from workbench.gui.merge_table import SUPERWORD, TOKEN  # noqa: E402
@@ -86,6 +89,47 @@ def test_the_setting_and_the_line_survive_a_restart(qtbot, settings_path, db_pat
         assert again.controls.superbpe.text().startswith("off")
     finally:
         close_window(qtbot, again)
+
+
+def test_a_reopened_run_whose_bound_filled_resumes_exactly(
+    qtbot, settings_path, db_path, tmp_path, small_bound
+):
+    """Resume on a reopened SuperBPE run counts stage 2 within the run's bound while counting
+    (here it fills, a large file on the scanner): the merges of a run never stopped."""
+    from workbench.engine.config import TrainConfig
+    from workbench.session.counting import count_paths
+    from workbench.session.run import RunSession
+    from workbench.store import RunStore
+
+    corpus = _corpus(tmp_path / "corpus")
+    win = make_window(settings_path, db_path)
+    win.show()
+    try:
+        win.load_corpus([corpus])
+        win.controls.superbpe.setValue(300)
+        train_to(qtbot, win, 330)
+        run_id = win.run_id
+    finally:
+        close_window(qtbot, win)
+    again = make_window(settings_path, db_path)
+    again.show()
+    try:
+        again.runs.refresh()
+        again.runs.select_run(run_id)
+        again.runs.open_selected()
+        again.controls.vocab.setValue(380)
+        click(qtbot, again, "resume")
+        qtbot.waitUntil(lambda: again.mode == "finished", timeout=COLD_START_MS)
+        assert again.merges_done == 380 - 256
+    finally:
+        close_window(qtbot, again)
+    config = TrainConfig(vocab_size=380, superbpe_transition=300)
+    whole = RunSession.start(count_paths([corpus], config), config)
+    whole.advance()
+    with RunStore(db_path) as store:
+        assert store.merges_as_pairs(run_id) == whole.merges()
+        stats = store.get_run(run_id).stats["superbpe"]
+    assert stats["dropped_pieces"] > 0 and stats["max_distinct_bytes"] == BOUND
 
 
 def test_runs_list_and_stored_runs_old_and_crafted(tmp_path):

@@ -184,7 +184,7 @@ def test_a_superbpe_run_is_stored_and_continued(tmp_path, first_vocab):
     assert run.stats["superbpe"]["dropped_pieces"] == 0
     stage_two = run.stats["superbpe"].get("transition_rank")
     assert stage_two == (None if first_vocab <= 290 else session.trainer.transition_rank)
-    again = RunSession.resume(db, session.run_id, lambda paths, cfg: count_corpus(paths, cfg), 400)
+    again = RunSession.resume(db, session.run_id, count_corpus, 400)
     again.advance()
     again.end()
     assert again.merges() == train_superbpe_reference([text], "gpt2", 400, 290)

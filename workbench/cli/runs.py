@@ -250,14 +250,15 @@ def _cmd_continue(args: argparse.Namespace) -> int:
         prepare_kernels(args, "encode", [NO_SPLIT])
     with stop_on_signals() as interrupted, ProgressBars(quiet=args.quiet) as bars:
 
-        def count(paths, config):
+        def count(paths, config, max_bytes=None):  # max_bytes: SuperBPE's stage-2 bound
             from workbench.cli.train import corpus_size
 
             size = corpus_size(list(paths)) if bars.enabled else None
             if config.parity_by:  # in groups (a document at a time: no byte progress)
                 result: Any = count_paths(paths, config)
             else:
-                result = count_corpus(paths, config, progress=bars.bytes("pre-tokenize", size))
+                progress = bars.bytes("pre-tokenize", size)
+                result = count_corpus(paths, config, progress=progress, max_bytes=max_bytes)
             bars.close()
             return result
 

@@ -277,6 +277,7 @@ class TrainWorker(QObject):
     def resume_stored(self, run_id: int, target: int | None, max_merges: int | None) -> None:
         """Continue a stored run (after a restart): recount its corpus, replay its merges
         (checked against the store), then train on."""
+        from workbench.engine.pretokenize.counting import count_corpus
         from workbench.session.counting import count_paths
 
         self._end_session()
@@ -284,8 +285,16 @@ class TrainWorker(QObject):
             self.sigFailed.emit("runs are not being recorded, so none can be continued")
             return
 
-        def count(paths, config):
+        def count(paths, config, max_bytes=None):
             self.sigStage.emit(f"Reading run {run_id}'s corpus to continue it")
+            if max_bytes is not None:  # SuperBPE's stage 2, within its bound while counting
+                return count_corpus(
+                    paths,
+                    config,
+                    progress=self.sigProgress.emit,
+                    cancel=self.cancel_flag.is_set,
+                    max_bytes=max_bytes,
+                )
             # One count a call: a SuperBPE run's resume asks for each stage's by itself.
             counted = count_paths(
                 paths,

@@ -153,8 +153,32 @@ def _stage_two_stats(counted: Counted) -> dict[str, Any]:
             "bytes": two.total_bytes,
             "dropped_pieces": two.dropped_pieces,
             "dropped_bytes": two.dropped_bytes,
+            # how it was counted, so continuing the run counts it again alike
+            "max_distinct_bytes": two.max_distinct_bytes,
+            "counted_by": two.counted_by,
         }
     }
+
+
+def _recount_stage_two(
+    count: Callable[..., Any], paths: Sequence[str], config: TrainConfig, stats: Any, where: str
+) -> Any:
+    """A stored SuperBPE run's stage 2 counted again as the run counted it: by the same counter
+    within the same bound, held while counting (`count(paths, config, max_bytes=...)`), so a
+    run whose bound filled replays its merges exactly. A run stored before these were recorded
+    is counted with today's bound by the counter its settings choose."""
+    from workbench.engine.pretokenize import stage_two as two
+
+    recorded = stats.get("superbpe") if isinstance(stats, dict) else None
+    recorded = recorded if isinstance(recorded, dict) else {}
+    bound = recorded.get("max_distinct_bytes") or two.MAX_DISTINCT_BYTES
+    if type(bound) is not int or bound < 0:  # a crafted database
+        raise WorkbenchError(f"{where}: its stored SuperBPE bound cannot be used ({bound!r})")
+    if recorded.get("counted_by") == "regex":  # counted by `regex` (a small corpus, at first use)
+        config = replace(config, pretokenizer="regex")
+    got = count(paths, two.stage2_config(config), max_bytes=bound)
+    result = got.result if isinstance(got, Counted) else got
+    return replace(two.bounded(result, bound), counted_by=two.counted_by(config))
 
 
 def _parity_trainer(
@@ -272,7 +296,7 @@ class RunSession:
         cls,
         store_path: str | Path,
         run_id: int,
-        count: Callable[[Sequence[str], TrainConfig], PretokenizeResult | Counted],
+        count: Callable[..., PretokenizeResult | Counted],
         vocab_size: int | None = None,
         listeners: Iterable[BatchListener] = (),
     ) -> RunSession:
@@ -281,7 +305,10 @@ class RunSession:
         settings replays the same merges (the trainer is deterministic), which is checked
         against the store before anything new is written. `count(paths, config)` counts the
         corpus (the caller's progress and cancel ride along); for a parity-aware run it gives
-        the `Counted` of `count_paths` (the groups), else it is counted here without them."""
+        the `Counted` of `count_paths` (the groups), else it is counted here without them.
+        A SuperBPE run's stage 2 is asked for as `count(paths, config, max_bytes=bound)`: the
+        corpus counted within its memory bound while counting (`count_corpus`'s `max_bytes`),
+        as a new run counts it."""
         from workbench.engine.train.trainer import BpeTrainer
         from workbench.store import RunStore
         from workbench.store.tokenizer_of_run import base_of_run
@@ -339,10 +366,10 @@ class RunSession:
 
             trainer: Any = ExtendingTrainer(base, result.words, config)
         elif config.superbpe_transition:  # the corpus once more, for stage 2
-            from workbench.engine.pretokenize.stage_two import bounded, stage2_config
             from workbench.engine.train.stages import SuperBpeTrainer
 
-            stage_two = bounded(count(paths, stage2_config(config)))
+            where = f"{store_path}: run {run_id}"
+            stage_two = _recount_stage_two(count, paths, config, run.stats, where)
             trainer = SuperBpeTrainer(result.words, stage_two.words, config)
         else:
             trainer = BpeTrainer(result.words, config)

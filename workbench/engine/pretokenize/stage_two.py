@@ -12,8 +12,11 @@ of the trainer grows with their distinct bytes. The bound (`MAX_DISTINCT_BYTES` 
   `regex` path): a new distinct piece is admitted only while the distinct pieces' bytes stay
   within it; admitted pieces go on being counted; every occurrence of a piece left out is
   tallied with its bytes;
-- a count made without it (continuing a stored run) is cut afterwards by the same rule
-  (`bounded`, `cap_pieces`).
+- a count made without it (a caller's that ignores the bound) is cut afterwards by the same
+  rule (`bounded`, `cap_pieces`); continuing a stored run counts within it, with the bound and
+  the counter the run recorded (`CappedPieces.max_distinct_bytes`, `counted_by`), because on
+  the scanner a large file counted on its own can keep other pieces than the cut afterwards
+  once the bound is full, and the continued run must replay the stored merges exactly.
 
 Either way `CappedPieces` says what was left out: piece occurrences, their bytes and the
 corpus's bytes, so the loss is reported.
@@ -32,6 +35,7 @@ from workbench.engine.config import TrainConfig
 from workbench.engine.patterns.superbpe import MAX_DISTINCT_BYTES, STAGE2_PATTERN
 from workbench.engine.pretokenize.counting import count_corpus, count_in_memory
 from workbench.engine.pretokenize.results import PretokenizeResult
+from workbench.engine.pretokenize.scan.entry import can_count
 from workbench.engine.pretokenize.words import WordTable
 
 
@@ -49,10 +53,20 @@ class CappedPieces:
     dropped_pieces: int  # piece occurrences left out (pre-tokens of the corpus)
     dropped_bytes: int  # corpus bytes they held
     total_bytes: int  # corpus bytes counted (kept and left out)
+    max_distinct_bytes: int = 0  # the bound counted within (0: not said)
+    counted_by: str = ""  # "scanner" or "regex" (which counter held the bound; "": not said)
 
     @property
     def dropped_share(self) -> float:
         return self.dropped_bytes / self.total_bytes if self.total_bytes else 0.0
+
+
+def counted_by(config: TrainConfig) -> str:
+    """Which counter counts stage 2 with the run's settings `config`: "scanner" or "regex".
+    The two keep other pieces once the bound is full (a large file's, see the module's note),
+    so a run records it and is counted again by the same one when continued."""
+    scans = config.pretokenizer == "auto" and can_count(STAGE2_PATTERN)
+    return "scanner" if scans else "regex"
 
 
 def count_stage_two(
@@ -61,13 +75,13 @@ def count_stage_two(
     progress: Callable[[int, int], None] | None = None,
     cancel: Callable[[], bool] | None = None,
     workers: int | None = None,
-    max_distinct_bytes: int = MAX_DISTINCT_BYTES,
+    max_distinct_bytes: int | None = None,
 ) -> tuple[CappedPieces, PretokenizeResult]:
-    """The files under `paths` counted for stage 2 within the bound (`config`: the run's)."""
-    result = count_corpus(
-        paths, stage2_config(config), progress, cancel, workers, max_bytes=max_distinct_bytes
-    )
-    return bounded(result, max_distinct_bytes), result
+    """The files under `paths` counted for stage 2 within the bound (`config`: the run's;
+    `max_distinct_bytes`: `MAX_DISTINCT_BYTES` unless given)."""
+    bound = MAX_DISTINCT_BYTES if max_distinct_bytes is None else max_distinct_bytes
+    result = count_corpus(paths, stage2_config(config), progress, cancel, workers, max_bytes=bound)
+    return replace(bounded(result, bound), counted_by=counted_by(config)), result
 
 
 def count_stage_two_documents(
@@ -75,25 +89,23 @@ def count_stage_two_documents(
     config: TrainConfig,
     progress: Callable[[int], None] | None = None,
     cancel: Callable[[], bool] | None = None,
-    max_distinct_bytes: int = MAX_DISTINCT_BYTES,
+    max_distinct_bytes: int | None = None,
 ) -> tuple[CappedPieces, PretokenizeResult]:
     """Documents in memory (see `count_in_memory`) counted for stage 2 within the bound."""
-    result = count_in_memory(
-        documents, stage2_config(config), progress, cancel, max_bytes=max_distinct_bytes
-    )
-    return bounded(result, max_distinct_bytes), result
+    bound = MAX_DISTINCT_BYTES if max_distinct_bytes is None else max_distinct_bytes
+    result = count_in_memory(documents, stage2_config(config), progress, cancel, max_bytes=bound)
+    return replace(bounded(result, bound), counted_by=counted_by(config)), result
 
 
-def bounded(
-    result: PretokenizeResult, max_distinct_bytes: int = MAX_DISTINCT_BYTES
-) -> CappedPieces:
-    """The table of a count within the bound: bounded while counting (the scanner), or cut now
-    by the same rule (a count made without the bound: the regex path, a continued run)."""
+def bounded(result: PretokenizeResult, max_distinct_bytes: int | None = None) -> CappedPieces:
+    """The table of a count within the bound (`MAX_DISTINCT_BYTES` unless given): bounded
+    while counting, or cut now by the same rule (a count made without the bound)."""
+    bound = MAX_DISTINCT_BYTES if max_distinct_bytes is None else max_distinct_bytes
     words = result.words
-    if result.dropped_pieces or int(words.offsets[-1]) <= max_distinct_bytes:
+    if result.dropped_pieces or int(words.offsets[-1]) <= bound:
         total = words.total_bytes + result.dropped_bytes
-        return CappedPieces(words, result.dropped_pieces, result.dropped_bytes, total)
-    return cap_pieces(words, max_distinct_bytes)
+        return CappedPieces(words, result.dropped_pieces, result.dropped_bytes, total, bound)
+    return replace(cap_pieces(words, bound), max_distinct_bytes=bound)
 
 
 def cap_pieces(words: WordTable, max_distinct_bytes: int = MAX_DISTINCT_BYTES) -> CappedPieces:
