@@ -29,6 +29,7 @@ from workbench.gui.buffers import MAX_LENGTH_BIN, ChartData
 from workbench.gui.elided_label import ElidedLabel
 from workbench.gui.group_chart import GroupCurves
 from workbench.gui.help import CHART_HELP
+from workbench.gui.paint_turns import TURNS
 
 REDRAW_MS = 200
 HOVER_HINT = "Hover a chart to see its merge."
@@ -325,6 +326,7 @@ class ChartsPanel(QWidget):
             self._fit_exact()
             return
         self.drawn_at = time.perf_counter()
+        TURNS.spent()
         self.sigRedrawn.emit()  # the curves repaint in this turn
         d = self.data
         self.count_curve.setData(d.rank.view(), d.count.view())
