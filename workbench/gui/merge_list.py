@@ -88,9 +88,10 @@ class MergeTableView(QTableView):
         self.verticalScrollBar().valueChanged.connect(lambda _value: self.note_change())
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802  (Qt's name)
+        started = time.perf_counter()
         super().paintEvent(event)
         self.painted_at = time.perf_counter()
-        TURNS.spent()
+        TURNS.spent(self.painted_at - started)
 
     def note_change(self, first: int = 0, last: int = -1) -> None:
         """Rows `first..last` (-1: to the end) changed: a paint is due if any is in view."""

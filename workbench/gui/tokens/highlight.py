@@ -106,7 +106,8 @@ class TokenHighlighter(QSyntaxHighlighter):
                     self.rehighlightBlock(block)
         finally:
             self.colouring = False
-        TURNS.spent()  # so the next slice, or another costly job, waits for a turn of its own
+        # The next slice, or another costly job, waits for a turn of its own.
+        TURNS.spent(time.perf_counter() - deadline + budget)
         if self._queue:
             self._job.request()
 
@@ -180,7 +181,7 @@ class RangeHighlighter(QSyntaxHighlighter):
             block = doc.findBlockByNumber(self._queue.pop())
             if block.isValid():
                 self.rehighlightBlock(block)
-        TURNS.spent()
+        TURNS.spent(time.perf_counter() - deadline + budget)
         if self._queue:
             self._job.request()
 
