@@ -253,6 +253,7 @@ class TokensPanel(QWidget):
         return (
             self._cutting
             or self._show_cut_job.pending()
+            or view.strip_pending()
             or view.highlighter.pending()
             or view.strip_highlighter.pending()
         )

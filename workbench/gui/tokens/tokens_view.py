@@ -131,6 +131,10 @@ class TokensView(QWidget):
         self._submitting = False
         self._result_to_show: tuple | None = None
         self._show_job = TurnJob(self._show_lane_result, self)
+        # A background answer's strip is laid out in a turn after its text's colours (each
+        # ~3-5 ms: together they made one long turn); the strip built with it, kept till then.
+        self._strip_job = TurnJob(self._render_strip_later, self)
+        self._strip_prebuilt: tuple[tuple[bool, bool, bool], Encoded, Strip] | None = None
         self._lane.sigError.connect(self._on_error)
         self._timer = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._timer.timeout.connect(self.refresh)
@@ -298,13 +302,19 @@ class TokensView(QWidget):
         if result is not None:
             self._show(result[0], result[1], result[2], CUT_SYNC_MS)
 
+    def strip_pending(self) -> bool:
+        """The strip of the text on show is still to be laid out (a turn after its colours)."""
+        return self._strip_job.pending()
+
     def busy(self) -> bool:
-        return self._lane.busy() or self._timer.isActive() or self._show_job.pending()
+        jobs = self._show_job.pending() or self._strip_job.pending()
+        return self._lane.busy() or self._timer.isActive() or jobs
 
     def shutdown(self) -> None:
         """Stop the timer and wait for the worker: call before the widget goes away."""
         self._timer.stop()
         self._show_job.cancel()
+        self._strip_job.cancel()
         self._lane.shutdown()
 
     # ----- slots ------------------------------------------------------------------------------
@@ -357,14 +367,26 @@ class TokensView(QWidget):
         first = self.editor.firstVisibleBlock().blockNumber()
         self.highlighter.set_encoded(enc, first_block=first, sync_ms=self._sync_ms)
         self.counts.setText(format_counts(enc))
-        self._render_strip()
+        if self._submitting:  # made inline, as the user types: all of it at once
+            self._render_strip()
+        else:
+            self._strip_prebuilt = self._prebuilt
+            self._strip_job.request()
         self.last_render_ms = (time.perf_counter() - self._requested_at) * 1000
         self.sigEncoded.emit(enc)
 
     def _on_error(self, message: str) -> None:
         self.counts.setText(f"cannot encode: {message}")
 
+    def _render_strip_later(self) -> None:
+        self._prebuilt, self._strip_prebuilt = self._strip_prebuilt, None
+        try:
+            self._render_strip()
+        finally:
+            self._prebuilt = None
+
     def _render_strip(self) -> None:
+        self._strip_job.cancel()  # this is the newest strip
         enc, table = self._encoded, self._table
         if enc is None or table is None:
             return
