@@ -41,7 +41,7 @@ from workbench.gui.merge_table import (
     parse_search,
 )
 from workbench.gui.merge_tree import MergeTreePanel
-from workbench.gui.paint_turns import TURNS
+from workbench.gui.paint_turns import TURNS, TurnJob
 from workbench.store import RunStore, StoreError
 
 SEARCH_DELAY_MS = 150
@@ -159,6 +159,7 @@ class MergeListPanel(QWidget):
         self.no_matches.setStyleSheet("color: #888; font-size: 15px; padding: 12px")
         self.no_matches.hide()
         self._size_columns()
+        self._release_job = TurnJob(self._release_paint, self)
         self.tree = MergeTreePanel()
         self.tree.sigGoToRank.connect(self.show_rank)
         self.view.horizontalHeader().sortIndicatorChanged.connect(self._sorted)
@@ -346,10 +347,12 @@ class MergeListPanel(QWidget):
         viewport = self.view.viewport()
         if viewport.updatesEnabled() and viewport.isVisible():
             viewport.setUpdatesEnabled(False)
-            QTimer.singleShot(ms, self, self._release_paint)
+            # Then it waits its turn among the other costly jobs (`paint_turns`).
+            QTimer.singleShot(ms, self, self._release_job.request)
 
     def _release_paint(self) -> None:
         self.view.viewport().setUpdatesEnabled(True)  # which asks for a repaint of it all
+        self.view.note_change()  # so the next costly job waits for that paint
 
     def poke(self) -> None:
         """Count a search's new matches; with Follow newest on, keep the newest merge in view."""
