@@ -4,8 +4,8 @@ Qt paints every widget waiting for it in one turn, and runs every timer that is 
 turn: the merge list's paint (~4-12 ms), the charts' redraw (~5-15 ms), a Tokens cut shown
 (~8 ms) and its highlighters' slices (~3 ms each) landed two or three at a time in one turn,
 which made 20-37 ms of the UI thread's CPU between two frames. So each of them tells `TURNS`
-when it ran and for how long (`spent`), which keeps the next one off for about twice that
-(`AFTER_S` at most); and the ones that can wait are `TurnJob`s, queued in `TURNS` and run one
+when it ran and for how long (`spent`), which keeps the next one off for `AFTER_S` (a cheap
+one, for twice its time); and the ones that can wait are `TurnJob`s, queued in `TURNS` and run one
 at a time, first asked first run, each once the turn is free: no other costly job in its gap,
 and no watched widget (the merge list) with a paint on its way. A job is never put off for
 longer than `MAX_DEFER_S` (should the list paint all the time). One budget for the whole
@@ -20,8 +20,9 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer
 
-AFTER_S = 0.015  # a costly job keeps the next one off for this long at most (a 60 Hz frame)
-MIN_GAP_S = 0.004  # and a cheap one (a highlighter's slice) for this long at least
+AFTER_S = 0.015  # a costly job keeps the next one off this long: a 10 ms frame gets between
+CHEAP_S = 0.004  # a job shorter than this (a highlighter's slice) is cheap ...
+MIN_GAP_S = 0.004  # ... and keeps the next one off for twice its time, at least this long
 MAX_DEFER_S = 0.1  # the longest a job is put off, however busy the others keep the turns
 PENDING_WAIT_S = 0.004  # a watched paint on its way: look again after it (it is this turn's)
 
@@ -38,7 +39,7 @@ class PaintTurns:
 
     def spent(self, seconds: float | None = None) -> None:
         """A costly job ran just now, for `seconds` (None: a long one): the next waits."""
-        gap = AFTER_S if seconds is None else min(AFTER_S, max(MIN_GAP_S, 2 * seconds))
+        gap = AFTER_S if seconds is None or seconds >= CHEAP_S else max(MIN_GAP_S, 2 * seconds)
         self.free_at = max(self.free_at, time.perf_counter() + gap)
 
     def watch(self, owner: QObject, pending: Callable[[], bool]) -> None:
