@@ -224,3 +224,22 @@ def test_encoded_token_lookup(small_tok):
     first, last = enc.group_range(len(enc) - 1)
     assert first <= len(enc) - 1 < last
     assert np.all(np.diff(enc.group) >= 0)
+
+
+@pytest.mark.parametrize("specials", [(), ("<|endoftext|>", "<|pad|>")])
+def test_token_table_holds_every_token_and_special(small_tok, monkeypatch, specials):
+    """The table's bytes (copied a slice at a time when specials join them) are the
+    tokenizer's vocabulary and its specials, and their lengths."""
+    from workbench.gui.tokens import encoded as encoded_module
+
+    monkeypatch.setattr(encoded_module, "COPY_SLICE", 7)  # several slices
+    tok = Tokenizer.from_merges(small_tok.merge_bytes, small_tok.pattern, special_tokens=specials)
+    table = TokenTable(tok)
+    expected = dict(tok.vocab)
+    expected.update((tid, name.encode()) for name, tid in tok.special_tokens.items())
+    assert table.bytes_of == expected
+    assert len(expected) == len(tok.vocab) + len(specials)
+    assert [int(n) for n in table.lengths] == [
+        len(expected.get(i, b"")) for i in range(len(table.lengths))
+    ]
+    assert tok.vocab == dict(small_tok.vocab)  # the tokenizer's own dict untouched
