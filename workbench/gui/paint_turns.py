@@ -53,8 +53,12 @@ class PaintTurns:
         left = self.free_at - time.perf_counter()
         if left > 0:
             return left
-        if any(pending() for pending in list(self._pending.values())):
-            return PENDING_WAIT_S
+        for key, pending in list(self._pending.items()):
+            try:
+                if pending():
+                    return PENDING_WAIT_S
+            except RuntimeError:  # its widget was deleted before `destroyed` told us
+                self._pending.pop(key, None)
         return 0.0
 
     # --- the queue of jobs ---------------------------------------------------------------------
@@ -92,7 +96,11 @@ class PaintTurns:
             self._schedule(wait)
             return
         self._queue.pop(0)
-        job.run()
+        try:
+            job.run()
+        except RuntimeError as exc:  # its owner was deleted before `destroyed` told us
+            if "already deleted" not in str(exc):
+                raise
         if self._queue:
             self._schedule(self.wait())
 
