@@ -167,3 +167,67 @@ def test_a_sorted_list_that_grows_keeps_its_rows_on_show_until_read_again(qtbot,
     assert [model.data(model.index(row, 0), USER) for row in range(PAGE)] == [
         m.rank for m in expected
     ]
+
+
+def _cell(model: MergeTableModel, row: int, column: int) -> dict[int, object]:
+    """What a Qt 6 delegate gets for a cell through `multiData` (one call for every role)."""
+    from PySide6.QtCore import QModelRoleData
+
+    roles = [int(r) for r in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.FontRole)] + [
+        int(r)
+        for r in (
+            Qt.ItemDataRole.TextAlignmentRole,
+            Qt.ItemDataRole.BackgroundRole,
+            Qt.ItemDataRole.ForegroundRole,
+            Qt.ItemDataRole.DecorationRole,
+        )
+    ]
+    span = [QModelRoleData(role) for role in roles]
+    model.multiData(model.index(row, column), span)
+    return {rd.role(): rd.data() for rd in span}
+
+
+def test_cached_cells_follow_every_change_and_match_data(qtbot, run, model):
+    """A row's cells are formatted once and cached: what a paint gets (multiData) is what
+    data() answers, and a replay's k, a tint, a sort or a base's rank offset shows at once."""
+    store, run_id = run
+    rows = range(0, 40)
+    for row in rows:
+        model.data(model.index(row, TOKEN))
+    settle(qtbot, model)
+    expected = store.merges(run_id, limit=40)
+    display = int(Qt.ItemDataRole.DisplayRole)
+    background = int(Qt.ItemDataRole.BackgroundRole)
+    foreground = int(Qt.ItemDataRole.ForegroundRole)
+
+    def check() -> None:
+        for row in rows:
+            for column in range(7):
+                cell = _cell(model, row, column)
+                for role, value in cell.items():
+                    assert value == model.data(model.index(row, column), role), (row, column)
+                assert cell[display] == model.text(row, column)
+
+    check()
+    assert _cell(model, 5, TOKEN)[display] == readable(expected[5].token)
+    model.set_replay(10)  # merges from rank 10 greyed
+    assert _cell(model, 9, TOKEN)[foreground] is None
+    assert _cell(model, 10, TOKEN)[foreground] is not None
+    model.set_replay(None)
+    assert _cell(model, 10, TOKEN)[foreground] is None
+    model.set_highlight(N - 5)
+    assert model.data(model.index(N - 1, RANK), background) is not None
+    model.set_highlight(None)
+    model.set_start_tokens(None, base_merges=1000)  # an extension run's ranks follow its base's
+    assert _cell(model, 3, RANK)[display] == str(expected[3].rank + 1000)
+    check()
+    model.sort(COUNT, Qt.SortOrder.DescendingOrder)
+    assert _cell(model, 0, TOKEN)[display] == PENDING  # the old order's cells are gone
+    for row in rows:
+        model.data(model.index(row, TOKEN))
+    settle(qtbot, model)
+    by_count = store.search(run_id, order="-count", limit=40)
+    assert [_cell(model, row, TOKEN)[display] for row in rows] == [
+        readable(m.token) for m in by_count
+    ]
+    check()

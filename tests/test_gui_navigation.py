@@ -168,6 +168,8 @@ def test_the_fit_at_a_runs_end_moves_a_few_axes_per_redraw(qtbot, window, monkey
         real_apply(self, low, high)
 
     monkeypatch.setattr(charts_module._Range, "_apply", apply)
+    # Redraws here are never put off for another costly job (`paint_turns`, tested there).
+    monkeypatch.setattr(charts, "defer_redraw", lambda: 0.0)
     charts.fit_to_data()
     assert 0 < len(moves) <= charts_module.MOVES_PER_FRAME
     assert charts.ranges[0].high is not None and charts.ranges[0].high <= 60 * 1.05

@@ -172,7 +172,8 @@ def test_a_long_strip_is_coloured_in_slices_to_the_end(view, qtbot):
     view.set_text("the cat sat on the mat\n" * 1500)
     qtbot.waitUntil(lambda: view.encoded is not None and len(view.encoded) > 1000, timeout=10_000)
     strip = view.strip_highlighter
-    qtbot.waitUntil(lambda: not strip.pending(), timeout=10_000)
+    # The strip is laid out in a turn after the text's colours (`paint_turns`), then coloured.
+    qtbot.waitUntil(lambda: not view.strip_pending() and not strip.pending(), timeout=10_000)
     doc = view.strip_edit.document()
     assert doc.blockCount() > 100
     for number in (0, doc.blockCount() // 2, doc.blockCount() - 2):
@@ -223,3 +224,22 @@ def test_encoded_token_lookup(small_tok):
     first, last = enc.group_range(len(enc) - 1)
     assert first <= len(enc) - 1 < last
     assert np.all(np.diff(enc.group) >= 0)
+
+
+@pytest.mark.parametrize("specials", [(), ("<|endoftext|>", "<|pad|>")])
+def test_token_table_holds_every_token_and_special(small_tok, monkeypatch, specials):
+    """The table's bytes (copied a slice at a time when specials join them) are the
+    tokenizer's vocabulary and its specials, and their lengths."""
+    from workbench.gui.tokens import encoded as encoded_module
+
+    monkeypatch.setattr(encoded_module, "COPY_SLICE", 7)  # several slices
+    tok = Tokenizer.from_merges(small_tok.merge_bytes, small_tok.pattern, special_tokens=specials)
+    table = TokenTable(tok)
+    expected = dict(tok.vocab)
+    expected.update((tid, name.encode()) for name, tid in tok.special_tokens.items())
+    assert table.bytes_of == expected
+    assert len(expected) == len(tok.vocab) + len(specials)
+    assert [int(n) for n in table.lengths] == [
+        len(expected.get(i, b"")) for i in range(len(table.lengths))
+    ]
+    assert tok.vocab == dict(small_tok.vocab)  # the tokenizer's own dict untouched

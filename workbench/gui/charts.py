@@ -29,10 +29,10 @@ from workbench.gui.buffers import MAX_LENGTH_BIN, ChartData
 from workbench.gui.elided_label import ElidedLabel
 from workbench.gui.group_chart import GroupCurves
 from workbench.gui.help import CHART_HELP
+from workbench.gui.paint_turns import MAX_DEFER_S, TURNS, TurnJob  # noqa: F401 (MAX_DEFER_S)
 
 REDRAW_MS = 200
 HOVER_HINT = "Hover a chart to see its merge."
-MAX_DEFER_S = 0.1  # the longest `defer_redraw` may put a redraw off
 MOVES_PER_FRAME = 3  # axis ranges moved per redraw (each costs a label repaint, ~10 ms)
 _PEN = pg.mkPen("#4cc9f0", width=1)
 _PEN_2 = pg.mkPen("#f72585", width=1)
@@ -130,7 +130,6 @@ class ChartsPanel(QWidget):
     sigHoverMerge = Signal(int)
     sigRedrawn = Signal()  # the curves take new data or the axes move: they paint this turn
     drawn_at = 0.0  # when the curves last took new data (their repaint follows in that turn)
-    _deferred_since = math.inf  # when `defer_redraw` first put off the pending redraw
 
     @staticmethod
     def defer_redraw() -> float:
@@ -143,6 +142,7 @@ class ChartsPanel(QWidget):
         super().__init__(parent)
         self.data = ChartData()
         self._dirty = False
+        self._redraw_job = TurnJob(self._redraw_now, self)  # a redraw put off (`paint_turns`)
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground("#12161f")
         self.graphics.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.MinimalViewportUpdate)
@@ -311,20 +311,22 @@ class ChartsPanel(QWidget):
         # keeps growing and `showEvent` draws it all when the tab comes back.
         if not self._dirty or not self.isVisible():
             return
-        wait = self.defer_redraw()
-        now = time.perf_counter()
-        if wait > 0 and now - self._deferred_since < MAX_DEFER_S:
-            # Another widget painted just now: this turn is spent, come back after (never
-            # for longer than MAX_DEFER_S, should that widget paint all the time).
-            self._deferred_since = min(self._deferred_since, now)
-            QTimer.singleShot(int(wait * 1000) + 1, self, self.redraw_if_dirty)
+        if self.defer_redraw() > 0:
+            # Another widget painted just now: this turn is spent. The redraw waits in the
+            # queue of costly jobs (`paint_turns`), which runs it in a turn of its own.
+            self._redraw_job.request()
             return
-        self._deferred_since = math.inf
+        self._redraw_now()
+
+    def _redraw_now(self) -> None:
+        if not self._dirty or not self.isVisible():
+            return
         self._dirty = False
         if self._exact_pending:  # a fit at the run's end still going: it moves the axes
             self._fit_exact()
             return
         self.drawn_at = time.perf_counter()
+        TURNS.spent()  # the curves paint in this turn, later
         self.sigRedrawn.emit()  # the curves repaint in this turn
         d = self.data
         self.count_curve.setData(d.rank.view(), d.count.view())

@@ -33,6 +33,7 @@ from workbench.gui.corpus_panel import CorpusPanel
 from workbench.gui.evaluate_tab import EvaluateTab
 from workbench.gui.history_loader import HistoryLoader
 from workbench.gui.merge_list import MergeListPanel
+from workbench.gui.paint_turns import TURNS
 from workbench.gui.replay import ReplayBar
 from workbench.gui.resources import icon_path
 from workbench.gui.run_history import RunHistoryPanel
@@ -54,7 +55,6 @@ from workbench.store import RunStore
 
 STATUS_MS = 250
 LIST_AFTER_CHARTS_S = 0.05  # the merge list moves this long after the charts' redraw
-CHARTS_AFTER_LIST_S = 0.015  # and the charts redraw this long after the list painted
 RECOUNT_DELAY_MS = 600
 
 
@@ -267,9 +267,7 @@ class MainWindow(
         self.charts.sigRedrawn.connect(
             lambda: self.merge_list.hold_paint(int(LIST_AFTER_CHARTS_S * 1000))
         )
-        self.charts.defer_redraw = lambda: max(
-            0.0, self.merge_list.view.painted_at + CHARTS_AFTER_LIST_S - time.perf_counter()
-        )
+        self.charts.defer_redraw = TURNS.wait  # see paint_turns: the list's paint is one
         self.evaluate.connect_window(self)
 
     def start_threads(self) -> None:

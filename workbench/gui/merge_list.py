@@ -41,6 +41,7 @@ from workbench.gui.merge_table import (
     parse_search,
 )
 from workbench.gui.merge_tree import MergeTreePanel
+from workbench.gui.paint_turns import TURNS, TurnJob
 from workbench.store import RunStore, StoreError
 
 SEARCH_DELAY_MS = 150
@@ -67,17 +68,50 @@ SEARCH_HELP = (
 FIT_ROWS = 64
 # LEFT and RIGHT share what is left (stretched), so a long part is cut, never a bare "…".
 _FITTED = (RANK, ID, TOKEN, COUNT, LENGTH)
+# Rows in view changed this recently and not painted since: their paint comes in the next turn
+# (older than this, the change was somewhere Qt had nothing to repaint for).
+PAINT_DUE_S = 0.05
 
 
 class MergeTableView(QTableView):
-    """The merge list's table; `painted_at` (perf_counter seconds) is when its rows last
-    painted, so the charts can keep their own repaint out of that turn."""
+    """The merge list's table. Its paint is a costly job of the UI thread (`paint_turns`):
+    `painted_at` (perf_counter seconds) is when its rows last painted, and `paint_pending()`
+    says that rows in view changed since, so the charts and the Tokens tab keep their own
+    work out of the turn it paints in."""
 
     painted_at = 0.0
+    changed_at = 0.0  # when rows in view last changed (or it scrolled)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        TURNS.watch(self, self.paint_pending)
+        self.verticalScrollBar().valueChanged.connect(lambda _value: self.note_change())
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802  (Qt's name)
+        started = time.perf_counter()
         super().paintEvent(event)
         self.painted_at = time.perf_counter()
+        TURNS.spent(self.painted_at - started)
+
+    def note_change(self, first: int = 0, last: int = -1) -> None:
+        """Rows `first..last` (-1: to the end) changed: a paint is due if any is in view."""
+        viewport = self.viewport()
+        if not viewport.isVisible():
+            return
+        top = self.rowAt(0)
+        bottom = self.rowAt(viewport.height() - 1)
+        if top >= 0 and (last >= 0 and last < top or bottom >= 0 and first > bottom):
+            return  # out of view: Qt repaints nothing for it
+        self.changed_at = time.perf_counter()
+
+    def paint_pending(self) -> bool:
+        viewport = self.viewport()
+        return (
+            self.changed_at > self.painted_at
+            and time.perf_counter() - self.changed_at < PAINT_DUE_S
+            and viewport.updatesEnabled()
+            and viewport.isVisible()
+        )
 
 
 class MergeListPanel(QWidget):
@@ -104,9 +138,18 @@ class MergeListPanel(QWidget):
         self.legend.setToolTip(SEARCH_HELP)
         self.view = MergeTableView()
         self.view.setModel(self.model)
+        self.model.dataChanged.connect(
+            lambda top, bottom, *_: self.view.note_change(top.row(), bottom.row())
+        )
+        self.model.rowsInserted.connect(
+            lambda _parent, first, last: self.view.note_change(first, last)
+        )
+        self.model.modelReset.connect(self.view.note_change)
         self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.view.verticalHeader().hide()
+        # Rows of one fixed height: Qt never asks the model for a row's size hint.
+        self.view.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.view.verticalHeader().setDefaultSectionSize(20)
         self.view.setSortingEnabled(True)
         self.view.horizontalHeader().setSortIndicator(RANK, Qt.SortOrder.AscendingOrder)
@@ -116,6 +159,7 @@ class MergeListPanel(QWidget):
         self.no_matches.setStyleSheet("color: #888; font-size: 15px; padding: 12px")
         self.no_matches.hide()
         self._size_columns()
+        self._release_job = TurnJob(self._release_paint, self)
         self.tree = MergeTreePanel()
         self.tree.sigGoToRank.connect(self.show_rank)
         self.view.horizontalHeader().sortIndicatorChanged.connect(self._sorted)
@@ -303,10 +347,12 @@ class MergeListPanel(QWidget):
         viewport = self.view.viewport()
         if viewport.updatesEnabled() and viewport.isVisible():
             viewport.setUpdatesEnabled(False)
-            QTimer.singleShot(ms, self, self._release_paint)
+            # Then it waits its turn among the other costly jobs (`paint_turns`).
+            QTimer.singleShot(ms, self, self._release_job.request)
 
     def _release_paint(self) -> None:
         self.view.viewport().setUpdatesEnabled(True)  # which asks for a repaint of it all
+        self.view.note_change()  # so the next costly job waits for that paint
 
     def poke(self) -> None:
         """Count a search's new matches; with Follow newest on, keep the newest merge in view."""

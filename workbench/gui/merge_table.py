@@ -62,6 +62,20 @@ _ROLES = frozenset(
 )  # the roles `data` answers
 PENDING = "…"  # shown in text columns while a row's page is being read
 _INDEX = QModelIndex | QPersistentModelIndex
+_DISPLAY = int(Qt.ItemDataRole.DisplayRole)
+_FONT = int(Qt.ItemDataRole.FontRole)
+_ALIGN = int(Qt.ItemDataRole.TextAlignmentRole)
+_BACKGROUND = int(Qt.ItemDataRole.BackgroundRole)
+_FOREGROUND = int(Qt.ItemDataRole.ForegroundRole)
+_MONO_COLUMNS = (TOKEN, LEFT, RIGHT)
+_LEFT_ALIGNED = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+_RIGHT_ALIGNED = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+# A row's cells as the view paints them are kept for this many rows at most (the rows in view
+# and a little scrolling); past it the cache starts afresh.
+MAX_CACHED_ROWS = 2048
+# A row's cached cells: its rank, and per column the roles that do not depend on the replay's k
+# or the tint of the newest merges (display text, font, alignment, a superword's background).
+RowCells = tuple[int | None, tuple[dict[int, object], ...]]
 
 
 @dataclass(frozen=True)
@@ -160,6 +174,9 @@ class MergeTableModel(ListTableModel):
         self._version = 0
         self._stale: dict[int, list[StoredMerge]] = {}
         self._reader: PageReader | None = None
+        # What each painted row shows, by row (see `_row_cells`): a repaint (a replay's step,
+        # a scroll, a page arriving beside it) looks cells up instead of formatting them again.
+        self._cells: dict[int, RowCells] = {}
 
     def read_in_background(self) -> None:
         """Read uncached pages off the UI thread from now on (call `shutdown` when done)."""
@@ -180,6 +197,7 @@ class MergeTableModel(ListTableModel):
         """Cached pages and pages in flight belong to another run, filter or sort."""
         self._pages = {}
         self._stale = {}
+        self._cells = {}
         self._generation += 1
         if self._reader is not None:
             self._reader.forget()
@@ -191,6 +209,7 @@ class MergeTableModel(ListTableModel):
             self._stale.update((n, p) for n, p in self._pages.items() if n not in keep)
             self._reader.forget()
         self._pages = keep
+        self._cells = {row: cells for row, cells in self._cells.items() if row // PAGE in keep}
         self._version += 1
 
     # --- what to show ----------------------------------------------------------------------
@@ -216,6 +235,7 @@ class MergeTableModel(ListTableModel):
         self._start_tokens = vocab or {}
         self._rank_offset = base_merges
         self._base_ids_unnamed = first_new_id if not vocab else 0
+        self._cells = {}
         if self.rowCount():
             self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, 0))
 
@@ -294,20 +314,6 @@ class MergeTableModel(ListTableModel):
                 [Qt.ItemDataRole.ForegroundRole],
             )
 
-    def _replay_colour(self, row: int) -> QColor | None:
-        """Grey for a merge after the replay's k, even before its page has arrived (in rank
-        order a row's rank is known without it)."""
-        if self.replay_at is None:
-            return None
-        rank = self._rank_of_row(row)
-        if rank is None:
-            try:
-                merge = self.cached_merge(row)
-            except IndexError:
-                return None
-            rank = merge.rank if merge is not None else None
-        return LATER if rank is not None and rank >= self.replay_at else None
-
     def set_highlight(self, from_rank: int | None) -> None:
         """Tint merges from rank `from_rank` on (None: no tint)."""
         self.highlight_from = from_rank
@@ -374,6 +380,8 @@ class MergeTableModel(ListTableModel):
         self._names.update(answer.names)
         first = number * PAGE
         last = min(first + PAGE, self._count) - 1
+        for row in range(first, first + PAGE):
+            self._cells.pop(row, None)  # a stale page's rows, or placeholders
         if last >= first:
             self.dataChanged.emit(self.index(first, 0), self.index(last, len(HEADERS) - 1))
             self.sigPageArrived.emit(first, last)
@@ -415,51 +423,89 @@ class MergeTableModel(ListTableModel):
             return None
         if not index.isValid() or index.row() >= self._count:
             return None
-        column = index.column()
-        if role == Qt.ItemDataRole.TextAlignmentRole:
-            if column in (TOKEN, LEFT, RIGHT):
-                return int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.FontRole and column in (TOKEN, LEFT, RIGHT):
-            return self.mono_font
-        if role == Qt.ItemDataRole.ForegroundRole:
-            return self._replay_colour(index.row())
-        if role not in (
-            Qt.ItemDataRole.DisplayRole,
-            Qt.ItemDataRole.BackgroundRole,
-            Qt.ItemDataRole.ToolTipRole,
-            Qt.ItemDataRole.UserRole,
-        ):
-            return None
-        try:
-            merge = self.cached_merge(index.row())
-        except IndexError:
-            return None
-        rank = merge.rank if merge is not None else self._rank_of_row(index.row())
-        if role == Qt.ItemDataRole.BackgroundRole:
-            return self._background(rank, column, merge)
-        if merge is None:  # the page is on its way
-            if role == Qt.ItemDataRole.DisplayRole and column in (TOKEN, LEFT, RIGHT):
-                return PENDING
-            return None
-        if role == Qt.ItemDataRole.DisplayRole:
-            return self._display(merge, column)
-        if role == Qt.ItemDataRole.ToolTipRole and column == TOKEN:
+        row, role = index.row(), int(role)
+        entry = self._row_cells(row)
+        rank, cells = entry
+        if role in (_FOREGROUND, _BACKGROUND):
+            return self._tint(role, rank, cells[index.column()])
+        if role == Qt.ItemDataRole.ToolTipRole or role == Qt.ItemDataRole.UserRole:
+            try:
+                merge = self.cached_merge(row)
+            except IndexError:
+                return None
+            if merge is None:
+                return None
+            if role == Qt.ItemDataRole.UserRole:
+                return merge.rank
+            if index.column() != TOKEN:
+                return None
             kind = "\nsuperword: it crosses a space (SuperBPE)" if is_superword(merge.token) else ""
             return f"bytes: {merge.token.hex(' ')}\nties at merge: {merge.ties}{kind}"
-        if role == Qt.ItemDataRole.UserRole:
-            return merge.rank
-        return None
+        return cells[index.column()].get(role)
 
-    def _background(
-        self, rank: int | None, column: int, merge: StoredMerge | None
-    ) -> QColor | None:
-        """The tint of the merges just made, else a superword's mark on its token cell."""
-        if self.highlight_from is not None and rank is not None and rank >= self.highlight_from:
+    def multiData(self, index: QModelIndex, roleDataSpan: Any) -> None:  # noqa: N802, N803
+        """Every role a delegate paints a cell with, in one call (Qt 6's delegates ask this
+        way): one Python call per painted cell instead of one per cell and role, and the
+        row's cells are looked up, not formatted (`_row_cells`)."""
+        row = index.row()
+        if not index.isValid() or row >= self._count:
+            return
+        rank, cells = self._row_cells(row)
+        cell = cells[index.column()]
+        for role_data in roleDataSpan:
+            role = role_data.role()
+            if role in (_FOREGROUND, _BACKGROUND):
+                value = self._tint(role, rank, cell)
+            else:
+                value = cell.get(role)
+            if value is not None:
+                role_data.setData(value)
+
+    def _tint(self, role: int, rank: int | None, cell: dict[int, object]) -> object:
+        """A cell's foreground (grey past the replay's k) or background (the merges just made,
+        else its own: a superword's mark): worked out per paint from the row's rank."""
+        if role == _FOREGROUND:
+            replay_at = self.replay_at
+            if replay_at is not None and rank is not None and rank >= replay_at:
+                return LATER
+            return None
+        highlight = self.highlight_from
+        if highlight is not None and rank is not None and rank >= highlight:
             return NEWEST if rank == self._total - 1 else RECENT
-        if column == TOKEN and merge is not None and is_superword(merge.token):
-            return SUPERWORD
-        return None
+        return cell.get(_BACKGROUND)
+
+    def _row_cells(self, row: int) -> RowCells:
+        """A row's rank and cells: cached once its page is at hand (the cache is emptied when
+        pages are dropped or re-read), made afresh while it is on its way."""
+        entry = self._cells.get(row)
+        if entry is not None:
+            return entry
+        try:
+            merge = self.cached_merge(row)
+        except IndexError:  # past a short page: the store is behind
+            merge, missing = None, True
+        else:
+            missing = False
+        rank = merge.rank if merge is not None else self._rank_of_row(row)
+        cells = []
+        for column in range(len(HEADERS)):
+            mono = column in _MONO_COLUMNS
+            cell: dict[int, object] = {_ALIGN: _LEFT_ALIGNED if mono else _RIGHT_ALIGNED}
+            if mono:
+                cell[_FONT] = self.mono_font
+            if merge is not None:
+                cell[_DISPLAY] = self._display(merge, column)
+                if column == TOKEN and is_superword(merge.token):
+                    cell[_BACKGROUND] = SUPERWORD
+            elif mono and not missing:
+                cell[_DISPLAY] = PENDING
+            cells.append(cell)
+        entry = (None if missing else rank), tuple(cells)
+        if merge is not None:
+            if len(self._cells) >= MAX_CACHED_ROWS:
+                self._cells = {}
+            self._cells[row] = entry
+        return entry
 
     def token_name(self, token_id: int) -> str:
         """Readable form of any token id: bytes directly, merged tokens from the store (cached;

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 from workbench.engine import formats
 from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.gui.elided_label import fit_width
+from workbench.gui.paint_turns import TurnJob
 from workbench.gui.tokens.compare import CompareView
 from workbench.gui.tokens.drilldown import DrillDown
 from workbench.gui.tokens.encoded import Encoded, TokenTable, encode_text
@@ -85,6 +86,10 @@ class TokensPanel(QWidget):
         self._cutter = JobLane(self)
         self._cutting = False
         self._pending_rank: int | None = None
+        # A cut is shown in an event-loop turn of its own (`paint_turns`), not in the one the
+        # merge list or the charts paint in; the newest cut waiting to be shown.
+        self._cut_to_show: tuple | None = None
+        self._show_cut_job = TurnJob(self._show_cut, self)
         self._layout(side)
         self._connect()
 
@@ -245,14 +250,22 @@ class TokensPanel(QWidget):
         """A cut under way, or its colours still being laid on the text or the strip: the
         UI thread has turns of work coming here (a replay moves other views meanwhile)."""
         view = self.view
-        return self._cutting or view.highlighter.pending() or view.strip_highlighter.pending()
+        return (
+            self._cutting
+            or self._show_cut_job.pending()
+            or view.strip_pending()
+            or view.highlighter.pending()
+            or view.strip_highlighter.pending()
+        )
 
     def busy(self) -> bool:
         parts = (self.view, self.scrubber, self.compare, self.drilldown, self._loader)
-        return self._cutting or any(p.busy() for p in (*parts, self._cutter))
+        cutting = self._cutting or self._show_cut_job.pending()
+        return cutting or any(p.busy() for p in (*parts, self._cutter))
 
     def shutdown(self) -> None:
         """Wait for every background job of the panel; call before the window closes."""
+        self._show_cut_job.cancel()
         parts = (self.view, self.scrubber, self.compare, self.drilldown, self._loader)
         for part in (*parts, self._cutter):
             part.shutdown()
@@ -268,14 +281,23 @@ class TokensPanel(QWidget):
     def _on_cut(
         self, result: tuple[Tokenizer, int, Tokenizer, TokenTable, Encoded, _BuiltStrip]
     ) -> None:
-        base, k, shown, table, enc, strip = result
         self._cutting = False
-        if base is self._base:  # else: another tokenizer came meanwhile; this cut is stale
-            self.view.show_cut(shown, table, enc, strip)
-            self.details.set_source(shown, self._store, self._run_id)
-            label = self._label if shown is base else f"{self._label} @ {k:,} merges"
-            self.compare.set_primary(label, shown, self._run_id)
+        if result[0] is self._base:  # else: another tokenizer came meanwhile; this cut is stale
+            self._cut_to_show = result  # a newer cut waiting replaces an older one
+            self._show_cut_job.request()
         self._next_cut()
+
+    def _show_cut(self) -> None:
+        result, self._cut_to_show = self._cut_to_show, None
+        if result is None:
+            return
+        base, k, shown, table, enc, strip = result
+        if base is not self._base:
+            return
+        self.view.show_cut(shown, table, enc, strip)
+        self.details.set_source(shown, self._store, self._run_id)
+        label = self._label if shown is base else f"{self._label} @ {k:,} merges"
+        self.compare.set_primary(label, shown, self._run_id)
 
     def _on_cut_failed(self, message: str) -> None:
         self._cutting = False

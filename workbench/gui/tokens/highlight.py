@@ -15,9 +15,9 @@ import bisect
 import time
 
 import numpy as np
-from PySide6.QtCore import QTimer
 from PySide6.QtGui import QSyntaxHighlighter, QTextDocument
 
+from workbench.gui.paint_turns import TURNS, TurnJob
 from workbench.gui.tokens.colors import token_format
 from workbench.gui.tokens.encoded import Encoded
 
@@ -44,8 +44,8 @@ class TokenHighlighter(QSyntaxHighlighter):
         self._encoded: Encoded | None = None
         self._lists: tuple[list, ...] = ()
         self._queue: list[int] = []  # block numbers still to colour
-        self._timer = QTimer(self, singleShot=True, interval=0)
-        self._timer.timeout.connect(self._slice)
+        # The rest is coloured a slice at a time in turns of their own (`paint_turns`).
+        self._job = TurnJob(self._slice, self)
 
     @property
     def encoded(self) -> Encoded | None:
@@ -106,8 +106,10 @@ class TokenHighlighter(QSyntaxHighlighter):
                     self.rehighlightBlock(block)
         finally:
             self.colouring = False
+        # The next slice, or another costly job, waits for a turn of its own.
+        TURNS.spent(time.perf_counter() - deadline + budget)
         if self._queue:
-            self._timer.start()
+            self._job.request()
 
     def highlightBlock(self, text: str) -> None:  # noqa: N802 (Qt override)
         enc = self._encoded
@@ -148,8 +150,8 @@ class RangeHighlighter(QSyntaxHighlighter):
         self._starts: list[int] = []
         self._ranges: list = []
         self._queue: list[int] = []  # block numbers still to colour, the next one last
-        self._timer = QTimer(self, singleShot=True, interval=0)
-        self._timer.timeout.connect(self._slice)
+        # The rest is coloured a slice at a time in turns of their own (`paint_turns`).
+        self._job = TurnJob(self._slice, self)
 
     def set_ranges(self, ranges: list, first_block: int = 0) -> None:
         self._ranges = ranges
@@ -162,7 +164,7 @@ class RangeHighlighter(QSyntaxHighlighter):
     def clear(self) -> None:
         """No ranges, and nothing queued: a new text then lays out without colouring."""
         self._ranges, self._starts, self._queue = [], [], []
-        self._timer.stop()
+        self._job.cancel()
 
     def pending(self) -> bool:
         return bool(self._queue)
@@ -179,8 +181,9 @@ class RangeHighlighter(QSyntaxHighlighter):
             block = doc.findBlockByNumber(self._queue.pop())
             if block.isValid():
                 self.rehighlightBlock(block)
+        TURNS.spent(time.perf_counter() - deadline + budget)
         if self._queue:
-            self._timer.start()
+            self._job.request()
 
     def highlightBlock(self, text: str) -> None:  # noqa: N802 (Qt override)
         if not self._ranges:

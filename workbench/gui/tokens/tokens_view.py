@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 from workbench.display import CR, GLYPH_LEGEND, NEWLINE, SPACE, TAB
 from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.gui.elided_label import fit_width
+from workbench.gui.paint_turns import TurnJob
 from workbench.gui.tokens.encoded import Encoded, TokenTable, clean_text, encode_text
 from workbench.gui.tokens.highlight import RangeHighlighter, TokenHighlighter
 from workbench.gui.tokens.jobs import JobLane
@@ -123,8 +124,17 @@ class TokensView(QWidget):
         self._last_text = ""
         self.last_render_ms = 0.0
         self._lane = JobLane(self)
-        # The lane's jobs build the strip too, so the UI thread only paints it.
-        self._lane.sigResult.connect(lambda r: self._show(r[0], r[1], r[2], CUT_SYNC_MS))
+        # The lane's jobs build the strip too, so the UI thread only paints it; an answer from
+        # the lane's thread is shown in an event-loop turn of its own (`paint_turns`), one made
+        # inline (a short text as it is typed) at once.
+        self._lane.sigResult.connect(self._on_lane_result)
+        self._submitting = False
+        self._result_to_show: tuple | None = None
+        self._show_job = TurnJob(self._show_lane_result, self)
+        # A background answer's strip is laid out in a turn after its text's colours (each
+        # ~3-5 ms: together they made one long turn); the strip built with it, kept till then.
+        self._strip_job = TurnJob(self._render_strip_later, self)
+        self._strip_prebuilt: tuple[tuple[bool, bool, bool], Encoded, Strip] | None = None
         self._lane.sigError.connect(self._on_error)
         self._timer = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._timer.timeout.connect(self.refresh)
@@ -270,16 +280,41 @@ class TokensView(QWidget):
             encoded = encode_text(t, text)
             return t, encoded, (options, build_strip(encoded, t.bytes_of, *options))
 
-        self._lane.submit(
-            job, inline=len(text) < INLINE_CHARS and table is not None, patterns=(tok.pattern,)
-        )
+        self._result_to_show = None  # an answer for an older text is not shown
+        self._submitting = True
+        try:
+            self._lane.submit(
+                job, inline=len(text) < INLINE_CHARS and table is not None, patterns=(tok.pattern,)
+            )
+        finally:
+            self._submitting = False
+
+    def _on_lane_result(self, result: tuple) -> None:
+        self._result_to_show = result
+        if self._submitting:
+            self._show_job.cancel()
+            self._show_lane_result()
+        else:
+            self._show_job.request()
+
+    def _show_lane_result(self) -> None:
+        result, self._result_to_show = self._result_to_show, None
+        if result is not None:
+            self._show(result[0], result[1], result[2], CUT_SYNC_MS)
+
+    def strip_pending(self) -> bool:
+        """The strip of the text on show is still to be laid out (a turn after its colours)."""
+        return self._strip_job.pending()
 
     def busy(self) -> bool:
-        return self._lane.busy() or self._timer.isActive()
+        jobs = self._show_job.pending() or self._strip_job.pending()
+        return self._lane.busy() or self._timer.isActive() or jobs
 
     def shutdown(self) -> None:
         """Stop the timer and wait for the worker: call before the widget goes away."""
         self._timer.stop()
+        self._show_job.cancel()
+        self._strip_job.cancel()
         self._lane.shutdown()
 
     # ----- slots ------------------------------------------------------------------------------
@@ -332,14 +367,26 @@ class TokensView(QWidget):
         first = self.editor.firstVisibleBlock().blockNumber()
         self.highlighter.set_encoded(enc, first_block=first, sync_ms=self._sync_ms)
         self.counts.setText(format_counts(enc))
-        self._render_strip()
+        if self._submitting:  # made inline, as the user types: all of it at once
+            self._render_strip()
+        else:
+            self._strip_prebuilt = self._prebuilt
+            self._strip_job.request()
         self.last_render_ms = (time.perf_counter() - self._requested_at) * 1000
         self.sigEncoded.emit(enc)
 
     def _on_error(self, message: str) -> None:
         self.counts.setText(f"cannot encode: {message}")
 
+    def _render_strip_later(self) -> None:
+        self._prebuilt, self._strip_prebuilt = self._strip_prebuilt, None
+        try:
+            self._render_strip()
+        finally:
+            self._prebuilt = None
+
     def _render_strip(self) -> None:
+        self._strip_job.cancel()  # this is the newest strip
         enc, table = self._encoded, self._table
         if enc is None or table is None:
             return
