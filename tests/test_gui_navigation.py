@@ -178,3 +178,21 @@ def test_the_fit_at_a_runs_end_moves_a_few_axes_per_redraw(qtbot, window, monkey
     assert first < len(moves) <= first + charts_module.MOVES_PER_FRAME
     qtbot.waitUntil(lambda: not charts._exact_pending, timeout=5000)
     assert len(set(moves)) == len(moves) >= 6  # each axis once, none left out
+
+
+def test_the_curves_take_the_last_batches_when_redraws_wait_their_turn(qtbot, window, monkeypatch):
+    """At a run's end the axes are fitted a few at a time; a redraw put off to a turn of its own
+    (`paint_turns`) must still give the curves the batches that came last, not only move the
+    axes (the curves once stopped at the batch before the run's end)."""
+    monkeypatch.setattr(window.charts, "defer_redraw", lambda: 0.005)  # every redraw waits
+    train_to(qtbot, window, 256 + 600)
+    merges = len(window.charts.data.rank)
+    assert merges > 300
+
+    def drawn() -> int:
+        xs, _ = window.charts.count_curve.getData()
+        return 0 if xs is None else len(xs)
+
+    qtbot.waitUntil(lambda: drawn() == merges, timeout=5000)
+    qtbot.waitUntil(lambda: not window.charts._exact_pending, timeout=5000)
+    assert drawn() == merges

@@ -142,6 +142,9 @@ class ChartsPanel(QWidget):
         super().__init__(parent)
         self.data = ChartData()
         self._dirty = False
+        # The curves have data they have not drawn: a redraw that only moves axes (the end of
+        # a run's `fit_to_data`) leaves it set, so the curves still take the last batches.
+        self._curves_behind = False
         self._redraw_job = TurnJob(self._redraw_now, self)  # a redraw put off (`paint_turns`)
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground("#12161f")
@@ -235,7 +238,7 @@ class ChartsPanel(QWidget):
         if caption is not None:
             self.caption.setText(caption)
         self._exact_pending = []
-        self._dirty = True
+        self._dirty = self._curves_behind = True
         if keep_axes:
             return
         for axis_range in self.ranges:
@@ -297,13 +300,13 @@ class ChartsPanel(QWidget):
         self.data.add(batch)
         self.groups.add(batch)
         self.note_transition(batch)
-        self._dirty = True
+        self._dirty = self._curves_behind = True
 
     def pause_clock(self) -> None:
         self.data.pause_clock()
 
     def mark_dirty(self) -> None:
-        self._dirty = True
+        self._dirty = self._curves_behind = True
 
     # --- drawing -------------------------------------------------------------------------
     def redraw_if_dirty(self) -> None:
@@ -324,7 +327,9 @@ class ChartsPanel(QWidget):
         self._dirty = False
         if self._exact_pending:  # a fit at the run's end still going: it moves the axes
             self._fit_exact()
+            self._dirty = self._dirty or self._curves_behind  # new data: a later turn draws it
             return
+        self._curves_behind = False
         self.drawn_at = time.perf_counter()
         TURNS.spent()  # the curves paint in this turn, later
         self.sigRedrawn.emit()  # the curves repaint in this turn
@@ -368,7 +373,7 @@ class ChartsPanel(QWidget):
     def settle(self) -> None:
         """Draw now with every axis caught up, for a still picture (a screenshot) where no
         later frame will move the axes that `MOVES_PER_FRAME` left behind."""
-        self._dirty = True
+        self._dirty = self._curves_behind = True
         for _ in range(len(self.ranges)):  # each pass moves some axes; bounded when hidden
             if not self._dirty:
                 return
