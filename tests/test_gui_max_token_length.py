@@ -26,7 +26,7 @@ def test_the_cap_trains_is_stored_shown_and_kept(qtbot, settings_path, db_path, 
     first = make_window(settings_path, db_path)
     first.show()
     try:
-        assert first.controls.max_token_length.text() == "no cap"
+        assert first.controls.max_token_length.text() == "no cap (bytes)"
         first.controls.max_token_length.setValue(3)
         first.load_corpus([corpus])
         train_to(qtbot, first, 256 + 400)
@@ -61,7 +61,7 @@ def test_the_cap_in_characters_trains_is_stored_shown_and_kept(
     first.show()
     try:
         box = first.controls.max_token_chars
-        assert box.text() == "no cap" and box.whatsThis()
+        assert box.text() == "no cap (characters)" and box.whatsThis()
         box.setValue(3)
         first.load_corpus([corpus])
         train_to(qtbot, first, 256 + 400)

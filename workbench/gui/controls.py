@@ -83,7 +83,7 @@ class TrainingControls(QWidget):
         self.min_frequency.setToolTip("Stop when the best pair is seen fewer times (0: no floor)")
         self.max_token_length = QSpinBox()
         self.max_token_length.setRange(0, 1_000_000)
-        self.max_token_length.setSpecialValueText("no cap")  # shown at 0
+        self.max_token_length.setSpecialValueText("no cap (bytes)")  # shown at 0
         self.max_token_length.setSuffix(" bytes")
         self.max_token_length.setToolTip(
             "No merge makes a token longer than this many bytes (no cap: 0)"
@@ -91,7 +91,7 @@ class TrainingControls(QWidget):
         self.max_token_chars = QSpinBox()
         self.max_token_chars.setObjectName("maxTokenChars")
         self.max_token_chars.setRange(0, 1_000_000)
-        self.max_token_chars.setSpecialValueText("no cap")  # shown at 0
+        self.max_token_chars.setSpecialValueText("no cap (characters)")  # shown at 0
         self.max_token_chars.setSuffix(" characters")
         self.max_token_chars.setToolTip(
             "No merge makes a token of more than this many characters (no cap: 0);\n"
