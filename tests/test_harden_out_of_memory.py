@@ -47,6 +47,45 @@ def test_memory_error_while_merging_keeps_the_stored_merges(tmp_path, capsys, mo
         assert kept > 0 and f"after {kept:,} merges" in err
 
 
+def test_sqlite_out_of_memory_while_merging_is_said_as_such(tmp_path, capsys, monkeypatch):
+    """Under an address-space cap SQLite may be the first to fail: mapping the write-ahead log's
+    shared memory, which it reports as "disk I/O error" (SQLITE_IOERR_SHMMAP). The user is told
+    memory ran out, and the run keeps its stored merges, as for any MemoryError."""
+    from workbench.store.connection import as_store_error
+
+    corpus = _corpus(tmp_path / "c.txt", 3000)
+    db = tmp_path / "runs.db"
+    real_write = RunSession._write
+
+    def write(self, batch):
+        real_write(self, batch)
+        error = sqlite3.OperationalError("disk I/O error")
+        error.sqlite_errorname = "SQLITE_IOERR_SHMMAP"
+        raise as_store_error(db, error)
+
+    monkeypatch.setattr(RunSession, "_write", write)
+    code, _, err = run_cli(capsys, "train", str(corpus), "--vocab-size", "5000", "--out",
+                           str(tmp_path / "out"), "--db", str(db))  # fmt: skip
+    err = "\n".join(x for x in err.splitlines() if not x.startswith(WARMUP))
+    assert_one_line_error(code, err, "out of memory while merging", "kept in run 1")
+    assert "disk I/O" not in err
+    with RunStore(db) as store:
+        (run,) = store.list_runs()
+        assert run.state == "failed" and "out of memory while merging" in (run.error or "")
+
+
+def test_other_sqlite_errors_keep_their_words():
+    from workbench.store.connection import as_store_error
+    from workbench.store.errors import StoreOutOfMemory
+
+    error = sqlite3.OperationalError("disk I/O error")
+    error.sqlite_errorname = "SQLITE_IOERR_WRITE"
+    said = as_store_error("runs.db", error)
+    assert not isinstance(said, MemoryError) and str(said) == "runs.db: disk I/O error"
+    error.sqlite_errorname = "SQLITE_NOMEM"
+    assert isinstance(as_store_error("runs.db", error), StoreOutOfMemory)
+
+
 def test_a_memory_error_no_stage_names_is_still_one_line(tmp_path, capsys, monkeypatch):
     corpus = _corpus(tmp_path / "c.txt", 100)
 

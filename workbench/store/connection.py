@@ -18,7 +18,7 @@ from pathlib import Path
 import platformdirs
 
 from workbench.store.checks import CraftedRow
-from workbench.store.errors import StoreError
+from workbench.store.errors import StoreError, StoreOutOfMemory
 
 ENV_DB = "BPE_WORKBENCH_DB"
 APP_DIR = "bpe-workbench"
@@ -133,6 +133,13 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         raise
 
 
+# SQLite's codes for a failed allocation or memory mapping (`sqlite3` names them, Python 3.11+):
+# its messages for the mapping ones say "disk I/O error", which would send a user to the disk.
+_OUT_OF_MEMORY = frozenset(
+    {"SQLITE_NOMEM", "SQLITE_IOERR_NOMEM", "SQLITE_IOERR_SHMMAP", "SQLITE_IOERR_MMAP"}
+)
+
+
 def _reason(exc: Exception) -> str:
     if isinstance(exc, UnicodeDecodeError):  # SQLite quoting bytes of a damaged schema
         return "database disk image is malformed (text that is not UTF-8)"
@@ -142,7 +149,10 @@ def _reason(exc: Exception) -> str:
 def as_store_error(
     where: str | os.PathLike[str] | None, exc: sqlite3.Error | UnicodeDecodeError
 ) -> StoreError:
-    """A SQLite error as a one-line StoreError naming the database."""
+    """A SQLite error as a one-line StoreError naming the database (StoreOutOfMemory when
+    SQLite ran out of memory, whatever its message says)."""
+    if getattr(exc, "sqlite_errorname", "") in _OUT_OF_MEMORY:
+        return StoreOutOfMemory(f"{where or 'run database'}: out of memory")
     reason = _reason(exc)
     if "malformed" in reason or "not a database" in reason:
         reason += " (the file is damaged; restore a copy or point --db at another file)"

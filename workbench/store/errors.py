@@ -15,3 +15,10 @@ class RunNotFound(StoreError):
     def __init__(self, run_id: int) -> None:
         self.run_id = run_id
         super().__init__(f"no run with id {run_id}")
+
+
+class StoreOutOfMemory(StoreError, MemoryError):
+    """SQLite could not get the memory it asked for: under an address-space cap (`ulimit -v`, a
+    container's limit) the first to fail may be its mapping of the write-ahead log's shared
+    memory, which it reports as "disk I/O error". A MemoryError too, so the session's
+    "out of memory while ..." handling names it for what it is."""
