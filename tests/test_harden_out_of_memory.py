@@ -132,8 +132,15 @@ def _train_capped(tmp_path: Path, extra: int) -> tuple[dict, Path]:
 
 
 def test_training_under_an_address_space_cap_keeps_its_merges(tmp_path):
-    # 160 MB more than a warmed-up process: counting fits, the merge loop's tables do not
-    answer, db = _train_capped(tmp_path, 160 * MB)
+    # 160 MB more than a warmed-up process: counting fits, the merge loop's tables do not. How
+    # much address space the counting's threads leave reserved (glibc arenas) varies run to
+    # run, so now and then memory runs out a step early, while opening the run database
+    # ("out of memory while recording the run", also one line): up to three tries to merging.
+    for attempt in range(3):
+        (tmp_path / str(attempt)).mkdir()
+        answer, db = _train_capped(tmp_path / str(attempt), 160 * MB)
+        if "while recording the run" not in answer["err"]:
+            break
     assert "out of memory while merging (after " in answer["err"]
     with sqlite3.connect(db) as conn:
         ((state, error, merges),) = conn.execute("SELECT state, error, merge_count FROM runs")

@@ -280,7 +280,7 @@ class RunSession:
         counted = self.counted
         corpus = corpus_record(counted.paths, counted.result.files) if counted.paths else {}
         self._stats = {**asdict(counted.stats), **_stage_two_stats(counted)}
-        with RunStore(store_path) as store:
+        with memory.stage("recording the run"), RunStore(store_path) as store:
             self.run_id = store.create_run(
                 name or run_name(counted.paths, self.config.vocab_size),
                 settings={**asdict(self.config), **extra},
@@ -431,6 +431,9 @@ class RunSession:
             raise
         except MemoryError:
             self._add_time("merge", started)
+            release = getattr(self.trainer, "release", None)
+            if release is not None:  # the run is over: its arrays go first, since marking it
+                release()  # failed needs memory too (SQLite maps its log's shared memory)
             message = self._out_of_memory()
             self.end(RunState.FAILED, error=message)
             raise memory.OutOfMemory(message) from None
