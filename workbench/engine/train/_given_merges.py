@@ -28,17 +28,13 @@ from numba.typed import List
 from workbench.engine._native.cache_keys import kernels_of, key_caches_on
 from workbench.engine._native.numba_config import njit
 from workbench.engine.train._heap import _count_ties, _heap_top
-from workbench.engine.train._kernels import KERNEL_SOURCES, _merge_words, _push_touched
-from workbench.engine.train._long import gather_positions, settle_positions
+from workbench.engine.train._kernels import KERNEL_SOURCES, _merge_pair, _push_touched
 from workbench.engine.train._state import (
     H_CNT,
     H_REF,
-    L_HEAD,
     P_CNT,
     P_KEY,
     P_LIST,
-    S_ARENA,
-    S_LONG,
     S_MAXLEN,
     S_NHEAP,
     S_NTOK,
@@ -47,14 +43,11 @@ from workbench.engine.train._state import (
     TrainState,
 )
 from workbench.engine.train._tables import (
+    _add_token,
     _empty_list,
-    _grow,
     _grow_rows,
-    _lex_key,
     _pair_find,
     _pow_base,
-    _reserve,
-    _tt_insert,
 )
 
 
@@ -81,35 +74,12 @@ def _file_tokens(upto, made, tok_off, tok_len, tok_hash, tok_key, arena, tt, sca
     """File tokens S_NTOK, S_NTOK + 1, ... up to `upto`: token t is the bytes of made[t, 0] +
     made[t, 1], both below t. Returns the arrays that grew."""
     while scal[S_NTOK] <= upto:
-        new = scal[S_NTOK]
-        left = made[new, 0]
-        right = made[new, 1]
-        size = tok_len[left] + tok_len[right]
+        left = made[scal[S_NTOK], 0]
+        right = made[scal[S_NTOK], 1]
         h = tok_hash[left] * _pow_base(tok_len[right]) + tok_hash[right]
-        tok_off = _grow(tok_off, new + 1)
-        tok_hash = _grow(tok_hash, new + 1)
-        tok_key = _grow(tok_key, new + 1)
-        tok_len = _grow(tok_len, new + 1)
-        arena = _grow(arena, scal[S_ARENA] + size)
-        start = scal[S_ARENA]
-        for i in range(tok_len[left]):
-            arena[start + i] = arena[tok_off[left] + i]
-        for i in range(tok_len[right]):
-            arena[start + tok_len[left] + i] = arena[tok_off[right] + i]
-        tok_off[new] = start
-        tok_len[new] = size
-        tok_hash[new] = h
-        tok_key[new] = _lex_key(new, tok_off, tok_len, arena)
-        scal[S_ARENA] = start + size
-        scal[S_NTOK] = new + 1
-        if 2 * (new + 1) > tt.size:  # the token table, as `run_merges` keeps it
-            tt = np.empty(2 * tt.size, dtype=np.int32)
-            for t in range(tt.size):
-                tt[t] = -1
-            for t in range(new + 1):
-                _tt_insert(tt, t, tok_hash[t])
-        else:
-            _tt_insert(tt, new, h)
+        tok_off, tok_len, tok_hash, tok_key, arena, tt = _add_token(
+            left, right, h, tok_off, tok_len, tok_hash, tok_key, arena, tt, scal
+        )
     return tok_off, tok_len, tok_hash, tok_key, arena, tt
 
 
@@ -133,23 +103,10 @@ def apply_merge(state, left, right, new, made, mode):
     p = _pair_find((np.int64(left) << 32) | np.int64(right), ph, pr)
     if p != -1 and pr[p, P_LIST] != -1:
         lid = pr[p, P_LIST]
-        if scal[S_LONG] != 0:
-            scr = gather_positions(p, mode, pp, pblk, scr, scal)
-        b = lst[lid, L_HEAD]
-        k = r = o = np.int64(0)
-        while True:  # a pass stops early only when an array must grow: grow it, go on
-            b, k, r, o, m, room = _merge_words(
-                b, k, r, o, left, right, new, mode, wsym, wrec, lcache, scr, ph, pr, touched, lst,
-                blk, pp, pblk, scal,
-            )  # fmt: skip
-            merged_weighted += m
-            if room == 0:
-                break
-            pr, tie_stamp, ph, lst, blk, touched, pp, pblk = _reserve(
-                room, pr, tie_stamp, ph, lst, blk, touched, pp, pblk, scal
-            )
-        if scal[S_LONG] != 0:
-            settle_positions(p, mode, pp, pblk, scr, scal)
+        merged_weighted, pr, tie_stamp, ph, lst, blk, touched, pp, pblk, scr = _merge_pair(
+            p, lid, left, right, new, mode, wsym, wrec, lcache, scr, ph, pr, tie_stamp, touched,
+            lst, blk, pp, pblk, scal,
+        )  # fmt: skip
         pr[p, P_CNT] = 0  # every occurrence is gone (LEX bookkeeping, as `run_merges`)
         _empty_list(lid, lst, blk, scal)
         if scal[S_MAXLEN] > 0:  # a held-out part keeps no heap

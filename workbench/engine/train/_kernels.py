@@ -41,7 +41,6 @@ from workbench.engine.train._state import (
     P_KEY,
     P_LIST,
     RUNNING,
-    S_ARENA,
     S_LONG,
     S_MAXCHARS,
     S_MAXLEN,
@@ -61,10 +60,10 @@ from workbench.engine.train._state import (
 )
 from workbench.engine.train._tables import (
     _add_pair,
+    _add_token,
     _drop_pair,
     _empty_list,
     _find_concat,
-    _grow,
     _grow_rows,
     _lex_key,
     _needs_room,
@@ -181,6 +180,35 @@ def _merge_words(b, k, r, o, left, right, new, mode, wsym, wrec, lcache, scr, ph
         b = blk[b, B_NEXT]
         k = 0
     return b, k, r, o, merged_weighted, 0
+
+
+# Shared by `run_merges` and `_given_merges.apply_merge`, inlined into both: called, its array
+# arguments' and results' reference counts made classic training about 3% slower.
+@njit(inline="always")
+def _merge_pair(p, lid, left, right, new, mode, wsym, wrec, lcache, scr, ph, pr, tie_stamp,
+                touched, lst, blk, pp, pblk, scal):  # fmt: skip
+    """Merge pair `p` (left, right; word list `lid`) into token `new` in every word that holds
+    it, the pairs it touches added to `touched`. Returns (weighted replacements, and the arrays
+    that may have grown: pr, tie_stamp, ph, lst, blk, touched, pp, pblk, scr)."""
+    merged_weighted = 0
+    if scal[S_LONG] != 0:  # where the pair is in long words (see `_long`)
+        scr = gather_positions(p, mode, pp, pblk, scr, scal)
+    b = lst[lid, L_HEAD]
+    k = r = o = np.int64(0)
+    while True:  # a pass stops early only when an array must grow: grow it, go on
+        b, k, r, o, m, room = _merge_words(
+            b, k, r, o, left, right, new, mode, wsym, wrec, lcache, scr, ph, pr, touched, lst,
+            blk, pp, pblk, scal,
+        )  # fmt: skip
+        merged_weighted += m
+        if room == 0:
+            break
+        pr, tie_stamp, ph, lst, blk, touched, pp, pblk = _reserve(
+            room, pr, tie_stamp, ph, lst, blk, touched, pp, pblk, scal
+        )
+    if scal[S_LONG] != 0:
+        settle_positions(p, mode, pp, pblk, scr, scal)
+    return merged_weighted, pr, tie_stamp, ph, lst, blk, touched, pp, pblk, scr
 
 
 @njit(inline="always")
@@ -383,54 +411,17 @@ def run_merges(state, events, max_merges, target_tokens, min_frequency, mode, ti
         new = _find_concat(left, right, h, tt, tok_off, tok_len, tok_hash, arena)
         is_new = new == -1
         if is_new:
-            ntok = scal[S_NTOK]
-            size = tok_len[left] + tok_len[right]
-            tok_off = _grow(tok_off, ntok + 1)
-            tok_hash = _grow(tok_hash, ntok + 1)
-            tok_key = _grow(tok_key, ntok + 1)
-            tok_len = _grow(tok_len, ntok + 1)
-            arena = _grow(arena, scal[S_ARENA] + size)
-            start = scal[S_ARENA]
-            for i in range(tok_len[left]):
-                arena[start + i] = arena[tok_off[left] + i]
-            for i in range(tok_len[right]):
-                arena[start + tok_len[left] + i] = arena[tok_off[right] + i]
-            new = ntok
-            tok_off[new] = start
-            tok_len[new] = size
-            tok_hash[new] = h
-            tok_key[new] = _lex_key(new, tok_off, tok_len, arena)
-            scal[S_ARENA] = start + size
-            scal[S_NTOK] = ntok + 1
-            if 2 * (ntok + 1) > tt.size:
-                tt = np.empty(2 * tt.size, dtype=np.int32)
-                for t in range(tt.size):
-                    tt[t] = -1
-                for t in range(ntok + 1):
-                    _tt_insert(tt, t, tok_hash[t])
-            else:
-                _tt_insert(tt, new, h)
+            new = scal[S_NTOK]
+            tok_off, tok_len, tok_hash, tok_key, arena, tt = _add_token(
+                left, right, h, tok_off, tok_len, tok_hash, tok_key, arena, tt, scal
+            )
 
         scal[S_STEP] += 1
         touched[0] = 0
-        merged_weighted = 0
-        if scal[S_LONG] != 0:  # where the pair is in long words (see `_long`)
-            scr = gather_positions(p, mode, pp, pblk, scr, scal)
-        b = lst[lid, L_HEAD]
-        k = r = o = np.int64(0)
-        while True:  # a pass stops early only when an array must grow: grow it, go on
-            b, k, r, o, m, room = _merge_words(
-                b, k, r, o, left, right, new, mode, wsym, wrec, lcache, scr, ph, pr, touched, lst,
-                blk, pp, pblk, scal,
-            )  # fmt: skip
-            merged_weighted += m
-            if room == 0:
-                break
-            pr, tie_stamp, ph, lst, blk, touched, pp, pblk = _reserve(
-                room, pr, tie_stamp, ph, lst, blk, touched, pp, pblk, scal
-            )
-        if scal[S_LONG] != 0:
-            settle_positions(p, mode, pp, pblk, scr, scal)
+        merged_weighted, pr, tie_stamp, ph, lst, blk, touched, pp, pblk, scr = _merge_pair(
+            p, lid, left, right, new, mode, wsym, wrec, lcache, scr, ph, pr, tie_stamp, touched,
+            lst, blk, pp, pblk, scal,
+        )  # fmt: skip
         if mode != HF:
             pr[p, P_CNT] = 0  # every occurrence is gone: merged, or lost to an overlapping one
             # HF mode may pop a merged pair again (its count is not cleared): keep its list.

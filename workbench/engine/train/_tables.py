@@ -22,12 +22,14 @@ from workbench.engine.train._state import (
     P_KEY,
     P_LIST,
     P_STAMP,
+    S_ARENA,
     S_FREE,
     S_LONG,
     S_NBLOCKS,
     S_NLISTS,
     S_NPAIRS,
     S_NPBLK,
+    S_NTOK,
     S_STEP,
     SIGN,
     TAG_MIX,
@@ -162,6 +164,39 @@ def _lex_key(t, tok_off, tok_len, arena):
             key |= np.int64(arena[o + i])
     key = (key << 8) | min(n, 8)
     return key ^ SIGN
+
+
+@njit(inline="always")  # in `run_merges` and `_given_merges._file_tokens`, as `_merge_pair`
+def _add_token(left, right, h, tok_off, tok_len, tok_hash, tok_key, arena, tt, scal):
+    """File token S_NTOK as the bytes of `left` + `right` (hash `h`) in every token table.
+    Returns the arrays that may have grown (tok_off, tok_len, tok_hash, tok_key, arena, tt)."""
+    new = scal[S_NTOK]
+    size = tok_len[left] + tok_len[right]
+    tok_off = _grow(tok_off, new + 1)
+    tok_hash = _grow(tok_hash, new + 1)
+    tok_key = _grow(tok_key, new + 1)
+    tok_len = _grow(tok_len, new + 1)
+    arena = _grow(arena, scal[S_ARENA] + size)
+    start = scal[S_ARENA]
+    for i in range(tok_len[left]):
+        arena[start + i] = arena[tok_off[left] + i]
+    for i in range(tok_len[right]):
+        arena[start + tok_len[left] + i] = arena[tok_off[right] + i]
+    tok_off[new] = start
+    tok_len[new] = size
+    tok_hash[new] = h
+    tok_key[new] = _lex_key(new, tok_off, tok_len, arena)
+    scal[S_ARENA] = start + size
+    scal[S_NTOK] = new + 1
+    if 2 * (new + 1) > tt.size:  # the token table stays at most half full
+        tt = np.empty(2 * tt.size, dtype=np.int32)
+        for t in range(tt.size):
+            tt[t] = -1
+        for t in range(new + 1):
+            _tt_insert(tt, t, tok_hash[t])
+    else:
+        _tt_insert(tt, new, h)
+    return tok_off, tok_len, tok_hash, tok_key, arena, tt
 
 
 # ---------------------------------------------------------------------------------------------
