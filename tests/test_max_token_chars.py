@@ -1,23 +1,21 @@
 """A maximum token length in characters: the count's rule (whole and cut characters), the kernels
 in both tie-break modes, the Python trainer and the slow reference alike, with and without the
-cap in bytes, and the front ends (API, CLI, stored settings)."""
+cap in bytes, parity-aware BPE and `extend`. What it shares with the cap in bytes (refused values,
+the clean end, the API, the CLI, stored settings) is tested for both in `test_max_token_length.py`."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
 from _bpe_helpers import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference_bpe import reference_chars, train_reference_why
 
 from workbench.engine.config import TrainConfig
-from workbench.engine.errors import ConfigError
 from workbench.engine.pretokenize.counting import count_texts
 from workbench.engine.pretokenize.words import WordTable
 from workbench.engine.train.char_count import utf8_chars
@@ -193,21 +191,6 @@ def test_real_multilingual_text_against_the_reference():
     assert max(map(len, trainer.vocab)) > 3  # the cap is in characters, not bytes
 
 
-def test_training_ends_cleanly_when_only_too_long_pairs_are_left():
-    words = {"中文字".encode(): 3, b"xy": 1}
-    trainer = BpeTrainer(WordTable.from_counts(words), TrainConfig(vocab_size=1000,
-                                                                   max_token_chars=2))  # fmt: skip
-    trainer.run()
-    assert trainer.stop_reason == "max_token_length" and trainer.done
-    assert max(map(utf8_chars, trainer.vocab)) == 2
-
-
-@pytest.mark.parametrize("bad", [-1, 1.5, "3", True, 2**31])
-def test_bad_caps_are_refused(bad):
-    with pytest.raises(ConfigError, match="max token chars"):
-        TrainConfig(max_token_chars=bad)
-
-
 def test_parity_aware_bpe_takes_it_too():
     """Exact against the slow reference in `test_parity.py`; here, from the API."""
     import workbench
@@ -217,45 +200,6 @@ def test_parity_aware_bpe_takes_it_too():
     merged = [t for i, t in result.tokenizer.vocab.items() if i >= 256]
     assert max(map(utf8_chars, merged)) == 3 and max(map(len, merged)) == 6
     assert result.stop_reason == "max_token_length"
-
-
-def test_api_trains_with_a_cap_in_characters():
-    import workbench
-
-    result = workbench.train(["ёлки-палки ёлки " * 50], 400, max_token_chars=3, progress=False)
-    merged = [t for i, t in result.tokenizer.vocab.items() if i >= 256]
-    assert max(map(utf8_chars, merged)) == 3 and max(map(len, merged)) == 6
-    assert result.stop_reason == "max_token_length"
-
-
-def test_cli_trains_with_it_and_stores_it(tmp_path):
-    def cli(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [sys.executable, "-m", "workbench", *args], capture_output=True, text=True
-        )
-
-    corpus, db = tmp_path / "c.txt", tmp_path / "runs.db"
-    corpus.write_text("длинные слова, длиннее слова\n" * 40, encoding="utf-8")
-    proc = cli("train", str(corpus), "--vocab-size", "400", "--max-token-chars", "4",
-               "--out-dir", str(tmp_path / "out"), "--db", str(db), "-q")  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    shown = cli("runs", "show", "1", "--json", "--db", str(db))
-    assert shown.returncode == 0, shown.stderr
-    described = json.loads(shown.stdout)
-    assert described["settings"]["max_token_chars"] == 4
-    assert described["stop_reason"] == "max_token_length"
-    bad = cli("train", str(corpus), "--vocab-size", "400", "--max-token-chars", "-2",
-              "--out-dir", str(tmp_path / "out2"), "--no-db")  # fmt: skip
-    assert bad.returncode in (1, 2) and "max token chars" in bad.stderr
-    assert "Traceback" not in bad.stderr
-
-
-def test_stored_settings_old_and_new():
-    from workbench.session.run import stored_config
-
-    old = {"vocab_size": 300, "pattern": "gpt2", "special_tokens": [], "tie_break": "hf"}
-    assert stored_config(old, 400).max_token_chars == 0  # a run stored before the setting
-    assert stored_config({**old, "max_token_chars": 5}, 400).max_token_chars == 5
 
 
 def test_cli_extend_takes_it(tmp_path):

@@ -1,11 +1,17 @@
 """A maximum token length: no merge makes a longer token, in both tie-break modes, in the kernels,
 the Python trainer and the slow reference alike; training ends with its own reason when only
-too-long pairs are left, and never with a merge of a pair seen zero times (HF issue #2320)."""
+too-long pairs are left, and never with a merge of a pair seen zero times (HF issue #2320). What
+it shares with the cap in characters (`test_max_token_chars.py`) is tested here for both units:
+the refused values, the clean end, the API, the CLI and the stored settings."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pytest
@@ -14,11 +20,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference_bpe import train_reference_why
 
-from workbench.engine.byte_mapping import to_mapped
+from workbench.engine.byte_mapping import from_mapped, to_mapped
 from workbench.engine.config import TrainConfig
 from workbench.engine.errors import ConfigError
 from workbench.engine.pretokenize.counting import count_texts
 from workbench.engine.pretokenize.words import WordTable
+from workbench.engine.train.char_count import utf8_chars
 from workbench.engine.train.py_trainer import PyTrainer
 from workbench.engine.train.trainer import TIE_LIMIT, BpeTrainer
 
@@ -82,26 +89,6 @@ def test_real_text_against_the_reference():
     assert max(map(len, trainer.vocab)) == 4
 
 
-def test_training_ends_cleanly_when_only_too_long_pairs_are_left():
-    trainer = kernel_run({b"abcdef": 3, b"xy": 1}, TrainConfig(vocab_size=1000, max_token_length=3))
-    assert trainer.stop_reason == "max_token_length" and trainer.done
-    assert max(map(len, trainer.vocab)) == 3
-    assert all(c >= 1 for c in trainer.merge_ids)  # (ids; counts are checked above)
-    # Nothing left at all is still "no_pairs", cap or not.
-    assert kernel_run({b"ab": 2}, TrainConfig(vocab_size=1000, max_token_length=3)).stop_reason == (
-        "no_pairs"
-    )
-    # A cap of 1 allows no merge: it ends at once, saying why.
-    none = kernel_run({b"ab": 2}, TrainConfig(vocab_size=1000, max_token_length=1))
-    assert none.n_merges == 0 and none.stop_reason == "max_token_length"
-
-
-@pytest.mark.parametrize("bad", [-1, 1.5, "3", True, 2**31])
-def test_bad_caps_are_refused(bad):
-    with pytest.raises(ConfigError, match="max token length"):
-        TrainConfig(max_token_length=bad)
-
-
 # -- HF tie-break against Hugging Face tokenizers' own max_token_length -------------------------
 #
 # HF's cap is not a clean one: a pair formed by a merge is counted only when its two symbols'
@@ -110,10 +97,9 @@ def test_bad_caps_are_refused(bad):
 # without whitespace (mapped to itself: one character, one byte) HF's max_token_length = cap + 1
 # is exactly our cap, so there the merges must be identical, HF's other quirks included.
 
-tokenizers = pytest.importorskip("tokenizers")
-
 
 def hf_merges(documents: list[str], vocab_size: int, cap: int) -> list[tuple[str, str]]:
+    pytest.importorskip("tokenizers")  # (these tests only: the rest of the file runs without it)
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
     tokenizer = Tokenizer(models.BPE())
@@ -154,56 +140,113 @@ def test_hf_mode_matches_hugging_face_on_real_words():
     assert our_hf_merges(words, 900, 5) == hf_merges(words, 900, 5)
 
 
-# -- the front ends -------------------------------------------------------------------------------
+# -- what both caps share: bytes (`max_token_length`) and characters (`max_token_chars`) ----------
+#
+# Each behaviour once per unit; what only the cap in characters does (the count's rule, cut
+# characters, parity-aware BPE, `extend`) is in `test_max_token_chars.py`.
 
 
-def test_api_trains_with_a_cap():
+class Unit(NamedTuple):
+    setting: str  # TrainConfig's field, the API's keyword and the stored setting's key
+    option: str  # the CLI's
+    says: str  # what an error names
+    measure: Callable[[bytes], int]  # a token's length in this unit
+    text: str  # the API's corpus, where the cap is reached
+
+
+BYTES = Unit("max_token_length", "--max-token-length", "max token length", len, "lengthy words ")
+CHARS = Unit(
+    "max_token_chars", "--max-token-chars", "max token chars", utf8_chars, "ёлки-палки ёлки "
+)
+UNITS = [pytest.param(BYTES, id="bytes"), pytest.param(CHARS, id="characters")]
+
+
+@pytest.mark.parametrize("unit", UNITS)
+@pytest.mark.parametrize("bad", [-1, 1.5, "3", True, 2**31])
+def test_bad_caps_are_refused(unit, bad):
+    with pytest.raises(ConfigError, match=unit.says):
+        TrainConfig(**{unit.setting: bad})
+
+
+@pytest.mark.parametrize(
+    ("unit", "words", "cap"),
+    [
+        pytest.param(BYTES, {b"abcdef": 3, b"xy": 1}, 3, id="bytes"),
+        pytest.param(CHARS, {"中文字".encode(): 3, b"xy": 1}, 2, id="characters"),
+    ],
+)
+def test_training_ends_cleanly_when_only_too_long_pairs_are_left(unit, words, cap):
+    trainer = kernel_run(words, TrainConfig(vocab_size=1000, **{unit.setting: cap}))
+    assert trainer.stop_reason == "max_token_length" and trainer.done
+    assert max(map(unit.measure, trainer.vocab)) == cap
+    assert all(c >= 1 for c in trainer.merge_ids)  # (ids; counts are checked above)
+
+
+def test_a_cap_in_bytes_with_nothing_left_or_nothing_allowed():
+    # Nothing left at all is still "no_pairs", cap or not.
+    assert kernel_run({b"ab": 2}, TrainConfig(vocab_size=1000, max_token_length=3)).stop_reason == (
+        "no_pairs"
+    )
+    # A cap of 1 allows no merge: it ends at once, saying why.
+    none = kernel_run({b"ab": 2}, TrainConfig(vocab_size=1000, max_token_length=1))
+    assert none.n_merges == 0 and none.stop_reason == "max_token_length"
+
+
+@pytest.mark.parametrize(
+    ("unit", "most_bytes"), [(BYTES, 3), (CHARS, 6)], ids=["bytes", "characters"]
+)
+def test_api_trains_with_a_cap(unit, most_bytes):
     import workbench
 
-    result = workbench.train(["lengthy words " * 50], 400, max_token_length=3, progress=False)
-    assert max(map(len, result.tokenizer.vocab.values())) == 3
+    result = workbench.train([unit.text * 50], 400, progress=False, **{unit.setting: 3})
+    merged = [t for i, t in result.tokenizer.vocab.items() if i >= 256]
+    assert max(map(utf8_chars, merged)) == 3 and max(map(len, merged)) == most_bytes
     assert result.stop_reason == "max_token_length"
 
 
-def test_cli_trains_with_a_cap_stores_it_and_shows_it(tmp_path):
-    import subprocess
-    import sys
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "workbench", *args], capture_output=True, text=True
+    )
 
-    def cli(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [sys.executable, "-m", "workbench", *args], capture_output=True, text=True
-        )
 
+@pytest.mark.parametrize(
+    ("unit", "line_of_text"),
+    [
+        pytest.param(BYTES, "lengthy words, longer words\n", id="bytes"),
+        pytest.param(CHARS, "длинные слова, длиннее слова\n", id="characters"),
+    ],
+)
+def test_cli_trains_with_a_cap_stores_it_and_shows_it(tmp_path, unit, line_of_text):
     corpus, db = tmp_path / "c.txt", tmp_path / "runs.db"
-    corpus.write_text("lengthy words, longer words\n" * 40, encoding="utf-8")
-    proc = cli("train", str(corpus), "--vocab-size", "400", "--max-token-length", "4",
-               "--out-dir", str(tmp_path / "out"), "--db", str(db))  # fmt: skip
+    corpus.write_text(line_of_text * 40, encoding="utf-8")
+    proc = _cli("train", str(corpus), "--vocab-size", "400", unit.option, "4",
+                "--out-dir", str(tmp_path / "out"), "--db", str(db), "-q")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     merges = (tmp_path / "out" / "merges.txt").read_text(encoding="utf-8").splitlines()[1:]
-    assert max(len(line.replace(" ", "")) for line in merges) == 4  # (ASCII + Ġ: 1 char a byte)
-    shown = cli("runs", "show", "1", "--json", "--db", str(db))
+    assert max(unit.measure(from_mapped(line.replace(" ", ""))) for line in merges) == 4
+    shown = _cli("runs", "show", "1", "--json", "--db", str(db))
     assert shown.returncode == 0, shown.stderr
     described = json.loads(shown.stdout)
-    assert described["settings"]["max_token_length"] == 4
+    assert described["settings"][unit.setting] == 4
     assert described["stop_reason"] == "max_token_length"
-    bad = cli("train", str(corpus), "--vocab-size", "400", "--max-token-length", "-2",
-              "--out-dir", str(tmp_path / "out2"), "--no-db")  # fmt: skip
-    assert bad.returncode in (1, 2) and "max token length" in bad.stderr
+    bad = _cli("train", str(corpus), "--vocab-size", "400", unit.option, "-2",
+               "--out-dir", str(tmp_path / "out2"), "--no-db")  # fmt: skip
+    assert bad.returncode in (1, 2) and unit.says in bad.stderr
     assert "Traceback" not in bad.stderr
 
 
-def test_stored_settings_old_and_new():
+@pytest.mark.parametrize("unit", UNITS)
+def test_stored_settings_old_and_new(unit):
     from workbench.session.run import stored_config
 
     old = {"vocab_size": 300, "pattern": "gpt2", "special_tokens": [], "tie_break": "hf"}
-    assert stored_config(old, 400).max_token_length == 0  # a run stored before the setting
-    assert stored_config({**old, "max_token_length": 5}, 400).max_token_length == 5
+    assert getattr(stored_config(old, 400), unit.setting) == 0  # a run stored before the setting
+    stored = stored_config({**old, unit.setting: 5}, 400)
+    assert getattr(stored, unit.setting) == 5
 
 
 def test_a_continued_run_keeps_its_cap(tmp_path):
-    import subprocess
-    import sys
-
     import workbench
     from workbench.store import RunStore
 
