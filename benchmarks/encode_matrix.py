@@ -29,10 +29,9 @@ matrix as the markdown table docs/benchmarks.md shows; `--stages` adds ours stag
 (instance, scan, cache probe, merge, output: `encode_matrix_stages.py`); `--batch-only` for the
 threads lines alone, `--batch-ranks gpt2 cl100k o200k` for more ranks, `--peer-batch` for the
 peers' batch calls, `--gil` for the share of a one-thread call spent outside the kernel (holding
-the GIL), `--text A.txt B.txt` to measure your own UTF-8 files instead of the assembled texts.
-Texts are assembled on first use into `--data` (outside the repository, never committed) from
-what a Debian machine has: English from /usr/share/doc, multilingual from the ja/ko/zh/it/ru
-manual pages in /usr/share/man, C from the headers in /usr/include. GPT-2's ranks come from
+the GIL). The texts: English docs, multilingual and C code of `--mb` MB each, assembled on first
+use into `--data`, or `--text A.txt en-2 cjk-1` (UTF-8 files, or names of texts in `--data`): the
+options `encode_stages.py` and `merge_micro.py` share, see `_texts.py`. GPT-2's ranks come from
 `$BPE_WORKBENCH_GPT2` (or the corpora folder's gpt2_vocab.json + gpt2_merges.txt); cl100k and
 o200k from the `bpe-openai` wheel, which ships them (the `bench` extra installs it and the peers).
 """
@@ -53,9 +52,9 @@ from typing import NamedTuple
 
 import numpy as np
 from _paths import corpora  # noqa: E402
+from _texts import add_text_options, chosen_texts
 from encode_peers import PEERS, Peer, RankFile, available, write_rank_file
 
-from workbench.bench.train import make_corpus
 from workbench.engine import formats
 from workbench.engine._native import id_lists
 from workbench.engine.encode.tokenizer import Tokenizer
@@ -65,46 +64,6 @@ try:
     from workbench.engine._native import utf8_text
 except ImportError:  # an older checkout, measured for comparison
     utf8_text = None
-
-_LANGUAGES = ("ja", "ko", "zh_CN", "zh_TW", "it", "ru")
-
-
-def _gather(out: Path, megabytes: float, files) -> None:
-    budget = int(megabytes * 1e6)
-    parts, size = [], 0
-    for path in files:
-        try:
-            data = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
-            data.decode("utf-8")
-        except (OSError, EOFError, gzip.BadGzipFile, UnicodeDecodeError):
-            continue
-        parts.append(data)
-        size += len(data)
-        if size >= budget:
-            break
-    blob = b"\n".join(parts)
-    if not blob:
-        raise SystemExit(f"no text found for {out.name}")
-    out.write_bytes((blob * (budget // len(blob) + 1))[:budget].rsplit(b"\n", 1)[0])
-
-
-def texts(data: Path, megabytes: float) -> dict[str, str]:
-    """English docs, multilingual and C code, about `megabytes` MB each (made once, then read)."""
-    data.mkdir(parents=True, exist_ok=True)
-    paths = {
-        "English docs": data / f"en-{megabytes:g}.txt",
-        "multilingual": data / f"multi-{megabytes:g}.txt",
-        "C code": data / f"c-{megabytes:g}.txt",
-    }
-    if not paths["English docs"].exists():
-        make_corpus(paths["English docs"], megabytes, [Path("/usr/share/doc")])
-    if not paths["multilingual"].exists():
-        man = Path("/usr/share/man")
-        files = sorted(p for lang in _LANGUAGES for p in (man / lang).rglob("*") if p.is_file())
-        _gather(paths["multilingual"], megabytes, files)
-    if not paths["C code"].exists():
-        _gather(paths["C code"], megabytes, sorted(Path("/usr/include").rglob("*.h")))
-    return {name: path.read_text(encoding="utf-8") for name, path in paths.items()}
 
 
 def ranks_from_bpe_openai(name: str) -> dict[bytes, int]:
@@ -453,8 +412,7 @@ def rank_files(folder: Path) -> dict[str, RankFile]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--data", type=Path, default=Path("/work/bench-data"))
-    parser.add_argument("--mb", type=float, default=8.0)
+    add_text_options(parser)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--ranks", nargs="+", default=["gpt2", "cl100k", "o200k"])
     parser.add_argument(
@@ -480,12 +438,6 @@ def main() -> None:
         help="also ours stage by stage (scan, probe, merge, output)",
     )
     parser.add_argument("--out", type=Path, help="write the matrix as a markdown table here")
-    parser.add_argument(
-        "--text",
-        type=Path,
-        nargs="+",
-        help="UTF-8 text files to measure instead of the assembled texts (each as it is)",
-    )
     args = parser.parse_args()
     unknown = [name for name in args.peers if name not in PEERS]
     if unknown:
@@ -497,10 +449,7 @@ def main() -> None:
 
     with open("/proc/loadavg") as f:
         print(f"load average before: {f.read().split()[0]} (2 cores; >2 means shared)")
-    if args.text:
-        corpus = {path.stem: path.read_text("utf-8") for path in args.text}
-    else:
-        corpus = texts(args.data, args.mb)
+    corpus = chosen_texts(args)
     with tempfile.TemporaryDirectory(prefix="encode-matrix-") as folder:
         files = rank_files(Path(folder))
         ours_peer = next((p for p in peers if p.name == "ours"), None)

@@ -11,7 +11,9 @@ Numba kernels cannot read a clock, so the stages are timed apart and the rest is
 CPU seconds of this thread (`time.thread_time`), median of `--runs`; a new tokenizer instance
 per timed call, sharing the tables, as `encode_matrix.py` does.
 
-Run `python benchmarks/encode_stages.py --text A.txt B.txt [--ranks gpt2 cl100k o200k]`.
+Run `python benchmarks/encode_stages.py [--text A.txt en-2 cjk-1] [--data DIR] [--mb 8] [--ranks
+gpt2 cl100k o200k]`: the texts as for `encode_matrix.py` (UTF-8 files, or names of texts in
+`--data`; without `--text` the three assembled ones: `_texts.py`).
 """
 
 from __future__ import annotations
@@ -19,9 +21,9 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
-from pathlib import Path
 
 import numpy as np
+from _texts import add_text_options, chosen_texts
 from encode_matrix import tokenizers
 
 from workbench.engine._native.numba_config import njit
@@ -94,10 +96,11 @@ def profile(tok, preset: str, text: str, runs: int) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--text", type=Path, nargs="+", required=True)
+    add_text_options(parser)
     parser.add_argument("--ranks", nargs="+", default=["gpt2", "cl100k", "o200k"])
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
+    texts = chosen_texts(args)
     built = tokenizers()
     header = (
         f"{'ranks x text':24}{'pieces/MB':>10}{'distinct':>9}{'hit':>6}{'bytes':>6}{'>64B':>6}"
@@ -107,10 +110,10 @@ def main() -> None:
     for name in args.ranks:
         tok = built[name][0]
         tok.encode("warm up the kernels")
-        for path in args.text:
-            r = profile(tok, name, path.read_text("utf-8"), args.runs)
+        for label, text in texts.items():
+            r = profile(tok, name, text, args.runs)
             print(
-                f"{name + ' x ' + path.stem:24}{r['pieces/MB']:10.0f}{r['distinct']:9d}"
+                f"{name + ' x ' + label:24}{r['pieces/MB']:10.0f}{r['distinct']:9d}"
                 f"{r['hit rate']:6.2f}{r['mean bytes']:6.1f}{r['long share']:6.2f}"
                 f"{r['merge ns/new']:8.0f}{r['scan']:6.2f}{r['cache']:6.2f}{r['merge']:6.2f}"
                 f"{r['output']:6.2f}{r['array MB/s']:7.1f}{r['list MB/s']:7.1f}"

@@ -3,10 +3,12 @@
 median of `--runs`. Prints ns per distinct piece (all, and those that are not one whole token)
 and a digest of the ids, so two checkouts can be compared run against run on the same texts.
 
-Run `python benchmarks/merge_micro.py --text A.txt B.txt [--ranks gpt2 cl100k o200k]
-[--backtrack]`; `--backtrack` also races the backtracking merger (`encode/_backtrack.py`) on the
-same pieces (pieces of up to `SHORT` bytes; longer ones merge as before), interleaved run by run,
-its ns per piece and whether its ids are the same.
+Run `python benchmarks/merge_micro.py [--text A.txt en-2 cjk-1] [--data DIR] [--mb 8] [--ranks
+gpt2 cl100k o200k] [--backtrack]`: the texts as for `encode_matrix.py` (UTF-8 files, or names of
+texts in `--data`; without `--text` the three assembled ones: `_texts.py`). `--backtrack` also
+races the backtracking merger (`encode/_backtrack.py`) on the same pieces (pieces of up to
+`SHORT` bytes; longer ones merge as before), interleaved run by run, its ns per piece and whether
+its ids are the same.
 """
 
 from __future__ import annotations
@@ -15,9 +17,9 @@ import argparse
 import hashlib
 import statistics
 import time
-from pathlib import Path
 
 import numpy as np
+from _texts import add_text_options, chosen_texts
 from encode_matrix import tokenizers
 
 from workbench.engine._native.cache_keys import key_caches_on
@@ -119,13 +121,14 @@ def measure(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--text", type=Path, nargs="+", required=True)
+    add_text_options(parser)
     parser.add_argument("--ranks", nargs="+", default=["gpt2", "cl100k", "o200k"])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument(
         "--backtrack", action="store_true", help="also race the backtracking merger"
     )
     args = parser.parse_args()
+    texts = chosen_texts(args)
     built = tokenizers()
     extra = f"{'backtrack':>10}  same" if args.backtrack else ""
     print(f"{'ranks x text':24}{'pieces':>9}{'merged':>9}{'ns/piece':>10}  ids{' ' * 11}{extra}")
@@ -136,11 +139,9 @@ def main() -> None:
             if args.backtrack
             else None
         )
-        for path in args.text:
-            pieces, merged, ns, digest, back_ns, same = measure(
-                tok, name, path.read_text("utf-8"), args.runs, back
-            )
-            row = f"{name + ' x ' + path.stem:24}{pieces:9d}{merged:9d}{ns:10.0f}  {digest}"
+        for label, text in texts.items():
+            pieces, merged, ns, digest, back_ns, same = measure(tok, name, text, args.runs, back)
+            row = f"{name + ' x ' + label:24}{pieces:9d}{merged:9d}{ns:10.0f}  {digest}"
             if back_ns is not None:
                 row += f"{back_ns:10.0f}  {'yes' if same else 'NO'}"
             print(row)

@@ -54,8 +54,14 @@ ALL_OPTIONS = _options(PARSER).union(
 
 
 def _script_options(script: Path) -> set[str]:
-    """The option strings a benchmark script's source spells out (`"--runs"`)."""
-    return set(re.findall(r"""["'](--[\w-]+)["']""", script.read_text(encoding="utf-8")))
+    """The option strings a benchmark script's source spells out (`"--runs"`), and those of
+    the benchmarks' own helper modules it imports (`from _texts import add_text_options`)."""
+    source = script.read_text(encoding="utf-8")
+    options = set(re.findall(r"""["'](--[\w-]+)["']""", source))
+    for helper in re.findall(r"^from (_\w+) import", source, flags=re.MULTILINE):
+        if (script.parent / f"{helper}.py").is_file():
+            options |= _script_options(script.parent / f"{helper}.py")
+    return options
 
 
 SCRIPTS = {p.name: _script_options(p) for p in (ROOT / "benchmarks").glob("*.py")}
