@@ -1,5 +1,6 @@
 """The run lifecycle in the window: delete while live, quit after a finished run, continue a
-stored run after a restart. Each drives the real window and checks the store."""
+stored run after a restart, open a stored run (its own settings fill the Settings panel, so
+Train repeats it). Each drives the real window and checks the store."""
 
 # ruff: noqa: F811  (fixtures imported from gui_fixtures are "redefined" as test arguments)
 from __future__ import annotations
@@ -20,6 +21,8 @@ from gui_fixtures import (  # noqa: E402
     window,  # noqa: F401
 )
 
+from workbench.gui.controls import parse_specials  # noqa: E402
+from workbench.session.run import stored_config  # noqa: E402
 from workbench.store import RunStore  # noqa: E402
 
 WAIT_MS = COLD_START_MS
@@ -215,3 +218,49 @@ def test_a_continued_run_name_follows_its_size(qtbot, window, tmp_path):
     click(qtbot, window, "step10")
     qtbot.waitUntil(lambda: window.mode == "paused", timeout=WAIT_MS)
     assert window.store.get_run(run_id).name == "mine"  # the user's name stays
+
+
+def _set(controls, min_frequency: int, cap: int, tie_break: str, specials: str) -> None:
+    controls.min_frequency.setValue(min_frequency)
+    controls.max_token_length.setValue(cap)
+    controls.tie_break.setCurrentText(tie_break)
+    controls.specials.setText(specials)
+
+
+def test_an_opened_run_shows_its_own_settings_and_train_repeats_it(qtbot, window):
+    controls = window.controls
+    _set(controls, 2, 5, "hf", "<|endoftext|>")
+    train_to(qtbot, window, 256 + 1 + 40)
+    first = window.store.get_run(window.run_id)
+    _set(controls, 0, 0, "lexicographic", "")  # the window's settings move on
+    train_to(qtbot, window, 256 + 60)
+
+    window.open_run(first.id)
+    assert controls.vocab.value() == first.vocab_size == 256 + 1 + 40
+    assert controls.min_frequency.value() == 2
+    assert controls.max_token_length.value() == 5
+    assert controls.tie_break.currentText() == "hf"
+    assert parse_specials(controls.specials.text()) == ("<|endoftext|>",)
+    assert controls.config() == stored_config(first.settings, first.vocab_size)
+
+    train_to(qtbot, window, controls.vocab.value())  # Train, the form as the run filled it
+    again = window.store.get_run(window.run_id)
+    assert again.id != first.id
+    assert stored_config(again.settings, 300) == stored_config(first.settings, 300)
+    pairs = window.store.merges_as_pairs
+    assert pairs(again.id) == pairs(first.id) and len(pairs(first.id)) == 40
+
+
+def test_settings_the_panel_cannot_show_leave_it_as_it_is(qtbot, window):
+    train_to(qtbot, window, 256 + 20)
+    run_id = window.run_id
+    with window.store.conn:  # as a crafted or newer database might hold
+        window.store.conn.execute(
+            "UPDATE runs SET settings = ? WHERE id = ?",
+            ['{"tie_break": "sideways", "min_frequency": 3}', run_id],
+        )
+    window.controls.min_frequency.setValue(1)
+    window.open_run(run_id)
+    assert window.run_id == run_id  # opened all the same
+    assert window.controls.min_frequency.value() == 1
+    assert window.controls.tie_break.currentText() == "lexicographic"

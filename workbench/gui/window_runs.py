@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from workbench.engine.errors import WorkbenchError
+from workbench.gui.settings import WindowSettings
 from workbench.gui.tokens.export_dialog import ExportDialog
 from workbench.gui.tokens_tab import tokenizer_of_run as stored_tokenizer
 from workbench.store import StoreError
@@ -37,6 +39,9 @@ class StoredRuns:
             run.stop_reason,
             bool(run.corpus.get("fingerprint")),
         )
+        form = run_form(run.settings, run.vocab_size)
+        if form is not None:  # the panel shows the run's settings: Train repeats it
+            self.controls.load(form)
         self.merges_done = run.merge_count
         self.target_merges = run.merge_count
         self.merge_list.set_run(self.store, run_id, run.merge_count)
@@ -133,6 +138,34 @@ class StoredRuns:
         """Show merge `rank` in the merge list (the Tokens tab asks for this on a click)."""
         self.tabs.setCurrentIndex(0)
         self.merge_list.show_rank(rank)
+
+
+def run_form(settings: dict, vocab_size: int) -> WindowSettings | None:
+    """The Settings panel's fields as a stored run used them; None when the panel cannot show
+    them (a crafted or newer database's settings, a special token holding the panel's comma)."""
+    from workbench.session.run import stored_config  # noqa: PLC0415 -- only on opening a run
+
+    try:
+        config = stored_config(settings, vocab_size)
+    except (WorkbenchError, ValueError, TypeError):
+        return None
+    if any("," in token for token in config.special_tokens):
+        return None
+    base = settings.get("extends")
+    spec = base.get("spec") if isinstance(base, dict) else None
+    return WindowSettings(
+        vocab_size=config.vocab_size,
+        pattern=config.pattern,
+        special_tokens=", ".join(config.special_tokens),
+        min_frequency=config.min_frequency,
+        max_token_length=config.max_token_length,
+        max_token_chars=config.max_token_chars,
+        tie_break=config.tie_break,
+        superbpe_transition=config.superbpe_transition,
+        parity_by=config.parity_by,
+        parity_window=config.parity_window,
+        start_from=spec if type(spec) is str else "",
+    )
 
 
 def _caps_note(settings: dict) -> str:
