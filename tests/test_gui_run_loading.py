@@ -122,6 +122,9 @@ def test_an_opened_runs_tokenizer_waits_for_its_charts_and_for_the_tokens_tab(
     run_id = window.run_id
     panel = window.tokens.panel
     qtbot.waitUntil(lambda: panel._run_id == run_id and not panel.busy(), timeout=COLD_START_MS)
+    # Teaching's sample at the run's end is in (else its answer would come after the opening).
+    qtbot.waitUntil(lambda: not window.sample_lane.busy(), timeout=COLD_START_MS)
+    qtbot.waitUntil(lambda: "Merge 60:" in window.teaching.newest.full_text(), timeout=10_000)
     cache = tokens_tab.RunTokenizers()
     monkeypatch.setattr(tokens_tab, "RUN_TOKENIZERS", cache)
     events: list[str] = []
@@ -172,3 +175,20 @@ def test_an_opened_runs_rows_paint_after_the_turn_that_opened_it(qtbot, window):
     qtbot.waitUntil(window.merge_list.settled, timeout=5000)
     qtbot.waitUntil(lambda: not window.history.loading, timeout=COLD_START_MS)
     assert window.charts.data.n == 40
+
+
+def test_a_tokenizer_given_to_the_tokens_tab_meanwhile_is_kept(qtbot, window):
+    """The Evaluate tab (or a file) gives the Tokens tab a tokenizer and shows the tab: the
+    opened run's build put off until then does not replace it."""
+    import workbench
+
+    train_to(qtbot, window, 256 + 40)
+    panel = window.tokens.panel
+    qtbot.waitUntil(lambda: panel._run_id == window.run_id and not panel.busy(), timeout=5000)
+    window.open_run(window.run_id)
+    assert window.tokens.pending is not None
+    other = workbench.train(["a tiny corpus of its own, a tiny corpus"], 262, progress=False)
+    panel.set_tokenizer(other.tokenizer, "the other one")
+    window.tabs.setCurrentWidget(panel)
+    assert window.tokens.pending is None and not window.tokens.lane.busy()
+    assert "the other one" in panel.source.text() and panel.base_tokenizer is other.tokenizer

@@ -98,6 +98,7 @@ class TokensTab(QObject):
         self.lane.sigError.connect(lambda message: self.panel.source.setText(escape(message)))
         # The run whose tokenizer is built when the tab is next shown, and its name.
         self.pending: tuple[int, str] | None = None
+        self._shown_then: object = None  # the panel's tokenizer when the build was put off
         self.panel.installEventFilter(self)
 
     def show_run(self, run_id: int | None, name: str = "", when_shown: bool = False) -> None:
@@ -106,14 +107,18 @@ class TokensTab(QObject):
         if run_id is None:
             return
         self.pending = (run_id, name)
+        self._shown_then = self.panel.base_tokenizer
         if not when_shown or self.panel.isVisible():
             self.need()
 
     def need(self) -> None:
-        """Build the tokenizer of the run put off by `show_run(..., when_shown=True)`, if any."""
+        """Build the tokenizer of the run put off by `show_run(..., when_shown=True)`, if any:
+        not if the panel was given another since (a file, the Evaluate tab's candidate)."""
         if self.pending is None:
             return
         (run_id, name), self.pending = self.pending, None
+        if self.panel.base_tokenizer is not self._shown_then:
+            return
         run = f"run {run_id} “{name}”" if name else f"run {run_id}"
         self.panel.source.setText(escape(f"Building the tokenizer for {run}…"))
         db_path = self.db_path
