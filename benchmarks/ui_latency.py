@@ -7,7 +7,9 @@ comes late means the UI thread was busy or starved of the GIL for that long. Aft
 replays the finished run over a text in the Tokens tab (`--replay-speed` merges a second, the
 Tokens text re-cut at each step), then opens a stored run of `--load-merges` merges (200,000 by
 default: a synthetic run written into the database before the window opens; 0 opens the run just
-trained again) and waits until its charts, merge list and Tokens tab have it (loading a run).
+trained again) and waits until its charts, merge list and teaching's sample have it (loading a
+run; the Tokens tab, not shown, builds its tokenizer only when it is). `--phases load` runs only
+that phase, on a fresh window with a Tokens text.
 
     python benchmarks/ui_latency.py                 # 25 MB, vocab 32768
     python benchmarks/ui_latency.py --mb 5 --vocab 8000
