@@ -7,11 +7,14 @@ comes late means the UI thread was busy or starved of the GIL for that long. Aft
 replays the finished run over a text in the Tokens tab (`--replay-speed` merges a second, the
 Tokens text re-cut at each step), then opens a stored run of `--load-merges` merges (200,000 by
 default: a synthetic run written into the database before the window opens; 0 opens the run just
-trained again) and waits until its charts, merge list and Tokens tab have it (loading a run).
+trained again) and waits until its charts, merge list and teaching's sample have it (loading a
+run; the Tokens tab, not shown, builds its tokenizer only when it is). `--phases load` runs only
+that phase, on a fresh window with a Tokens text.
 
     python benchmarks/ui_latency.py                 # 25 MB, vocab 32768
     python benchmarks/ui_latency.py --mb 5 --vocab 8000
     python benchmarks/ui_latency.py --profile-over 15   # what the slow turns were doing
+    python benchmarks/ui_latency.py --phases load       # only loading the stored run (~1 min)
 
 Prints p50 / p99 / max of the gaps for each phase: counting, training, replay, loading a run;
 and, for each phase, the CPU time the UI thread itself spent between two ticks
@@ -316,7 +319,7 @@ class TurnLog:
                 self.slow[phase].append(samples)
                 if self.events is not None:
                     self.slow_events[phase].update(self.events)
-                    self.worst[phase].append((cpu, self.events.most_common(4)))
+                    self.worst[phase].append((cpu, self.events.most_common(6)))
         if self.events is not None:
             self.events.clear()
 
@@ -360,6 +363,13 @@ def parse_args() -> argparse.Namespace:
         metavar="N",
         help="the stored run opened last: a synthetic one of N merges (0: the run just trained)",
     )
+    parser.add_argument(
+        "--phases",
+        choices=("all", "load"),
+        default="all",
+        help="all: counting, training, replay and loading a run; load: only opening the"
+        " synthetic stored run (needs --load-merges above 0)",
+    )
     parser.add_argument("--no-gil-probe", action="store_true", help="leave the GIL probe out")
     parser.add_argument(
         "--no-stacks",
@@ -374,7 +384,134 @@ def parse_args() -> argparse.Namespace:
         metavar="MS",
         help="sample the UI thread's stack; report turns over MS of UI-thread CPU",
     )
-    return parser.parse_args()
+    args = parser.parse_args()
+    if args.phases == "load" and args.load_merges <= 0:
+        parser.error("--phases load opens the synthetic run: give --load-merges above 0")
+    return args
+
+
+class Driver:
+    """Takes the window through the phases (`watch`, every 200 ms) and logs each 10 ms tick's
+    gap under the phase it belongs to (`tick`)."""
+
+    def __init__(self, args: argparse.Namespace, window: object, log: TurnLog, stored: int | None):
+        self.args, self.window, self.log, self.stored = args, window, log, stored
+        self.files = corpus_files(args.mb)
+        self.text = "".join(
+            f.read_text(encoding="utf-8", errors="replace") for f in self.files[:40]
+        )[: args.text_chars]
+        self.last, self.last_cpu = time.perf_counter(), time.thread_time()
+        self.last_key: str | None = None
+        self.started = 0.0
+        self.replay_until = 0.0
+        self.phase = ""  # set by the later phases; training phases follow the window's mode
+
+    def tick(self) -> None:
+        window, log = self.window, self.log
+        now, now_cpu = time.perf_counter(), time.thread_time()
+        key = None
+        if self.phase:
+            key = self.phase
+        elif window.mode == "training":
+            key = "training" if window.status.stage.text() == "Training" else "counting"
+        # A gap belongs to the phase it ends in or, when that is none, the one it began in:
+        # the handling of the run's end (the worker's idle answer) falls between the two.
+        gap_key = key if key is not None else self.last_key
+        if gap_key is not None:
+            log.add(gap_key, self.last, now, now_cpu - self.last_cpu)
+        elif log.events is not None:
+            log.events.clear()  # a turn of no phase: its events are no phase's either
+        self.last, self.last_cpu, self.last_key = now, now_cpu, key
+
+    def probe_key(self) -> str | None:
+        """The phase a tick last saw; a probe wake while the window closes counts for none."""
+        return None if self.phase == "closing" else self.last_key
+
+    def wait_warm(self) -> None:
+        """Let the kernels warm up first, so the numbers are about training, not compiling.
+        Loading alone also waits for the encoder (teaching cuts its sample only then), as it
+        is ready by the time the full benchmark opens the run."""
+        from PySide6.QtCore import QTimer
+
+        window = self.window
+        encoder = self.args.phases == "all" or window.warmer.encoder.is_set()
+        if window.warm_event.is_set() and encoder:
+            self.begin()
+        else:
+            QTimer.singleShot(100, self.wait_warm)
+
+    def begin(self) -> None:
+        from PySide6.QtCore import QTimer
+
+        window = self.window
+        if self.args.phases == "load":
+            window.tokens.panel.set_text(self.text)  # the Tokens tab holds a text, as after replay
+            self.open_stored()
+            return
+        size = sum(f.stat().st_size for f in self.files)
+        print(
+            f"corpus: {len(self.files)} files, {size / 1e6:.1f} MB; vocab {self.args.vocab}",
+            flush=True,
+        )
+        # Opening a corpus and pressing Train are two of a person's actions, so two turns.
+        # The window counts an opened corpus at once: counting from here.
+        window.load_corpus(self.files)
+        window.controls.vocab.setValue(self.args.vocab)
+        self.phase = "counting"
+        QTimer.singleShot(300, self.start_training)
+
+    def start_training(self) -> None:
+        self.started = time.perf_counter()
+        self.phase = ""  # from now on the window's own mode and stage say which phase it is
+        self.window.train()
+
+    def open_stored(self) -> None:
+        self.phase = "loading a run"
+        self.window.open_run(self.stored if self.stored is not None else self.window.run_id)
+
+    def loading(self) -> bool:
+        """The opened run still on its way to a view: the charts (and the merge list, whose
+        first rows paint before the charts' merges are read), the Tokens tab's or teaching's
+        tokenizer."""
+        window = self.window
+        return (
+            window.history.loading
+            or window.tokens.lane.busy()
+            or window.tokens.panel.busy()
+            or window.sample_lane.busy()
+        )
+
+    def watch(self) -> None:
+        window = self.window
+        if not self.phase and (
+            window.mode == "finished" or (window.mode == "idle" and self.started)
+        ):
+            elapsed = time.perf_counter() - self.started
+            print(
+                f"{window.merges_done:,} merges in {elapsed:.1f} s ({window.status.stage.text()})",
+                flush=True,
+            )
+            self.phase = "waiting"
+            window.tokens.panel.set_text(self.text)
+        elif self.phase == "waiting":
+            panel = window.tokens.panel
+            if panel.run_id == window.run_id and not panel.busy() and window.replay.clock.total:
+                self.phase = "replay"
+                window.replay.clock.speed = float(self.args.replay_speed)  # any, not the menu's
+                window.replay.seek(0)
+                window.replay.play()
+                self.replay_until = time.perf_counter() + self.args.replay_seconds
+        elif self.phase == "replay" and (
+            not window.replay.playing or time.perf_counter() > self.replay_until
+        ):
+            print(f"replayed to merge {window.replay.k:,}", flush=True)
+            window.replay.stop()
+            self.open_stored()
+        elif self.phase == "loading a run" and not self.loading():
+            # Closing is no phase of its own: its gaps are not counted (and the run's end is not
+            # seen a second time while the window winds down).
+            self.phase = "closing"
+            window.close()
 
 
 def main() -> int:
@@ -388,6 +525,8 @@ def main() -> int:
 
     configure_application()
     phases = ("counting", "training", "replay", "loading a run")
+    if args.phases == "load":
+        phases = ("loading a run",)
     log = TurnLog(phases, args.profile_over, stacks=not args.no_stacks)
     app = timed_application(QApplication) if args.profile_over > 0 else QApplication([])
     log.events = getattr(app, "spent", None)
@@ -396,100 +535,17 @@ def main() -> int:
     window = MainWindow(QSettings(str(tmp / "s.ini"), QSettings.Format.IniFormat), tmp / "runs.db")
     window.sigClosed.connect(app.quit)
     window.show()
-    files = corpus_files(args.mb)
-    size = sum(f.stat().st_size for f in files)
-    print(f"corpus: {len(files)} files, {size / 1e6:.1f} MB; vocab {args.vocab}", flush=True)
-
-    last = [time.perf_counter()]
-    last_cpu = [time.thread_time()]
-    last_key: list[str | None] = [None]
-    started = [0.0]
-    phase = [""]  # set by the later phases; training phases follow the window's mode
-
-    def tick() -> None:
-        now, now_cpu = time.perf_counter(), time.thread_time()
-        stage = window.status.stage.text()
-        key = None
-        if phase[0]:
-            key = phase[0]
-        elif window.mode == "training":
-            key = "training" if stage == "Training" else "counting"
-        # A gap belongs to the phase it ends in or, when that is none, the one it began in:
-        # the handling of the run's end (the worker's idle answer) falls between the two.
-        gap_key = key if key is not None else last_key[0]
-        if gap_key is not None:
-            log.add(gap_key, last[0], now, now_cpu - last_cpu[0])
-        last[0], last_cpu[0], last_key[0] = now, now_cpu, key
-
-    def begin() -> None:
-        # Opening a corpus and pressing Train are two of a person's actions, so two turns.
-        # The window counts an opened corpus at once: counting from here.
-        window.load_corpus(files)
-        window.controls.vocab.setValue(args.vocab)
-        phase[0] = "counting"
-        QTimer.singleShot(300, start_training)
-
-    def start_training() -> None:
-        started[0] = time.perf_counter()
-        phase[0] = ""  # from now on the window's own mode and stage say which phase it is
-        window.train()
-
-    text = "".join(f.read_text(encoding="utf-8", errors="replace") for f in files[:40])
-    replay_until = [0.0]
-
-    def watch() -> None:
-        if not phase[0] and (window.mode == "finished" or (window.mode == "idle" and started[0])):
-            elapsed = time.perf_counter() - started[0]
-            print(
-                f"{window.merges_done:,} merges in {elapsed:.1f} s ({window.status.stage.text()})",
-                flush=True,
-            )
-            phase[0] = "waiting"
-            window.tokens.panel.set_text(text[: args.text_chars])
-        elif phase[0] == "waiting":
-            panel = window.tokens.panel
-            if panel.run_id == window.run_id and not panel.busy() and window.replay.clock.total:
-                phase[0] = "replay"
-                window.replay.clock.speed = float(
-                    args.replay_speed
-                )  # any speed, not only the menu's
-                window.replay.seek(0)
-                window.replay.play()
-                replay_until[0] = time.perf_counter() + args.replay_seconds
-        elif phase[0] == "replay" and (
-            not window.replay.playing or time.perf_counter() > replay_until[0]
-        ):
-            print(f"replayed to merge {window.replay.k:,}", flush=True)
-            window.replay.stop()
-            phase[0] = "loading a run"
-            window.open_run(stored if stored is not None else window.run_id)
-        elif phase[0] == "loading a run" and not (
-            window.history.loading or window.tokens.lane.busy() or window.tokens.panel.busy()
-        ):
-            # Closing is no phase of its own: its gaps are not counted (and the run's end is not
-            # seen a second time while the window winds down).
-            phase[0] = "closing"
-            window.close()
-
+    driver = Driver(args, window, log, stored)
     ticker = QTimer()
     ticker.setInterval(10)
-    ticker.timeout.connect(tick)
+    ticker.timeout.connect(driver.tick)
     ticker.start()
     watcher = QTimer()
     watcher.setInterval(200)
-    watcher.timeout.connect(watch)
+    watcher.timeout.connect(driver.watch)
     watcher.start()
-
-    # Let the kernels warm up first, so the numbers are about training, not compiling.
-    def wait_warm() -> None:
-        if window.warm_event.is_set():
-            begin()
-        else:
-            QTimer.singleShot(100, wait_warm)
-
-    QTimer.singleShot(100, wait_warm)
-    # The phase a tick last saw; a probe wake while the window closes counts for none.
-    probe = gil_probe(args, lambda: None if phase[0] == "closing" else last_key[0])
+    QTimer.singleShot(100, driver.wait_warm)
+    probe = gil_probe(args, driver.probe_key)
     app.exec()
     log.report(probe)
     return 0

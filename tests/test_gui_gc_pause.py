@@ -63,6 +63,12 @@ def test_a_collector_that_was_off_stays_off(collector_on):
 def test_opening_a_run_pauses_the_collector_until_its_charts_have_it(qtbot, window, collector_on):
     train_to(qtbot, window, 256 + 120)
     qtbot.waitUntil(lambda: not window.history.loading, timeout=COLD_START_MS)
+    # The run's end builds its tokenizer (Tokens tab, teaching) with the collector paused: a
+    # build still going would keep the pause below from turning off the collector enabled here.
+    qtbot.waitUntil(
+        lambda: not window.tokens.lane.busy() and not window.sample_lane.busy(),
+        timeout=COLD_START_MS,
+    )
     gc.enable()  # whatever the run's end did
     window.open_run(window.run_id)
     assert not gc.isenabled()

@@ -180,6 +180,24 @@ def test_the_fit_at_a_runs_end_moves_a_few_axes_per_redraw(qtbot, window, monkey
     assert len(set(moves)) == len(moves) >= 6  # each axis once, none left out
 
 
+def test_settle_draws_every_axis_even_when_redraws_wait_their_turn(qtbot, window, monkeypatch):
+    """A screenshot settles the charts: with every redraw put off (`paint_turns`), settling
+    only queued one, and the picture showed the axes a frame or more behind the data."""
+    train_to(qtbot, window, 256 + 60)
+    charts = window.charts
+    qtbot.waitUntil(lambda: not charts._exact_pending and not charts._dirty, timeout=5000)
+    monkeypatch.setattr(charts, "defer_redraw", lambda: 1.0)  # the turn is always taken
+    for axis_range in charts.ranges:
+        axis_range.reset()  # as a run just loaded: no axis spans its data yet
+    charts.fit_to_data()
+    assert charts._exact_pending  # the fit waits for redraws that are put off
+    charts.settle()
+    assert not charts._exact_pending and not charts._dirty
+    (x_low, x_high), _ = charts.count_plot.vb.viewRange()
+    assert x_low == 0 and 60 <= x_high <= 60 * 1.05
+    assert len(charts.count_curve.getData()[0]) == 60
+
+
 def test_the_curves_take_the_last_batches_when_redraws_wait_their_turn(qtbot, window, monkeypatch):
     """At a run's end the axes are fitted a few at a time; a redraw put off to a turn of its own
     (`paint_turns`) must still give the curves the batches that came last, not only move the

@@ -6,6 +6,7 @@ per event-loop turn; the charts say what they wait for; teaching explains the ru
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -106,3 +107,88 @@ def test_the_group_chart_looks_for_the_parity_record_where_the_session_keeps_it(
     from workbench.session.parity import STATS_KEY
 
     assert PARITY_STATS_KEY == STATS_KEY
+
+
+def test_an_opened_runs_tokenizer_waits_for_its_charts_and_for_the_tokens_tab(
+    qtbot, window, monkeypatch
+):
+    """Building a stored run's tokenizer holds the GIL in long C calls that stretched the turns
+    in which its charts and merge list first paint: teaching's is built once the charts have
+    the run, the Tokens tab's only when the tab is shown (one build for both), each wait said."""
+    from workbench.gui import tokens_tab
+
+    qtbot.waitUntil(window.warmer.encoder.is_set, timeout=COLD_START_MS)
+    train_to(qtbot, window, 256 + 60)
+    run_id = window.run_id
+    panel = window.tokens.panel
+    qtbot.waitUntil(lambda: panel._run_id == run_id and not panel.busy(), timeout=COLD_START_MS)
+    # Teaching's sample at the run's end is in (else its answer would come after the opening).
+    qtbot.waitUntil(lambda: not window.sample_lane.busy(), timeout=COLD_START_MS)
+    qtbot.waitUntil(lambda: "Merge 60:" in window.teaching.newest.full_text(), timeout=10_000)
+    cache = tokens_tab.RunTokenizers()
+    monkeypatch.setattr(tokens_tab, "RUN_TOKENIZERS", cache)
+    events: list[str] = []
+    real = tokens_tab.stored_tokenizer
+
+    def recorded(store, info):
+        events.append("build")
+        return real(store, info)
+
+    monkeypatch.setattr(tokens_tab, "stored_tokenizer", recorded)
+    window.history.sigLoaded.connect(lambda _run: events.append("charts"))
+    window.open_run(run_id)
+    assert "sample is cut once its merges are read" in window.teaching.newest.full_text()
+    qtbot.waitUntil(
+        lambda: window.teaching.newest.full_text().startswith("Merge 60:"), timeout=10_000
+    )
+    assert events == ["charts", "build"]
+    assert not window.tokens.lane.busy() and window.tokens.pending is not None
+    window.tabs.setCurrentWidget(panel)
+    assert f"Building the tokenizer for run {run_id}" in panel.source.text()
+    qtbot.waitUntil(lambda: "60 merges" in panel.source.text(), timeout=10_000)
+    assert cache.builds == 1 and events == ["charts", "build"]  # the one teaching built
+
+
+def test_a_replay_of_an_opened_run_asks_for_its_tokenizer(qtbot, window):
+    train_to(qtbot, window, 256 + 40)
+    run_id = window.run_id
+    window.open_run(run_id)
+    assert window.tokens.pending is not None
+    qtbot.waitUntil(lambda: not window.history.loading, timeout=COLD_START_MS)
+    window.replay.seek(20)
+    assert window.tokens.pending is None
+    panel = window.tokens.panel
+    qtbot.waitUntil(lambda: panel._run_id == run_id and not panel.busy(), timeout=COLD_START_MS)
+
+
+def test_an_opened_runs_rows_paint_after_the_turn_that_opened_it(qtbot, window):
+    """Qt paints every widget waiting in one window update: the list's rows (~5 ms, more
+    while a worker runs Python) joined the opening turn's work and the charts' reset."""
+    train_to(qtbot, window, 256 + 40)
+    view = window.merge_list.view
+    qtbot.waitUntil(lambda: not window.history.loading, timeout=COLD_START_MS)
+    window.open_run(window.run_id)
+    opened = time.perf_counter()
+    assert not view.viewport().isVisible() and not window.merge_list.settled()
+    qtbot.waitUntil(lambda: view.painted_at > opened, timeout=5000)
+    assert view.viewport().isVisible()
+    qtbot.waitUntil(window.merge_list.settled, timeout=5000)
+    qtbot.waitUntil(lambda: not window.history.loading, timeout=COLD_START_MS)
+    assert window.charts.data.n == 40
+
+
+def test_a_tokenizer_given_to_the_tokens_tab_meanwhile_is_kept(qtbot, window):
+    """The Evaluate tab (or a file) gives the Tokens tab a tokenizer and shows the tab: the
+    opened run's build put off until then does not replace it."""
+    import workbench
+
+    train_to(qtbot, window, 256 + 40)
+    panel = window.tokens.panel
+    qtbot.waitUntil(lambda: panel._run_id == window.run_id and not panel.busy(), timeout=5000)
+    window.open_run(window.run_id)
+    assert window.tokens.pending is not None
+    other = workbench.train(["a tiny corpus of its own, a tiny corpus"], 262, progress=False)
+    panel.set_tokenizer(other.tokenizer, "the other one")
+    window.tabs.setCurrentWidget(panel)
+    assert window.tokens.pending is None and not window.tokens.lane.busy()
+    assert "the other one" in panel.source.text() and panel.base_tokenizer is other.tokenizer

@@ -374,10 +374,14 @@ class ChartsPanel(QWidget):
         """Draw now with every axis caught up, for a still picture (a screenshot) where no
         later frame will move the axes that `MOVES_PER_FRAME` left behind."""
         self._dirty = self._curves_behind = True
-        for _ in range(len(self.ranges)):  # each pass moves some axes; bounded when hidden
-            if not self._dirty:
+        # Drawn here, not through `redraw_if_dirty`: that only queues a redraw when the turn
+        # is taken (`defer_redraw`), so the picture could show the axes a frame behind.
+        self._redraw_job.cancel()
+        # Each pass spans some axes of a fit still going, or draws and moves some: bounded.
+        for _ in range(2 * len(self.ranges) + 2):
+            if not self._dirty or not self.isVisible():
                 return
-            self.redraw_if_dirty()
+            self._redraw_now()
 
     def _fit_ranges(self) -> None:
         """Move at most `MOVES_PER_FRAME` axes per redraw, taking turns: each move repaints

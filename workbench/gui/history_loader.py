@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +30,7 @@ PAGE = 2000
 # ms of list and numpy appends, and the budget is checked before each page, so a turn adds one
 # page or two (8 ms made turns of ~18 ms under load).
 TURN_BUDGET_S = 0.004
+START_WAIT_S = 0.5  # the longest the read waits for the merge list's first rows (`load`)
 
 
 def batch_from_stored(merges: list[StoredMerge]) -> MergeBatch:
@@ -94,10 +96,12 @@ def base_vocab(run: RunInfo, path: Path | None) -> dict[int, bytes] | str:
 
 
 class HistoryLoader(QObject):
-    """`load(store, run)` fills the charts with a stored run; `loading` until they have it all.
-    For an extension run, `sigBase(run id, base tokens by id | why not)` follows."""
+    """`load(store, run)` fills the charts with a stored run; `loading` until they have it all,
+    then `sigLoaded(run id)`. For an extension run, `sigBase(run id, base tokens by id | why
+    not)` follows."""
 
     sigBase = Signal(int, object)
+    sigLoaded = Signal(int)
 
     def __init__(self, charts: ChartsPanel, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -119,9 +123,26 @@ class HistoryLoader(QObject):
         self.timer = QTimer(self)
         self.timer.setInterval(0)
         self.timer.timeout.connect(self._next_pages)
+        self._start: Callable[[], None] | None = None  # the read, while it waits for `after`
+        self._after: Callable[[], bool] | None = None
+        self._start_by = 0.0
+        self._start_timer = QTimer(self)
+        self._start_timer.setInterval(10)
+        self._start_timer.timeout.connect(self._start_when_ready)
 
-    def load(self, store: RunStore, run: RunInfo, caption: str) -> None:
-        """Fill the charts with `run`; `caption` names it (with the wait while it is read)."""
+    def load(
+        self,
+        store: RunStore,
+        run: RunInfo,
+        caption: str,
+        after: Callable[[], bool] | None = None,
+    ) -> None:
+        """Fill the charts with `run`; `caption` names it (with the wait while it is read).
+
+        With `after`, the read starts once `after()` says so (asked every 10 ms, for at most
+        `START_WAIT_S`): the window lets the merge list's first rows paint first. The read is
+        Python in another thread, and each cell the list paints calls into Python: with the
+        GIL passed back and forth at each call, the list's paint took 30-45 ms, not 5."""
         self.charts.reset(int(run.stats.get("bytes", 0) or 0), keep_axes=True)
         self.charts.set_transition(transition_rank(run.stats))
         self.charts.groups.load_stored(run.stats)  # a parity-aware run's per-group curves
@@ -132,6 +153,24 @@ class HistoryLoader(QObject):
         # The charts' columns grow by the run's merges on this thread: no full collection
         # walks them meanwhile; they are frozen when the last page is in (`gc_pause`).
         self._pause_collector()
+        self._has_base(run)  # its base is loaded with the merges, in `_read`
+        self._start = lambda: self._read(store, run)
+        self._start_by = time.perf_counter() + START_WAIT_S
+        self._after = after
+        self._start_timer.start()
+        self._start_when_ready()
+
+    def _start_when_ready(self) -> None:
+        if self._start is None:
+            self._start_timer.stop()
+            return
+        if self._after is not None and not self._after() and time.perf_counter() < self._start_by:
+            return
+        start, self._start = self._start, None
+        self._start_timer.stop()
+        start()
+
+    def _read(self, store: RunStore, run: RunInfo) -> None:
         path, run_id = store.path, run.id
         self.lane.submit(
             lambda cancel: (
@@ -142,19 +181,25 @@ class HistoryLoader(QObject):
         )
         self._load_base(store, run)
 
-    def _load_base(self, store: RunStore, run: RunInfo) -> None:
+    def _has_base(self, run: RunInfo) -> bool:
+        """Whether `run` extends a base to load again (`base_loading` from now on); a record
+        this app did not write is said at once (`sigBase`), never loaded."""
         from workbench.store.tokenizer_of_run import base_record
 
+        self.base_run = None
         try:
             record = base_record(run)
-        except StoreError as exc:  # a record this app did not write: said, never loaded
-            self.base_run = None
+        except StoreError as exc:
             self.sigBase.emit(run.id, str(exc))
-            return
+            return False
         if record is None:
-            self.base_run = None
-            return
+            return False
         self.base_run = run.id
+        return True
+
+    def _load_base(self, store: RunStore, run: RunInfo) -> None:
+        if self.base_run != run.id:
+            return
         path, run_id = store.path, run.id
         self.base_lane.submit(lambda: (run_id, base_vocab(run, path)))
 
@@ -176,6 +221,8 @@ class HistoryLoader(QObject):
     def cancel(self) -> None:
         """Stop feeding the charts; a read under way is told to stop and its answer dropped."""
         self.timer.stop()
+        self._start_timer.stop()
+        self._start = None
         self.lane.cancel_event.set()
         self.base_lane.cancel_event.set()
         self.run_id, self._pages, self._reading = None, [], False
@@ -223,6 +270,8 @@ class HistoryLoader(QObject):
             self.charts.fit_to_data()
             self.charts.caption.setText(self._caption)
             self._resume_collector()
+            if self.run_id is not None:
+                self.sigLoaded.emit(self.run_id)
             return
         deadline = time.perf_counter() + TURN_BUDGET_S
         while self._pages and time.perf_counter() < deadline:

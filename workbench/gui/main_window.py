@@ -127,6 +127,7 @@ class MainWindow(
         self.runs = RunHistoryPanel(self.store)
         self.history = HistoryLoader(self.charts, self)
         self.history.sigBase.connect(self._stored_base)  # an opened extension run's base
+        self.history.sigLoaded.connect(self._run_loaded)  # then teaching's sample of it
         self.tokens = TokensTab(db_path, self.store, self)
         self.evaluate = EvaluateTab(db_path, self.store)
         self._layout()

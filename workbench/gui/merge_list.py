@@ -160,6 +160,7 @@ class MergeListPanel(QWidget):
         self.no_matches.hide()
         self._size_columns()
         self._release_job = TurnJob(self._release_paint, self)
+        self._show_rows_job = TurnJob(self._show_rows, self)
         self.tree = MergeTreePanel()
         self.tree.sigGoToRank.connect(self.show_rank)
         self.view.horizontalHeader().sortIndicatorChanged.connect(self._sorted)
@@ -349,6 +350,30 @@ class MergeListPanel(QWidget):
             viewport.setUpdatesEnabled(False)
             # Then it waits its turn among the other costly jobs (`paint_turns`).
             QTimer.singleShot(ms, self, self._release_job.request)
+
+    def paint_rows_later(self) -> None:
+        """The rows of a run just opened paint in a later turn of their own (`paint_turns`),
+        not in this one's window update with the charts' reset: the viewport is hidden until
+        then. (Turning its updates off is not enough: the scroll bar or a column that changes
+        with the new run repaints it anyway.)"""
+        viewport = self.view.viewport()
+        if self.view.isVisible() and viewport.isVisible():
+            viewport.hide()
+            self._show_rows_job.request()
+
+    def _show_rows(self) -> None:
+        self.view.viewport().show()
+        self.view.note_change()  # so the next costly job waits for that paint
+
+    def settled(self) -> bool:
+        """No page on its way and the rows in view painted since they last changed."""
+        viewport = self.view.viewport()
+        return (
+            not self.model.pages_pending()
+            and not self._show_rows_job.pending()
+            and viewport.updatesEnabled()
+            and not self.view.paint_pending()
+        )
 
     def _release_paint(self) -> None:
         self.view.viewport().setUpdatesEnabled(True)  # which asks for a repaint of it all

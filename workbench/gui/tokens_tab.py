@@ -1,8 +1,11 @@
 """Wires issue 6's Tokens panel into the window: which tokenizer it inspects, and jumps back.
 
-When a run pauses, finishes or stops, or a stored run is opened, its merges are read and turned
-into a `Tokenizer` on a background lane (a run of 50k merges takes a noticeable moment), then
-handed to the panel. The build opens its own store connection, so it never shares the window's.
+When a run pauses, finishes or stops, its merges are read and turned into a `Tokenizer` on a
+background lane (a run of 50k merges takes a noticeable moment), then handed to the panel. A
+stored run that is opened gets its tokenizer only once something needs it (`show_run(...,
+when_shown=True)`): the tab shown, or `need()` (a replay): a build of 200k merges holds the GIL
+in long C calls that would stretch the turns in which its charts and merge list first paint.
+The build opens its own store connection, so it never shares the window's.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from collections import OrderedDict
 from html import escape
 from pathlib import Path
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QEvent, QObject
 
 from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.gui.gc_pause import collector_paused
@@ -93,16 +96,43 @@ class TokensTab(QObject):
         self.lane = JobLane(self)
         self.lane.sigResult.connect(self._on_tokenizer)
         self.lane.sigError.connect(lambda message: self.panel.source.setText(escape(message)))
+        # The run whose tokenizer is built when the tab is next shown, and its name.
+        self.pending: tuple[int, str] | None = None
+        self._shown_then: object = None  # the panel's tokenizer when the build was put off
+        self.panel.installEventFilter(self)
 
-    def show_run(self, run_id: int | None) -> None:
-        """Inspect run `run_id` as it is in the store now (None: leave the panel as it is)."""
+    def show_run(self, run_id: int | None, name: str = "", when_shown: bool = False) -> None:
+        """Inspect run `run_id` as it is in the store now (None: leave the panel as it is);
+        with `when_shown`, only once the tab is shown or `need()` is called."""
         if run_id is None:
             return
+        self.pending = (run_id, name)
+        self._shown_then = self.panel.base_tokenizer
+        if not when_shown or self.panel.isVisible():
+            self.need()
+
+    def need(self) -> None:
+        """Build the tokenizer of the run put off by `show_run(..., when_shown=True)`, if any:
+        not if the panel was given another since (a file, the Evaluate tab's candidate)."""
+        if self.pending is None:
+            return
+        (run_id, name), self.pending = self.pending, None
+        if self.panel.base_tokenizer is not self._shown_then:
+            return
+        run = f"run {run_id} “{name}”" if name else f"run {run_id}"
+        self.panel.source.setText(escape(f"Building the tokenizer for {run}…"))
         db_path = self.db_path
         self.lane.submit(lambda: tokenizer_of_run(db_path, run_id))
 
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802  (Qt's name)
+        if watched is self.panel and event.type() == QEvent.Type.Show:
+            self.need()
+        return False
+
     def forget_run(self, run_id: int) -> None:
         """Run `run_id` was deleted: the panel and its Compare let it go."""
+        if self.pending is not None and self.pending[0] == run_id:
+            self.pending = None
         self.panel.forget_run(run_id)
 
     def set_corpus_paths(self, paths: list[Path]) -> None:

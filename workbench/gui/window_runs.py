@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from workbench.engine.errors import WorkbenchError
+from workbench.gui.paint_turns import TURNS
 from workbench.gui.settings import WindowSettings
 from workbench.gui.tokens.export_dialog import ExportDialog
 from workbench.gui.tokens_tab import tokenizer_of_run as stored_tokenizer
@@ -44,7 +45,11 @@ class StoredRuns:
             self.controls.load(form)
         self.merges_done = run.merge_count
         self.target_merges = run.merge_count
+        self.tabs.setCurrentIndex(0)  # first: the list's paint is held only when it shows
         self.merge_list.set_run(self.store, run_id, run.merge_count)
+        # Its rows paint in a turn of their own, not with this one's and the charts' reset;
+        # then the charts' merges are read (`history.load`'s `after`).
+        self.merge_list.paint_rows_later()
         base = run.settings.get("extends")  # an extension run: numbered after its base
         base = base if isinstance(base, dict) else {}
         merges, first_new = base.get("merges"), base.get("first_new_id")
@@ -59,14 +64,31 @@ class StoredRuns:
         spec = base.get("spec")
         extending = f", extending {Path(spec).name}" if type(spec) is str and spec else ""
         caption = f"Stored run {run.id} “{run.name}”{extending}{capped}"
-        self.history.load(self.store, run, caption)
+        self.history.load(self.store, run, caption, after=self.merge_list.settled)
         if self.opened_base is not None:
             self.charts.set_extension(merges)
-        self.tokens.show_run(run_id)
-        self._show_teaching_sample()  # the last merge, and why (built in the background)
+        # The run's tokenizer (~1 s of Python at 200k merges, in long GIL holds) is built once
+        # the Tokens tab is shown, and for teaching once the charts have the run: a build
+        # meanwhile stretched the turns in which the charts and the merge list first paint.
+        self.tokens.show_run(run_id, run.name, when_shown=True)
+        if self.teaching.isVisible():
+            self.teaching.newest.setText(
+                f"Run {run.id} “{run.name}”: its sample is cut once its merges are read…"
+            )
         self.status.stage.setText(self.state.status_line())
         self._update_actions()
-        self.tabs.setCurrentIndex(0)
+        TURNS.spent()  # this turn was a costly job: the list's paint waits for the next
+
+    def _run_loaded(self, run_id: int) -> None:
+        """The charts have the opened run: teaching's sample is cut with its merges (the last
+        merge, and why; its tokenizer built in the background)."""
+        if run_id != self.run_id or not self.teaching.isVisible():
+            return
+        if self.warmer.encoder.is_set():
+            self.teaching.newest.setText(
+                f"Building the tokenizer for run {run_id} “{self.state.name}”…"
+            )
+        self._show_teaching_sample()
 
     def _stored_base(self, run_id: int, vocab: object) -> None:
         """The base of the opened extension run, loaded again: the merge list names its tokens

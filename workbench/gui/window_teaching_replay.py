@@ -88,6 +88,8 @@ class TeachingAndReplay:
         (a seek, the end) every view follows at once."""
         total = self.replay.clock.total
         at = None if k >= total else k
+        if at is not None:
+            self.tokens.need()  # an opened run's tokenizer, put off until something needs it
         self.charts.show_replay(at)
         panel = self.tokens.panel
         cuts = panel.run_id is not None and panel.run_id == self.run_id

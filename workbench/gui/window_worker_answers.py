@@ -121,7 +121,7 @@ class WorkerAnswers:
             return
         self.runs.refresh()
         if merges and self.run_id is not None:
-            self.tokens.show_run(self.run_id)
+            self.tokens.show_run(self.run_id, self.state.name)
 
     def _follow_size(self) -> None:
         """A continued run whose name the workbench gave ("corpus · 32,000") takes its new
