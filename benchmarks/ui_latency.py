@@ -8,15 +8,20 @@ replays the finished run over a text in the Tokens tab (`--replay-speed` merges 
 Tokens text re-cut at each step), then opens a stored run of `--load-merges` merges (200,000 by
 default: a synthetic run written into the database before the window opens; 0 opens the run just
 trained again) and waits until its charts, merge list and teaching's sample have it (loading a
-run; the Tokens tab, not shown, builds its tokenizer only when it is). `--phases load` runs only
-that phase, on a fresh window with a Tokens text.
+run; the Tokens tab, not shown, builds its tokenizer only when it is), then shows the Tokens tab
+and waits for that tokenizer too. With a synthetic run it then opens a second one of as many
+merges and shows the Tokens tab in the next turn, as a person would (opening a second run: the
+first run's tokenizer, and what the tab built from it, are replaced). It names the thread on
+which each tokenizer the Tokens tab held was freed. `--phases load` runs only those two phases,
+on a fresh window with a Tokens text.
 
     python benchmarks/ui_latency.py                 # 25 MB, vocab 32768
     python benchmarks/ui_latency.py --mb 5 --vocab 8000
     python benchmarks/ui_latency.py --profile-over 15   # what the slow turns were doing
-    python benchmarks/ui_latency.py --phases load       # only loading the stored run (~1 min)
+    python benchmarks/ui_latency.py --phases load       # only loading stored runs (~1 min)
 
-Prints p50 / p99 / max of the gaps for each phase: counting, training, replay, loading a run;
+Prints p50 / p99 / max of the gaps for each phase: counting, training, replay, loading a run,
+opening a second run;
 and, for each phase, the CPU time the UI thread itself spent between two ticks
 (`time.thread_time`: p99 and max). A gap much longer than that CPU time was spent waiting: for the GIL held
 by a background thread, or for a core on a loaded machine.
@@ -68,21 +73,49 @@ def corpus_files(megabytes: float) -> list[Path]:
     return files
 
 
-def write_synthetic_run(db: Path, merges: int) -> int | None:
-    """A finished run of `merges` plausible merges (`workbench.store.synthetic`) in `db`, its
-    id (None for 0 merges: no run)."""
+def write_synthetic_run(db: Path, merges: int, seed: int = 3) -> int | None:
+    """A finished run of `merges` plausible merges (`workbench.store.synthetic`, from `seed`) in
+    `db`, its id (None for 0 merges: no run)."""
     if merges <= 0:
         return None
     from workbench.store import RunStore
     from workbench.store.synthetic import synthetic_batches
 
     with RunStore(db) as store:
-        run_id = store.create_run(f"synthetic · {merges:,}", settings={"vocab_size": 256 + merges})
+        name = f"synthetic {seed} · {merges:,}"
+        run_id = store.create_run(name, settings={"vocab_size": 256 + merges})
         with store.writer(run_id) as writer:
-            for batch in synthetic_batches(merges, batch_size=20_000, seed=3):
+            for batch in synthetic_batches(merges, batch_size=20_000, seed=seed):
                 writer.write(batch)
             writer.set_state("done", "reached vocabulary size")
     return run_id
+
+
+class Frees:
+    """Where each tokenizer the Tokens tab was given is freed (thread and phase), by
+    `weakref.finalize` on it and on its shared tables (`_core`), whose containers of 200k entries
+    are the costly part of the free: the callback runs in the thread that drops the last
+    reference, just before the object's contents are freed there."""
+
+    def __init__(self, phase: Callable[[], str | None]) -> None:
+        self.phase = phase
+        self.seen: list[str] = []
+
+    def watch(self, result: object) -> None:
+        import weakref
+
+        tok, label = result[0], result[1]
+        for what, obj in (("tokenizer", tok), ("its tables", tok._core)):
+            weakref.finalize(obj, self._freed, f"{label}: {what}")
+
+    def _freed(self, what: str) -> None:
+        thread = threading.current_thread().name
+        self.seen.append(f"{what} freed on {thread} (phase: {self.phase()})")
+
+    def report(self) -> None:
+        print("freed while the window ran:" if self.seen else "no tokenizer freed meanwhile")
+        for line in self.seen:
+            print(f"  {line}")
 
 
 class GilProbe:
@@ -394,8 +427,15 @@ class Driver:
     """Takes the window through the phases (`watch`, every 200 ms) and logs each 10 ms tick's
     gap under the phase it belongs to (`tick`)."""
 
-    def __init__(self, args: argparse.Namespace, window: object, log: TurnLog, stored: int | None):
-        self.args, self.window, self.log, self.stored = args, window, log, stored
+    def __init__(
+        self,
+        args: argparse.Namespace,
+        window: object,
+        log: TurnLog,
+        stored: tuple[int | None, int | None],
+    ):
+        self.args, self.window, self.log = args, window, log
+        self.stored, self.second = stored
         self.files = corpus_files(args.mb)
         self.text = "".join(
             f.read_text(encoding="utf-8", errors="replace") for f in self.files[:40]
@@ -508,10 +548,29 @@ class Driver:
             window.replay.stop()
             self.open_stored()
         elif self.phase == "loading a run" and not self.loading():
-            # Closing is no phase of its own: its gaps are not counted (and the run's end is not
-            # seen a second time while the window winds down).
-            self.phase = "closing"
-            window.close()
+            if window.tabs.currentWidget() is not window.tokens.panel:
+                window.tabs.setCurrentWidget(window.tokens.panel)  # its tokenizer is built now
+            elif self.second is not None and window.tokens.panel.run_id == self.stored:
+                self.open_second()
+            elif self.second is None:
+                self.close()
+        elif self.phase == "opening a second run" and not self.loading():
+            self.close()
+
+    def open_second(self) -> None:
+        """Open the second synthetic run; show the Tokens tab in a turn of its own (a click)."""
+        from PySide6.QtCore import QTimer
+
+        window = self.window
+        self.phase = "opening a second run"
+        window.open_run(self.second)
+        QTimer.singleShot(0, lambda: window.tabs.setCurrentWidget(window.tokens.panel))
+
+    def close(self) -> None:
+        # Closing is no phase of its own: its gaps are not counted (and the run's end is not
+        # seen a second time while the window winds down).
+        self.phase = "closing"
+        self.window.close()
 
 
 def main() -> int:
@@ -524,14 +583,17 @@ def main() -> int:
     from workbench.gui.main_window import MainWindow
 
     configure_application()
-    phases = ("counting", "training", "replay", "loading a run")
+    phases: tuple[str, ...] = ("counting", "training", "replay", "loading a run")
     if args.phases == "load":
         phases = ("loading a run",)
+    if args.load_merges > 0:
+        phases += ("opening a second run",)
     log = TurnLog(phases, args.profile_over, stacks=not args.no_stacks)
     app = timed_application(QApplication) if args.profile_over > 0 else QApplication([])
     log.events = getattr(app, "spent", None)
     tmp = Path(tempfile.mkdtemp(prefix="bpe-bench-"))
-    stored = write_synthetic_run(tmp / "runs.db", args.load_merges)
+    db = tmp / "runs.db"
+    stored = write_synthetic_run(db, args.load_merges), write_synthetic_run(db, args.load_merges, 4)
     window = MainWindow(QSettings(str(tmp / "s.ini"), QSettings.Format.IniFormat), tmp / "runs.db")
     window.sigClosed.connect(app.quit)
     window.show()
@@ -546,8 +608,11 @@ def main() -> int:
     watcher.start()
     QTimer.singleShot(100, driver.wait_warm)
     probe = gil_probe(args, driver.probe_key)
+    frees = Frees(lambda: driver.phase)
+    window.tokens.lane.sigResult.connect(frees.watch)
     app.exec()
     log.report(probe)
+    frees.report()
     return 0
 
 
