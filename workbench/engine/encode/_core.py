@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -74,28 +75,57 @@ def capacity(count: int) -> int:
     return max(16, 1 << int(2 * max(count, 1) - 1).bit_length())
 
 
+# Tokens or ids per call of the whole-vocabulary steps below: each such call over 200k tokens
+# (a join, a conversion to an array) held the GIL for 2-14 ms in one piece, stretching the turns
+# of a window whose UI thread waited for it; a piece of this size is well under a millisecond.
+_PIECE = 16_384
+
+
+def _in_pieces(values: list, convert: Callable[[list], np.ndarray]) -> np.ndarray:
+    """`convert(values)` as the concatenation of `convert` over pieces of `values`; between two
+    pieces other threads may take the GIL."""
+    parts = [convert(values[s : s + _PIECE]) for s in range(0, len(values), _PIECE)]
+    return np.concatenate(parts) if parts else convert([])
+
+
+def _int64s(values: list) -> np.ndarray:
+    return np.asarray(values, dtype=np.int64)
+
+
+def _lengths(tokens: list[bytes]) -> np.ndarray:
+    return np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
+
+
+def _arena(tokens: list[bytes], order: np.ndarray) -> bytes:
+    """The bytes of `tokens` in `order`, joined a piece at a time."""
+    pieces = []
+    for s in range(0, len(order), _PIECE):
+        pieces.append(b"".join([tokens[i] for i in order[s : s + _PIECE].tolist()]))
+    return b"".join(pieces)  # a few pieces: over 1 MB CPython copies them without the GIL
+
+
 def build_core(
     vocab: dict[int, bytes], merges: list[tuple[int, int]], results: list[int], trainer_ids: bool
 ) -> Core:
     """The byte arena and ranks of `vocab` (checked already), its tables left for first use."""
     # Vectorised: per-token Python loops here took a tenth of a 32k-token export.
-    ids = np.fromiter(vocab.keys(), dtype=np.int64, count=len(vocab))
+    ids = _in_pieces(list(vocab.keys()), _int64s)
     tokens = list(vocab.values())
     size = int(ids.max()) + 1
     lengths = np.zeros(size, dtype=np.int64)
-    lengths[ids] = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
+    lengths[ids] = _in_pieces(tokens, _lengths)
     tok_rank = np.full(size, _tables.NEVER, dtype=np.int32)
     byte_id = np.full(256, -1, dtype=np.int32)
     for tid in np.flatnonzero(lengths == 1).tolist():
         byte_id[vocab[tid][0]] = tid
         tok_rank[tid] = -1
     if results:  # the first merge that makes a token gives its rank
-        made, first = np.unique(np.asarray(results, dtype=np.int64), return_index=True)
+        made, first = np.unique(_in_pieces(results, _int64s), return_index=True)
         tok_rank[made] = first
     tok_off = np.zeros(size + 1, dtype=np.int64)
     np.cumsum(lengths, out=tok_off[1:])
     order = np.argsort(ids, kind="stable")  # absent ids have length 0: the arena is in id order
-    tok_bytes = np.frombuffer(b"".join([tokens[i] for i in order.tolist()]), dtype=np.uint8)
+    tok_bytes = np.frombuffer(_arena(tokens, order), dtype=np.uint8)
     return Core(vocab, merges, results, tok_rank, (tok_bytes, tok_off, byte_id), trainer_ids)
 
 
