@@ -8,7 +8,8 @@ import random
 import numpy as np
 import pytest
 
-from workbench.engine.encode import _core
+from workbench.engine.encode import _core, tokenizer
+from workbench.engine.encode.tokenizer import Tokenizer
 
 
 def vocab_of(rng: random.Random, n: int, gaps: bool) -> tuple[dict[int, bytes], list[int]]:
@@ -45,3 +46,20 @@ def test_pieces_give_the_arrays_of_one_piece(monkeypatch, gaps: bool, piece: int
 def test_no_merges_still_gives_the_byte_tokens() -> None:
     core = _core.build_core({b: bytes([b]) for b in range(256)}, [], [], trainer_ids=True)
     assert core.id_bound == 256 and (core.tok_rank == -1).all()
+
+
+def test_from_merges_fills_its_vocabulary_in_pieces_alike(monkeypatch) -> None:
+    rng = random.Random(5)
+    tokens = [bytes([b]) for b in range(256)]
+    merges = []
+    for _ in range(400):  # some merges make a token an earlier merge made: its id is reused
+        left, right = rng.choice(tokens[:300]), rng.choice(tokens[:300])
+        merges.append((left, right))
+        tokens.append(left + right)
+    whole = Tokenizer.from_merges(merges, "gpt2", ["<|end|>"])
+    monkeypatch.setattr(tokenizer, "_VOCAB_PIECE", 7)
+    cut = Tokenizer.from_merges(merges, "gpt2", ["<|end|>"])
+    assert list(cut.vocab.items()) == list(whole.vocab.items())  # the same ids, in id order
+    assert cut.merges == whole.merges and cut.merge_results == whole.merge_results
+    assert cut.special_tokens == whole.special_tokens == {"<|end|>": len(whole.vocab)}
+    assert len(whole.vocab) < 256 + 400  # the reuse happened
