@@ -192,3 +192,32 @@ def test_a_tokenizer_given_to_the_tokens_tab_meanwhile_is_kept(qtbot, window):
     window.tabs.setCurrentWidget(panel)
     assert window.tokens.pending is None and not window.tokens.lane.busy()
     assert "the other one" in panel.source.text() and panel.base_tokenizer is other.tokenizer
+
+
+def test_opening_a_run_of_the_same_pattern_leaves_the_preview_and_the_counts(
+    qtbot, window, monkeypatch
+):
+    """The panel takes an opened run's settings; only a pattern that differs re-cuts the corpus
+    preview and recounts the corpus (the same one cost ~10 ms of the opening turn, and a
+    recount of counts the window had)."""
+    train_to(qtbot, window, 256 + 20)
+    run_id = window.run_id
+    pattern = window.controls.pattern_spec()
+    cuts: list[str] = []
+    real = window.corpus_panel.update_preview
+    monkeypatch.setattr(
+        window.corpus_panel, "update_preview", lambda p, *a: (cuts.append(p), real(p, *a))
+    )
+    window.recount_timer.setInterval(600_000)  # a recount asked for stays pending to be seen
+    window.open_run(run_id)
+    assert cuts == [] and not window.recount_timer.isActive()
+    assert window.controls.pattern_spec() == pattern and window.controls.pattern_ok()
+    other = next(name for name in ("gpt2", "cl100k") if name != pattern)
+    window.controls.preset.setCurrentText(other)  # edited meanwhile: announced as ever
+    assert cuts == [other] and window.recount_timer.isActive()
+    window.recount_timer.stop()
+    window.open_run(run_id)  # back to the run's own pattern: announced
+    assert cuts[-1] == pattern and window.recount_timer.isActive()
+    assert window.controls.pattern_spec() == pattern
+    window.recount_timer.stop()
+    qtbot.waitUntil(lambda: not window.history.loading, timeout=COLD_START_MS)

@@ -211,22 +211,26 @@ class TrainingControls(QWidget):
         return not self.pattern_error.text()
 
     def _pattern_edited(self, *_: object) -> None:
+        if self._show_pattern():
+            self.sigPatternChanged.emit(self.pattern_spec())
+
+    def _show_pattern(self) -> bool:
+        """The regex box and the error line for the pattern chosen; whether it compiles."""
         custom = self.preset.currentText() == CUSTOM
         self.regex.setEnabled(custom)
         if not custom:
             self.regex.blockSignals(True)
             self.regex.setText(PRESETS[self.preset.currentText()])
             self.regex.blockSignals(False)
-        spec = self.pattern_spec()
         try:
-            compile_pattern(spec)
+            compile_pattern(self.pattern_spec())
         except WorkbenchError as exc:
             self.pattern_error.setText(str(exc))
             self.regex.setStyleSheet("border: 1px solid #e5383b")
-            return
+            return False
         self.pattern_error.clear()
         self.regex.setStyleSheet("")
-        self.sigPatternChanged.emit(spec)
+        return True
 
     # --- start from (extending a tokenizer) ---------------------------------------------------
     def _fill_bases(self) -> None:
@@ -282,6 +286,7 @@ class TrainingControls(QWidget):
         )
 
     def load(self, values: WindowSettings) -> None:
+        pattern_then = self.pattern_spec()
         self.vocab.setValue(values.vocab_size)
         self._check_vocab()
         if values.pattern in PRESETS:
@@ -300,7 +305,13 @@ class TrainingControls(QWidget):
         set_parity_window(self.parity_window, values.parity_window)
         self._parity_changed()
         self.set_base(values.start_from or NO_BASE)
-        self._pattern_edited()
+        if self.pattern_spec() == pattern_then:
+            # The same pattern (as when opening a run trained with it): nothing to announce.
+            # Announced, it re-cut the corpus preview (~10 ms of the turn that opens a run)
+            # and recounted the corpus for counts it already had.
+            self._show_pattern()
+        else:
+            self._pattern_edited()
 
     def store(self, values: WindowSettings) -> None:
         values.vocab_size = self.vocab.value()
