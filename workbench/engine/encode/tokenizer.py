@@ -12,9 +12,8 @@ object per piece); any other pattern uses `regex`. `Tokenizer(..., splitter="reg
 `t.with_splitter("regex")` forces the regex path (tests, or a user who distrusts the scanner); a
 callable `Splitter` replaces the pre-tokenizer altogether. All give the same ids.
 
-Not here: reading/writing files (`formats/`); the tables, reused buffers and segment tables
-(`_core.py`); the checks of a tokenizer's parts (`validation.py`); the kernels (`_tables.py`,
-`_chars.py`, `_merge.py`, `_scanned.py`).
+Not here: files (`formats/`); tables, reused buffers, segment tables (`_core.py`); checks of the
+parts (`validation.py`); the kernels (`_tables.py`, `_chars.py`, `_merge.py`, `_scanned.py`).
 """
 
 from __future__ import annotations
@@ -48,12 +47,9 @@ from workbench.engine.errors import TokenizerError
 from workbench.engine.patterns.specials import specials_regex
 from workbench.engine.pretokenize import scan as scanner
 
-# "auto": the scanner for preset patterns, else regex; "scanner" insists (error on a custom
-# pattern); "regex" forces the regex engine; a callable is a custom pre-tokenizer.
+# "auto": the scanner for presets, else regex; "scanner" insists; "regex" forces regex.
 SplitterChoice = Literal["auto", "scanner", "regex"] | Splitter
-
-# Entries per `dict.update` while `from_merges` fills its vocabulary: well under 1 ms a call.
-_VOCAB_PIECE = 16_384
+_VOCAB_PIECE = 16_384  # entries per `dict.update` while `from_merges` fills its vocabulary
 
 
 class TokenSpan(NamedTuple):
@@ -83,8 +79,7 @@ class Tokenizer(TokenizerInterop):
         max_rank: int,
         splitter: SplitterChoice | None = None,
     ) -> None:
-        """`core`: the shared tables (`_core.build_core`); use the `from_*` constructors.
-        `splitter`: "auto" (default, also None), "scanner", "regex" or a `Splitter`."""
+        """`core`: the tables (`_core.build_core`; use `from_*`); `splitter`: `SplitterChoice`."""
         self._core = core
         self.pattern = pattern
         self.special_tokens = dict(special_tokens)
@@ -125,14 +120,10 @@ class Tokenizer(TokenizerInterop):
                 made.append(merged)
             pairs.append((id_of[left], id_of[right]))
             results.append(id_of[merged])
-        # The id -> token dict is filled afterwards, a piece at a time: filled in the loop, it
-        # grew its table in the same step as `id_of` did (both at ~175k entries), making that
-        # step of a 200k-merge build 14 ms long (7 ms with one table grown; both 2-3 ms once
-        # the process reuses freed memory), the GIL held throughout.
+        # Filled in 16k pieces after the loop: grown with `id_of`, one 14 ms step resized both.
         vocab = {b: bytes([b]) for b in range(256)}
         for s in range(0, len(made), _VOCAB_PIECE):
-            piece = made[s : s + _VOCAB_PIECE]
-            vocab.update(zip(range(256 + s, 256 + s + len(piece)), piece, strict=True))
+            vocab.update(enumerate(made[s : s + _VOCAB_PIECE], 256 + s))
         specials = number_specials(special_tokens, len(vocab))
         core = build_core(vocab, pairs, results, trainer_ids=True)
         return cls(
