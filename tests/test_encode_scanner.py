@@ -153,12 +153,21 @@ def small_custom() -> Tokenizer:
 
 def test_disk_cache_follows_the_scanner_source():
     """The fused kernel compiles in scanner code from several modules (and the merging kernels):
-    its cache stamp is keyed on the sources of all of them (`scan.KERNEL_SOURCES` and more)."""
-    cache_file = getattr(getattr(_scanned.encode_scanned, "_cache", None), "_cache_file", None)
-    if cache_file is None:
-        pytest.skip("Numba caching is off")
-    stamp = cache_file._source_stamp
-    assert isinstance(stamp, tuple) and len(stamp) == 2
-    assert stamp[1] == sources_digest(
-        (*scan.KERNEL_SOURCES, _scanned._merge, _scanned._tables, _scanned._chars)
+    its cache stamp is keyed on the sources of all of them (`scan.KERNEL_SOURCES` and more),
+    and so is the block loop's, which compiles in the merging kernels and the prefetch."""
+    want = sources_digest(
+        (
+            *scan.KERNEL_SOURCES,
+            _scanned._merge,
+            _scanned._tables,
+            _scanned._chars,
+            _scanned._prefetch_module,
+        )
     )
+    for kernel in (_scanned.encode_scanned, _scanned._encode_block, _scanned._long_piece):
+        cache_file = getattr(getattr(kernel, "_cache", None), "_cache_file", None)
+        if cache_file is None:
+            pytest.skip("Numba caching is off")
+        stamp = cache_file._source_stamp
+        assert isinstance(stamp, tuple) and len(stamp) == 2
+        assert stamp[1] == want

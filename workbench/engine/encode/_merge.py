@@ -23,7 +23,7 @@ import sys
 import numpy as np
 
 from workbench.engine._native.cache_keys import kernels_of, key_caches_on
-from workbench.engine._native.numba_config import njit
+from workbench.engine._native.numba_config import njit, njit_borrowing
 from workbench.engine.encode import _chars, _tables
 from workbench.engine.encode._chars import char_token
 from workbench.engine.encode._tables import (
@@ -38,7 +38,7 @@ from workbench.engine.encode._tables import (
 SHORT = 64  # pieces up to this many bytes use the linear scan; longer ones the heap
 
 
-@njit  # one copy to compile (inlined twice it cost seconds of first start)
+@njit_borrowing  # one copy to compile (inlined twice it cost seconds of first start)
 def _first_parts(
     buf, start, end, max_rank, byte_id, pairs, pair_bits, byte_pairs, char_tables, memo, part,
     prank, pid,
@@ -68,7 +68,7 @@ def _first_parts(
     return m
 
 
-@njit
+@njit_borrowing
 def _merge_short(
     buf, start, end, max_rank, byte_id, pairs, pair_bits, byte_pairs, char_tables, part, prank,
     pid, memo, out, pos,
@@ -117,7 +117,7 @@ def _merge_short(
     return pos + m
 
 
-@njit
+@njit_borrowing
 def _heap_push(heap, size, value):
     i = size
     heap[i] = value
@@ -130,7 +130,7 @@ def _heap_push(heap, size, value):
     return size + 1
 
 
-@njit
+@njit_borrowing
 def _heap_pop(heap, size):
     top = heap[0]
     size -= 1
@@ -214,13 +214,12 @@ def _merge_long(
     return pos
 
 
-@njit
-def merge_piece(buf, start, end, max_rank, tables, part, prank, pid, memo, out, pos):
-    """The ids of the piece buf[start:end], written to `out` from `pos`; returns the new end.
-
-    `tables` as `_core.Core.tables`; `part`/`prank`/`pid` are scratch of `SHORT` items and
-    `memo` the pair memo (`_tables.pair_memo`), both the caller's so they are made once a call.
-    """
+@njit_borrowing
+def merge_short_piece(buf, start, end, max_rank, tables, part, prank, pid, memo, out, pos):
+    """`merge_piece` of a piece of up to `SHORT` bytes (it allocates nothing). Compiled without
+    reference counting, as are the helpers it calls: in a counted function, unpacking `tables`
+    and passing arrays on cost an atomic increment and decrement per array, per piece and per
+    pair lookup. The fused encoder's block loop (`_scanned`) calls it directly."""
     (
         tok_bytes,
         tok_off,
@@ -240,25 +239,50 @@ def merge_piece(buf, start, end, max_rank, tables, part, prank, pid, memo, out, 
     if tid >= 0 and tok_rank[tid] < max_rank:
         out[pos] = tid
         return pos + 1
-    if end - start <= SHORT:
-        return _merge_short(
-            buf, start, end, max_rank, byte_id, pairs, pair_bits, byte_pairs, char_tables, part,
-            prank, pid, memo, out, pos,
-        )  # fmt: skip
-    return _merge_long(
-        buf,
-        start,
-        end,
-        max_rank,
+    return _merge_short(
+        buf, start, end, max_rank, byte_id, pairs, pair_bits, byte_pairs, char_tables, part,
+        prank, pid, memo, out, pos,
+    )  # fmt: skip
+
+
+@njit
+def _long_piece(buf, start, end, max_rank, tables, memo, out, pos):
+    """`merge_piece` of a piece of more than `SHORT` bytes (it allocates: counted)."""
+    (
+        tok_bytes,
+        tok_off,
+        tok_rank,
         byte_id,
+        whole,
         pairs,
-        pair_bits,
         byte_pairs,
         char_tables,
-        memo,
-        out,
-        pos,
-    )
+        pair_bits,
+        whole_bits,
+    ) = tables
+    tid = whole_lookup(buf, start, end, tok_bytes, tok_off, whole, whole_bits)
+    if tid >= 0 and tok_rank[tid] < max_rank:
+        out[pos] = tid
+        return pos + 1
+    return _merge_long(
+        buf, start, end, max_rank, byte_id, pairs, pair_bits, byte_pairs, char_tables, memo,
+        out, pos,
+    )  # fmt: skip
+
+
+@njit
+def merge_piece(buf, start, end, max_rank, tables, part, prank, pid, memo, out, pos):
+    """The ids of the piece buf[start:end], written to `out` from `pos`; returns the new end.
+
+    `tables` as `_core.Core.tables`; `part`/`prank`/`pid` are scratch of `SHORT` items and
+    `memo` the pair memo (`_tables.pair_memo`), both the caller's so they are made once a call.
+    It only passes `tables` on (no array of it is bound here, so none is counted).
+    """
+    if end - start <= SHORT:
+        return merge_short_piece(
+            buf, start, end, max_rank, tables, part, prank, pid, memo, out, pos
+        )
+    return _long_piece(buf, start, end, max_rank, tables, memo, out, pos)
 
 
 @njit

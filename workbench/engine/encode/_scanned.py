@@ -13,10 +13,12 @@ from typing import NamedTuple
 import numpy as np
 from numba import literally
 
+from workbench.engine._native import prefetch as _prefetch_module
 from workbench.engine._native.cache_keys import key_caches_on
-from workbench.engine._native.numba_config import njit
+from workbench.engine._native.numba_config import njit, njit_borrowing
+from workbench.engine._native.prefetch import prefetch
 from workbench.engine.encode import _chars, _merge, _tables
-from workbench.engine.encode._merge import SHORT, merge_piece
+from workbench.engine.encode._merge import SHORT, merge_piece, merge_short_piece
 from workbench.engine.encode._tables import MEMO_BITS
 from workbench.engine.pretokenize.scan import KERNEL_SOURCES, classify, scan_starts
 from workbench.engine.pretokenize.scan import piece_hash as _piece_key
@@ -162,6 +164,109 @@ def _store(cache, arena, keys, used, arena_top, keys_top, turned_away, slot, hom
     return used + 1, arena_top, keys_top, turned_away
 
 
+_BLOCK = 1 << 12  # piece starts `scan_starts` finds a call (a block)
+_AHEAD = 6  # pieces: how far ahead the block loop hashes a piece and prefetches its cache row
+_MISS_RATE = 32  # a block prefetches when one piece in this many of the last block was new
+
+
+@njit(inline="always")
+def _ahead(seg, bounds, count, resume, q, down, cache, ring_word, ring_hash):
+    """Hash piece `q` of the block into the rings and start loading its cache row, if it is
+    one the cache holds (2 to `CACHE_MAX_LEN` bytes)."""
+    if q < count:
+        s = bounds[q]
+        e = bounds[q + 1] if q + 1 < count else resume
+        if 2 <= e - s <= CACHE_MAX_LEN:
+            word, h = _piece_key(seg, s, e)
+            ring_word[q], ring_hash[q] = word, h
+            prefetch(cache, np.int64(h >> down) * 2)
+
+
+@njit_borrowing
+def _encode_block(
+    seg, bounds, p, count, resume, max_rank, tables, cache, arena, keys, state, memo, part,
+    prank, pid, ring_word, ring_hash, ahead, down, out_ids, pos,
+):  # fmt: skip
+    """Encode the pieces p.. of a block of `scan_starts` (`count` starts in `bounds`, the last
+    piece ending at `resume`) into `out_ids` from `pos`, through the piece cache, whose counters
+    `state` holds. Returns (the new `pos`, the piece it stopped at, the pieces not found in the
+    cache): the piece is `count` when done, else one of more than `SHORT` bytes not in the
+    cache, which the caller merges (merging it allocates: this function counts no references,
+    so it must not).
+
+    A new piece's cost is mostly waiting on memory (its cache row in megabytes, then the tables),
+    so with `ahead` each piece is hashed `_AHEAD` pieces early and its cache row prefetched
+    (`_ahead`): the waits overlap with the pieces between. When nearly every piece is a hit
+    (a warm cache) that costs more than it saves (the rings and the prefetch, ~3 ns a piece), so
+    the caller sets `ahead` by the last block's misses. Compiled without reference counting: a
+    counted loop pays atomic increments and decrements for the arrays it passes to its helpers.
+    """
+    byte_id = tables[3]
+    used, arena_top, keys_top, turned_away = state[0], state[1], state[2], state[3]
+    misses = 0
+    if p == 0 and ahead:
+        for q in range(_AHEAD):
+            _ahead(seg, bounds, count, resume, q, down, cache, ring_word, ring_hash)
+    while p < count:
+        if ahead:
+            _ahead(seg, bounds, count, resume, p + _AHEAD, down, cache, ring_word, ring_hash)
+        s = bounds[p]
+        e = bounds[p + 1] if p + 1 < count else resume
+        length = e - s
+        if length == 1:
+            out_ids[pos] = byte_id[seg[s]]
+            pos += 1
+            p += 1
+            continue
+        if length > CACHE_MAX_LEN:
+            break
+        if ahead:
+            word, h = ring_word[p], ring_hash[p]
+        else:
+            word, h = _piece_key(seg, s, e)
+        want = np.uint64(length) | (((h >> _U32) & _B16) << _U16)
+        home = np.int64(h >> down)
+        slot, info = _probe(cache, arena, keys, seg, s, length, word, want, home)
+        if info != 0:  # hit
+            pos = _copy_hit(info, length, arena, out_ids, pos)
+            p += 1
+            continue
+        misses += 1
+        if length > SHORT:
+            break
+        first = pos
+        pos = merge_short_piece(seg, s, e, max_rank, tables, part, prank, pid, memo, out_ids, pos)
+        used, arena_top, keys_top, turned_away = _store(
+            cache, arena, keys, used, arena_top, keys_top, turned_away, slot, home, word,
+            want, seg, s, length, out_ids, first, pos - first,
+        )  # fmt: skip
+        p += 1
+    state[0], state[1], state[2], state[3] = used, arena_top, keys_top, turned_away
+    return pos, p, misses
+
+
+@njit
+def _long_piece(seg, s, e, max_rank, tables, cache, arena, keys, state, memo, part, prank, pid,
+                down, out_ids, pos):  # fmt: skip
+    """A piece of more than `SHORT` bytes: through the cache when it fits, else merged."""
+    length = e - s
+    if length > CACHE_MAX_LEN:
+        return merge_piece(seg, s, e, max_rank, tables, part, prank, pid, memo, out_ids, pos)
+    word, h = _piece_key(seg, s, e)
+    want = np.uint64(length) | (((h >> _U32) & _B16) << _U16)
+    home = np.int64(h >> down)
+    slot, info = _probe(cache, arena, keys, seg, s, length, word, want, home)
+    if info != 0:
+        return _copy_hit(info, length, arena, out_ids, pos)
+    first = pos
+    pos = merge_piece(seg, s, e, max_rank, tables, part, prank, pid, memo, out_ids, pos)
+    state[0], state[1], state[2], state[3] = _store(
+        cache, arena, keys, state[0], state[1], state[2], state[3], slot, home, word, want, seg,
+        s, length, out_ids, first, pos - first,
+    )  # fmt: skip
+    return pos
+
+
 @njit
 def encode_scanned(
     data, seg_starts, seg_ends, seg_ids, preset, flags, fold_cps, fold_letters, max_rank,
@@ -174,20 +279,21 @@ def encode_scanned(
     must have been filled by this same tokenizer (tables and `max_rank`) only.
     """
     literally(preset)
-    byte_id = tables[3]
     cache, arena, keys, state, memo = piece_cache
     cls = np.empty(data.shape[0], dtype=np.uint8)
     classify(data, flags, cls)
-    used, arena_top, keys_top, turned_away = state[0], state[1], state[2], state[3]
     bits = 0
     while (1 << bits) < cache.shape[0]:
         bits += 1
     down = np.uint64(64 - bits)  # Fibonacci hashing: the top bits index the table
-    bounds = np.empty(1 << 12, dtype=np.int64)  # a block of piece starts stays in L1
+    bounds = np.empty(_BLOCK, dtype=np.int64)  # a block of piece starts stays in L1
+    ring_word = np.empty(_BLOCK, dtype=np.uint64)  # their keys, hashed `_AHEAD` pieces early
+    ring_hash = np.empty(_BLOCK, dtype=np.uint64)
     part = np.empty(SHORT, dtype=np.int64)
     prank = np.empty(SHORT, dtype=np.int32)
     pid = np.empty(SHORT, dtype=np.int32)
     pos = 0
+    ahead = True  # a call's first block prefetches: its pieces are new if any are
     for j in range(seg_starts.shape[0]):
         a, b = seg_starts[j], seg_ends[j]
         if seg_ids[j] >= 0:
@@ -199,34 +305,24 @@ def encode_scanned(
         i = np.int64(0)  # not a literal: Numba would compile scan_starts for it as well
         while i < b - a:
             count, resume = scan_starts(seg, seg_cls, i, preset, fold_cps, fold_letters, bounds)
-            for p in range(count):
-                s = bounds[p]
-                e = bounds[p + 1] if p + 1 < count else resume
-                length = e - s
-                if length == 1:
-                    out_ids[pos] = byte_id[seg[s]]
-                    pos += 1
-                    continue
-                if length > CACHE_MAX_LEN:
-                    pos = merge_piece(
-                        seg, s, e, max_rank, tables, part, prank, pid, memo, out_ids, pos
-                    )
-                    continue
-                word, h = _piece_key(seg, s, e)
-                want = np.uint64(length) | (((h >> _U32) & _B16) << _U16)
-                home = np.int64(h >> down)
-                slot, info = _probe(cache, arena, keys, seg, s, length, word, want, home)
-                if info != 0:  # hit
-                    pos = _copy_hit(info, length, arena, out_ids, pos)
-                    continue
-                first = pos
-                pos = merge_piece(seg, s, e, max_rank, tables, part, prank, pid, memo, out_ids, pos)
-                used, arena_top, keys_top, turned_away = _store(
-                    cache, arena, keys, used, arena_top, keys_top, turned_away, slot, home, word,
-                    want, seg, s, length, out_ids, first, pos - first,
+            p = 0
+            misses = 0
+            while True:
+                pos, p, missed = _encode_block(
+                    seg, bounds, p, count, resume, max_rank, tables, cache, arena, keys, state,
+                    memo, part, prank, pid, ring_word, ring_hash, ahead, down, out_ids, pos,
                 )  # fmt: skip
+                misses += missed
+                if p >= count:
+                    break
+                e = bounds[p + 1] if p + 1 < count else resume
+                pos = _long_piece(
+                    seg, bounds[p], e, max_rank, tables, cache, arena, keys, state, memo, part,
+                    prank, pid, down, out_ids, pos,
+                )  # fmt: skip
+                p += 1
+            ahead = misses * _MISS_RATE >= count  # prefetch while pieces are new
             i = resume
-    state[0], state[1], state[2], state[3] = used, arena_top, keys_top, turned_away
     return pos
 
 
@@ -273,4 +369,7 @@ ENCODE_SCANNED = (_encode_scanned_gpt2, _encode_scanned_cl100k, _encode_scanned_
 
 # The fused encoder compiles in the scanner's code and the merging kernels (with their table
 # probes): a change to any of them must recompile it, not load the cached one.
-key_caches_on((encode_scanned, *ENCODE_SCANNED), (*KERNEL_SOURCES, _merge, _tables, _chars))
+key_caches_on(
+    (encode_scanned, _encode_block, _long_piece, *ENCODE_SCANNED),
+    (*KERNEL_SOURCES, _merge, _tables, _chars, _prefetch_module),
+)

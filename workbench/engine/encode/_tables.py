@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from workbench.engine._native.numba_config import njit
+from workbench.engine._native.numba_config import njit, njit_borrowing
 
 NEVER = np.int32(2**31 - 1)
 
@@ -34,7 +34,7 @@ _S33 = np.uint64(33)
 LOW32 = np.int64(0xFFFFFFFF)
 
 
-@njit
+@njit_borrowing
 def _mix(x):
     """The murmur3/splitmix finalizer: a strong hash so linear probing stays short."""
     x ^= x >> _S33
@@ -45,7 +45,7 @@ def _mix(x):
     return x
 
 
-@njit
+@njit_borrowing
 def _poly(buf, start, end):
     """A polynomial hash of buf[start:end] (mod 2**64): the hash of any slice of a token follows
     from its prefix hashes in O(1) (see `collect_splits`), so long tokens cost linear time."""
@@ -55,13 +55,13 @@ def _poly(buf, start, end):
     return h
 
 
-@njit
+@njit_borrowing
 def _key(poly):
     """The table key of a polynomial hash: mixed (so probes stay short), non-negative."""
     return np.int64(_mix(poly) >> np.uint64(1))
 
 
-@njit
+@njit_borrowing
 def _same_bytes(buf, start, end, tok_bytes, tok_start, tok_end):
     if end - start != tok_end - tok_start:
         return False
@@ -97,7 +97,7 @@ def _home(key, whole):
     return np.int64(_mix(np.uint64(key)) & np.uint64(whole.shape[0] - 1))
 
 
-@njit
+@njit_borrowing
 def whole_lookup(buf, start, end, tok_bytes, tok_off, whole, whole_bits):
     """The id whose bytes are `buf[start:end]` (length >= 2), or -1; `whole_bits` is the
     table's `key_filter`."""
@@ -112,7 +112,7 @@ def whole_lookup(buf, start, end, tok_bytes, tok_off, whole, whole_bits):
     return _whole_lookup_key(h, buf, start, end, tok_bytes, tok_off, whole)
 
 
-@njit
+@njit_borrowing
 def _packed_lookup(key, whole):
     """The id of the `_packed` key, or -1."""
     mask = np.int64(whole.shape[0] - 1)
@@ -124,7 +124,7 @@ def _packed_lookup(key, whole):
         slot = (slot + 1) & mask
 
 
-@njit
+@njit_borrowing
 def _whole_lookup_key(h, buf, start, end, tok_bytes, tok_off, whole):
     """`whole_lookup` of more than `PACKED` bytes with their hashed key `h` already known."""
     mask = np.int64(whole.shape[0] - 1)
@@ -242,7 +242,10 @@ def build_pair_table(lefts, rights, results, tok_rank, capacity):
     return pairs
 
 
-MEMO_BITS = 15  # 32768 rows of 16 bytes (512 KB): over 80% of o200k's lookups in new CJK text
+# 8192 rows of 16 bytes (128 KB), filled afresh by every new tokenizer (`np.full`): 2**15 rows
+# answered a few more lookups but cost more in a new instance's call than they saved (whole cold
+# calls 0.89-0.98x the time at 2**13 beside 2**15, same run; docs/engineering-notes.md)
+MEMO_BITS = 13
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MEMO_DOWN = np.uint64(64 - MEMO_BITS)
 _U32 = np.uint64(32)
@@ -294,7 +297,7 @@ def in_filter(bits, g):
     return bits[np.int64((g >> _U32) & np.uint64(bits.shape[0] - 1))] & want == want
 
 
-@njit
+@njit_borrowing
 def pair_memo(left, right, max_rank, pairs, pair_bits, memo):
     """(rank, merged id) of the pair, or (NEVER, -1) if it is not a token below `max_rank`.
 
@@ -345,7 +348,7 @@ def byte_pair_table(lefts, rights, results, tok_bytes, tok_off, tok_rank) -> np.
     return table
 
 
-@njit
+@njit_borrowing
 def byte_pair(first, second, max_rank, byte_pairs):
     """`pair_memo` for two single bytes, from `byte_pair_table`."""
     value = byte_pairs[(np.int64(first) << 8) | np.int64(second)]
