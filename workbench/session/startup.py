@@ -47,11 +47,12 @@ JOB_STAGES: dict[str, tuple[str, ...]] = {
 }
 # CPU seconds a stage takes to compile on the reference machine (2 cores; `compile.log` in the
 # cache after `bpe-workbench prepare`: 5 and 7 for the trainer, 12-24 per preset for the
-# pre-tokenizer and the encoder): only for "about N s"; a busy machine takes longer.
-STAGE_SECONDS = {"pretokenizer": 15.0, "index": 5.0, "merges": 7.0, "encoder": 15.0}
+# pre-tokenizer, 23 for gpt2's encoder since its block loop: `benchmarks/compile_costs.py
+# --stages encoder`): only for "about N s"; a busy machine takes longer.
+STAGE_SECONDS = {"pretokenizer": 15.0, "index": 5.0, "merges": 7.0, "encoder": 22.0}
 # o200k's scanner rules compile the longest (`benchmarks/compile_costs.py`: its window step
-# alone is 15-25 CPU s), so its stages are estimated on their own.
-PRESET_STAGE_SECONDS = {("pretokenizer", "o200k"): 24.0, ("encoder", "o200k"): 21.0}
+# alone is 15-25 CPU s; its encoder 35), so its stages are estimated on their own.
+PRESET_STAGE_SECONDS = {("pretokenizer", "o200k"): 24.0, ("encoder", "o200k"): 34.0}
 # Stages that do not depend on the pattern: listed once however many presets a job uses.
 SHARED_STAGES = ("index", "merges")
 # Corpora up to this size start training at once on a first use: `regex` counts them (a few
