@@ -132,6 +132,28 @@ def test_scrubber_says_what_its_chart_waits_for(qtbot):
     scrubber.shutdown()
 
 
+def test_scrubber_chart_paints_in_turns_of_its_own(qtbot):
+    """Its chart (4-7 ms a paint) is not painted in the turn that shows the tab, nor in the
+    turn its curve arrives (often the text's cut's): each comes in a later turn, unchanged."""
+    import numpy as np
+
+    scrubber = Scrubber()
+    qtbot.addWidget(scrubber)
+    scrubber.show()
+    assert not scrubber.plot.viewport().isVisible()  # the rest of the tab paints first
+    qtbot.waitUntil(lambda: scrubber.plot.viewport().isVisible(), timeout=2000)
+    scrubber._on_curve((np.array([0, 5, 10]), np.array([1.0, 1.5, np.nan])))
+    assert scrubber.busy() and scrubber.curve.xData is None  # drawn in a later turn
+    qtbot.waitUntil(lambda: not scrubber.busy(), timeout=2000)
+    assert scrubber.curve.xData.tolist() == [0, 5] and scrubber.curve.yData.tolist() == [1, 1.5]
+    scrubber._on_curve((np.array([0, 1]), np.array([1.0, 2.0])))
+    scrubber.set_text("another text")  # no tokenizer: an empty chart, and it stays empty
+    assert not scrubber.busy()
+    qtbot.wait(150)  # longer than any job is put off (`paint_turns.MAX_DEFER_S`)
+    assert scrubber.curve.xData is None  # pyqtgraph keeps no array for an empty curve
+    scrubber.shutdown()
+
+
 def test_stored_run_reopened_plus_100_draws_no_speed_spike(qtbot, window):
     train_to(qtbot, window, 256 + 200)
     run_id = window.run_id
