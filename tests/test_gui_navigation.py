@@ -202,6 +202,36 @@ def test_the_fit_at_a_runs_end_moves_a_few_axes_per_redraw(qtbot, window, monkey
     assert len(set(moves)) == len(moves) >= 6  # each axis once, none left out
 
 
+def test_the_fit_and_new_curves_take_turns_of_their_own(qtbot, window, monkeypatch):
+    """A stored run's merges drawn and its axes grown, then fitted, made one turn of 15-25 ms
+    at 200k merges: each axis now moves once, to its fit, a few per turn, and the curves take
+    the new data in a turn after them."""
+    train_to(qtbot, window, 256 + 60)
+    charts = window.charts
+    qtbot.waitUntil(lambda: not charts._exact_pending and not charts._dirty, timeout=5000)
+    moves: list[int] = []
+    real_apply = charts_module._Range._apply
+
+    def apply(self, low: float, high: float) -> None:
+        moves.append(id(self))
+        real_apply(self, low, high)
+
+    monkeypatch.setattr(charts_module._Range, "_apply", apply)
+    monkeypatch.setattr(charts, "defer_redraw", lambda: 0.0)
+    for axis_range in charts.ranges:
+        axis_range.reset()  # as a run just loaded: no axis spans its data yet
+    charts.mark_dirty()  # and its merges not drawn yet
+    drawn_at = charts.drawn_at
+    charts.fit_to_data()
+    assert 0 < len(moves) <= charts_module.MOVES_PER_FRAME
+    assert charts.drawn_at == drawn_at  # the curves wait for a turn of their own
+    qtbot.waitUntil(lambda: not charts._exact_pending and not charts._dirty, timeout=5000)
+    assert charts.drawn_at > drawn_at
+    assert len(set(moves)) == len(moves) >= 6  # each axis once, to its fit
+    (x_low, x_high), _ = charts.count_plot.vb.viewRange()
+    assert x_low == 0 and 60 <= x_high <= 60 * 1.05
+
+
 def test_settle_draws_every_axis_even_when_redraws_wait_their_turn(qtbot, window, monkeypatch):
     """A screenshot settles the charts: with every redraw put off (`paint_turns`), settling
     only queued one, and the picture showed the axes a frame or more behind the data."""

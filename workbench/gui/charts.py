@@ -353,14 +353,19 @@ class ChartsPanel(QWidget):
         room the growing steps left for merges that are not coming.
 
         `MOVES_PER_FRAME` axes now (the merge charts' x axes first), the rest on the next
-        redraws: all eight at once repainted every chart in one turn (~45 ms for 32k merges)."""
-        self.redraw_if_dirty()
+        redraws: all eight at once repainted every chart in one turn (~45 ms for 32k merges).
+        New data not drawn yet (a stored run's merges: ~5-8 ms at 200k, and as much again to
+        paint) is drawn after the axes, in a turn of its own, not with the first of them; nor
+        do its axes grow by steps first (`_fit_ranges`) only to be moved again here."""
         self._exact_pending = [
             (axis_range, wanted)
             for axis_range, wanted in zip(self.ranges, self._wanted_bounds(), strict=True)
             if wanted is not None
         ]
-        self._fit_exact()
+        if self._dirty:
+            self.redraw_if_dirty()  # its first axes now (or in the next free turn), curves after
+        else:
+            self._fit_exact()
 
     def _fit_exact(self) -> None:
         """Span the next `MOVES_PER_FRAME` axes of a `fit_to_data` exactly."""
