@@ -33,7 +33,9 @@ from workbench.gui.paint_turns import MAX_DEFER_S, TURNS, TurnJob  # noqa: F401 
 
 REDRAW_MS = 200
 HOVER_HINT = "Hover a chart to see its merge."
-MOVES_PER_FRAME = 3  # axis ranges moved per redraw (each costs a label repaint, ~10 ms)
+# Axis ranges moved per redraw: each costs ~2.5 ms of pyqtgraph's range handling and as much
+# again to repaint its labels; three made turns of 15-20 ms of CPU (a run's end, 200k merges).
+MOVES_PER_FRAME = 2
 _PEN = pg.mkPen("#4cc9f0", width=1)
 _PEN_2 = pg.mkPen("#f72585", width=1)
 _PEN_3 = pg.mkPen("#90be6d", width=1)
@@ -332,7 +334,9 @@ class ChartsPanel(QWidget):
         self._dirty = False
         if self._exact_pending:  # a fit at the run's end still going: it moves the axes
             self._fit_exact()
-            self._dirty = self._dirty or self._curves_behind  # new data: a later turn draws it
+            if self._curves_behind and not self._dirty:  # new data: the next free turn draws it
+                self._dirty = True
+                self._redraw_job.request()
             return
         self._curves_behind = False
         self.drawn_at = time.perf_counter()
@@ -378,7 +382,9 @@ class ChartsPanel(QWidget):
         for axis_range, wanted in now:
             axis_range.exact(*wanted)
         if self._exact_pending:
-            self._dirty = True  # the redraw timer comes back for the rest
+            # The rest in the next free turns (`paint_turns`), not a redraw tick (200 ms) apart.
+            self._dirty = True
+            self._redraw_job.request()
 
     def settle(self) -> None:
         """Draw now with every axis caught up, for a still picture (a screenshot) where no
