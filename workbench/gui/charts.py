@@ -338,6 +338,11 @@ class ChartsPanel(QWidget):
                 self._dirty = True
                 self._redraw_job.request()
             return
+        self._draw_curves()
+        self._fit_ranges()
+
+    def _draw_curves(self) -> None:
+        """The curves take the data (no axis moves)."""
         self._curves_behind = False
         self.drawn_at = time.perf_counter()
         TURNS.spent()  # the curves paint in this turn, later
@@ -350,7 +355,6 @@ class ChartsPanel(QWidget):
         lengths = np.nonzero(d.length_counts)[0]
         self.length_bars.setOpts(x=lengths, height=d.length_counts[lengths])
         self.groups.redraw()
-        self._fit_ranges()
 
     def fit_to_data(self) -> None:
         """At a run's end (or a stored run loaded): every axis spans its data, without the
@@ -359,17 +363,27 @@ class ChartsPanel(QWidget):
         `MOVES_PER_FRAME` axes now (the merge charts' x axes first), the rest on the next
         redraws: all eight at once repainted every chart in one turn (~45 ms for 32k merges).
         New data not drawn yet (a stored run's merges: ~5-8 ms at 200k, and as much again to
-        paint) is drawn after the axes, in a turn of its own, not with the first of them; nor
-        do its axes grow by steps first (`_fit_ranges`) only to be moved again here."""
+        paint) is drawn now, if the turn is free, without moving an axis (not grown by steps,
+        `_fit_ranges`, only to be moved again here): the axes follow from the next free turn."""
+        if self._dirty and self.isVisible() and self.defer_redraw() <= 0:
+            self._draw_curves()
+            self._set_exact()
+            self._dirty = bool(self._exact_pending)
+            if self._dirty:
+                self._redraw_job.request()
+            return
+        self._set_exact()
+        if self._dirty:
+            self.redraw_if_dirty()  # its first axes (or in the next free turn), curves after
+        else:
+            self._fit_exact()
+
+    def _set_exact(self) -> None:
         self._exact_pending = [
             (axis_range, wanted)
             for axis_range, wanted in zip(self.ranges, self._wanted_bounds(), strict=True)
             if wanted is not None
         ]
-        if self._dirty:
-            self.redraw_if_dirty()  # its first axes now (or in the next free turn), curves after
-        else:
-            self._fit_exact()
 
     def _fit_exact(self) -> None:
         """Span the next `MOVES_PER_FRAME` axes of a `fit_to_data` exactly."""
