@@ -114,6 +114,8 @@ def test_a_new_run_clears_the_search_and_the_axes_fit_at_the_end(qtbot, window):
     assert panel.count_label.text() == "No matches"
     train_to(qtbot, window, 256 + 70)
     assert panel.search.text() == "" and panel.count_label.text() == "70 merges"
+    # The fit takes a few turns (two axes each, after the curves): `paint_turns`.
+    qtbot.waitUntil(lambda: not window.charts._exact_pending, timeout=5000)
     (x_low, x_high), _ = window.charts.count_plot.vb.viewRange()
     assert 70 <= x_high <= 70 * 1.05  # not the growing room of 1.5x and a round number
     (b_low, b_high), _ = window.charts.bpt_plot.vb.viewRange()
@@ -129,6 +131,28 @@ def test_scrubber_says_what_its_chart_waits_for(qtbot):
     assert scrubber.label.text().endswith("no text to cut yet")
     scrubber.show_compression(44, 10, 25, 300)
     assert scrubber.label.text().endswith("10 tokens · 2.50 bytes/token")
+    scrubber.shutdown()
+
+
+def test_scrubber_chart_paints_in_turns_of_its_own(qtbot):
+    """Its chart (4-7 ms a paint) is not painted in the turn that shows the tab, nor in the
+    turn its curve arrives (often the text's cut's): each comes in a later turn, unchanged."""
+    import numpy as np
+
+    scrubber = Scrubber()
+    qtbot.addWidget(scrubber)
+    scrubber.show()
+    assert not scrubber.plot.viewport().isVisible()  # the rest of the tab paints first
+    qtbot.waitUntil(lambda: scrubber.plot.viewport().isVisible(), timeout=2000)
+    scrubber._on_curve((np.array([0, 5, 10]), np.array([1.0, 1.5, np.nan])))
+    assert scrubber.busy() and scrubber.curve.xData is None  # drawn in a later turn
+    qtbot.waitUntil(lambda: not scrubber.busy(), timeout=2000)
+    assert scrubber.curve.xData.tolist() == [0, 5] and scrubber.curve.yData.tolist() == [1, 1.5]
+    scrubber._on_curve((np.array([0, 1]), np.array([1.0, 2.0])))
+    scrubber.set_text("another text")  # no tokenizer: an empty chart, and it stays empty
+    assert not scrubber.busy()
+    qtbot.wait(150)  # longer than any job is put off (`paint_turns.MAX_DEFER_S`)
+    assert scrubber.curve.xData is None  # pyqtgraph keeps no array for an empty curve
     scrubber.shutdown()
 
 
@@ -159,7 +183,7 @@ def test_the_fit_at_a_runs_end_moves_a_few_axes_per_redraw(qtbot, window, monkey
     merges): the merge charts' x axes move first, the rest on the next redraws."""
     train_to(qtbot, window, 256 + 60)
     charts = window.charts
-    qtbot.waitUntil(lambda: not charts._exact_pending, timeout=5000)
+    qtbot.waitUntil(lambda: not charts._exact_pending and not charts._dirty, timeout=5000)
     moves: list[int] = []
     real_apply = charts_module._Range._apply
 
@@ -178,6 +202,35 @@ def test_the_fit_at_a_runs_end_moves_a_few_axes_per_redraw(qtbot, window, monkey
     assert first < len(moves) <= first + charts_module.MOVES_PER_FRAME
     qtbot.waitUntil(lambda: not charts._exact_pending, timeout=5000)
     assert len(set(moves)) == len(moves) >= 6  # each axis once, none left out
+
+
+def test_the_fit_and_new_curves_take_turns_of_their_own(qtbot, window, monkeypatch):
+    """A stored run's merges drawn and its axes grown, then fitted, made one turn of 15-25 ms
+    at 200k merges: the curves take the new data first, with no axis moved, then each axis
+    moves once, to its fit, a few per turn."""
+    train_to(qtbot, window, 256 + 60)
+    charts = window.charts
+    qtbot.waitUntil(lambda: not charts._exact_pending and not charts._dirty, timeout=5000)
+    moves: list[int] = []
+    real_apply = charts_module._Range._apply
+
+    def apply(self, low: float, high: float) -> None:
+        moves.append(id(self))
+        real_apply(self, low, high)
+
+    monkeypatch.setattr(charts_module._Range, "_apply", apply)
+    monkeypatch.setattr(charts, "defer_redraw", lambda: 0.0)
+    for axis_range in charts.ranges:
+        axis_range.reset()  # as a run just loaded: no axis spans its data yet
+    charts.mark_dirty()  # and its merges not drawn yet
+    drawn_at = charts.drawn_at
+    charts.fit_to_data()
+    assert charts.drawn_at > drawn_at and not moves  # the curves now, the axes later
+    assert charts._exact_pending
+    qtbot.waitUntil(lambda: not charts._exact_pending and not charts._dirty, timeout=5000)
+    assert len(set(moves)) == len(moves) >= 6  # each axis once, to its fit
+    (x_low, x_high), _ = charts.count_plot.vb.viewRange()
+    assert x_low == 0 and 60 <= x_high <= 60 * 1.05
 
 
 def test_settle_draws_every_axis_even_when_redraws_wait_their_turn(qtbot, window, monkeypatch):

@@ -4,19 +4,27 @@ Merges are a prefix-stable sequence, so `tokenizer.prefix(k)` is the tokenizer a
 k merges -- no retraining. The curve shows bytes per token of the current text at evenly spaced
 k (computed in a `JobLane` thread) with a line at the slider's k, so the user sees where more
 merges stop paying off on this text.
+
+The chart's paint (4-7 ms) is a costly job of the UI thread (`paint_turns`): it landed in the
+turn that showed the Tokens tab (with the text boxes' paint) or took a new cut's answer, which
+made 20-27 ms of CPU in one turn. So a new curve is drawn, and the chart first painted when the
+tab is shown, in a turn of its own.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QPaintEvent, QShowEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QVBoxLayout, QWidget
 
 from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.gui.elided_label import fit_width
+from workbench.gui.paint_turns import TURNS, TurnJob
 from workbench.gui.tokens.jobs import JobLane
 
 CURVE_POINTS = 24
@@ -42,6 +50,15 @@ def compression_curve(
     return ks, values
 
 
+class _CurvePlot(pg.PlotWidget):
+    """The curve's chart; its paint tells `TURNS` it took the turn (the next costly job waits)."""
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802  (Qt's name)
+        started = time.perf_counter()
+        super().paintEvent(event)
+        TURNS.spent(time.perf_counter() - started)
+
+
 class Scrubber(QWidget):
     """`sigRankChanged(k)` (debounced) when the slider settles on k merges."""
 
@@ -50,6 +67,7 @@ class Scrubber(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._tok: Tokenizer | None = None
+        self._total = 0  # its merges
         self._text = ""
         self.slider = QSlider(Qt.Orientation.Horizontal, self)
         self.slider.valueChanged.connect(self._on_value)
@@ -57,7 +75,7 @@ class Scrubber(QWidget):
         fit_width(self.label)
         self._timer = QTimer(self, singleShot=True, interval=40)
         self._timer.timeout.connect(lambda: self.sigRankChanged.emit(self.slider.value()))
-        self.plot = pg.PlotWidget(self, background="w")
+        self.plot = _CurvePlot(self, background="w")
         self.plot.setFixedHeight(130)
         self.plot.setLabel("left", "bytes/token")
         self.plot.setLabel("bottom", "merges k")
@@ -81,6 +99,9 @@ class Scrubber(QWidget):
         self.slider.setToolTip("Cut the text with the first k merges only (0: bytes)")
         self.slider.setWhatsThis(self.slider.toolTip())
         self._show_empty()
+        self._curve_due: tuple[np.ndarray, np.ndarray] | None = None  # a curve not drawn yet
+        self._draw_job = TurnJob(self._draw_curve, self)
+        self._show_plot_job = TurnJob(self._show_plot, self)
         self._lane = JobLane(self)
         self._lane.sigResult.connect(self._on_curve)
         self._lane.sigWaiting.connect(self._on_waiting)  # an encoder compiling: said on the chart
@@ -96,7 +117,8 @@ class Scrubber(QWidget):
     def set_tokenizer(self, tok: Tokenizer | None) -> None:
         """The full tokenizer; the slider resets to all its merges."""
         self._tok = tok
-        total = len(tok.merges) if tok is not None else 0
+        # Once: `merges` copies the list (~0.7 ms at 200k merges), and the chart asks again.
+        self._total = total = len(tok.merges) if tok is not None else 0
         self.slider.blockSignals(True)
         self.slider.setRange(0, total)
         self.slider.setValue(total)
@@ -130,12 +152,27 @@ class Scrubber(QWidget):
         self.marker.setValue(k)
 
     def busy(self) -> bool:
-        """Whether its curve is still being computed in the background."""
-        return self._lane.busy()
+        """Whether its curve is still being computed in the background (or not drawn yet)."""
+        return self._lane.busy() or self._draw_job.pending()
 
     def shutdown(self) -> None:
         self._timer.stop()
         self._lane.shutdown()
+        self._draw_job.cancel()
+        self._show_plot_job.cancel()
+        self._curve_due = None
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802  (Qt's name)
+        """The chart paints in a turn of its own, after the rest of the tab being shown."""
+        super().showEvent(event)
+        viewport = self.plot.viewport()
+        if viewport.isVisible():
+            viewport.hide()
+            TURNS.spent()  # the tab painting in this turn is the costly job: the chart waits
+            self._show_plot_job.request()
+
+    def _show_plot(self) -> None:
+        self.plot.viewport().show()
 
     def _on_value(self, k: int) -> None:
         self.marker.setValue(k)
@@ -143,6 +180,8 @@ class Scrubber(QWidget):
 
     def _update_curve(self) -> None:
         tok, text = self._tok, self._text[:CURVE_MAX_CHARS]
+        self._draw_job.cancel()  # a curve of the old text or tokenizer is not drawn now
+        self._curve_due = None
         if tok is None or not text:
             self.curve.setData([], [])
             self._show_empty()
@@ -154,7 +193,14 @@ class Scrubber(QWidget):
         )
 
     def _on_curve(self, result: tuple[np.ndarray, np.ndarray]) -> None:
-        ks, values = result
+        """Drawn in a turn of its own: the answer often comes in the turn of the text's cut."""
+        self._curve_due = result
+        self._draw_job.request()
+
+    def _draw_curve(self) -> None:
+        if self._curve_due is None:
+            return
+        (ks, values), self._curve_due = self._curve_due, None
         keep = ~np.isnan(values)
         self.curve.setData(ks[keep], values[keep])
         self.empty.setText("")
@@ -165,7 +211,9 @@ class Scrubber(QWidget):
 
     def _on_waiting(self, line: str) -> None:
         """The curve waits for the encoder: say so where the curve will be drawn."""
-        total = len(self._tok.merges) if self._tok is not None else 0
+        self._draw_job.cancel()
+        self._curve_due = None
+        total = self._total
         self.curve.setData([], [])
         self.empty.setText(f"{line};\nthen the bytes/token curve by merges k")
         self.empty.setPos(max(total, 1) / 2, 2.5)
@@ -173,7 +221,7 @@ class Scrubber(QWidget):
         self.plot.setYRange(0, 5, padding=0)
 
     def _show_empty(self) -> None:
-        total = len(self._tok.merges) if self._tok is not None else 0
+        total = self._total
         self.plot.setXRange(0, max(total, 1), padding=0.02)
         self.plot.setYRange(0, 5, padding=0)
         self.empty.setText(
