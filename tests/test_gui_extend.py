@@ -79,8 +79,9 @@ def test_an_extension_trained_from_settings(qtbot, window, tmp_path, corpora):
         reference.tokenizer.vocab[first.left_id]
     )
     assert charts.bpt_plot.getAxis("bottom").labelText == axis
+    # The charts read the run's merges after the list's first paint: wait for them.
+    qtbot.waitUntil(lambda: not window.history.loading and charts.data.n > 0, timeout=30_000)
     assert f"(rank {len(base_tok.merges)})" in charts.describe(0)
-    qtbot.waitUntil(lambda: not window.history.loading, timeout=30_000)
     assert charts.caption.full_text().endswith(", extending tokenizer.json")
     # The base file changed since: the run says it cannot load it, and names base tokens so.
     other = workbench.train([english[:4000]], 280, progress=False).tokenizer
