@@ -159,11 +159,15 @@ def test_scrubber_chart_paints_in_turns_of_its_own(qtbot):
 def test_stored_run_reopened_plus_100_draws_no_speed_spike(qtbot, window):
     train_to(qtbot, window, 256 + 200)
     run_id = window.run_id
+    assert window.charts.rate_plot.titleLabel.text == "Speed"  # a live run has timings
     window.open_run(run_id)
     qtbot.waitUntil(lambda: not window.history.loading, timeout=COLD_START_MS)
+    # A stored run keeps no timings: its Speed chart says so rather than stay blank.
+    assert window.charts.rate_plot.titleLabel.text == charts_module.UNTIMED_TITLE
     window.step(100)
     qtbot.waitUntil(lambda: window.mode == "paused", timeout=COLD_START_MS)
     assert window.merges_done == 300
+    qtbot.waitUntil(lambda: window.charts.rate_plot.titleLabel.text == "Speed", timeout=2000)
     rates = window.charts.data.rate.view()
     # a hundred merges on a tiny corpus take a millisecond: no point, rather than 90,000/s
     assert len(rates) == 0 or rates.max() < 50_000

@@ -112,6 +112,9 @@ RANK_AXIS = "rank (first merge = 0)"  # rank counts from 0 (the merge list's fir
 MADE_AXIS = "merges made"  # from 1
 
 
+UNTIMED_TITLE = "Speed (not stored with a run: train or continue it to see)"
+
+
 def _plot(layout: pg.GraphicsLayoutWidget, title: str, x: str, y: str) -> pg.PlotItem:
     plot = layout.addPlot(title=title)
     plot.setToolTip(f"<b>{title}</b><br>{CHART_HELP[title]}")
@@ -179,6 +182,8 @@ class ChartsPanel(QWidget):
         self.rate_curve = self.rate_plot.plot(
             pen=_PEN_3, symbol="o", symbolSize=4, symbolBrush="#90be6d", symbolPen=None
         )
+        self._rate_untimed = False  # the Speed chart says a stored run has no timings
+        self._live = False  # a live batch came since the last reset (so it has timings)
         self.length_bars = pg.BarGraphItem(x=[], height=[], width=0.8, brush="#b5179e")
         self.length_plot.addItem(self.length_bars)
         self.markers = [pg.InfiniteLine(angle=90, pen=pg.mkPen("#ffffff55")) for _ in range(2)]
@@ -242,11 +247,20 @@ class ChartsPanel(QWidget):
             self.caption.setText(caption)
         self._exact_pending = []
         self._dirty = self._curves_behind = True
+        self._live = False
+        self._say_untimed(keep_axes)  # only a stored run is loaded with its axes kept
         if keep_axes:
             return
         for axis_range in self.ranges:
             axis_range.reset()
         self._empty_ranges()
+
+    def _say_untimed(self, untimed: bool) -> None:
+        """Title the Speed chart for a run without timings (a stored run: merges/s are not
+        stored, and a blank chart under the last run's axes read as a fault), or plainly."""
+        if untimed != self._rate_untimed:  # a new title re-lays the chart out: only on change
+            self._rate_untimed = untimed
+            self.rate_plot.setTitle(UNTIMED_TITLE if untimed else "Speed")
 
     def _empty_ranges(self) -> None:
         """Plausible axes before the first merge (a log axis over 1..10 shows odd minor ticks);
@@ -307,7 +321,7 @@ class ChartsPanel(QWidget):
         self.data.add(batch)
         self.groups.add(batch)
         self.note_transition(batch)
-        self._dirty = self._curves_behind = True
+        self._dirty = self._curves_behind = self._live = True
 
     def pause_clock(self) -> None:
         self.data.pause_clock()
@@ -352,6 +366,8 @@ class ChartsPanel(QWidget):
         n_bpt = len(d.bytes_per_token)
         self.bpt_curve.setData(d.rank.view()[:n_bpt] + 1, d.bytes_per_token.view())
         self.rate_curve.setData(d.rate_time.view(), d.rate.view())
+        if self._rate_untimed and self._live:  # a stored run continued: timed from here
+            self._say_untimed(False)
         lengths = np.nonzero(d.length_counts)[0]
         self.length_bars.setOpts(x=lengths, height=d.length_counts[lengths])
         self.groups.redraw()
