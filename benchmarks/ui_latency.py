@@ -405,6 +405,13 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument("--no-gil-probe", action="store_true", help="leave the GIL probe out")
     parser.add_argument(
+        "--why-gaps",
+        action="store_true",
+        help="Linux: split each gap over 30 ms into the UI thread's time on a core, runnable"
+        " without one, asleep on a futex (the GIL), asleep elsewhere, asleep in the event loop"
+        " (benchmarks/_gap_why.py; a sampler process reads the thread's state every 0.5 ms)",
+    )
+    parser.add_argument(
         "--no-stacks",
         action="store_true",
         help="with --profile-over: time the events only, without the stack sampler (whose GIL"
@@ -445,6 +452,7 @@ class Driver:
         self.started = 0.0
         self.replay_until = 0.0
         self.phase = ""  # set by the later phases; training phases follow the window's mode
+        self.why = None  # a `_gap_why.GapWhy` with --why-gaps
 
     def tick(self) -> None:
         window, log = self.window, self.log
@@ -457,6 +465,8 @@ class Driver:
         # A gap belongs to the phase it ends in or, when that is none, the one it began in:
         # the handling of the run's end (the worker's idle answer) falls between the two.
         gap_key = key if key is not None else self.last_key
+        if self.why is not None:
+            self.why.tick(gap_key)
         if gap_key is not None:
             log.add(gap_key, self.last, now, now_cpu - self.last_cpu)
         elif log.events is not None:
@@ -598,6 +608,10 @@ def main() -> int:
     window.sigClosed.connect(app.quit)
     window.show()
     driver = Driver(args, window, log, stored)
+    if args.why_gaps:
+        from _gap_why import GapWhy  # beside this script
+
+        driver.why = GapWhy()
     ticker = QTimer()
     ticker.setInterval(10)
     ticker.timeout.connect(driver.tick)
@@ -612,6 +626,9 @@ def main() -> int:
     window.tokens.lane.sigResult.connect(frees.watch)
     app.exec()
     log.report(probe)
+    if driver.why is not None:
+        print(f"tick timer: {ticker.timerType().name}")
+        driver.why.report(phases)
     frees.report()
     return 0
 
