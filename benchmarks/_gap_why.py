@@ -79,7 +79,7 @@ def sample(pid: int, tid: int, out: str, interval: float = 0.0005) -> None:
 class GapWhy:
     """Per-tick snapshots on the UI thread; the gaps over `over` seconds, explained."""
 
-    def __init__(self, over: float = 0.030) -> None:
+    def __init__(self, over: float = 0.025) -> None:
         self.over = over
         self.tid = threading.get_native_id()
         self._fds: dict[int, int] = {}
@@ -166,13 +166,18 @@ class GapWhy:
                 return thread.name + nice
         return f"{comm}#{tid}{nice}"
 
-    def report(self, phases: tuple[str, ...], table_over: float = 0.033) -> None:
+    def report(self, phases: tuple[str, ...]) -> None:
         self._sampler.send_signal(signal.SIGTERM)
         _, status, usage = os.wait4(self._sampler.pid, 0)
         self._sampler.returncode = os.waitstatus_to_exitcode(status)
         print(f"gap sampler: {usage.ru_utime + usage.ru_stime:.2f} s of CPU")
         samples = pickle.loads(self._out.read_bytes())
         self._out.unlink()
+        for table_over in (self.over, 0.033):
+            self._table(phases, samples, table_over)
+        self._worst(phases, samples)
+
+    def _table(self, phases: tuple[str, ...], samples: list, table_over: float) -> None:
         print(
             f"why the gaps over {table_over * 1000:.0f} ms (ms summed over those gaps; sampler:"
             f" {len(samples)} samples of the UI thread's state):"
@@ -184,6 +189,8 @@ class GapWhy:
         )
         for name in phases:
             self._phase_row(name, [g for g in self.gaps[name] if g["gap"] > table_over], samples)
+
+    def _worst(self, phases: tuple[str, ...], samples: list) -> None:
         for name in phases:
             worst = sorted(self.gaps[name], key=lambda g: -g["gap"])[:3]
             for g in worst:
@@ -216,6 +223,10 @@ class GapWhy:
             if not sleeping:
                 asleep["other"] += slept
         wall = sum(g["gap"] for g in gaps)
+        others: collections.Counter[str] = collections.Counter()
+        for g in gaps:
+            for thread, seconds in g["others"].items():
+                others[thread.split("#")[0]] += seconds
         busy = sum(g["busy"] for g in gaps) / wall
 
         def ms(x: float) -> str:
@@ -229,6 +240,8 @@ class GapWhy:
             f" | {sum(g['minflt'] for g in gaps)}/{sum(g['majflt'] for g in gaps)}"
             f" | {busy:.2f}"
         )
+        ran = ", ".join(f"{n} {s * 1000:.0f}" for n, s in others.most_common(4))
+        print(f"      other threads on a core meanwhile (ms): {ran}")
 
 
 if __name__ == "__main__":

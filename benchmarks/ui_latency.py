@@ -405,6 +405,14 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument("--no-gil-probe", action="store_true", help="leave the GIL probe out")
     parser.add_argument(
+        "--switch-interval",
+        type=float,
+        default=0.0,
+        metavar="MS",
+        help="the interpreter's GIL switch interval for this run (sys.setswitchinterval; 0: the"
+        " window's own)",
+    )
+    parser.add_argument(
         "--why-gaps",
         action="store_true",
         help="Linux: split each gap over 30 ms into the UI thread's time on a core, runnable"
@@ -593,6 +601,9 @@ def main() -> int:
     from workbench.gui.main_window import MainWindow
 
     configure_application()
+    if args.switch_interval > 0:
+        sys.setswitchinterval(args.switch_interval / 1000)
+    print(f"GIL switch interval: {sys.getswitchinterval() * 1000:g} ms")
     phases: tuple[str, ...] = ("counting", "training", "replay", "loading a run")
     if args.phases == "load":
         phases = ("loading a run",)
