@@ -1,11 +1,9 @@
 """The window's background threads run at a lower priority than the UI thread (Linux: a nice
-value per thread, and the batch policy, whose threads never preempt the UI thread on waking),
-and so do the threads they start; the UI thread keeps its own."""
+value per thread), and so do the threads they start; the UI thread keeps its own."""
 
 # ruff: noqa: F811  (fixtures imported from gui_fixtures are "redefined" as test arguments)
 from __future__ import annotations
 
-import os
 import sys
 import threading
 
@@ -28,7 +26,6 @@ from workbench.gui.thread_priority import (  # noqa: E402
     WORKER_NICENESS,
     lower_current_thread,
     thread_niceness,
-    thread_policy,
 )
 from workbench.gui.tokens.jobs import JobLane  # noqa: E402
 
@@ -45,15 +42,12 @@ def test_a_lowered_thread_and_the_threads_it_starts_run_nicer_the_caller_does_no
     ours = thread_niceness()
     assert ours is not None and ours < WORKER_NICENESS  # else the test proves nothing
 
-    def lowered_twice_then_child() -> tuple:
+    def lowered_twice_then_child() -> tuple[int | None, int | None]:
         assert lower_current_thread() and lower_current_thread()  # no second step down
-        child = _in_thread(lambda: (thread_niceness(), thread_policy()))
-        return thread_niceness(), thread_policy(), *child
+        return thread_niceness(), _in_thread(thread_niceness)
 
-    batch = os.SCHED_BATCH
-    lowered = (WORKER_NICENESS, batch, WORKER_NICENESS, batch)
-    assert _in_thread(lowered_twice_then_child) == lowered
-    assert (thread_niceness(), thread_policy()) == (ours, os.SCHED_OTHER)
+    assert _in_thread(lowered_twice_then_child) == (WORKER_NICENESS, WORKER_NICENESS)
+    assert thread_niceness() == ours
 
 
 def test_a_lane_job_runs_lowered_while_the_ui_thread_keeps_its_priority(qtbot):
@@ -61,25 +55,19 @@ def test_a_lane_job_runs_lowered_while_the_ui_thread_keeps_its_priority(qtbot):
     lane = JobLane(encodes=False)
     answers: list = []
     lane.sigResult.connect(answers.append)
-    lane.submit(
-        lambda: (
-            thread_niceness(),
-            thread_policy(),
-            threading.current_thread() is threading.main_thread(),
-        )
-    )
+    lane.submit(lambda: (thread_niceness(), threading.current_thread() is threading.main_thread()))
     qtbot.waitUntil(lambda: bool(answers), timeout=COLD_START_MS)
     lane.shutdown()
-    assert answers == [(WORKER_NICENESS, os.SCHED_BATCH, False)]
+    assert answers == [(WORKER_NICENESS, False)]
     assert thread_niceness() == ours
 
 
 def test_the_window_trains_in_a_lowered_thread(qtbot, window):
     seen: list = []
     # A call queued to the worker runs in the training thread.
-    QTimer.singleShot(0, window.worker, lambda: seen.append((thread_niceness(), thread_policy())))
+    QTimer.singleShot(0, window.worker, lambda: seen.append(thread_niceness()))
     qtbot.waitUntil(lambda: bool(seen), timeout=COLD_START_MS)
-    assert seen == [(WORKER_NICENESS, os.SCHED_BATCH)]
+    assert seen == [WORKER_NICENESS]
     assert thread_niceness() < WORKER_NICENESS
 
 
