@@ -39,6 +39,11 @@ through its CPU clock) is taken off, and what is left is how long some other thr
 GIL (or, on a loaded machine, how long the probe waited for a core). Unlike the wall gaps it
 does not depend on the UI thread's own work, so it names the worker-thread calls to split.
 `--no-gil-probe` leaves the probe out (it takes the GIL a thousand times a second).
+
+`--why-gaps` (Linux) splits each gap over 25 ms into the UI thread's time on a core, runnable
+without one, asleep on a futex (the GIL), asleep elsewhere and asleep in the event loop's poll,
+with its context switches, page faults and the other threads' CPU (`_gap_why.py`).
+`--switch-interval MS` runs with another GIL switch interval than the window's.
 """
 
 from __future__ import annotations
@@ -415,7 +420,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--why-gaps",
         action="store_true",
-        help="Linux: split each gap over 30 ms into the UI thread's time on a core, runnable"
+        help="Linux: split each gap over 25 ms into the UI thread's time on a core, runnable"
         " without one, asleep on a futex (the GIL), asleep elsewhere, asleep in the event loop"
         " (benchmarks/_gap_why.py; a sampler process reads the thread's state every 0.5 ms)",
     )
