@@ -112,7 +112,8 @@ RANK_AXIS = "rank (first merge = 0)"  # rank counts from 0 (the merge list's fir
 MADE_AXIS = "merges made"  # from 1
 
 
-UNTIMED_TITLE = "Speed (not stored with a run: train or continue it to see)"
+# Short: a longer title widens its column of the chart grid and squeezes the other one.
+UNTIMED_TITLE = "Speed (not stored)"
 
 
 def _plot(layout: pg.GraphicsLayoutWidget, title: str, x: str, y: str) -> pg.PlotItem:

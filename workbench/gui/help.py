@@ -41,7 +41,8 @@ CHART_HELP = {
     ),
     "Speed": (
         "Merges per second over training time. Merges get cheaper as the run goes on (each "
-        "touches fewer words), so the rate usually climbs."
+        "touches fewer words), so the rate usually climbs. A stored run keeps no timings: "
+        'opened again, this chart is titled "not stored" until the run is continued.'
     ),
     "Token lengths": (
         "How many tokens of each length in bytes the vocabulary has so far (merged tokens "
