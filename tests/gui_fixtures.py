@@ -110,3 +110,19 @@ def train_to(qtbot, window, vocab: int) -> None:
     window.controls.vocab.setValue(vocab)
     click(qtbot, window, "train")
     qtbot.waitUntil(lambda: window.mode == "finished", timeout=COLD_START_MS)
+
+
+def record_axis_moves(monkeypatch) -> list[int]:
+    """From now on, each axis the charts move is appended (as its `_Range`'s id) to the list
+    returned; the moves still happen."""
+    from workbench.gui import charts
+
+    moves: list[int] = []
+    real_apply = charts._Range._apply
+
+    def apply(self, low: float, high: float) -> None:
+        moves.append(id(self))
+        real_apply(self, low, high)
+
+    monkeypatch.setattr(charts._Range, "_apply", apply)
+    return moves

@@ -14,6 +14,7 @@ from gui_fixtures import (  # noqa: E402
     COLD_START_MS,
     db_path,  # noqa: F401
     no_qthread_left,  # noqa: F401  (autouse fixture)
+    record_axis_moves,
     settings_path,  # noqa: F401
     train_to,
     window,  # noqa: F401
@@ -188,14 +189,7 @@ def test_the_fit_at_a_runs_end_moves_a_few_axes_per_redraw(qtbot, window, monkey
     train_to(qtbot, window, 256 + 60)
     charts = window.charts
     qtbot.waitUntil(lambda: not charts._exact_pending and not charts._dirty, timeout=5000)
-    moves: list[int] = []
-    real_apply = charts_module._Range._apply
-
-    def apply(self, low: float, high: float) -> None:
-        moves.append(id(self))
-        real_apply(self, low, high)
-
-    monkeypatch.setattr(charts_module._Range, "_apply", apply)
+    moves = record_axis_moves(monkeypatch)
     # Redraws here are never put off for another costly job (`paint_turns`, tested there).
     monkeypatch.setattr(charts, "defer_redraw", lambda: 0.0)
     charts.fit_to_data()
@@ -215,14 +209,7 @@ def test_the_fit_and_new_curves_take_turns_of_their_own(qtbot, window, monkeypat
     train_to(qtbot, window, 256 + 60)
     charts = window.charts
     qtbot.waitUntil(lambda: not charts._exact_pending and not charts._dirty, timeout=5000)
-    moves: list[int] = []
-    real_apply = charts_module._Range._apply
-
-    def apply(self, low: float, high: float) -> None:
-        moves.append(id(self))
-        real_apply(self, low, high)
-
-    monkeypatch.setattr(charts_module._Range, "_apply", apply)
+    moves = record_axis_moves(monkeypatch)
     monkeypatch.setattr(charts, "defer_redraw", lambda: 0.0)
     for axis_range in charts.ranges:
         axis_range.reset()  # as a run just loaded: no axis spans its data yet

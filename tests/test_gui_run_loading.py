@@ -16,12 +16,12 @@ from gui_fixtures import (  # noqa: E402
     COLD_START_MS,
     db_path,  # noqa: F401
     no_qthread_left,  # noqa: F401  (autouse fixture)
+    record_axis_moves,
     settings_path,  # noqa: F401
     train_to,
     window,  # noqa: F401
 )
 
-from workbench.gui import charts as charts_module  # noqa: E402
 from workbench.gui import history_loader  # noqa: E402
 
 
@@ -82,14 +82,7 @@ def test_opening_a_run_moves_no_axis_until_its_merges_are_in(qtbot, window, monk
     train_to(qtbot, window, 256 + 80)
     run_id = window.run_id
     qtbot.waitUntil(lambda: not window.charts._exact_pending, timeout=5000)
-    moves: list[int] = []
-    real_apply = charts_module._Range._apply
-
-    def apply(self, low: float, high: float) -> None:
-        moves.append(id(self))
-        real_apply(self, low, high)
-
-    monkeypatch.setattr(charts_module._Range, "_apply", apply)
+    moves = record_axis_moves(monkeypatch)
     plots = (window.charts.count_plot, window.charts.bpt_plot, window.charts.rate_plot)
     before = [plot.vb.viewRange() for plot in plots]
     window.open_run(run_id)
