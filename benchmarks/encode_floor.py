@@ -7,7 +7,9 @@ merges when it is not, and each pair lookup's fate: the dense byte-pair table, t
 the pair filter, answered by the pair memo, or probed in the pair table (rows read, hit or
 miss). Its ids are checked against `merge_piece`'s, so the counts are of what the kernel does.
 
-Run `python benchmarks/encode_floor.py --text A.txt B.txt [--ranks gpt2 cl100k o200k]`.
+Run `python benchmarks/encode_floor.py [--text A.txt en-2 cjk-1] [--data DIR] [--mb 2] [--ranks gpt2
+cl100k o200k]`: the texts as for `encode_matrix.py` (`_texts.py`); the distinct pieces, the plain
+merging kernel and the one-token test are `merge_micro.py`'s.
 """
 
 from __future__ import annotations
@@ -15,10 +17,11 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
-from pathlib import Path
 
 import numpy as np
+from _texts import add_text_options, chosen_texts
 from encode_matrix import tokenizers
+from merge_micro import _merge_distinct, distinct_pieces, one_token
 
 from workbench.engine._native.cache_keys import key_caches_on
 from workbench.engine._native.numba_config import njit
@@ -153,34 +156,7 @@ def _census(buf, offsets, max_rank, tables, out, counts):
     return pos
 
 
-@njit
-def _plain(buf, offsets, max_rank, tables, out):
-    part = np.empty(SHORT, dtype=np.int64)
-    prank = np.empty(SHORT, dtype=np.int32)
-    pid = np.empty(SHORT, dtype=np.int32)
-    memo = np.full((1 << MEMO_BITS, 2), -1, dtype=np.int64)
-    pos = 0
-    for k in range(offsets.shape[0] - 1):
-        pos = merge_piece(
-            buf, offsets[k], offsets[k + 1], max_rank, tables, part, prank, pid, memo, out, pos
-        )
-    return pos
-
-
-key_caches_on([_census, _plain, _lookup], (_merge, _tables, _chars))
-
-
-def distinct_pieces(text: str, preset: str) -> tuple[np.ndarray, np.ndarray]:
-    """(bytes, offsets) of the distinct pieces of `text` of two bytes or more."""
-    from workbench.engine.pretokenize.scan import count_pieces_arrays  # noqa: PLC0415
-
-    buf, offsets, _ = count_pieces_arrays(text.encode("utf-8"), preset)
-    keep = np.diff(offsets) >= 2
-    starts, ends = offsets[:-1][keep], offsets[1:][keep]
-    array = np.frombuffer(
-        b"".join(buf[s:e].tobytes() for s, e in zip(starts, ends, strict=True)), np.uint8
-    )
-    return array, np.concatenate([[0], np.cumsum(ends - starts)]).astype(np.int64)
+key_caches_on([_census, _lookup], (_merge, _tables, _chars))
 
 
 def _subset(array: np.ndarray, offs: np.ndarray, keep: np.ndarray) -> tuple:
@@ -194,7 +170,7 @@ def _ns_per_piece(array, offs, max_rank, tables, out, runs: int) -> float:
     times = []
     for _ in range(runs):
         start = time.thread_time()
-        _plain(array, offs, max_rank, tables, out)
+        _merge_distinct(array, offs, max_rank, tables, out)
         times.append(time.thread_time() - start)
     return statistics.median(times) / max(offs.shape[0] - 1, 1) * 1e9
 
@@ -206,13 +182,10 @@ def census(tok, preset: str, text: str, runs: int = 5) -> dict[str, float]:
     counts = np.zeros(_N, dtype=np.int64)
     n = _census(array, offs, max_rank, tables, out, counts)
     check = np.empty_like(out)
-    if _plain(array, offs, max_rank, tables, check) != n or not np.array_equal(out[:n], check[:n]):
+    plain = _merge_distinct(array, offs, max_rank, tables, check)
+    if plain != n or not np.array_equal(out[:n], check[:n]):
         raise SystemExit(f"{preset}: the replica's ids differ from merge_piece's")
-    # a piece is one whole token when it gave one id
-    tok_off = tables[1]
-    token_ends = np.cumsum(tok_off[out[:n] + 1] - tok_off[out[:n]])
-    inside = np.searchsorted(token_ends, offs, side="right")
-    single = np.diff(inside) == 1
+    single = one_token(tables, out[:n], offs)
     whole_ns = _ns_per_piece(*_subset(array, offs, single), max_rank, tables, out, runs)
     merged_ns = _ns_per_piece(*_subset(array, offs, ~single), max_rank, tables, out, runs)
     c = counts.tolist()
@@ -239,21 +212,22 @@ def census(tok, preset: str, text: str, runs: int = 5) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--text", type=Path, nargs="+", required=True)
+    add_text_options(parser, mb=2.0)
     parser.add_argument("--ranks", nargs="+", default=["gpt2", "cl100k", "o200k"])
     args = parser.parse_args()
+    texts = chosen_texts(args)
     built = tokenizers()
     header = None
     for name in args.ranks:
-        for path in args.text:
-            row = census(built[name][0], name, path.read_text("utf-8"))
+        for label, text in texts.items():
+            row = census(built[name][0], name, text)
             if header is None:
                 header = f"{'ranks x text':20}" + "".join(f"{k:>12}" for k in row)
                 print(header)
             cells = "".join(
                 f"{v:12d}" if isinstance(v, int) else f"{v:12.2f}" for v in row.values()
             )
-            print(f"{name + ' x ' + path.stem:20}{cells}")
+            print(f"{name + ' x ' + label:20}{cells}")
 
 
 if __name__ == "__main__":

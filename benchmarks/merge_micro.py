@@ -47,15 +47,30 @@ def _merge_distinct(buf, offsets, max_rank, tables, out):
 key_caches_on([_merge_distinct], (_merge, _tables, _chars))
 
 
-def measure(tok, preset: str, text: str, runs: int) -> tuple[int, int, float, str]:
-    """(distinct pieces, those not one token, ns per distinct piece, ids digest)."""
+def distinct_pieces(text: str, preset: str) -> tuple[np.ndarray, np.ndarray]:
+    """(bytes, offsets) of the distinct pieces of `text` of two bytes or more (one byte is one
+    token, no merging), one after another."""
     buf, offsets, _ = count_pieces_arrays(text.encode("utf-8"), preset)
-    keep = np.diff(offsets) >= 2  # one byte is one token, no merging
+    keep = np.diff(offsets) >= 2
     starts, ends = offsets[:-1][keep], offsets[1:][keep]
     array = np.frombuffer(
         b"".join(buf[s:e].tobytes() for s, e in zip(starts, ends, strict=True)), np.uint8
     )
-    offs = np.concatenate([[0], np.cumsum(ends - starts)]).astype(np.int64)
+    return array, np.concatenate([[0], np.cumsum(ends - starts)]).astype(np.int64)
+
+
+def one_token(tables: tuple, ids: np.ndarray, offs: np.ndarray) -> np.ndarray:
+    """Per piece, whether it merged to one token: the ids tile the pieces, so a piece is one
+    token when one token ends inside it."""
+    tok_off = tables[1]
+    token_ends = np.cumsum(tok_off[ids + 1] - tok_off[ids])
+    inside = np.searchsorted(token_ends, offs, side="right")
+    return np.diff(inside) == 1
+
+
+def measure(tok, preset: str, text: str, runs: int) -> tuple[int, int, float, str]:
+    """(distinct pieces, those not one token, ns per distinct piece, ids digest)."""
+    array, offs = distinct_pieces(text, preset)
     tables, max_rank = tok._core.tables, np.int32(tok._max_rank)
     out = np.empty(array.shape[0] + 1, dtype=np.int32)
     n = _merge_distinct(array, offs, max_rank, tables, out)
@@ -66,11 +81,7 @@ def measure(tok, preset: str, text: str, runs: int) -> tuple[int, int, float, st
         _merge_distinct(array, offs, max_rank, tables, out)
         times.append(time.thread_time() - start)
     pieces = len(offs) - 1
-    # the ids tile the pieces: a piece is one token when one token ends inside it
-    tok_off = tables[1]
-    token_ends = np.cumsum(tok_off[ids + 1] - tok_off[ids])
-    inside = np.searchsorted(token_ends, offs, side="right")
-    single = int(np.count_nonzero(np.diff(inside) == 1))
+    single = int(np.count_nonzero(one_token(tables, ids, offs)))
     digest = hashlib.blake2b(ids.tobytes(), digest_size=6).hexdigest()
     ns = statistics.median(times) / pieces * 1e9
     return pieces, pieces - single, ns, digest
