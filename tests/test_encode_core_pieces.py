@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from workbench.engine.encode import _core, tokenizer
+from workbench.engine.encode import _core
 from workbench.engine.encode.tokenizer import Tokenizer
 
 
@@ -32,7 +32,7 @@ def vocab_of(rng: random.Random, n: int, gaps: bool) -> tuple[dict[int, bytes], 
 def test_pieces_give_the_arrays_of_one_piece(monkeypatch, gaps: bool, piece: int) -> None:
     vocab, results = vocab_of(random.Random(piece), 700, gaps)
     whole = _core.build_core(vocab, [], results, trainer_ids=False)
-    monkeypatch.setattr(_core, "_PIECE", piece)
+    monkeypatch.setattr(_core, "PIECE", piece)
     cut = _core.build_core(vocab, [], results, trainer_ids=False)
     assert np.array_equal(whole.tok_rank, cut.tok_rank)
     for a, b in zip(whole.arrays, cut.arrays, strict=True):
@@ -57,7 +57,7 @@ def test_from_merges_fills_its_vocabulary_in_pieces_alike(monkeypatch) -> None:
         merges.append((left, right))
         tokens.append(left + right)
     whole = Tokenizer.from_merges(merges, "gpt2", ["<|end|>"])
-    monkeypatch.setattr(tokenizer, "_VOCAB_PIECE", 7)
+    monkeypatch.setattr(_core, "PIECE", 7)
     cut = Tokenizer.from_merges(merges, "gpt2", ["<|end|>"])
     assert list(cut.vocab.items()) == list(whole.vocab.items())  # the same ids, in id order
     assert cut.merges == whole.merges and cut.merge_results == whole.merge_results

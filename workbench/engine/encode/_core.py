@@ -75,16 +75,17 @@ def capacity(count: int) -> int:
     return max(16, 1 << int(2 * max(count, 1) - 1).bit_length())
 
 
-# Tokens or ids per call of the whole-vocabulary steps below: each such call over 200k tokens
-# (a join, a conversion to an array) held the GIL for 2-14 ms in one piece, stretching the turns
-# of a window whose UI thread waited for it; a piece of this size is well under a millisecond.
-_PIECE = 16_384
+# Tokens or ids per call of the whole-vocabulary steps below and of `Tokenizer.from_merges`'
+# vocabulary fill: each such call over 200k tokens (a join, a conversion to an array) held the
+# GIL for 2-14 ms in one piece, stretching the turns of a window whose UI thread waited for it;
+# a piece of this size is well under a millisecond.
+PIECE = 16_384
 
 
 def _in_pieces(values: list, convert: Callable[[list], np.ndarray]) -> np.ndarray:
     """`convert(values)` as the concatenation of `convert` over pieces of `values`; between two
     pieces other threads may take the GIL."""
-    parts = [convert(values[s : s + _PIECE]) for s in range(0, len(values), _PIECE)]
+    parts = [convert(values[s : s + PIECE]) for s in range(0, len(values), PIECE)]
     return np.concatenate(parts) if parts else convert([])
 
 
@@ -99,8 +100,8 @@ def _lengths(tokens: list[bytes]) -> np.ndarray:
 def _arena(tokens: list[bytes], order: np.ndarray) -> bytes:
     """The bytes of `tokens` in `order`, joined a piece at a time."""
     pieces = []
-    for s in range(0, len(order), _PIECE):
-        pieces.append(b"".join([tokens[i] for i in order[s : s + _PIECE].tolist()]))
+    for s in range(0, len(order), PIECE):
+        pieces.append(b"".join([tokens[i] for i in order[s : s + PIECE].tolist()]))
     return b"".join(pieces)  # a few pieces: over 1 MB CPython copies them without the GIL
 
 

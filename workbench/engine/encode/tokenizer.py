@@ -49,7 +49,6 @@ from workbench.engine.pretokenize import scan as scanner
 
 # "auto": the scanner for presets, else regex; "scanner" insists; "regex" forces regex.
 SplitterChoice = Literal["auto", "scanner", "regex"] | Splitter
-_VOCAB_PIECE = 16_384  # entries per `dict.update` while `from_merges` fills its vocabulary
 
 
 class TokenSpan(NamedTuple):
@@ -122,8 +121,8 @@ class Tokenizer(TokenizerInterop):
             results.append(id_of[merged])
         # Filled in 16k pieces after the loop: grown with `id_of`, one 14 ms step resized both.
         vocab = {b: bytes([b]) for b in range(256)}
-        for s in range(0, len(made), _VOCAB_PIECE):
-            vocab.update(enumerate(made[s : s + _VOCAB_PIECE], 256 + s))
+        for s in range(0, len(made), _core.PIECE):
+            vocab.update(enumerate(made[s : s + _core.PIECE], 256 + s))
         specials = number_specials(special_tokens, len(vocab))
         core = build_core(vocab, pairs, results, trainer_ids=True)
         return cls(
