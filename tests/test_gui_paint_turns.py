@@ -68,6 +68,7 @@ def test_the_charts_redraw_after_the_list_painted_not_in_its_turn(qtbot, window)
 
 def test_a_redraw_is_put_off_for_a_bounded_time_only(qtbot):
     from workbench.gui import charts as charts_module
+    from workbench.gui import paint_turns
 
     charts = charts_module.ChartsPanel()
     qtbot.addWidget(charts)
@@ -79,7 +80,7 @@ def test_a_redraw_is_put_off_for_a_bounded_time_only(qtbot):
     charts.mark_dirty()
     charts.redraw_if_dirty()
     assert redrawn == []
-    qtbot.waitUntil(lambda: redrawn == [True], timeout=int(charts_module.MAX_DEFER_S * 1000) + 2000)
+    qtbot.waitUntil(lambda: redrawn == [True], timeout=int(paint_turns.MAX_DEFER_S * 1000) + 2000)
 
 
 # --- paint_turns: one costly job per event-loop turn ------------------------------------------

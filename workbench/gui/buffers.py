@@ -81,6 +81,7 @@ class ChartData:
         self.new_id: list[int] = []
         self.corpus_bytes = 0
         self._clock_start: float | None = None
+        self.timed = False  # a batch timed as it arrived came since the reset (a live run)
         # (time, merges) after recent batches, oldest first, reaching back RATE_WINDOW seconds
         self._rate_marks: collections.deque[tuple[float, int]] = collections.deque()
         self._active_seconds = 0.0
@@ -116,6 +117,7 @@ class ChartData:
         self.right.extend(batch.right.tolist())
         self.new_id.extend(batch.new_id.tolist())
         if timed:
+            self.timed = True
             self._sample_rate(now)
 
     def pause_clock(self) -> None:

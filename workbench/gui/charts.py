@@ -29,7 +29,7 @@ from workbench.gui.buffers import MAX_LENGTH_BIN, ChartData
 from workbench.gui.elided_label import ElidedLabel
 from workbench.gui.group_chart import GroupCurves
 from workbench.gui.help import CHART_HELP
-from workbench.gui.paint_turns import MAX_DEFER_S, TURNS, TurnJob  # noqa: F401 (MAX_DEFER_S)
+from workbench.gui.paint_turns import TURNS, TurnJob
 
 REDRAW_MS = 200
 HOVER_HINT = "Hover a chart to see its merge."
@@ -184,7 +184,6 @@ class ChartsPanel(QWidget):
             pen=_PEN_3, symbol="o", symbolSize=4, symbolBrush="#90be6d", symbolPen=None
         )
         self._rate_untimed = False  # the Speed chart says a stored run has no timings
-        self._live = False  # a live batch came since the last reset (so it has timings)
         self.length_bars = pg.BarGraphItem(x=[], height=[], width=0.8, brush="#b5179e")
         self.length_plot.addItem(self.length_bars)
         self.markers = [pg.InfiniteLine(angle=90, pen=pg.mkPen("#ffffff55")) for _ in range(2)]
@@ -248,7 +247,6 @@ class ChartsPanel(QWidget):
             self.caption.setText(caption)
         self._exact_pending = []
         self._dirty = self._curves_behind = True
-        self._live = False
         self._say_untimed(keep_axes)  # only a stored run is loaded with its axes kept
         if keep_axes:
             return
@@ -322,7 +320,7 @@ class ChartsPanel(QWidget):
         self.data.add(batch)
         self.groups.add(batch)
         self.note_transition(batch)
-        self._dirty = self._curves_behind = self._live = True
+        self._dirty = self._curves_behind = True
 
     def pause_clock(self) -> None:
         self.data.pause_clock()
@@ -367,7 +365,7 @@ class ChartsPanel(QWidget):
         n_bpt = len(d.bytes_per_token)
         self.bpt_curve.setData(d.rank.view()[:n_bpt] + 1, d.bytes_per_token.view())
         self.rate_curve.setData(d.rate_time.view(), d.rate.view())
-        if self._rate_untimed and self._live:  # a stored run continued: timed from here
+        if self._rate_untimed and self.data.timed:  # a stored run continued: timed from here
             self._say_untimed(False)
         lengths = np.nonzero(d.length_counts)[0]
         self.length_bars.setOpts(x=lengths, height=d.length_counts[lengths])
