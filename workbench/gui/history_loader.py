@@ -153,7 +153,7 @@ class HistoryLoader(QObject):
         # The charts' columns grow by the run's merges on this thread: no full collection
         # walks them meanwhile; they are frozen when the last page is in (`gc_pause`).
         self._pause_collector()
-        self._has_base(run)  # its base is loaded with the merges, in `_read`
+        self._note_base(run)  # its base is loaded with the merges, in `_read`
         self._start = lambda: self._read(store, run)
         self._start_by = time.perf_counter() + START_WAIT_S
         self._after = after
@@ -181,9 +181,10 @@ class HistoryLoader(QObject):
         )
         self._load_base(store, run)
 
-    def _has_base(self, run: RunInfo) -> bool:
-        """Whether `run` extends a base to load again (`base_loading` from now on); a record
-        this app did not write is said at once (`sigBase`), never loaded."""
+    def _note_base(self, run: RunInfo) -> None:
+        """`base_run` is `run`'s id when it extends a base to load again (`base_loading` from
+        now on), else None; a record this app did not write is said at once (`sigBase`), never
+        loaded."""
         from workbench.store.tokenizer_of_run import base_record
 
         self.base_run = None
@@ -191,11 +192,9 @@ class HistoryLoader(QObject):
             record = base_record(run)
         except StoreError as exc:
             self.sigBase.emit(run.id, str(exc))
-            return False
-        if record is None:
-            return False
-        self.base_run = run.id
-        return True
+            return
+        if record is not None:
+            self.base_run = run.id
 
     def _load_base(self, store: RunStore, run: RunInfo) -> None:
         if self.base_run != run.id:
