@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from workbench.display import GLYPH_LEGEND
 from workbench.gui.elided_label import ElidedLabel
+from workbench.gui.merge_rows import RowPainter
 from workbench.gui.merge_table import (
     COUNT,
     HEADERS,
@@ -84,12 +85,17 @@ class MergeTableView(QTableView):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._rows = RowPainter()
         TURNS.watch(self, self.paint_pending)
         self.verticalScrollBar().valueChanged.connect(lambda _value: self.note_change())
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802  (Qt's name)
         started = time.perf_counter()
-        super().paintEvent(event)
+        model = self.model()
+        if isinstance(model, MergeTableModel):
+            self._rows.paint(self, model, event.rect())  # see merge_rows.py: why not Qt's
+        else:
+            super().paintEvent(event)
         self.painted_at = time.perf_counter()
         TURNS.spent(self.painted_at - started)
 

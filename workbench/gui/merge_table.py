@@ -67,7 +67,7 @@ _FONT = int(Qt.ItemDataRole.FontRole)
 _ALIGN = int(Qt.ItemDataRole.TextAlignmentRole)
 _BACKGROUND = int(Qt.ItemDataRole.BackgroundRole)
 _FOREGROUND = int(Qt.ItemDataRole.ForegroundRole)
-_MONO_COLUMNS = (TOKEN, LEFT, RIGHT)
+MONO_COLUMNS = (TOKEN, LEFT, RIGHT)
 _LEFT_ALIGNED = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
 _RIGHT_ALIGNED = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 # A row's cells as the view paints them are kept for this many rows at most (the rows in view
@@ -174,7 +174,7 @@ class MergeTableModel(ListTableModel):
         self._version = 0
         self._stale: dict[int, list[StoredMerge]] = {}
         self._reader: PageReader | None = None
-        # What each painted row shows, by row (see `_row_cells`): a repaint (a replay's step,
+        # What each painted row shows, by row (see `row_cells`): a repaint (a replay's step,
         # a scroll, a page arriving beside it) looks cells up instead of formatting them again.
         self._cells: dict[int, RowCells] = {}
 
@@ -424,10 +424,10 @@ class MergeTableModel(ListTableModel):
         if not index.isValid() or index.row() >= self._count:
             return None
         row, role = index.row(), int(role)
-        entry = self._row_cells(row)
+        entry = self.row_cells(row)
         rank, cells = entry
         if role in (_FOREGROUND, _BACKGROUND):
-            return self._tint(role, rank, cells[index.column()])
+            return self.tint(role, rank, cells[index.column()])
         if role == Qt.ItemDataRole.ToolTipRole or role == Qt.ItemDataRole.UserRole:
             try:
                 merge = self.cached_merge(row)
@@ -446,22 +446,23 @@ class MergeTableModel(ListTableModel):
     def multiData(self, index: QModelIndex, roleDataSpan: Any) -> None:  # noqa: N802, N803
         """Every role a delegate paints a cell with, in one call (Qt 6's delegates ask this
         way): one Python call per painted cell instead of one per cell and role, and the
-        row's cells are looked up, not formatted (`_row_cells`)."""
+        row's cells are looked up, not formatted (`row_cells`). The merge list's own view paints
+        without it (`merge_rows.py`); Qt still asks this way for what else reads cells."""
         row = index.row()
         if not index.isValid() or row >= self._count:
             return
-        rank, cells = self._row_cells(row)
+        rank, cells = self.row_cells(row)
         cell = cells[index.column()]
         for role_data in roleDataSpan:
             role = role_data.role()
             if role in (_FOREGROUND, _BACKGROUND):
-                value = self._tint(role, rank, cell)
+                value = self.tint(role, rank, cell)
             else:
                 value = cell.get(role)
             if value is not None:
                 role_data.setData(value)
 
-    def _tint(self, role: int, rank: int | None, cell: dict[int, object]) -> object:
+    def tint(self, role: int, rank: int | None, cell: dict[int, object]) -> object:
         """A cell's foreground (grey past the replay's k) or background (the merges just made,
         else its own: a superword's mark): worked out per paint from the row's rank."""
         if role == _FOREGROUND:
@@ -474,7 +475,7 @@ class MergeTableModel(ListTableModel):
             return NEWEST if rank == self._total - 1 else RECENT
         return cell.get(_BACKGROUND)
 
-    def _row_cells(self, row: int) -> RowCells:
+    def row_cells(self, row: int) -> RowCells:
         """A row's rank and cells: cached once its page is at hand (the cache is emptied when
         pages are dropped or re-read), made afresh while it is on its way."""
         entry = self._cells.get(row)
@@ -489,7 +490,7 @@ class MergeTableModel(ListTableModel):
         rank = merge.rank if merge is not None else self._rank_of_row(row)
         cells = []
         for column in range(len(HEADERS)):
-            mono = column in _MONO_COLUMNS
+            mono = column in MONO_COLUMNS
             cell: dict[int, object] = {_ALIGN: _LEFT_ALIGNED if mono else _RIGHT_ALIGNED}
             if mono:
                 cell[_FONT] = self.mono_font
