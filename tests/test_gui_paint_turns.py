@@ -238,3 +238,37 @@ def test_a_tokens_answer_waits_while_the_merge_list_is_about_to_paint(qtbot, mon
         painting[0] = False
         view.shutdown()
     assert not view.busy()
+
+
+def test_the_chart_grid_keeps_its_layout_as_the_numbers_grow(qtbot):
+    """Tick labels of any width the charts show fit the room kept for them: when a run's
+    counts grow from tens to hundreds of thousands no axis changes size, so the four charts
+    are not laid out (and every axis painted) again."""
+    from workbench.gui.charts import ChartsPanel
+    from workbench.store.synthetic import synthetic_batches
+
+    charts = ChartsPanel()
+    qtbot.addWidget(charts)
+    charts.resize(700, 600)
+    charts.show()
+    qtbot.waitExposed(charts)
+    plots = (charts.count_plot, charts.bpt_plot, charts.rate_plot, charts.length_plot)
+    axes = [plot.getAxis(name) for plot in plots for name in ("left", "bottom")]
+
+    def sizes() -> list[tuple[float, float]]:
+        return [(axis.geometry().width(), axis.geometry().height()) for axis in axes]
+
+    charts.reset(corpus_bytes=1_000)
+    for batch in synthetic_batches(40, batch_size=40, seed=1):
+        charts.add_batch(batch)
+    charts.fit_to_data()
+    qtbot.waitUntil(lambda: not charts._exact_pending, timeout=5000)
+    charts.graphics.grab()  # paint: tick labels are measured as they are laid out
+    before = sizes()
+    charts.reset(corpus_bytes=10**9)
+    for batch in synthetic_batches(300_000, batch_size=100_000, seed=2):
+        charts.add_batch(batch)
+    charts.fit_to_data()
+    qtbot.waitUntil(lambda: not charts._exact_pending, timeout=5000)
+    charts.graphics.grab()
+    assert sizes() == before

@@ -19,7 +19,7 @@ import time
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt, QTimer, Signal
-from PySide6.QtGui import QShowEvent
+from PySide6.QtGui import QFontMetrics, QShowEvent
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsView, QVBoxLayout, QWidget
 
 from workbench.display import readable
@@ -127,7 +127,28 @@ def _plot(layout: pg.GraphicsLayoutWidget, title: str, x: str, y: str) -> pg.Plo
     plot.setDownsampling(auto=True, mode="peak")
     plot.setMenuEnabled(False)
     plot.disableAutoRange()
+    _fixed_tick_space(plot)
     return plot
+
+
+def _fixed_tick_space(plot: pg.PlotItem) -> None:
+    """Room for tick labels fixed once, not grown and shrunk with them.
+
+    By default an axis resizes to its widest tick label: when a run's ranges move, a new label
+    a few pixels wider or narrower re-lays out the whole chart grid, and every axis of the four
+    charts then lays out and paints its ticks again (8-15 ms of the UI thread in one turn, many
+    times while a stored run opens). The widest label these charts show is five or six
+    characters ("1e+06" on the log count axis, "45000" merges/s, the SI prefix taking the rest).
+    """
+    metrics = QFontMetrics(plot.getAxis("left").font())
+    for name in ("left", "bottom"):
+        axis = plot.getAxis(name)
+        axis.setStyle(
+            autoExpandTextSpace=False,
+            autoReduceTextSpace=False,
+            tickTextWidth=metrics.horizontalAdvance("000000"),
+            tickTextHeight=metrics.height(),
+        )
 
 
 class ChartsPanel(QWidget):
