@@ -272,3 +272,17 @@ def test_the_chart_grid_keeps_its_layout_as_the_numbers_grow(qtbot):
     qtbot.waitUntil(lambda: not charts._exact_pending, timeout=5000)
     charts.graphics.grab()
     assert sizes() == before
+
+
+def test_a_built_tokenizer_is_taken_in_a_turn_of_its_own(qtbot, window):
+    """The Tokens tab takes a run's tokenizer (its views, scrubber and details) in a free turn:
+    not in the one where another costly paint just ran, yet soon after."""
+    from workbench.engine.encode.tokenizer import Tokenizer
+    from workbench.gui.paint_turns import TURNS
+
+    tab = window.tokens
+    tok = Tokenizer.from_merges([(b"a", b"b")], "gpt2")
+    TURNS.spent()  # the merge list painted in this turn, say
+    tab._on_tokenizer((tok, "run 1 “t”", 1))  # the lane's answer arrives in the same turn
+    assert tab.panel.base_tokenizer is not tok
+    qtbot.waitUntil(lambda: tab.panel.base_tokenizer is tok, timeout=2000)

@@ -19,6 +19,7 @@ from PySide6.QtCore import QEvent, QObject
 
 from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.gui.gc_pause import collector_paused
+from workbench.gui.paint_turns import TurnJob
 from workbench.gui.tokens import TokensPanel
 from workbench.gui.tokens.jobs import JobLane
 from workbench.store import RunInfo, RunStore
@@ -95,6 +96,11 @@ class TokensTab(QObject):
         self.panel = TokensPanel()
         self.lane = JobLane(self)
         self.lane.sigResult.connect(self._on_tokenizer)
+        # Taking a tokenizer (~5-7 ms: the panel's views, its scrubber, its details) waits for a
+        # turn of its own: it arrived in the turn the tab's first paint or the scrubber's chart
+        # took, and together they made 24-28 ms of the UI thread's CPU while a run opened.
+        self._arrived: tuple[Tokenizer, str, int] | None = None
+        self._take_job = TurnJob(self._take_tokenizer, self)
         self.lane.sigError.connect(lambda message: self.panel.source.setText(escape(message)))
         # The run whose tokenizer is built when the tab is next shown, and its name.
         self.pending: tuple[int, str] | None = None
@@ -133,13 +139,21 @@ class TokensTab(QObject):
         """Run `run_id` was deleted: the panel and its Compare let it go."""
         if self.pending is not None and self.pending[0] == run_id:
             self.pending = None
+        if self._arrived is not None and self._arrived[2] == run_id:
+            self._arrived = None
         self.panel.forget_run(run_id)
 
     def set_corpus_paths(self, paths: list[Path]) -> None:
         self.panel.set_corpus_paths(paths)
 
     def _on_tokenizer(self, result: tuple[Tokenizer, str, int]) -> None:
-        tok, label, run_id = result
+        self._arrived = result
+        self._take_job.request()
+
+    def _take_tokenizer(self) -> None:
+        if self._arrived is None:
+            return
+        (tok, label, run_id), self._arrived = self._arrived, None
         try:
             self.panel.set_tokenizer(tok, label, self.store, run_id)
         except StoreError:  # the run was deleted while its tokenizer was being built
