@@ -33,7 +33,7 @@ from workbench.gui.tokens.compare import CompareView
 from workbench.gui.tokens.drilldown import DrillDown
 from workbench.gui.tokens.encoded import Encoded, TokenTable, encode_text
 from workbench.gui.tokens.export_dialog import ExportDialog
-from workbench.gui.tokens.jobs import JobLane
+from workbench.gui.tokens.jobs import TOKENS_GATE, JobLane
 from workbench.gui.tokens.reference_menu import ReferenceButton
 from workbench.gui.tokens.scrubber import Scrubber
 from workbench.gui.tokens.share import save_html, save_png
@@ -83,7 +83,7 @@ class TokensPanel(QWidget):
         self._loader = JobLane(self)
         # Cutting the text at k merges (the prefix's tables, then the encode) runs here, off the
         # UI thread; one cut at a time, and of the ks asked meanwhile only the newest is kept.
-        self._cutter = JobLane(self)
+        self._cutter = JobLane(self, gate=TOKENS_GATE)
         self._cutting = False
         self._pending_rank: int | None = None
         # A cut is shown in an event-loop turn of its own (`paint_turns`), not in the one the

@@ -33,7 +33,7 @@ from workbench.gui.elided_label import fit_width
 from workbench.gui.table_model import ListTableModel
 from workbench.gui.tokens.encoded import Encoded, TokenTable, differing_tokens, encode_text
 from workbench.gui.tokens.highlight import TokenHighlighter
-from workbench.gui.tokens.jobs import JobLane
+from workbench.gui.tokens.jobs import TOKENS_GATE, JobLane
 from workbench.gui.tokens.reference_menu import ReferenceButton
 from workbench.gui.tokens.tokens_view import to_display
 from workbench.store import RunStore
@@ -161,7 +161,7 @@ class CompareView(QWidget):
         layout.addLayout(bar)
         layout.addWidget(self.table)
         layout.addWidget(self.panes, 1)
-        self._lane = JobLane(self)
+        self._lane = JobLane(self, gate=TOKENS_GATE)
         self._lane.sigResult.connect(self._on_encoded)
         self._lane.sigError.connect(self.status.setText)
         self._lane.sigWaiting.connect(self.status.setText)

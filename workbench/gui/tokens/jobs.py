@@ -8,6 +8,7 @@ jobs may run inline (`inline=True`) where a thread hop would only add latency.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
 from collections.abc import Callable, Sequence
@@ -30,6 +31,15 @@ class _Relay(QObject):
     sigWaiting = Signal(int, str)
 
 
+# The Tokens tab's encodes (its view's cut, Compare's, the scrubber's curve, a cut at merge k)
+# take this in turn: a new tokenizer or text started all of them at once, and with three
+# threads running Python beside it the UI thread got the GIL a third of the time it wanted it
+# (gaps of 30-35 ms while a run opened, most of them spent waiting for the GIL). One at a time,
+# they finish about as soon (the GIL ran them one at a time anyway) and the UI thread shares
+# the GIL with one of them.
+TOKENS_GATE = threading.Lock()
+
+
 class _Job(QRunnable):
     def __init__(
         self,
@@ -38,9 +48,12 @@ class _Job(QRunnable):
         relay: _Relay,
         cancel: threading.Event | None = None,
         patterns: Patterns = (),
+        gate: tuple[threading.Lock, threading.Event] | None = None,
     ) -> None:
+        """`gate`: the lock to run `fn` under and the event a newer request sets."""
         super().__init__()
         self._fn = fn
+        self._gate = gate
         self._generation = generation
         self._relay = relay
         self._cancel = cancel  # set: wait while a first start's helper compiles the encoder
@@ -59,8 +72,12 @@ class _Job(QRunnable):
                 return
         elif self._cancel is not None and not wait_for_encoder(self._cancel):
             return  # closing or superseded while waiting: nobody wants the answer
+        lock, superseded = self._gate or (contextlib.nullcontext(), threading.Event())
         try:
-            result = self._fn()
+            with lock:
+                if superseded.is_set():
+                    return  # a newer request came while it waited for the gate
+                result = self._fn()
         except Exception as exc:  # reported to the view, never swallowed
             self._relay.sigFailed.emit(self._generation, f"{type(exc).__name__}: {exc}")
         else:
@@ -91,12 +108,20 @@ class JobLane(QObject):
     sigError = Signal(str)
     sigWaiting = Signal(str)  # "Preparing the o200k encoder (first use) — 1 of 1, about 15 s"
 
-    def __init__(self, parent: QObject | None = None, encodes: bool = True) -> None:
+    def __init__(
+        self,
+        parent: QObject | None = None,
+        encodes: bool = True,
+        gate: threading.Lock | None = None,
+    ) -> None:
         """`encodes`: jobs may run the encoder's kernels, so on a first start they wait for
         the helper process that compiles them (compiling them here too would double the
-        work and hold the app open when it closes)."""
+        work and hold the app open when it closes). `gate`: a lock the jobs run under, shared
+        with other lanes whose jobs should take turns (`TOKENS_GATE`); never held by a job
+        run inline."""
         super().__init__(parent)
         self._encodes = encodes
+        self._gate = gate
         self._pool = QThreadPool(self)
         self._pool.setMaxThreadCount(1)
         self._generation = 0
@@ -141,7 +166,8 @@ class JobLane(QObject):
             return
         self._pool.clear()
         cancel = self.cancel_event if self._encodes else None
-        self._pool.start(_Job(fn, self._generation, self._relay, cancel, patterns))
+        gate = (self._gate, self.cancel_event) if self._gate is not None else None
+        self._pool.start(_Job(fn, self._generation, self._relay, cancel, patterns, gate))
 
     def busy(self) -> bool:
         return self._pool.activeThreadCount() > 0

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QVBoxLayout, QWidget
 from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.gui.elided_label import fit_width
 from workbench.gui.paint_turns import TURNS, TurnJob
-from workbench.gui.tokens.jobs import JobLane
+from workbench.gui.tokens.jobs import TOKENS_GATE, JobLane
 
 CURVE_POINTS = 24
 CURVE_MAX_CHARS = 20_000  # the curve encodes the text CURVE_POINTS times: keep it cheap
@@ -102,7 +102,7 @@ class Scrubber(QWidget):
         self._curve_due: tuple[np.ndarray, np.ndarray] | None = None  # a curve not drawn yet
         self._draw_job = TurnJob(self._draw_curve, self)
         self._show_plot_job = TurnJob(self._show_plot, self)
-        self._lane = JobLane(self)
+        self._lane = JobLane(self, gate=TOKENS_GATE)
         self._lane.sigResult.connect(self._on_curve)
         self._lane.sigWaiting.connect(self._on_waiting)  # an encoder compiling: said on the chart
         row = QHBoxLayout()

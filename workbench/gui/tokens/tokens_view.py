@@ -36,7 +36,7 @@ from workbench.gui.elided_label import fit_width
 from workbench.gui.paint_turns import TurnJob
 from workbench.gui.tokens.encoded import Encoded, TokenTable, clean_text, encode_text
 from workbench.gui.tokens.highlight import RangeHighlighter, TokenHighlighter
-from workbench.gui.tokens.jobs import JobLane
+from workbench.gui.tokens.jobs import TOKENS_GATE, JobLane
 from workbench.gui.tokens.strip import Strip, build_strip
 
 INLINE_CHARS = 4000  # below this, encoding takes < 5 ms: no thread, no delay
@@ -123,7 +123,7 @@ class TokensView(QWidget):
         self._requested_at = 0.0
         self._last_text = ""
         self.last_render_ms = 0.0
-        self._lane = JobLane(self)
+        self._lane = JobLane(self, gate=TOKENS_GATE)
         # The lane's jobs build the strip too, so the UI thread only paints it; an answer from
         # the lane's thread is shown in an event-loop turn of its own (`paint_turns`), one made
         # inline (a short text as it is typed) at once.
