@@ -142,3 +142,30 @@ def test_a_long_token_is_cut_inside_its_column(qtbot, panel):
     assert _darkest(image, cell) < 120  # the cut text is shown
     margin = QRect(cell.right() - 2, cell.top(), 2, cell.height())  # left of the grid line
     assert _darkest(image, margin) > 150
+
+
+def test_a_text_that_fits_its_column_is_shown_whole(qtbot, panel):
+    """A column just wide enough for its text (at the view's own font size, as Qt sizes it)
+    shows all of it: the ink reaches as far as the text is wide, not one ellipsis short."""
+    from workbench.gui.merge_table import LEFT
+
+    view, model = panel.view, panel.model
+    text = model.text(0, LEFT)
+    font = model.mono_font.resolve(view.font())
+    metrics = QFontMetrics(font)
+    margin = view.style().pixelMetric(view.style().PixelMetric.PM_FocusFrameHMargin, None, view) + 1
+    width = metrics.horizontalAdvance(text) + 2 * margin + 1
+    header = view.horizontalHeader()
+    for column in range(header.count()):  # the stretched parts' columns: fixed for the test
+        header.setSectionResizeMode(column, header.ResizeMode.Interactive)
+    header.resizeSection(LEFT, width)
+    image = _shot(panel)
+    cell = _band(panel, 0, LEFT)
+    inked = [
+        x
+        for x in range(cell.left(), cell.right() - 1)
+        for y in range(cell.top() + 2, cell.bottom() - 1)
+        if QColor(image.pixel(x, y)).value() < 128
+    ]
+    last_glyph = metrics.horizontalAdvance(text[-1])
+    assert max(inked) >= cell.left() + margin + metrics.horizontalAdvance(text) - last_glyph

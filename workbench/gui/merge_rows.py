@@ -39,7 +39,8 @@ class RowPainter:
             return
         first, last = rows
         columns = _columns_in(view, model, area)
-        plain, mono = view.font(), model.mono_font
+        plain = view.font()
+        mono = model.mono_font.resolve(plain)  # its size unset: the view's, as Qt's delegate does
         self._check_fonts(plain, mono)
         style = view.style()
         margin = style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, view) + 1
