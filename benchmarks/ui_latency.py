@@ -19,6 +19,7 @@ on a fresh window with a Tokens text.
     python benchmarks/ui_latency.py --mb 5 --vocab 8000
     python benchmarks/ui_latency.py --profile-over 15   # what the slow turns were doing
     python benchmarks/ui_latency.py --phases load       # only loading stored runs (~1 min)
+    python benchmarks/ui_latency.py --repeat 10         # ten fresh runs: each phase's worst
 
 Prints p50 / p99 / max of the gaps for each phase: counting, training, replay, loading a run,
 opening a second run;
@@ -52,6 +53,9 @@ import argparse
 import collections
 import contextlib
 import os
+import re
+import statistics
+import subprocess
 import sys
 import sysconfig
 import tempfile
@@ -437,7 +441,17 @@ def parse_args() -> argparse.Namespace:
         metavar="MS",
         help="sample the UI thread's stack; report turns over MS of UI-thread CPU",
     )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run N times, each in a fresh process, and print each phase's largest gap in every"
+        " run and over all of them (the largest gap is one tick: it moves from run to run)",
+    )
     args = parser.parse_args()
+    if args.repeat < 1:
+        parser.error("--repeat takes 1 or more runs")
     if args.phases == "load" and args.load_merges <= 0:
         parser.error("--phases load opens the synthetic run: give --load-merges above 0")
     return args
@@ -596,8 +610,44 @@ class Driver:
         self.window.close()
 
 
+_PHASE_LINE = re.compile(r"^(?P<phase>[a-z ]+): \d+ ticks, .* max (?P<max>[\d.]+) ms \(UI-thread")
+
+
+def repeat(runs: int) -> int:
+    """This script `runs` times (the other options passed on), each in a fresh process; then
+    per phase the largest gap of each run and the largest of all."""
+    argv = [a for a in sys.argv[1:] if not a.startswith("--repeat")]
+    if "--repeat" in sys.argv:  # "--repeat N": drop its value too
+        at = sys.argv.index("--repeat")
+        argv = sys.argv[1:at] + sys.argv[at + 2 :]
+    maxima: dict[str, list[float]] = collections.defaultdict(list)
+    for run in range(1, runs + 1):
+        done = subprocess.run(
+            [sys.executable, __file__, *argv], capture_output=True, text=True, check=False
+        )
+        if done.returncode != 0:
+            print(f"run {run} failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
+            return 1
+        for line in done.stdout.splitlines():
+            match = _PHASE_LINE.match(line)
+            if match:
+                maxima[match["phase"]].append(float(match["max"]))
+        print(
+            f"run {run}: " + " · ".join(f"{p} {v[-1]:.1f}" for p, v in maxima.items()), flush=True
+        )
+    print(f"largest gap between ticks over {runs} runs (ms):")
+    for phase, values in maxima.items():
+        over = sum(v > 33 for v in values)
+        print(
+            f"  {phase}: worst {max(values):.1f}, median {statistics.median(values):.1f}; over 33 ms in {over} of {len(values)} runs"
+        )
+    return 0
+
+
 def main() -> int:
     args = parse_args()
+    if args.repeat > 1:
+        return repeat(args.repeat)
 
     from PySide6.QtCore import QSettings, QTimer
     from PySide6.QtWidgets import QApplication
