@@ -101,6 +101,7 @@ class TokensTab(QObject):
         # took, and together they made 24-28 ms of the UI thread's CPU while a run opened.
         self._arrived: tuple[Tokenizer, str, int] | None = None
         self._take_job = TurnJob(self._take_tokenizer, self)
+        self._need_job = TurnJob(self.need, self)
         self.lane.sigError.connect(lambda message: self.panel.source.setText(escape(message)))
         # The run whose tokenizer is built when the tab is next shown, and its name.
         self.pending: tuple[int, str] | None = None
@@ -120,19 +121,30 @@ class TokensTab(QObject):
     def need(self) -> None:
         """Build the tokenizer of the run put off by `show_run(..., when_shown=True)`, if any:
         not if the panel was given another since (a file, the Evaluate tab's candidate)."""
-        if self.pending is None:
+        if not self._announce():
             return
-        (run_id, name), self.pending = self.pending, None
-        if self.panel.base_tokenizer is not self._shown_then:
-            return
-        run = f"run {run_id} “{name}”" if name else f"run {run_id}"
-        self.panel.source.setText(escape(f"Building the tokenizer for {run}…"))
+        (run_id, _name), self.pending = self.pending, None
         db_path = self.db_path
         self.lane.submit(lambda: tokenizer_of_run(db_path, run_id))
 
+    def _announce(self) -> bool:
+        """Say that the pending run's tokenizer is being built; False if there is none to
+        build (none pending, or the panel was given another tokenizer since)."""
+        if self.pending is None:
+            return False
+        if self.panel.base_tokenizer is not self._shown_then:
+            self.pending = None
+            return False
+        run_id, name = self.pending
+        run = f"run {run_id} “{name}”" if name else f"run {run_id}"
+        self.panel.source.setText(escape(f"Building the tokenizer for {run}…"))
+        return True
+
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802  (Qt's name)
-        if watched is self.panel and event.type() == QEvent.Type.Show:
-            self.need()
+        if watched is self.panel and event.type() == QEvent.Type.Show and self._announce():
+            # In a turn after the tab's first paint: started in the same turn, the build's
+            # Python (1-2 s at 200k merges) took the GIL in turns with that paint (~20 ms).
+            self._need_job.request()
         return False
 
     def forget_run(self, run_id: int) -> None:

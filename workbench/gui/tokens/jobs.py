@@ -32,11 +32,12 @@ class _Relay(QObject):
 
 
 # The Tokens tab's encodes (its view's cut, Compare's, the scrubber's curve, a cut at merge k)
-# take this in turn: a new tokenizer or text started all of them at once, and with three
-# threads running Python beside it the UI thread got the GIL a third of the time it wanted it
-# (gaps of 30-35 ms while a run opened, most of them spent waiting for the GIL). One at a time,
-# they finish about as soon (the GIL ran them one at a time anyway) and the UI thread shares
-# the GIL with one of them.
+# take this in turn: a new tokenizer or text started them all at once, and with three threads
+# running Python beside it the UI thread got the GIL a third of the time it wanted it (gaps of
+# 30-35 ms while a run opened, most of them spent waiting for the GIL). One at a time, they
+# finish about as soon (the GIL ran them one at a time anyway) and the UI thread shares the GIL
+# with one of them. Teaching's cut at a replay's k stays out: in turn with these, opening a
+# stored run waited behind it (loading's largest gap, 8 full runs: median 28.8 -> 31.9 ms).
 TOKENS_GATE = threading.Lock()
 
 
