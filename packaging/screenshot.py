@@ -110,6 +110,7 @@ def shoot(out: Path, vocab: int, at: float) -> int:
         panel.search.setText("ing")
         panel.apply_search()
         if panel.model.rowCount():
+            panel.follow.setChecked(False)  # as a click on the row does
             panel.view.selectRow(min(3, panel.model.rowCount() - 1))
         # The live charts redraw on a timer and let their axes trail a fast run (a few moves
         # per frame); a still picture has no later frame, so draw now with every axis caught

@@ -209,3 +209,19 @@ def test_a_vocab_size_under_the_minimum_is_named_not_reverted(qtbot, window):
     assert "at least 258" in window.controls.vocab_error.text()
     window.controls.vocab.setValue(300)
     assert not window.controls.vocab_error.isVisible()
+
+
+def test_a_merge_the_user_picks_stays_in_view_while_the_run_goes_on(qtbot, run, panel):
+    store, run_id = run
+    panel.set_run(store, run_id, 1000)
+    panel.follow.setChecked(True)
+    panel.view.scrollToTop()
+    panel.view.setFocus()
+    qtbot.waitUntil(panel.view.hasFocus, timeout=2000)
+    rect = panel.view.visualRect(panel.model.index(2, 0))
+    qtbot.mouseClick(panel.view.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    assert panel.view.currentIndex().row() == 2
+    assert not panel.follow.isChecked()
+    panel.model.note_total(1200)  # training went on
+    panel.poke()
+    assert panel.view.rowAt(0) <= 2 <= panel.view.rowAt(panel.view.viewport().height() - 1)

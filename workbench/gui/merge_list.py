@@ -176,6 +176,11 @@ class MergeListPanel(QWidget):
         self._timer.timeout.connect(self.apply_search)
         self.search.textChanged.connect(lambda _text: self._timer.start())
         self.view.selectionModel().selectionChanged.connect(self._selection_changed)
+        # A merge the user picks (a click, the arrow keys) stays in view: following the newest
+        # would scroll it away at the next tick of a run.
+        self.view.selectionModel().currentChanged.connect(
+            lambda *_: self.view.hasFocus() and self.follow.setChecked(False)
+        )
         self.model.modelReset.connect(self._show_count)
         self.model.rowsInserted.connect(self._show_count)
 
