@@ -169,3 +169,20 @@ def test_a_text_that_fits_its_column_is_shown_whole(qtbot, panel):
     ]
     last_glyph = metrics.horizontalAdvance(text[-1])
     assert max(inked) >= cell.left() + margin + metrics.horizontalAdvance(text) - last_glyph
+
+
+def test_a_repaint_right_of_the_last_column_paints_nothing_and_fails_nothing(qtbot, panel):
+    """The viewport can be wider than the columns: a part of it with no column, beside a
+    selected row, is left as it is (no cell meets it)."""
+    header = panel.view.horizontalHeader()
+    header.setStretchLastSection(False)
+    for column in range(header.count()):
+        header.setSectionResizeMode(column, header.ResizeMode.Interactive)
+        header.resizeSection(column, 30)
+    panel.view.selectRow(0)
+    qtbot.wait(20)  # the header lays its sections out
+    right = header.sectionViewportPosition(header.count() - 1) + 30
+    assert right + 20 < panel.view.viewport().width()
+    panel.view.viewport().repaint(QRect(right + 5, 0, 10, 40))
+    image = _shot(panel)
+    assert _darkest(image, QRect(right + 5, 0, 10, 40)) > 200  # the empty viewport, untouched

@@ -2,11 +2,11 @@
 
 Qt's item views paint a cell by asking the model for it (`multiData`: a call from C++ into
 Python for each cell in view, ~150 a paint, each wrapping ~14 role objects) and laying its text
-out afresh (shaping, eliding). A paint cost the UI thread ~4 ms on an idle machine and 8-16 ms
-(wall up to 16) while a worker thread ran Python, since every call back into Python may wait
-for the GIL; a replay or a live run repaints the list several times a second. Here the view
+out afresh (shaping, eliding). A paint cost the UI thread ~4 ms on an idle machine and ~8 ms of
+wall time (16 at worst) while a worker thread ran Python, since every call back into Python may
+wait for the GIL; a replay or a live run repaints the list several times a second. Here the view
 reads the model's cached row cells directly and draws each cell's text as a `QStaticText`, laid
-out once per (text, font, width) and kept: ~0.5 ms a paint idle, ~1.6 ms (wall 3.4) beside a
+out once per (text, font, width) and kept: ~0.6 ms a paint idle, ~2.9 ms of wall time beside a
 busy thread (`python benchmarks/ui_latency.py` shows the turns). What it draws follows Qt's own
 item painting: a cell's background (a tint), the selection over it, the text elided on the right
 with the style's margins, left-aligned in the monospace columns and right-aligned in the others,
@@ -39,6 +39,8 @@ class RowPainter:
             return
         first, last = rows
         columns = _columns_in(view, model, area)
+        if not columns:
+            return  # right of the last column: the viewport's own background
         plain = view.font()
         mono = model.mono_font.resolve(plain)  # its size unset: the view's, as Qt's delegate does
         self._check_fonts(plain, mono)
@@ -97,7 +99,7 @@ class RowPainter:
                     y = top + k * height + (height - text_height) / 2
                     painter.drawStaticText(QPointF(left, y), static)
             if view.showGrid():
-                _grid(painter, view, columns, top, top + len(cells) * height, height, len(cells))
+                _grid(painter, view, columns, top, height, len(cells))
         finally:
             painter.end()
 
@@ -159,7 +161,8 @@ def _columns_in(
 
 
 def _right(columns: list[tuple[int, int, int]]) -> int:
-    return columns[-1][1] + columns[-1][2] if columns else 0
+    """Where the last of `columns` (not empty) ends."""
+    return columns[-1][1] + columns[-1][2]
 
 
 def _grid(
@@ -167,13 +170,12 @@ def _grid(
     view: QTableView,
     columns: list[tuple[int, int, int]],
     top: int,
-    bottom: int,
     height: int,
     rows: int,
 ) -> None:
-    """Qt's table grid: a line under each row and after each column, in the style's colour."""
-    if not columns:
-        return
+    """Qt's table grid: a line under each of `rows` rows from `top` and after each column, in
+    the style's colour."""
+    bottom = top + rows * height
     hint = view.style().styleHint(
         QStyle.StyleHint.SH_Table_GridLineColor, QStyleOptionViewItem(), view
     )
