@@ -617,30 +617,28 @@ _PHASE_LINE = re.compile(r"^(?P<phase>[a-z ]+): \d+ ticks, .* max (?P<max>[\d.]+
 def repeat(runs: int) -> int:
     """This script `runs` times (the other options passed on), each in a fresh process; then
     per phase the largest gap of each run and the largest of all."""
-    argv = [a for a in sys.argv[1:] if not a.startswith("--repeat")]
-    if "--repeat" in sys.argv:  # "--repeat N": drop its value too
-        at = sys.argv.index("--repeat")
-        argv = sys.argv[1:at] + sys.argv[at + 2 :]
+    # argparse keeps an option's last value: the trailing "--repeat 1" overrides the caller's.
+    child = [sys.executable, __file__, *sys.argv[1:], "--repeat", "1"]
     maxima: dict[str, list[float]] = collections.defaultdict(list)
     for run in range(1, runs + 1):
-        done = subprocess.run(
-            [sys.executable, __file__, *argv], capture_output=True, text=True, check=False
-        )
+        done = subprocess.run(child, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             print(f"run {run} failed (exit {done.returncode}):\n{done.stderr[-2000:]}")
             return 1
-        for line in done.stdout.splitlines():
-            match = _PHASE_LINE.match(line)
-            if match:
-                maxima[match["phase"]].append(float(match["max"]))
-        print(
-            f"run {run}: " + " · ".join(f"{p} {v[-1]:.1f}" for p, v in maxima.items()), flush=True
-        )
+        found = {
+            match["phase"]: float(match["max"])
+            for match in map(_PHASE_LINE.match, done.stdout.splitlines())
+            if match
+        }
+        for phase, gap in found.items():
+            maxima[phase].append(gap)
+        print(f"run {run}: " + " · ".join(f"{p} {g:.1f}" for p, g in found.items()), flush=True)
     print(f"largest gap between ticks over {runs} runs (ms):")
     for phase, values in maxima.items():
         over = sum(v > 33 for v in values)
         print(
-            f"  {phase}: worst {max(values):.1f}, median {statistics.median(values):.1f}; over 33 ms in {over} of {len(values)} runs"
+            f"  {phase}: worst {max(values):.1f}, median {statistics.median(values):.1f};"
+            f" over 33 ms in {over} of {len(values)} runs"
         )
     return 0
 
