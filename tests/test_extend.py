@@ -5,8 +5,6 @@ reachable, pieces with no new merge encoded as before) passing on GPT-2, cl100k 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from reference_bpe import train_reference_from
 
@@ -17,17 +15,15 @@ from workbench.engine.extending import extend_tokenizer
 from workbench.engine.pretokenize.counting import count_texts
 from workbench.evaluate.extension_check import check_extension
 
-CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
-
 
 def words_for(base: Tokenizer, text: str):
     config = TrainConfig(pattern=base.pattern, special_tokens=tuple(base.special_tokens))
     return count_texts([text], config)
 
 
-def test_gpt2_extended_with_two_thousand_merges_keeps_everything(gpt2_with_eot):
+def test_gpt2_extended_with_two_thousand_merges_keeps_everything(gpt2_with_eot, corpora):
     base = gpt2_with_eot
-    text = (CORPORA / "tinyshakespeare.txt").read_text(encoding="utf-8")
+    text = (corpora / "tinyshakespeare.txt").read_text(encoding="utf-8")
     words = words_for(base, text)
     ext = extend_tokenizer(base, words, base.vocab_size + 2000)
     tok = ext.tokenizer
@@ -45,12 +41,12 @@ def test_gpt2_extended_with_two_thousand_merges_keeps_everything(gpt2_with_eot):
     assert tok.special_tokens == {"<|endoftext|>": 50256}
 
 
-def test_replay_is_tiktokens_and_new_merges_are_the_references(gpt2_with_eot):
+def test_replay_is_tiktokens_and_new_merges_are_the_references(gpt2_with_eot, corpora):
     tiktoken = pytest.importorskip("tiktoken")
     base = Tokenizer.from_merges(gpt2_with_eot.merge_bytes[:3000], "gpt2", ["<|endoftext|>"])
     enc = base.to_tiktoken()
     assert isinstance(enc, tiktoken.Encoding)
-    text = (CORPORA / "corpus.en").read_text(encoding="utf-8")[:60_000]
+    text = (corpora / "corpus.en").read_text(encoding="utf-8")[:60_000]
     words = words_for(base, text)
     # The obviously correct replay: tiktoken encodes each piece alone, as bytes.
     table: dict[tuple[bytes, ...], int] = {}
@@ -65,13 +61,13 @@ def test_replay_is_tiktokens_and_new_merges_are_the_references(gpt2_with_eot):
 
 
 @pytest.mark.parametrize("name", ["cl100k", "o200k"])
-def test_ranked_bases_extend_too(name, tmp_path):
+def test_ranked_bases_extend_too(name, tmp_path, corpora):
     from workbench.evaluate.references import available, load_reference
 
     if not available(name):
         pytest.skip(f"{name} ranks are not on this machine")
     base = load_reference(name)
-    text = (CORPORA / "corpus.en").read_text(encoding="utf-8")
+    text = (corpora / "corpus.en").read_text(encoding="utf-8")
     words = words_for(base, text)
     ext = extend_tokenizer(base, words, base.vocab_size + 300)
     check = check_extension(ext, words)
@@ -87,20 +83,20 @@ def test_ranked_bases_extend_too(name, tmp_path):
     assert again.vocab == ext.tokenizer.vocab and again.encode(text) == ext.tokenizer.encode(text)
 
 
-def test_a_cap_and_the_tie_breaks_apply_to_the_new_merges(gpt2_with_eot):
+def test_a_cap_and_the_tie_breaks_apply_to_the_new_merges(gpt2_with_eot, corpora):
     base = Tokenizer.from_merges(gpt2_with_eot.merge_bytes[:500], "gpt2")
-    words = words_for(base, (CORPORA / "taylorswift.txt").read_text(encoding="utf-8"))
+    words = words_for(base, (corpora / "taylorswift.txt").read_text(encoding="utf-8"))
     for tie_break in ("lexicographic", "hf"):
         ext = extend_tokenizer(base, words, 756 + 300, tie_break=tie_break, max_token_length=5)
         assert max(map(len, ext.added_tokens.values())) <= 5
         assert check_extension(ext, words).ok
 
 
-def test_the_check_catches_a_changed_tokenizer(gpt2_with_eot):
+def test_the_check_catches_a_changed_tokenizer(gpt2_with_eot, corpora):
     from dataclasses import replace
 
     base = Tokenizer.from_merges(gpt2_with_eot.merge_bytes[:400], "gpt2")
-    words = words_for(base, (CORPORA / "taylorswift.txt").read_text(encoding="utf-8"))
+    words = words_for(base, (corpora / "taylorswift.txt").read_text(encoding="utf-8"))
     ext = extend_tokenizer(base, words, 656 + 50)
     assert check_extension(ext, words).ok
     # Held against a base with one merge more, which the extension does not have.
@@ -134,13 +130,13 @@ def test_bad_requests_are_refused(gpt2_with_eot):
 # -- the front ends -------------------------------------------------------------------------------
 
 
-def test_api_extends_a_stored_run(tmp_path):
+def test_api_extends_a_stored_run(tmp_path, corpora):
     import workbench
 
     db = tmp_path / "runs.db"
-    first = (CORPORA / "corpus.en").read_text(encoding="utf-8")[:20_000]
+    first = (corpora / "corpus.en").read_text(encoding="utf-8")[:20_000]
     trained = workbench.train([first], 300, special_tokens="<|endoftext|>", db=db, progress=False)
-    second = (CORPORA / "taylorswift.txt").read_text(encoding="utf-8")[:30_000]
+    second = (corpora / "taylorswift.txt").read_text(encoding="utf-8")[:30_000]
     result = workbench.extend(f"run:{trained.run_id}", [second], 400, db=db, progress=False)
     assert result.check.ok, result.check.lines()
     assert result.tokenizer.vocab_size == 400
@@ -160,10 +156,10 @@ def test_api_extends_a_stored_run(tmp_path):
         assert tokenizer_of_run(store, result.run_id) == result.tokenizer
 
 
-def test_api_records_no_run_without_db_and_refuses_an_unnamed_base_with_one(tmp_path):
+def test_api_records_no_run_without_db_and_refuses_an_unnamed_base_with_one(tmp_path, corpora):
     import workbench
 
-    text = (CORPORA / "corpus.en").read_text(encoding="utf-8")[:20_000]
+    text = (corpora / "corpus.en").read_text(encoding="utf-8")[:20_000]
     base = workbench.train([text[:10_000]], 300, progress=False).tokenizer
     result = workbench.extend(base, [text[10_000:]], 340, progress=False, max_token_chars=3)
     assert result.run_id is None and result.check.ok

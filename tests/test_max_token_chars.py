@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 from _bpe_helpers import examples
@@ -22,7 +21,6 @@ from workbench.engine.train.char_count import utf8_chars
 from workbench.engine.train.py_trainer import PyTrainer
 from workbench.engine.train.trainer import TIE_LIMIT, BpeTrainer
 
-CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 FIELDS = ("left", "right", "new_id", "count", "is_new", "ties", "corpus_tokens")
 
 # Characters of 1 to 4 bytes, so that merges cut them and the cap in characters differs from
@@ -152,16 +150,16 @@ def test_hf_mode_matches_the_slow_hf_reference_with_a_cap_in_characters(words, e
     )
 
 
-def test_hf_mode_on_real_multilingual_text_against_the_slow_hf_reference():
-    texts = [(CORPORA / "german.txt").read_text(encoding="utf-8")]
+def test_hf_mode_on_real_multilingual_text_against_the_slow_hf_reference(corpora):
+    texts = [(corpora / "german.txt").read_text(encoding="utf-8")]
     texts += ["Ελληνικά και русский текст, 日本語のテキストと中文文本。" * 3]
     words = count_texts(texts, TrainConfig()).to_dict()
     for chars in (1, 2, 3):
         assert _hf(words, 420, chars=chars).merge_pairs() == hf_reference(words, 420, chars)
 
 
-def test_hf_mode_on_ascii_is_the_cap_in_bytes():
-    text = (CORPORA / "taylorswift.txt").read_text(encoding="utf-8")[:60_000]
+def test_hf_mode_on_ascii_is_the_cap_in_bytes(corpora):
+    text = (corpora / "taylorswift.txt").read_text(encoding="utf-8")[:60_000]
     words = count_texts([text.encode("ascii", "ignore").decode()], TrainConfig()).to_dict()
     for mode in ("hf", "lexicographic"):
         by_chars = BpeTrainer(
@@ -177,8 +175,8 @@ def test_hf_mode_on_ascii_is_the_cap_in_bytes():
         assert by_chars.merge_pairs() == by_bytes.merge_pairs()
 
 
-def test_real_multilingual_text_against_the_reference():
-    text = (CORPORA / "corpus.en").read_text(encoding="utf-8")[:15_000]
+def test_real_multilingual_text_against_the_reference(corpora):
+    text = (corpora / "corpus.en").read_text(encoding="utf-8")[:15_000]
     text += "съешь же ещё этих мягких французских булок, да выпей чаю " * 30
     text += "いろはにほへと ちりぬるを わかよたれそ つねならむ " * 30
     words = count_texts([text], TrainConfig()).to_dict()

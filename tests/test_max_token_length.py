@@ -10,7 +10,6 @@ import json
 import subprocess
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -29,7 +28,6 @@ from workbench.engine.train.char_count import utf8_chars
 from workbench.engine.train.py_trainer import PyTrainer
 from workbench.engine.train.trainer import TIE_LIMIT, BpeTrainer
 
-CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 FIELDS = ("left", "right", "new_id", "count", "is_new", "ties", "corpus_tokens")
 
 small_words = st.dictionaries(
@@ -77,8 +75,8 @@ def test_python_trainer_matches_the_kernels_with_a_cap(words, extra, cap):
     raise AssertionError("training did not end")
 
 
-def test_real_text_against_the_reference():
-    text = (CORPORA / "corpus.en").read_text(encoding="utf-8")[:40_000]
+def test_real_text_against_the_reference(corpora):
+    text = (corpora / "corpus.en").read_text(encoding="utf-8")[:40_000]
     words = count_texts([text], TrainConfig()).to_dict()
     config = TrainConfig(vocab_size=256 + 250, max_token_length=4)
     expected, counts, _ = train_reference_why(words, config.vocab_size, max_token_length=4)
@@ -134,8 +132,8 @@ def test_hf_mode_matches_hugging_face_with_a_cap(documents, extra, cap):
     assert our_hf_merges(documents, 256 + extra, cap) == hf_merges(documents, 256 + extra, cap)
 
 
-def test_hf_mode_matches_hugging_face_on_real_words():
-    text = (CORPORA / "taylorswift.txt").read_text(encoding="utf-8")[:150_000]
+def test_hf_mode_matches_hugging_face_on_real_words(corpora):
+    text = (corpora / "taylorswift.txt").read_text(encoding="utf-8")[:150_000]
     words = [w for w in text.split() if w.isascii() and w.isprintable()]
     assert our_hf_merges(words, 900, 5) == hf_merges(words, 900, 5)
 
@@ -246,13 +244,13 @@ def test_stored_settings_old_and_new(unit):
     assert getattr(stored, unit.setting) == 5
 
 
-def test_a_continued_run_keeps_its_cap(tmp_path):
+def test_a_continued_run_keeps_its_cap(tmp_path, corpora):
     import workbench
     from workbench.store import RunStore
 
     db = tmp_path / "runs.db"
     corpus = tmp_path / "c.txt"
-    corpus.write_text((CORPORA / "corpus.en").read_text(encoding="utf-8")[:20_000], "utf-8")
+    corpus.write_text((corpora / "corpus.en").read_text(encoding="utf-8")[:20_000], "utf-8")
     first = workbench.train(corpus, 270, max_token_length=4, db=db, progress=False)
     proc = subprocess.run(
         [sys.executable, "-m", "workbench", "runs", "continue", str(first.run_id),
