@@ -24,7 +24,6 @@ from workbench.engine.train.py_trainer import PyTrainer
 from workbench.engine.train.starting import StartingTrainer, python_can_start, trainer_for
 from workbench.engine.train.trainer import TIE_LIMIT, BpeTrainer
 
-CORPORA = Path(__file__).resolve().parents[1].parent / "shared" / "corpora"
 FIELDS = ("left", "right", "new_id", "count", "is_new", "ties", "corpus_tokens")
 
 
@@ -60,10 +59,8 @@ def test_python_and_numba_trainers_agree_on_random_words(words, extra, min_frequ
 
 
 @pytest.mark.parametrize(("name", "vocab"), [("corpus.en", 500), ("tinyshakespeare.txt", 1500)])
-def test_python_and_numba_trainers_agree_on_real_text(name, vocab):
-    path = CORPORA / name
-    if not path.exists():
-        pytest.skip(f"{path} is not there")
+def test_python_and_numba_trainers_agree_on_real_text(name, vocab, corpora):
+    path = corpora / name
     words = WordTable.from_counts(scanner.count_pieces(path.read_bytes(), "gpt2"))
     config = TrainConfig(vocab_size=vocab, special_tokens=("<|endoftext|>",))
     fast, slow = BpeTrainer(words, config), PyTrainer(words, config, TIE_LIMIT)
@@ -103,12 +100,10 @@ def test_who_starts_a_run():
         PyTrainer(small, hf, TIE_LIMIT)
 
 
-def test_a_first_start_trains_at_once_on_the_command_line(tmp_path):
+def test_a_first_start_trains_at_once_on_the_command_line(tmp_path, corpora):
     """From an empty Numba cache, `train` does not wait for the compiler on a small corpus and
     writes the same files as a warm run; the compile it started goes on, detached from it."""
-    corpus = CORPORA / "corpus.en"
-    if not corpus.exists():
-        pytest.skip(f"{corpus} is not there")
+    corpus = corpora / "corpus.en"
     argv = [sys.executable, "-m", "workbench", "train", str(corpus), "--vocab-size", "400"]
     cold = subprocess.run(
         [*argv, "--no-db", "--out", str(tmp_path / "cold")],
