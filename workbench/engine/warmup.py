@@ -104,7 +104,7 @@ def _encoder_kernels(pattern: str) -> list:
         *utf8_text.kernels(),
     ]
     if scanner.can_scan(resolve(pattern)):
-        return [_scanned.ENCODE_SCANNED[scanner.preset_code(pattern)], *tables]
+        return [_scanned.ENCODE_SCANNED[scanner.preset_code(pattern)], _scanned.build_seed, *tables]
     return [_merge.encode_pieces, *tables]
 
 

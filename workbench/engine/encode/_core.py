@@ -64,6 +64,12 @@ class Core:
         )
 
     @functools.cached_property
+    def seed(self) -> np.ndarray:
+        """The fused encoder's seed of whole tokens (`_scanned.build_seed`), built on first use
+        (`core_of_ranks` builds it with the tables): 16 bytes a row, twice the tokens' rows."""
+        return _scanned.build_seed(self.tables, capacity(len(self.vocab)).bit_length() - 1)
+
+    @functools.cached_property
     def ready_ints(self) -> ReadyInts:
         """The ordinary ids as ready-made Python ints, for the lists `encode` and `encode_batch`
         return (see `id_lists`): 40 bytes an id, shared by every tokenizer of the process."""
@@ -148,6 +154,7 @@ def core_of_ranks(ranks: dict[int, bytes]) -> Core:
     tables = core.tables
     core = Core(core.vocab, merges, order, core.tok_rank, core.arrays, False)
     core.__dict__["tables"] = tables  # the same ranks and bytes: share, do not rebuild
+    core.seed  # noqa: B018 -- built with the tables, as a tiktoken file is loaded
     return core
 
 

@@ -19,7 +19,7 @@ from workbench.engine._native.numba_config import njit, njit_borrowing
 from workbench.engine._native.prefetch import prefetch
 from workbench.engine.encode import _chars, _merge, _tables
 from workbench.engine.encode._merge import SHORT, merge_piece, merge_short_piece
-from workbench.engine.encode._tables import MEMO_BITS
+from workbench.engine.encode._tables import MEMO_BITS, NEVER, whole_lookup
 from workbench.engine.pretokenize.scan import KERNEL_SOURCES, classify, scan_starts
 from workbench.engine.pretokenize.scan import piece_hash as _piece_key
 
@@ -164,15 +164,81 @@ def _store(cache, arena, keys, used, arena_top, keys_top, turned_away, slot, hom
     return used + 1, arena_top, keys_top, turned_away
 
 
+# A new cache is empty, so the first time a call meets a piece that is one whole token (most
+# new pieces of English: " the", "ation"; a sixth to a half of the new pieces in C and CJK text)
+# it went through `merge_short_piece`'s whole-token lookup: a filter, the table, the token's
+# bytes and its rank, four dependent cache misses (150-280 ns a piece, o200k's 8 MB table
+# mostly in memory). The seed is a read-only table of every token of 2 to `SHORT` bytes in the
+# piece cache's own row format (the id inline), built once per set of tables and shared by every
+# thread: a new piece is looked up there with the hash it already has, one row (prefetched with
+# its cache row while pieces are new), before it is merged.
+
+
+@njit
+def build_seed(tables, bits):
+    """The seed (see above) of 2**bits rows for `tables` (`_core.Core.tables`): each token of 2
+    to `SHORT` bytes that `merge_short_piece` gives as itself at every rank it is made by, that
+    is each token the whole-token lookup finds (a token with a duplicate's bytes is left out)."""
+    tok_bytes, tok_off, tok_rank = tables[0], tables[1], tables[2]
+    whole, whole_bits = tables[4], tables[9]
+    rows = 1 << bits
+    seed = np.zeros((rows, 2), dtype=np.uint64)
+    down = np.uint64(64 - bits)
+    mask = rows - 1
+    for tid in range(tok_off.shape[0] - 1):
+        s, e = tok_off[tid], tok_off[tid + 1]
+        if not 2 <= e - s <= SHORT or not 0 <= tok_rank[tid] < NEVER:
+            continue
+        if whole_lookup(tok_bytes, s, e, tok_bytes, tok_off, whole, whole_bits) != tid:
+            continue
+        word, h = _piece_key(tok_bytes, s, e)
+        slot = np.int64(h >> down)
+        while seed[slot, 1] != 0:
+            slot = (slot + 1) & mask
+        seed[slot, 0] = word
+        want = np.uint64(e - s) | (((h >> _U32) & _B16) << _U16)
+        seed[slot, 1] = want | (np.uint64(1) << _U8) | (np.uint64(tid) << _U32)
+    return seed
+
+
+NO_SEED = np.zeros((2, 2), dtype=np.uint64)
+"""An empty seed, for a tokenizer that stops short of its tables' last merge (`prefix(k)`):
+the seed holds tokens it may not make."""
+
+
+@njit(inline="always")
+def _seed_probe(seed, seed_down, tok_bytes, tok_off, seg, s, length, word, want, h):
+    """The id of the token whose bytes are seg[s:s + length] if the seed holds it, else -1."""
+    mask = seed.shape[0] - 1
+    slot = np.int64(h >> seed_down)
+    while True:
+        info = seed[slot, 1]
+        if info == 0:
+            return np.int64(-1)
+        if seed[slot, 0] == word and (info & _LEN_AND_CHECK) == want:
+            tid = np.int64(info >> _U32)
+            if length <= 8:
+                return tid
+            at = tok_off[tid] + 8
+            same = True
+            for k in range(length - 8):
+                if tok_bytes[at + k] != seg[s + 8 + k]:
+                    same = False
+                    break
+            if same:
+                return tid
+        slot = (slot + 1) & mask
+
+
 _BLOCK = 1 << 12  # piece starts `scan_starts` finds a call (a block)
 _AHEAD = 6  # pieces: how far ahead the block loop hashes a piece and prefetches its cache row
 _MISS_RATE = 32  # a block prefetches when one piece in this many of the last block was new
 
 
 @njit(inline="always")
-def _ahead(seg, bounds, count, resume, q, down, cache, ring_word, ring_hash):
+def _ahead(seg, bounds, count, resume, q, down, cache, seed, seed_down, ring_word, ring_hash):
     """Hash piece `q` of the block into the rings and start loading its cache row, if it is
-    one the cache holds (2 to `CACHE_MAX_LEN` bytes)."""
+    one the cache holds (2 to `CACHE_MAX_LEN` bytes), and its seed row."""
     if q < count:
         s = bounds[q]
         e = bounds[q + 1] if q + 1 < count else resume
@@ -180,12 +246,13 @@ def _ahead(seg, bounds, count, resume, q, down, cache, ring_word, ring_hash):
             word, h = _piece_key(seg, s, e)
             ring_word[q], ring_hash[q] = word, h
             prefetch(cache, np.int64(h >> down) * 2)
+            prefetch(seed, np.int64(h >> seed_down) * 2)
 
 
 @njit_borrowing
 def _encode_block(
-    seg, bounds, p, count, resume, max_rank, tables, cache, arena, keys, state, memo, part,
-    prank, pid, ring_word, ring_hash, ahead, down, out_ids, pos,
+    seg, bounds, p, count, resume, max_rank, tables, seed, seed_down, cache, arena, keys, state,
+    memo, part, prank, pid, ring_word, ring_hash, ahead, down, out_ids, pos,
 ):  # fmt: skip
     """Encode the pieces p.. of a block of `scan_starts` (`count` starts in `bounds`, the last
     piece ending at `resume`) into `out_ids` from `pos`, through the piece cache, whose counters
@@ -201,15 +268,20 @@ def _encode_block(
     the caller sets `ahead` by the last block's misses. Compiled without reference counting: a
     counted loop pays atomic increments and decrements for the arrays it passes to its helpers.
     """
-    byte_id = tables[3]
+    tok_bytes, tok_off, byte_id = tables[0], tables[1], tables[3]
     used, arena_top, keys_top, turned_away = state[0], state[1], state[2], state[3]
     misses = 0
     if p == 0 and ahead:
         for q in range(_AHEAD):
-            _ahead(seg, bounds, count, resume, q, down, cache, ring_word, ring_hash)
+            _ahead(
+                seg, bounds, count, resume, q, down, cache, seed, seed_down, ring_word, ring_hash
+            )
     while p < count:
         if ahead:
-            _ahead(seg, bounds, count, resume, p + _AHEAD, down, cache, ring_word, ring_hash)
+            _ahead(
+                seg, bounds, count, resume, p + _AHEAD, down, cache, seed, seed_down, ring_word,
+                ring_hash,
+            )  # fmt: skip
         s = bounds[p]
         e = bounds[p + 1] if p + 1 < count else resume
         length = e - s
@@ -235,7 +307,14 @@ def _encode_block(
         if length > SHORT:
             break
         first = pos
-        pos = merge_short_piece(seg, s, e, max_rank, tables, part, prank, pid, memo, out_ids, pos)
+        tid = _seed_probe(seed, seed_down, tok_bytes, tok_off, seg, s, length, word, want, h)
+        if tid >= 0:
+            out_ids[pos] = tid
+            pos += 1
+        else:
+            pos = merge_short_piece(
+                seg, s, e, max_rank, tables, part, prank, pid, memo, out_ids, pos
+            )
         used, arena_top, keys_top, turned_away = _store(
             cache, arena, keys, used, arena_top, keys_top, turned_away, slot, home, word,
             want, seg, s, length, out_ids, first, pos - first,
@@ -270,7 +349,7 @@ def _long_piece(seg, s, e, max_rank, tables, cache, arena, keys, state, memo, pa
 @njit
 def encode_scanned(
     data, seg_starts, seg_ends, seg_ids, preset, flags, fold_cps, fold_letters, max_rank,
-    tables, piece_cache, out_ids,
+    tables, seed, piece_cache, out_ids,
 ):  # fmt: skip
     """Encode UTF-8 `data` made of segments: `seg_ids[j] >= 0` is a special token spanning
     data[seg_starts[j]:seg_ends[j]], -1 is ordinary text, scanned with `preset` (0 gpt2, 1 cl100k,
@@ -286,6 +365,10 @@ def encode_scanned(
     while (1 << bits) < cache.shape[0]:
         bits += 1
     down = np.uint64(64 - bits)  # Fibonacci hashing: the top bits index the table
+    seed_bits = 0
+    while (1 << seed_bits) < seed.shape[0]:
+        seed_bits += 1
+    seed_down = np.uint64(64 - seed_bits)
     bounds = np.empty(_BLOCK, dtype=np.int64)  # a block of piece starts stays in L1
     ring_word = np.empty(_BLOCK, dtype=np.uint64)  # their keys, hashed `_AHEAD` pieces early
     ring_hash = np.empty(_BLOCK, dtype=np.uint64)
@@ -309,8 +392,9 @@ def encode_scanned(
             misses = 0
             while True:
                 pos, p, missed = _encode_block(
-                    seg, bounds, p, count, resume, max_rank, tables, cache, arena, keys, state,
-                    memo, part, prank, pid, ring_word, ring_hash, ahead, down, out_ids, pos,
+                    seg, bounds, p, count, resume, max_rank, tables, seed, seed_down, cache, arena,
+                    keys, state, memo, part, prank, pid, ring_word, ring_hash, ahead, down,
+                    out_ids, pos,
                 )  # fmt: skip
                 misses += missed
                 if p >= count:
@@ -332,34 +416,34 @@ def encode_scanned(
 
 @njit
 def _encode_scanned_gpt2(
-    data, seg_starts, seg_ends, seg_ids, flags, fold_cps, fold_letters, max_rank, tables,
+    data, seg_starts, seg_ends, seg_ids, flags, fold_cps, fold_letters, max_rank, tables, seed,
     piece_cache, out_ids,
 ):  # fmt: skip
     return encode_scanned(
         data, seg_starts, seg_ends, seg_ids, 0, flags, fold_cps, fold_letters, max_rank, tables,
-        piece_cache, out_ids,
+        seed, piece_cache, out_ids,
     )  # fmt: skip
 
 
 @njit
 def _encode_scanned_cl100k(
-    data, seg_starts, seg_ends, seg_ids, flags, fold_cps, fold_letters, max_rank, tables,
+    data, seg_starts, seg_ends, seg_ids, flags, fold_cps, fold_letters, max_rank, tables, seed,
     piece_cache, out_ids,
 ):  # fmt: skip
     return encode_scanned(
         data, seg_starts, seg_ends, seg_ids, 1, flags, fold_cps, fold_letters, max_rank, tables,
-        piece_cache, out_ids,
+        seed, piece_cache, out_ids,
     )  # fmt: skip
 
 
 @njit
 def _encode_scanned_o200k(
-    data, seg_starts, seg_ends, seg_ids, flags, fold_cps, fold_letters, max_rank, tables,
+    data, seg_starts, seg_ends, seg_ids, flags, fold_cps, fold_letters, max_rank, tables, seed,
     piece_cache, out_ids,
 ):  # fmt: skip
     return encode_scanned(
         data, seg_starts, seg_ends, seg_ids, 2, flags, fold_cps, fold_letters, max_rank, tables,
-        piece_cache, out_ids,
+        seed, piece_cache, out_ids,
     )  # fmt: skip
 
 
@@ -370,6 +454,6 @@ ENCODE_SCANNED = (_encode_scanned_gpt2, _encode_scanned_cl100k, _encode_scanned_
 # The fused encoder compiles in the scanner's code and the merging kernels (with their table
 # probes): a change to any of them must recompile it, not load the cached one.
 key_caches_on(
-    (encode_scanned, _encode_block, _long_piece, *ENCODE_SCANNED),
+    (encode_scanned, _encode_block, _long_piece, build_seed, *ENCODE_SCANNED),
     (*KERNEL_SOURCES, _merge, _tables, _chars, _prefetch_module),
 )
