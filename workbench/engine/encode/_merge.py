@@ -215,8 +215,11 @@ def _merge_long(
 
 
 @njit_borrowing
-def merge_short_piece(buf, start, end, max_rank, tables, part, prank, pid, memo, out, pos):
-    """`merge_piece` of a piece of up to `SHORT` bytes (it allocates nothing). Compiled without
+def merge_short_piece(
+    buf, start, end, max_rank, tables, part, prank, pid, memo, out, pos, not_whole=False
+):
+    """`merge_piece` of a piece of up to `SHORT` bytes (it allocates nothing); `not_whole`: the
+    caller knows the piece is no token (the fused encoder's seed said so). Compiled without
     reference counting, as are the helpers it calls: in a counted function, unpacking `tables`
     and passing arrays on cost an atomic increment and decrement per array, per piece and per
     pair lookup. The fused encoder's block loop (`_scanned`) calls it directly."""
@@ -235,10 +238,11 @@ def merge_short_piece(buf, start, end, max_rank, tables, part, prank, pid, memo,
     if end - start == 1:
         out[pos] = byte_id[buf[start]]
         return pos + 1
-    tid = whole_lookup(buf, start, end, tok_bytes, tok_off, whole, whole_bits)
-    if tid >= 0 and tok_rank[tid] < max_rank:
-        out[pos] = tid
-        return pos + 1
+    if not not_whole:
+        tid = whole_lookup(buf, start, end, tok_bytes, tok_off, whole, whole_bits)
+        if tid >= 0 and tok_rank[tid] < max_rank:
+            out[pos] = tid
+            return pos + 1
     return _merge_short(
         buf, start, end, max_rank, byte_id, pairs, pair_bits, byte_pairs, char_tables, part,
         prank, pid, memo, out, pos,

@@ -269,6 +269,7 @@ def _encode_block(
     counted loop pays atomic increments and decrements for the arrays it passes to its helpers.
     """
     tok_bytes, tok_off, byte_id = tables[0], tables[1], tables[3]
+    seeded = seed.shape[0] > NO_SEED.shape[0]  # the seed holds every token: none is missed
     used, arena_top, keys_top, turned_away = state[0], state[1], state[2], state[3]
     misses = 0
     if p == 0 and ahead:
@@ -313,7 +314,7 @@ def _encode_block(
             pos += 1
         else:
             pos = merge_short_piece(
-                seg, s, e, max_rank, tables, part, prank, pid, memo, out_ids, pos
+                seg, s, e, max_rank, tables, part, prank, pid, memo, out_ids, pos, seeded
             )
         used, arena_top, keys_top, turned_away = _store(
             cache, arena, keys, used, arena_top, keys_top, turned_away, slot, home, word,
