@@ -15,7 +15,9 @@ import pytest
 
 PROBE = """
 import json
+import numpy as np
 from workbench.engine._native import id_lists, libc_read, numba_config, portable, prefetch, utf8_text
+from workbench.engine._native.huge_pages import huge_page_copy
 from workbench.engine.pretokenize import scan as scanner
 from workbench.engine.patterns import GPT2
 print(json.dumps({
@@ -28,6 +30,7 @@ print(json.dumps({
     "utf8_kernels": len(utf8_text.kernels()),
     "list_kernels": len(id_lists.kernels()),
     "scanner": scanner.can_scan(GPT2),
+    "huge_pages": huge_page_copy(table := np.zeros(1 << 19)) is not table,
 }))
 """
 
@@ -58,6 +61,7 @@ def test_without_the_switch_every_native_piece_is_in_use():
         "utf8_kernels": 1,
         "list_kernels": 4,
         "scanner": True,
+        "huge_pages": True,
     }
     assert _probe("0")["portable"] is False  # "0" is off, as an empty value is
 
@@ -74,6 +78,7 @@ def test_the_switch_turns_every_native_piece_off():
         "utf8_kernels": 0,
         "list_kernels": 0,
         "scanner": False,
+        "huge_pages": False,
     }
 
 

@@ -16,6 +16,7 @@ import numpy as np
 import regex
 
 from workbench.engine._native import portable
+from workbench.engine._native.huge_pages import huge_page_copy
 from workbench.engine._native.id_lists import ReadyInts, shared_ready_ints
 from workbench.engine._native.utf8_text import utf8
 from workbench.engine.encode import _chars, _merge, _scanned, _tables
@@ -59,15 +60,23 @@ class Core:
         pair_bits = _tables.key_filter(pairs[:, 0])
         whole_bits = _tables.key_filter(np.where(whole[:, 1] >= 0, whole[:, 0], -1))
         return (
-            *(tok_bytes, tok_off, self.tok_rank, byte_id, whole, pairs, byte_pairs, chars),
-            *(pair_bits, whole_bits),
+            *(
+                tok_bytes,
+                tok_off,
+                self.tok_rank,
+                byte_id,
+                huge_page_copy(whole),
+                huge_page_copy(pairs),
+            ),
+            *(byte_pairs, chars, pair_bits, whole_bits),
         )
 
     @functools.cached_property
     def seed(self) -> np.ndarray:
         """The fused encoder's seed of whole tokens (`_scanned.build_seed`), built on first use
         (`core_of_ranks` builds it with the tables): 16 bytes a row, twice the tokens' rows."""
-        return _scanned.build_seed(self.tables, capacity(len(self.vocab)).bit_length() - 1)
+        seed = _scanned.build_seed(self.tables, capacity(len(self.vocab)).bit_length() - 1)
+        return huge_page_copy(seed)
 
     @functools.cached_property
     def ready_ints(self) -> ReadyInts:
