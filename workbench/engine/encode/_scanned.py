@@ -174,6 +174,17 @@ def _store(cache, arena, keys, used, arena_top, keys_top, turned_away, slot, hom
 # its cache row while pieces are new), before it is merged.
 
 
+_SEED_MIX = np.uint64(0xD6E8FEB86659FD93)  # odd
+
+
+@njit(inline="always")
+def _seed_home(h, down):
+    """A piece's first row in the seed: other bits of its hash than its cache row's, so the two
+    rows of a piece do not fall in the same set of the memory caches (with tables of as many
+    rows, the same offset: both evicted by each other's neighbours)."""
+    return np.int64((h * _SEED_MIX) >> down)
+
+
 @njit
 def build_seed(tables, bits):
     """The seed (see above) of 2**bits rows for `tables` (`_core.Core.tables`): each token of 2
@@ -192,7 +203,7 @@ def build_seed(tables, bits):
         if whole_lookup(tok_bytes, s, e, tok_bytes, tok_off, whole, whole_bits) != tid:
             continue
         word, h = _piece_key(tok_bytes, s, e)
-        slot = np.int64(h >> down)
+        slot = _seed_home(h, down)
         while seed[slot, 1] != 0:
             slot = (slot + 1) & mask
         seed[slot, 0] = word
@@ -210,7 +221,7 @@ the seed holds tokens it may not make."""
 def _seed_probe(seed, seed_down, tok_bytes, tok_off, seg, s, length, word, want, h):
     """The id of the token whose bytes are seg[s:s + length] if the seed holds it, else -1."""
     mask = seed.shape[0] - 1
-    slot = np.int64(h >> seed_down)
+    slot = _seed_home(h, seed_down)
     while True:
         info = seed[slot, 1]
         if info == 0:
@@ -246,7 +257,7 @@ def _ahead(seg, bounds, count, resume, q, down, cache, seed, seed_down, ring_wor
             word, h = _piece_key(seg, s, e)
             ring_word[q], ring_hash[q] = word, h
             prefetch(cache, np.int64(h >> down) * 2)
-            prefetch(seed, np.int64(h >> seed_down) * 2)
+            prefetch(seed, _seed_home(h, seed_down) * 2)
 
 
 @njit_borrowing
