@@ -12,10 +12,10 @@ import pytest
 import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from numba import njit
 from reference_bpe import train_reference
 from test_unicode_tables import openai_ranks
 
-from workbench.engine._native.numba_config import njit
 from workbench.engine.encode import _core, _scanned
 from workbench.engine.encode._merge import SHORT
 from workbench.engine.encode._tables import whole_lookup
@@ -28,7 +28,7 @@ _U32 = np.uint64(32)
 _B16 = np.uint64(0xFFFF)
 
 
-@njit
+@njit  # not cached on disk: a cached copy would keep the `_scanned` code it inlined
 def _answers(seed, tables, buf, starts, ends):
     """(the seed's answer, the whole-token lookup's) for each span of `buf`."""
     tok_bytes, tok_off, whole, whole_bits = tables[0], tables[1], tables[4], tables[9]
