@@ -85,6 +85,13 @@ class Core:
         return shared_ready_ints(self.id_bound)
 
 
+def seed_for(core: Core, max_rank: int) -> np.ndarray:
+    """The fused encoder's seed for a tokenizer of `core` that makes its first `max_rank`
+    merges: the core's, which holds every token, or none for a prefix that may not make them
+    all."""
+    return core.seed if max_rank == len(core.merges) else _scanned.NO_SEED
+
+
 def capacity(count: int) -> int:
     """Rows of an open-addressing table for `count` keys: a power of 2, at most half full."""
     return max(16, 1 << int(2 * max(count, 1) - 1).bit_length())

@@ -580,8 +580,7 @@ class Tokenizer(TokenizerInterop):
             fold_letters,
             np.int32(self._max_rank),
             self._core.tables,
-            # The seed holds every token: a prefix, which may not make them all, has none.
-            self._core.seed if self._max_rank == len(self._core.merges) else _scanned.NO_SEED,
+            _core.seed_for(self._core, self._max_rank),
             _core.piece_cache(self._local, len(data)),
             out_ids,
         )
