@@ -170,7 +170,8 @@ def core_of_ranks(ranks: dict[int, bytes]) -> Core:
     tables = core.tables
     core = Core(core.vocab, merges, order, core.tok_rank, core.arrays, False)
     core.__dict__["tables"] = tables  # the same ranks and bytes: share, do not rebuild
-    core.seed  # noqa: B018 -- built with the tables, as a tiktoken file is loaded
+    if not portable():  # built with the tables, as a tiktoken file is loaded; the scanner reads it
+        core.seed  # noqa: B018
     return core
 
 
