@@ -23,24 +23,17 @@ from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.engine.patterns.regexes import CL100K, GPT2
 from workbench.engine.pretokenize.scan import piece_hash
 
-_U16 = np.uint64(16)
-_U32 = np.uint64(32)
-_B16 = np.uint64(0xFFFF)
-
 
 @njit  # not cached on disk: a cached copy would keep the `_scanned` code it inlined
 def _answers(seed, tables, buf, starts, ends):
     """(the seed's answer, the whole-token lookup's) for each span of `buf`."""
     tok_bytes, tok_off, whole, whole_bits = tables[0], tables[1], tables[4], tables[9]
-    bits = 0
-    while (1 << bits) < seed.shape[0]:
-        bits += 1
-    down = np.uint64(64 - bits)
+    down = _scanned._down(seed)
     found = np.empty((starts.shape[0], 2), dtype=np.int64)
     for i in range(starts.shape[0]):
         s, e = starts[i], ends[i]
         word, h = piece_hash(buf, s, e)
-        want = np.uint64(e - s) | (((h >> _U32) & _B16) << _U16)
+        want = _scanned._row_check(e - s, h)
         found[i, 0] = _scanned._seed_probe(
             seed, down, tok_bytes, tok_off, buf, s, e - s, word, want, h
         )

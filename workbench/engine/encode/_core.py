@@ -59,16 +59,10 @@ class Core:
         chars = _chars.build_char_tables(tok_bytes, tok_off, self.tok_rank)
         pair_bits = _tables.key_filter(pairs[:, 0])
         whole_bits = _tables.key_filter(np.where(whole[:, 1] >= 0, whole[:, 0], -1))
+        whole, pairs = huge_page_copy(whole), huge_page_copy(pairs)  # read at random: 2 MB pages
         return (
-            *(
-                tok_bytes,
-                tok_off,
-                self.tok_rank,
-                byte_id,
-                huge_page_copy(whole),
-                huge_page_copy(pairs),
-            ),
-            *(byte_pairs, chars, pair_bits, whole_bits),
+            *(tok_bytes, tok_off, self.tok_rank, byte_id, whole, pairs, byte_pairs, chars),
+            *(pair_bits, whole_bits),
         )
 
     @functools.cached_property

@@ -19,7 +19,7 @@ from workbench.engine._native.numba_config import njit, njit_borrowing
 from workbench.engine._native.prefetch import prefetch
 from workbench.engine.encode import _chars, _merge, _tables
 from workbench.engine.encode._merge import SHORT, merge_piece, merge_short_piece
-from workbench.engine.encode._tables import MEMO_BITS, NEVER, whole_lookup
+from workbench.engine.encode._tables import MEMO_BITS, NEVER, _same_bytes, whole_lookup
 from workbench.engine.pretokenize.scan import KERNEL_SOURCES, classify, scan_starts
 from workbench.engine.pretokenize.scan import piece_hash as _piece_key
 
@@ -84,6 +84,23 @@ def new_piece_cache(bits: int) -> PieceCache:
 
 # The helpers below run once or more a piece: inline, and given plain arrays (a tuple argument
 # costs reference counting of every array in it, each piece).
+
+
+@njit(inline="always")
+def _row_check(length, h):
+    """The part of a row's `info` that identifies a piece beside its first 8 bytes: its length
+    and 16 bits of its hash `h`."""
+    return np.uint64(length) | (((h >> _U32) & _B16) << _U16)
+
+
+@njit(inline="always")
+def _down(table):
+    """The shift that turns a hash into a row of `table` (a power of 2 of rows): Fibonacci
+    hashing, the top bits index the table."""
+    bits = 0
+    while (1 << bits) < table.shape[0]:
+        bits += 1
+    return np.uint64(64 - bits)
 
 
 @njit(inline="always")
@@ -207,7 +224,7 @@ def build_seed(tables, bits):
         while seed[slot, 1] != 0:
             slot = (slot + 1) & mask
         seed[slot, 0] = word
-        want = np.uint64(e - s) | (((h >> _U32) & _B16) << _U16)
+        want = _row_check(e - s, h)
         seed[slot, 1] = want | (np.uint64(1) << _U8) | (np.uint64(tid) << _U32)
     return seed
 
@@ -228,15 +245,9 @@ def _seed_probe(seed, seed_down, tok_bytes, tok_off, seg, s, length, word, want,
             return np.int64(-1)
         if seed[slot, 0] == word and (info & _LEN_AND_CHECK) == want:
             tid = np.int64(info >> _U32)
-            if length <= 8:
-                return tid
-            at = tok_off[tid] + 8
-            same = True
-            for k in range(length - 8):
-                if tok_bytes[at + k] != seg[s + 8 + k]:
-                    same = False
-                    break
-            if same:
+            if length <= 8 or _same_bytes(
+                seg, s + 8, s + length, tok_bytes, tok_off[tid] + 8, tok_off[tid + 1]
+            ):
                 return tid
         slot = (slot + 1) & mask
 
@@ -308,7 +319,7 @@ def _encode_block(
             word, h = ring_word[p], ring_hash[p]
         else:
             word, h = _piece_key(seg, s, e)
-        want = np.uint64(length) | (((h >> _U32) & _B16) << _U16)
+        want = _row_check(length, h)
         home = np.int64(h >> down)
         slot, info = _probe(cache, arena, keys, seg, s, length, word, want, home)
         if info != 0:  # hit
@@ -344,7 +355,7 @@ def _long_piece(seg, s, e, max_rank, tables, cache, arena, keys, state, memo, pa
     if length > CACHE_MAX_LEN:
         return merge_piece(seg, s, e, max_rank, tables, part, prank, pid, memo, out_ids, pos)
     word, h = _piece_key(seg, s, e)
-    want = np.uint64(length) | (((h >> _U32) & _B16) << _U16)
+    want = _row_check(length, h)
     home = np.int64(h >> down)
     slot, info = _probe(cache, arena, keys, seg, s, length, word, want, home)
     if info != 0:
@@ -373,14 +384,8 @@ def encode_scanned(
     cache, arena, keys, state, memo = piece_cache
     cls = np.empty(data.shape[0], dtype=np.uint8)
     classify(data, flags, cls)
-    bits = 0
-    while (1 << bits) < cache.shape[0]:
-        bits += 1
-    down = np.uint64(64 - bits)  # Fibonacci hashing: the top bits index the table
-    seed_bits = 0
-    while (1 << seed_bits) < seed.shape[0]:
-        seed_bits += 1
-    seed_down = np.uint64(64 - seed_bits)
+    down = _down(cache)
+    seed_down = _down(seed)
     bounds = np.empty(_BLOCK, dtype=np.int64)  # a block of piece starts stays in L1
     ring_word = np.empty(_BLOCK, dtype=np.uint64)  # their keys, hashed `_AHEAD` pieces early
     ring_hash = np.empty(_BLOCK, dtype=np.uint64)
