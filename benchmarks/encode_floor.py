@@ -26,7 +26,7 @@ from merge_micro import _merge_distinct, distinct_pieces, one_token
 from workbench.engine._native.cache_keys import key_caches_on
 from workbench.engine._native.numba_config import njit
 from workbench.engine.encode import _chars, _merge, _tables
-from workbench.engine.encode._merge import SHORT, _first_parts, merge_piece
+from workbench.engine.encode._merge import PART_ROOM, SHORT, _first_parts, merge_piece
 from workbench.engine.encode._tables import (
     LOW32,
     MEMO_BITS,
@@ -88,7 +88,7 @@ def _census(buf, offsets, max_rank, tables, out, counts):
     pairs, byte_pairs, char_tables, pair_bits, whole_bits = (
         tables[5], tables[6], tables[7], tables[8], tables[9]
     )  # fmt: skip
-    part = np.empty(SHORT, dtype=np.int64)
+    part = np.empty(PART_ROOM, dtype=np.int64)
     prank = np.empty(SHORT, dtype=np.int32)
     pid = np.empty(SHORT, dtype=np.int32)
     memo = np.full((1 << MEMO_BITS, 2), -1, dtype=np.int64)

@@ -27,7 +27,7 @@ from _texts import add_text_options, chosen_texts
 from encode_matrix import tokenizers
 
 from workbench.engine._native.numba_config import njit
-from workbench.engine.encode._merge import SHORT, merge_piece
+from workbench.engine.encode._merge import PART_ROOM, SHORT, merge_piece
 from workbench.engine.encode._scanned import CACHE_MAX_LEN
 from workbench.engine.encode._tables import MEMO_BITS
 from workbench.engine.pretokenize.scan import count_pieces_arrays, piece_bounds
@@ -36,7 +36,7 @@ from workbench.engine.pretokenize.scan import count_pieces_arrays, piece_bounds
 @njit
 def _merge_all(buf, offsets, repeats, max_rank, tables):
     """Merge piece k (buf[offsets[k]:offsets[k+1]]) `repeats[k]` times; returns the id count."""
-    part = np.empty(SHORT, dtype=np.int64)
+    part = np.empty(PART_ROOM, dtype=np.int64)
     prank = np.empty(SHORT, dtype=np.int32)
     pid = np.empty(SHORT, dtype=np.int32)
     memo = np.full((1 << MEMO_BITS, 2), -1, dtype=np.int64)

@@ -22,7 +22,7 @@ from encode_matrix import tokenizers
 from workbench.engine._native.cache_keys import key_caches_on
 from workbench.engine._native.numba_config import njit
 from workbench.engine.encode import _chars, _merge, _tables
-from workbench.engine.encode._merge import SHORT, merge_piece
+from workbench.engine.encode._merge import PART_ROOM, SHORT, merge_piece
 from workbench.engine.encode._tables import MEMO_BITS
 from workbench.engine.pretokenize.scan import count_pieces_arrays
 
@@ -30,7 +30,7 @@ from workbench.engine.pretokenize.scan import count_pieces_arrays
 @njit
 def _merge_distinct(buf, offsets, max_rank, tables, out):
     """Merge each piece buf[offsets[k]:offsets[k+1]] once into `out`; returns the id count."""
-    part = np.empty(SHORT, dtype=np.int64)
+    part = np.empty(PART_ROOM, dtype=np.int64)
     prank = np.empty(SHORT, dtype=np.int32)
     pid = np.empty(SHORT, dtype=np.int32)
     memo = np.full((1 << MEMO_BITS, 2), -1, dtype=np.int64)

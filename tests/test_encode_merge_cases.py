@@ -13,18 +13,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference_bpe import train_reference
 
-from workbench.engine.encode._merge import SHORT, merge_piece
+from workbench.engine.encode._merge import LINKED_FROM, PART_ROOM, SHORT, merge_piece
 from workbench.engine.encode._tables import MEMO_BITS
 from workbench.engine.encode.tokenizer import Tokenizer
 
 WHOLE = r"[\s\S]+"  # a pattern that leaves the whole text one piece: BPE of it, nothing else
 
 
-def _scratch(size: int) -> tuple[np.ndarray, ...]:
+def _scratch() -> tuple[np.ndarray, ...]:
     return (
-        np.empty(size, dtype=np.int64),
-        np.empty(size, dtype=np.int32),
-        np.empty(size, dtype=np.int32),
+        np.empty(PART_ROOM, dtype=np.int64),
+        np.empty(SHORT, dtype=np.int32),
+        np.empty(SHORT, dtype=np.int32),
         np.full((1 << MEMO_BITS, 2), -1, dtype=np.int64),
     )
 
@@ -39,7 +39,7 @@ class Merger:
 
     def pairwise(self, piece: bytes) -> list[int]:
         buf = np.frombuffer(piece, dtype=np.uint8)
-        part, prank, pid, memo = _scratch(SHORT)
+        part, prank, pid, memo = _scratch()
         out = np.empty(len(piece), dtype=np.int32)
         n = merge_piece(buf, 0, len(piece), self.max_rank, self.tables, part, prank, pid, memo,
                         out, 0)  # fmt: skip
@@ -81,11 +81,13 @@ def test_greedy_longest_match_is_not_bpe_merging_is() -> None:
 def test_ties_between_a_crossing_merge_and_a_parent() -> None:
     # `--` ... `----` and `ta`/`at`: the merge across two tokens has the rank of one side's own
     # parent (the same token), and the leftmost goes first. Two equal tokens side by side too.
+    # Lengths from 2 to past `SHORT`: the shifting loop, the linked list (`LINKED_FROM` parts
+    # on) and the heap break ties alike.
     tok = _from_ranks([b"--", b"at", b"---", b"----", b"ta", b"ata", b"88", b"78", b"888"])
     merger, enc = Merger(tok), _tiktoken(tok)
-    for text in ("-" * n for n in range(2, 20)):
+    for text in ("-" * n for n in range(2, SHORT + 3)):
         assert merger.pairwise(text.encode()) == enc.encode_ordinary(text), text
-    for text in ("tata", "tatata", "atata", "7888", "78888", "878788"):
+    for text in ("tata", "tatata", "atata", "7888", "78888", "878788", "ta" * 20, "878" * 15):
         assert merger.pairwise(text.encode()) == enc.encode_ordinary(text), text
 
 
@@ -112,3 +114,14 @@ def test_random_pieces_equal_tiktoken(raw, text: str) -> None:
     want = enc.encode_ordinary(text)
     if len(want) > 1:  # a piece that is one token never reaches a merger
         assert merger.pairwise(piece) == want
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(alphabet="ab -.", min_size=LINKED_FROM - 1, max_size=SHORT))
+def test_long_pieces_merged_in_a_linked_list_equal_tiktoken(raw, text: str) -> None:
+    # From `LINKED_FROM` parts a short piece merges in a linked list instead of shifting arrays;
+    # one part fewer still shifts.
+    merger, enc = raw
+    want = enc.encode_ordinary(text)
+    if len(want) > 1:
+        assert merger.pairwise(text.encode()) == want

@@ -18,7 +18,7 @@ from workbench.engine._native.cache_keys import key_caches_on
 from workbench.engine._native.numba_config import njit, njit_borrowing
 from workbench.engine._native.prefetch import prefetch
 from workbench.engine.encode import _chars, _merge, _tables
-from workbench.engine.encode._merge import SHORT, merge_piece, merge_short_piece
+from workbench.engine.encode._merge import PART_ROOM, SHORT, merge_piece, merge_short_piece
 from workbench.engine.encode._tables import MEMO_BITS, NEVER, _same_bytes, whole_lookup
 from workbench.engine.pretokenize.scan import KERNEL_SOURCES, classify, scan_starts
 from workbench.engine.pretokenize.scan import piece_hash as _piece_key
@@ -389,7 +389,7 @@ def encode_scanned(
     bounds = np.empty(_BLOCK, dtype=np.int64)  # a block of piece starts stays in L1
     ring_word = np.empty(_BLOCK, dtype=np.uint64)  # their keys, hashed `_AHEAD` pieces early
     ring_hash = np.empty(_BLOCK, dtype=np.uint64)
-    part = np.empty(SHORT, dtype=np.int64)
+    part = np.empty(PART_ROOM, dtype=np.int64)
     prank = np.empty(SHORT, dtype=np.int32)
     pid = np.empty(SHORT, dtype=np.int32)
     pos = 0
