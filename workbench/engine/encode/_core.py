@@ -155,12 +155,14 @@ def core_of_ranks(ranks: dict[int, bytes]) -> Core:
     order = [tid for tid in sorted(ranks) if len(ranks[tid]) > 1]
     core = build_core(dict(ranks), [], order, trainer_ids=False)
     pairs = _merge.recover_merges(np.array(order, dtype=np.int64), core.tables)
-    for r, (left, _) in enumerate(pairs.tolist()):
-        if left < 0:
-            raise TokenizerError(
-                f"token {ranks[order[r]]!r} (rank {order[r]}) is not two earlier tokens merged"
-            )
-    merges = [(int(a), int(b)) for a, b in pairs.tolist()]
+    broken = np.flatnonzero(pairs[:, 0] < 0)
+    if broken.size:
+        r = int(broken[0])
+        raise TokenizerError(
+            f"token {ranks[order[r]]!r} (rank {order[r]}) is not two earlier tokens merged"
+        )
+    # columns, not rows: a list per row was 0.2 s of o200k's load (200,000 small containers)
+    merges = list(zip(pairs[:, 0].tolist(), pairs[:, 1].tolist(), strict=True))
     tables = core.tables
     core = Core(core.vocab, merges, order, core.tok_rank, core.arrays, False)
     core.__dict__["tables"] = tables  # the same ranks and bytes: share, do not rebuild

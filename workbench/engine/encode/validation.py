@@ -13,7 +13,7 @@ from typing import Literal
 
 import regex
 
-from workbench.engine.encode.ids import check_dense, check_id
+from workbench.engine.encode.ids import MAX_ID, check_dense, check_id
 from workbench.engine.errors import TokenizerError
 from workbench.engine.patterns.regexes import compile_pattern, resolve
 from workbench.engine.patterns.specials import specials_regex
@@ -148,21 +148,35 @@ def check_special_ids(vocab: dict[int, bytes], specials: dict[str, int]) -> None
 def _ids_of_tokens(vocab: dict[int, bytes]) -> dict[bytes, int]:
     """bytes -> id of a vocabulary of distinct, non-empty tokens with valid, dense ids that
     holds every single byte."""
-    id_of: dict[bytes, int] = {}
-    for tid, token in vocab.items():
-        if not isinstance(token, bytes):
-            raise TokenizerError(f"token {token!r} is not bytes")
-        check_id(tid, f"token {token[:40]!r}")
-        if not token:
-            raise TokenizerError(f"token id {tid} is empty")
-        if token in id_of:
-            raise TokenizerError(f"ids {id_of[token]} and {tid} are the same bytes {token!r}")
-        id_of[token] = tid
+    id_of = _ids_at_once(vocab)
+    if id_of is None:  # something is wrong: find the first token at fault, by name
+        id_of = {}
+        for tid, token in vocab.items():
+            if not isinstance(token, bytes):
+                raise TokenizerError(f"token {token!r} is not bytes")
+            check_id(tid, f"token {token[:40]!r}")
+            if not token:
+                raise TokenizerError(f"token id {tid} is empty")
+            if token in id_of:
+                raise TokenizerError(f"ids {id_of[token]} and {tid} are the same bytes {token!r}")
+            id_of[token] = tid
     for b in range(256):
         if bytes([b]) not in id_of:
             raise TokenizerError(f"the single byte 0x{b:02X} is missing from the vocabulary")
     check_dense(vocab, len(vocab))
     return id_of
+
+
+def _ids_at_once(vocab: dict[int, bytes]) -> dict[bytes, int] | None:
+    """`_ids_of_tokens`' checks on the whole vocabulary at once (o200k: 0.03 s, not 0.15), or
+    None when one fails. Plain `int` ids and `bytes` tokens only; anything else goes one by one."""
+    ids, tokens = list(vocab), list(vocab.values())
+    if not all(type(tid) is int for tid in ids) or not all(type(t) is bytes for t in tokens):
+        return None
+    if ids and (min(ids) < 0 or max(ids) > MAX_ID) or not all(tokens):
+        return None
+    id_of = dict(zip(tokens, ids, strict=True))
+    return id_of if len(id_of) == len(tokens) else None
 
 
 def _merge_results(

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from pathlib import Path
 
+from workbench.engine.encode.ids import MAX_ID
 from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.engine.errors import TokenizerError, TokenizerFileError
 from workbench.engine.formats._common import (
@@ -57,13 +59,43 @@ def export(tokenizer: Tokenizer, out_dir: Path) -> list[Path]:
     ]
 
 
+# A file of nothing but `base64 rank` lines (what tiktoken and we write): read at once, not line
+# by line (o200k: 0.05 s instead of 0.33). Anything else, or any line that would fail, goes
+# through the line-by-line reader, which names the line.
+_PLAIN_FILE = re.compile(
+    r"(?:[A-Za-z0-9+/]+={0,2} [0-9]{1,10}\n)*(?:[A-Za-z0-9+/]+={0,2} [0-9]{1,10})?"
+)
+
+
+def _plain_ranks(text: str) -> dict[int, bytes] | None:
+    """`read_ranks` of a file of plain lines (`_PLAIN_FILE`) that all read well, else None."""
+    if not text or _PLAIN_FILE.fullmatch(text) is None:
+        return None
+    # One flat list of strings: a list per line would be 200,000 containers for the collector.
+    words = text.replace("\n", " ").split(" ")
+    if not words[-1]:
+        words.pop()
+    try:
+        tokens = [binascii.a2b_base64(token) for token in words[0::2]]
+    except binascii.Error:  # bad padding: the reader names the line
+        return None
+    ranks = [int(rank) for rank in words[1::2]]
+    if max(ranks) > MAX_ID or any(a >= b for a, b in zip(ranks, ranks[1:], strict=False)):
+        return None
+    return dict(zip(ranks, tokens, strict=True))
+
+
 def read_ranks(path: Path) -> dict[int, bytes]:
     """rank -> token bytes; ranks must increase line by line. Gaps are allowed, as tiktoken
     allows them: an extended cl100k's new tokens follow its specials, which sit in a gap of the
     ranks (how sparse the ids may be is checked with the vocabulary, `ids.check_dense`)."""
+    text = read_text(path)
+    plain = _plain_ranks(text)
+    if plain is not None:
+        return plain
     ranks: dict[int, bytes] = {}
     last = -1
-    for number, line in enumerate(read_text(path).splitlines(), start=1):
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         where = f"{path}:{number}"
