@@ -35,13 +35,16 @@ from workbench.engine.encode._tables import (
     whole_lookup,
 )
 
-SHORT = 64  # pieces up to this many bytes use the linear scan; longer ones the heap
+SHORT = 128  # pieces up to this many bytes use the linear scan; longer ones the heap
 PART_ROOM = 3 * SHORT  # the `part` scratch: a short piece's parts, then `_merge_linked`'s links
 # From this many parts a short piece merges in a linked list (`_merge_linked`) instead of
 # shifting its arrays after each merge: pieces of 17-64 bytes (C's long names, paths) merged in
-# 0.70-0.78x the time, shorter ones in 1.2-1.5x (the links cost more than the shifts they save).
+# 0.70-0.78x the time, shorter ones in 1.2-1.5x (the links cost more than the shifts they save);
+# pieces of 65-255 bytes (a CJK sentence without spaces) in 0.70x the heap's time, so pieces of
+# up to 128 bytes take it (O(n^2): the heap stays for longer ones).
 LINKED_FROM = 17
-_NO_PAIR = np.int64(NEVER) << 6  # `_merge_linked`'s (rank << 6 | part) of a missing pair
+_INDEX_BITS = 7  # `_merge_linked` ranks a pair as rank << 7 | index: room for `SHORT` parts
+_NO_PAIR = np.int64(NEVER) << _INDEX_BITS  # `_merge_linked`'s value of a missing pair
 
 
 @njit_borrowing  # one copy to compile (inlined twice it cost seconds of first start)
@@ -136,8 +139,8 @@ def _merge_shifting(m, max_rank, pairs, pair_bits, part, prank, pid, memo, out, 
 def _merge_linked(m, max_rank, pairs, pair_bits, part, prank, pid, memo, out, pos):
     """`_merge_short`'s loop for the `m` parts in `part` (their pairs in `prank`/`pid`) kept in a
     linked list, in `part`'s room after `SHORT`: a merged-away part is unlinked and its pair
-    ranked `NEVER`, nothing shifts. Each round takes the lowest (rank << 6 | index), branch-free:
-    the lowest rank, leftmost on ties, since the list keeps the parts' order (m <= 64)."""
+    ranked `NEVER`, nothing shifts. Each round takes the lowest (rank << 7 | index), branch-free:
+    the lowest rank, leftmost on ties, since the list keeps the parts' order (m <= `SHORT`)."""
     nxt = part[SHORT : 2 * SHORT]
     prv = part[2 * SHORT : 3 * SHORT]
     for i in range(m):
@@ -147,10 +150,10 @@ def _merge_linked(m, max_rank, pairs, pair_bits, part, prank, pid, memo, out, po
     for _ in range(m - 1):
         best = _NO_PAIR
         for i in range(m - 1):
-            best = min(best, (np.int64(prank[i]) << 6) | i)
+            best = min(best, (np.int64(prank[i]) << _INDEX_BITS) | i)
         if best >= _NO_PAIR:
             break
-        at = best & 63
+        at = best & (SHORT - 1)
         gone = nxt[at]
         part[at] = pid[at]
         prank[gone] = NEVER
