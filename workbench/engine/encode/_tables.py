@@ -182,46 +182,47 @@ def collect_splits(tok_bytes, tok_off, tok_rank, byte_id, whole):
     `abc` -> (a, bc) and (ab, c) when `bc` and `ab` are tokens: both pairs merge to `abc`.
     Linear in the tokens' bytes: each cut's two halves are hashed from the token's prefix
     hashes, and bytes are compared only where a hash matches (a token of 1 MB of `a`, after
-    training on a long run, would otherwise cost 10**12 steps). Two passes: count, then fill.
+    training on a long run, would otherwise cost 10**12 steps). One pass into room for every
+    cut (int32, 12 bytes a cut: o200k's 1.2 million cuts, 14 MB for a moment), cut to the splits
+    found: counting them first cost a second pass of the same lookups (o200k: 0.32 -> 0.17 s).
     """
     longest = 1
+    cuts = 0
     for tid in range(tok_off.shape[0] - 1):
-        longest = max(longest, tok_off[tid + 1] - tok_off[tid])
+        length = tok_off[tid + 1] - tok_off[tid]
+        longest = max(longest, length)
+        if length >= 2 and tok_rank[tid] != NEVER:
+            cuts += length - 1
     prefix = np.empty(longest + 1, dtype=np.uint64)
     power = np.empty(longest + 1, dtype=np.uint64)
     power[0] = np.uint64(1)
     for i in range(longest):
         power[i + 1] = power[i] * _POLY
+    found = np.empty((3, cuts), dtype=np.int32)  # ids are int32 everywhere (`ids.MAX_ID`)
     n = 0
-    lefts = np.empty(0, dtype=np.int64)
-    rights = np.empty(0, dtype=np.int64)
-    results = np.empty(0, dtype=np.int64)
-    for write in range(2):
-        if write == 1:
-            lefts = np.empty(n, dtype=np.int64)
-            rights = np.empty(n, dtype=np.int64)
-            results = np.empty(n, dtype=np.int64)
-            n = 0
-        for tid in range(tok_off.shape[0] - 1):
-            start, end = tok_off[tid], tok_off[tid + 1]
-            length = end - start
-            if length < 2 or tok_rank[tid] == NEVER:
+    for tid in range(tok_off.shape[0] - 1):
+        start, end = tok_off[tid], tok_off[tid + 1]
+        length = end - start
+        if length < 2 or tok_rank[tid] == NEVER:
+            continue
+        prefix[0] = np.uint64(0)
+        for i in range(length):
+            prefix[i + 1] = prefix[i] * _POLY + np.uint64(tok_bytes[start + i]) + np.uint64(1)
+        for cut in range(1, length):
+            left = _part_id(prefix[cut], start, start + cut, tok_bytes, tok_off, byte_id, whole)
+            if left < 0:
                 continue
-            prefix[0] = np.uint64(0)
-            for i in range(length):
-                prefix[i + 1] = prefix[i] * _POLY + np.uint64(tok_bytes[start + i]) + np.uint64(1)
-            for cut in range(1, length):
-                left = _part_id(prefix[cut], start, start + cut, tok_bytes, tok_off, byte_id, whole)
-                if left < 0:
-                    continue
-                poly = prefix[length] - prefix[cut] * power[length - cut]
-                right = _part_id(poly, start + cut, end, tok_bytes, tok_off, byte_id, whole)
-                if right < 0:
-                    continue
-                if write == 1:
-                    lefts[n], rights[n], results[n] = left, right, tid
-                n += 1
-    return lefts, rights, results
+            poly = prefix[length] - prefix[cut] * power[length - cut]
+            right = _part_id(poly, start + cut, end, tok_bytes, tok_off, byte_id, whole)
+            if right < 0:
+                continue
+            found[0, n], found[1, n], found[2, n] = left, right, tid
+            n += 1
+    return (
+        found[0, :n].astype(np.int64),
+        found[1, :n].astype(np.int64),
+        found[2, :n].astype(np.int64),
+    )
 
 
 @njit
