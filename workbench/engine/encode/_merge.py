@@ -407,9 +407,14 @@ def recover_merges(order, tables):
     for r in range(order.shape[0]):
         tid = order[r]
         start, end = tok_off[tid], tok_off[tid + 1]
-        count = merge_piece(
-            tok_bytes, start, end, np.int32(r), tables, part, prank, pid, memo, out, 0
-        )
+        if end - start <= SHORT:  # the whole-token lookup would find the token, at rank r: skip it
+            count = merge_short_piece(
+                tok_bytes, start, end, np.int32(r), tables, part, prank, pid, memo, out, 0, True
+            )
+        else:
+            count = merge_piece(
+                tok_bytes, start, end, np.int32(r), tables, part, prank, pid, memo, out, 0
+            )
         if count == 2:
             found[r, 0], found[r, 1] = out[0], out[1]
     return found
