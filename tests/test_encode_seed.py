@@ -53,7 +53,7 @@ def _spans(pieces: list[bytes]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return np.frombuffer(b"".join(pieces) + bytes(8), dtype=np.uint8), ends - lengths, ends
 
 
-def test_the_seed_finds_every_token_of_2_to_64_bytes_as_the_whole_lookup_does(cl100k) -> None:
+def test_the_seed_finds_every_token_of_2_to_short_bytes_as_the_whole_lookup_does(cl100k) -> None:
     core = cl100k._core
     tokens = [t for t in core.vocab.values() if 2 <= len(t) <= SHORT]
     assert len(tokens) > 99_000

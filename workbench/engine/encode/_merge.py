@@ -281,10 +281,11 @@ def merge_short_piece(
     buf, start, end, max_rank, tables, part, prank, pid, memo, out, pos, not_whole=False
 ):
     """`merge_piece` of a piece of up to `SHORT` bytes (it allocates nothing); `not_whole`: the
-    caller knows the piece is no token (the fused encoder's seed said so). Compiled without
-    reference counting, as are the helpers it calls: in a counted function, unpacking `tables`
-    and passing arrays on cost an atomic increment and decrement per array, per piece and per
-    pair lookup. The fused encoder's block loop (`_scanned`) calls it directly."""
+    caller knows the piece is no token below `max_rank` (the fused encoder's seed said so, or it
+    is the token being rebuilt at its own rank). Compiled without reference counting, as are the
+    helpers it calls: in a counted function, unpacking `tables` and passing arrays on cost an
+    atomic increment and decrement per array, per piece and per pair lookup. The fused encoder's
+    block loop (`_scanned`) calls it directly."""
     (
         tok_bytes,
         tok_off,
@@ -312,7 +313,7 @@ def merge_short_piece(
 
 
 @njit
-def _long_piece(buf, start, end, max_rank, tables, memo, out, pos):
+def _long_piece(buf, start, end, max_rank, tables, memo, out, pos, not_whole=False):
     """`merge_piece` of a piece of more than `SHORT` bytes (it allocates: counted)."""
     (
         tok_bytes,
@@ -326,10 +327,11 @@ def _long_piece(buf, start, end, max_rank, tables, memo, out, pos):
         pair_bits,
         whole_bits,
     ) = tables
-    tid = whole_lookup(buf, start, end, tok_bytes, tok_off, whole, whole_bits)
-    if tid >= 0 and tok_rank[tid] < max_rank:
-        out[pos] = tid
-        return pos + 1
+    if not not_whole:
+        tid = whole_lookup(buf, start, end, tok_bytes, tok_off, whole, whole_bits)
+        if tid >= 0 and tok_rank[tid] < max_rank:
+            out[pos] = tid
+            return pos + 1
     return _merge_long(
         buf, start, end, max_rank, byte_id, pairs, pair_bits, byte_pairs, char_tables, memo,
         out, pos,
@@ -337,19 +339,22 @@ def _long_piece(buf, start, end, max_rank, tables, memo, out, pos):
 
 
 @njit
-def merge_piece(buf, start, end, max_rank, tables, part, prank, pid, memo, out, pos):
+def merge_piece(
+    buf, start, end, max_rank, tables, part, prank, pid, memo, out, pos, not_whole=False
+):
     """The ids of the piece buf[start:end], written to `out` from `pos`; returns the new end.
 
     `tables` as `_core.Core.tables`; `part` is scratch of `PART_ROOM` items, `prank`/`pid` of
     `SHORT`, and `memo` the pair memo (`_tables.pair_memo`), all the caller's so they are made
-    once a call (no bounds are checked: smaller scratch is written past its end).
+    once a call (no bounds are checked: smaller scratch is written past its end). `not_whole`:
+    the caller knows the piece is no token below `max_rank`, so its whole-token lookup is skipped.
     It only passes `tables` on (no array of it is bound here, so none is counted).
     """
     if end - start <= SHORT:
         return merge_short_piece(
-            buf, start, end, max_rank, tables, part, prank, pid, memo, out, pos
+            buf, start, end, max_rank, tables, part, prank, pid, memo, out, pos, not_whole
         )
-    return _long_piece(buf, start, end, max_rank, tables, memo, out, pos)
+    return _long_piece(buf, start, end, max_rank, tables, memo, out, pos, not_whole)
 
 
 @njit
@@ -407,14 +412,10 @@ def recover_merges(order, tables):
     for r in range(order.shape[0]):
         tid = order[r]
         start, end = tok_off[tid], tok_off[tid + 1]
-        if end - start <= SHORT:  # the whole-token lookup would find the token, at rank r: skip it
-            count = merge_short_piece(
-                tok_bytes, start, end, np.int32(r), tables, part, prank, pid, memo, out, 0, True
-            )
-        else:
-            count = merge_piece(
-                tok_bytes, start, end, np.int32(r), tables, part, prank, pid, memo, out, 0
-            )
+        # not_whole: the whole-token lookup would only find the token itself, at rank r
+        count = merge_piece(
+            tok_bytes, start, end, np.int32(r), tables, part, prank, pid, memo, out, 0, True
+        )
         if count == 2:
             found[r, 0], found[r, 1] = out[0], out[1]
     return found

@@ -25,7 +25,11 @@ import numpy as np
 
 from workbench.engine.encode import _core
 from workbench.engine.encode._core import Core
-from workbench.engine.encode.validation import check_special_ids, check_vocab_merges
+from workbench.engine.encode.validation import (
+    check_special_ids,
+    check_vocab_merges,
+    plain_items,
+)
 
 _LOCK = threading.Lock()
 _CORES: weakref.WeakValueDictionary[bytes, Core] = weakref.WeakValueDictionary()
@@ -34,10 +38,10 @@ _CORES: weakref.WeakValueDictionary[bytes, Core] = weakref.WeakValueDictionary()
 def ranks_digest(ranks: dict[int, bytes]) -> bytes | None:
     """A digest of `ranks` (id -> bytes, in order), or None when they are not plain ints and
     bytes (they then go through the checks, which name what is wrong)."""
-    ids = list(ranks)
-    tokens = list(ranks.values())
-    if not all(type(tid) is int for tid in ids) or not all(type(t) is bytes for t in tokens):
+    items = plain_items(ranks)
+    if items is None:
         return None
+    ids, tokens = items
     if ids and (min(ids) < 0 or max(ids) >= 2**63):
         return None
     digest = hashlib.blake2b(digest_size=32)

@@ -167,12 +167,22 @@ def _ids_of_tokens(vocab: dict[int, bytes]) -> dict[bytes, int]:
     return id_of
 
 
-def _ids_at_once(vocab: dict[int, bytes]) -> dict[bytes, int] | None:
-    """`_ids_of_tokens`' checks on the whole vocabulary at once (o200k: 0.03 s, not 0.15), or
-    None when one fails. Plain `int` ids and `bytes` tokens only; anything else goes one by one."""
+def plain_items(vocab: dict[int, bytes]) -> tuple[list[int], list[bytes]] | None:
+    """(ids, tokens) of `vocab` when every id is a plain `int` and every token plain `bytes`
+    (no bool, no subclass), else None: what the checks and digests done at once can take."""
     ids, tokens = list(vocab), list(vocab.values())
     if not all(type(tid) is int for tid in ids) or not all(type(t) is bytes for t in tokens):
         return None
+    return ids, tokens
+
+
+def _ids_at_once(vocab: dict[int, bytes]) -> dict[bytes, int] | None:
+    """`_ids_of_tokens`' checks on the whole vocabulary at once (o200k: 0.03 s, not 0.15), or
+    None when one fails. Plain `int` ids and `bytes` tokens only; anything else goes one by one."""
+    items = plain_items(vocab)
+    if items is None:
+        return None
+    ids, tokens = items
     if ids and (min(ids) < 0 or max(ids) > MAX_ID) or not all(tokens):
         return None
     id_of = dict(zip(tokens, ids, strict=True))
