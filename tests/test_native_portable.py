@@ -59,7 +59,7 @@ def test_without_the_switch_every_native_piece_is_in_use():
         "libc_read": True,
         "llvm_prefetch": True,
         "utf8_kernels": 1,
-        "list_kernels": 4,
+        "list_kernels": 5,
         "scanner": True,
         "huge_pages": True,
     }

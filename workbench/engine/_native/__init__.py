@@ -9,7 +9,7 @@ whole: with the environment variable `BPE_WORKBENCH_PORTABLE=1` every fallback r
 | module | relies on | fallback (also under the switch) |
 |---|---|---|
 | `numba_config` | Numba's private `Cache._load_overload` / `_guard_against_spurious_io_errors` (load a cached kernel without refreshing the compiler's context) and the private `_nrt` option (kernels without reference counting) | the stock cache loader; kernels compiled with reference counts |
-| `id_lists` | CPython's C API from LLVM intrinsics (`PyList_New`, `Py_IncRef`, `PyObject_GC_(Un)Track`), the list object's layout and inline reference counts (3.11-3.14 with the GIL) | `numpy.take(...).tolist()` |
+| `id_lists` | CPython's C API from LLVM intrinsics (`PyList_New`, `PyObject_GC_(Un)Track`), the list object's layout, and reference counts (3.11-3.14 with the GIL) raised so the ready ints are kept for the process (immortal on 3.12+) | `numpy.take(...).tolist()`, the ints counted as usual |
 | `utf8_text` | Numba's unicode model (`_data`, `_kind`, `_is_ascii` of a str passed to a kernel) | `str.encode("utf-8")` |
 | `libc_read` | libc's `open`/`openat`/`read`/`close` called from a kernel through the JIT's symbol table | reading with Python's `os` calls |
 | `memory` | glibc's `malloc_trim` through `ctypes` | nothing (freed memory stays with the process) |

@@ -3,29 +3,32 @@
 `encode` and `encode_batch` hand out lists of Python ints, as tiktoken does. Making them is all
 GIL-held work, and in `encode_batch` it was half of a call's time: the part its threads cannot
 share. `ids.tolist()` makes a new int object per id. Taking ready-made ints (one per id, made
-once per tokenizer) through numpy (`objects.take(ids).tolist()`) avoids that, but touches every
+once per process) through numpy (`objects.take(ids).tolist()`) avoids that, but touches every
 int's reference count three times (the object array, the list, freeing the object array).
 
-Here small kernels make each list themselves through CPython's own C API (`PyList_New`, items
-not yet set) and store the ints straight into its item array, in three steps so that only the
-middle one holds the GIL, the part of `encode_batch` its threads cannot share:
-- `_tally` (no GIL) checks every id of a list against the ready-made ints (an id without one, a
-  special token's above the ordinary ids, leaves that list to `tolist()`) and counts each id's
-  uses;
-- `_new_lists` (GIL) makes the lists and raises each used int's reference count once by all its
-  uses: a few thousand ints a call rather than an increment per id. Where the layout is known (a
-  CPython 3.11-3.14 build with the GIL and without reference debugging) it adds to the count
-  inline, as `Py_INCREF` compiles there, leaving an immortal int of 3.12+ alone (its count is
-  2**30 and more when the ints are made); elsewhere it calls `Py_IncRef`;
+Here the ready ints are kept for the life of the process (`_keep_forever`): their reference
+counts are raised so far that no list dropping them can bring one to zero (3.11: by 2**60), or
+(3.12+) they are made immortal as CPython makes its own small ints (`Py_INCREF`/`Py_DECREF`
+leave them alone). A list then holds them without counting a reference each: counting the uses
+of every id and raising each used int's count (1.6-2.2 ms of the 2.7-3.6 ms a list of 0.6-1.1
+million ids took) is gone. They are never freed, which costs nothing: the process keeps one set
+of them anyway (`shared_ready_ints`), grown with the same ints when a larger vocabulary comes.
+
+Small kernels make each list through CPython's own C API (`PyList_New`, items not yet set) and
+store the ints straight into its item array, in steps so that only the short ones hold the GIL:
+- `_whole` (no GIL) checks every id of a list against the ready-made ints (an id without one, a
+  special token's above the ordinary ids, leaves that list to `tolist()`);
+- `_new_lists` (GIL) makes the lists, out of the garbage collector's sight;
 - `_fill_items` (no GIL) stores the ints' addresses (`id()` in CPython, kept in an array beside
   the objects) into the items. No other code can see these lists yet (not returned, and kept
-  out of the garbage collector's sight until `_track_lists`), and the references they take are
-  already counted, so it runs while another thread holds the GIL.
+  out of the garbage collector's sight until `_track_lists`), and the ints need no new
+  references, so it runs while another thread holds the GIL.
 On a call that fails between the steps (out of memory, an interrupt) the half-made lists are
 dropped unseen.
 
-Where this cannot work (not CPython, or the kernel fails to compile or link) the lists come from
-`take().tolist()`, the same lists; `fast_lists()` says which way is in use (tried on first use,
+Where this cannot work (not a CPython whose reference counts are laid out as above, or the
+kernel fails to compile or link) the lists come from `take().tolist()`, the same lists, and the
+ints are kept as ordinary objects; `fast_lists()` says which way is in use (tried on first use,
 not at import: loading the kernel is start-up time a tokenizer that never encodes need not pay).
 """
 
@@ -72,7 +75,6 @@ def _object_call(name: str):
     return intrinsic(typing)
 
 
-_py_incref = _object_call("Py_IncRef")  # a new reference to the object
 # The garbage collector's list of objects it looks into: a list whose items are not all set yet
 # is kept out of it (`gc.get_objects()` in another thread must never hand it to Python code).
 _gc_untrack = _object_call("PyObject_GC_UnTrack")
@@ -96,27 +98,6 @@ def _py_list_setitem(typingctx, list_address, index, address):
         )
 
     return types.int32(types.int64, types.int64, types.int64), codegen
-
-
-@intrinsic
-def _prefetch(typingctx, address):
-    """A hint to load the cache line at `address` for writing (its object's reference count):
-    the ints are spread over megabytes that the encoder's tables have just pushed out of cache."""
-
-    def codegen(context, builder, signature, args):
-        function = cgutils.get_or_insert_function(
-            builder.module,
-            ir.FunctionType(
-                ir.VoidType(), [_OBJECT, ir.IntType(32), ir.IntType(32), ir.IntType(32)]
-            ),
-            "llvm.prefetch.p0i8",
-        )
-        i32 = ir.IntType(32)
-        pointer = builder.inttoptr(args[0], _OBJECT)
-        builder.call(function, [pointer, i32(1), i32(3), i32(1)])
-        return context.get_dummy_value()
-
-    return types.none(types.int64), codegen
 
 
 @intrinsic
@@ -168,49 +149,24 @@ def _store_word(typingctx, address, value):
     return types.none(types.int64, types.int64), codegen
 
 
-_AHEAD = 16  # ints between a prefetch and the count it prepares
-
-
 @njit
-def _tally(ids, starts, ends, counts, seen, whole):
+def _whole(ids, starts, ends, bound, whole):
     """Without the GIL: whole[j] = 1 if every id of list j (`ids[starts[j]:ends[j]]`) has a
-    ready-made int (is below `bound`), else 0; for the whole lists, counts[t] += the uses of id
-    t and each id used is listed once in `seen`. Returns how many `seen` holds. `counts` (one
-    per ready int) is all zeros on entry (`_new_lists` zeroes what it used)."""
-    bound = np.uint32(counts.shape[0])
-    listed = 0
+    ready-made int (is below `bound`), else 0."""
+    bound = np.uint32(bound)
     for j in range(starts.shape[0]):
-        start = starts[j]
-        end = ends[j]
         outside = False  # no exit in the loop: it compiles to vector compares
-        for k in range(start, end):
+        for k in range(starts[j], ends[j]):
             outside |= np.uint32(ids[k]) >= bound  # a negative id is a huge unsigned one
         whole[j] = 0 if outside else 1
-        if outside:
-            continue
-        for k in range(start, end):
-            tid = np.uint32(ids[k])  # unsigned: no negative-index wraparound code
-            if counts[tid] == 0:
-                seen[listed] = tid
-                listed += 1
-            counts[tid] += 1
-    return listed
 
 
 @njit_holding_gil
-def _new_lists(
-    outer, whole, starts, ends, made, items, seen, listed, counts, addresses, adds, inline, at
-):
+def _new_lists(outer, whole, starts, ends, made, items, at):
     """With the GIL: for each whole list j a new list of its length, items not yet set, as item
     j of the list at `outer`, out of the garbage collector's sight (`_track_lists` brings it back
-    once filled), its address in made[j] and its item array's in items[j]; then each used int's
-    count
-    raised by its uses (`counts`, zeroed again here), the references the lists will hold once
-    `_fill_items` sets them. Returns 0, or -1 if memory ran out (no count raised then).
-
-    A new reference to int t: `adds[t]` (1, or 0 for an immortal int) added to its count if
-    `inline` (see `_inline_counts`), else `Py_IncRef`. A new list's item array is the word at
-    `at` bytes into it."""
+    once filled), its address in made[j] and its item array's in items[j] (the word at `at`
+    bytes into the list). Returns 0, or -1 if memory ran out."""
     for j in range(starts.shape[0]):
         if whole[j] == 0:
             continue
@@ -222,25 +178,13 @@ def _new_lists(
         _py_list_setitem(outer, j, lst)
         made[j] = lst
         items[j] = _load_word(lst + at)  # `ob_item`, the item array's address
-    for s in range(listed):
-        if s + _AHEAD < listed:
-            _prefetch(addresses[seen[s + _AHEAD]])
-        tid = seen[s]
-        uses = counts[tid]
-        counts[tid] = 0
-        item = addresses[tid]
-        if inline:  # Py_INCREF, as it compiles on these builds, once for all uses
-            _store_word(item, _load_word(item) + uses * adds[tid])
-        else:
-            for _ in range(uses):
-                _py_incref(item)
     return 0
 
 
 @njit
 def _fill_items(whole, starts, ends, items, ids, addresses):
     """Without the GIL: set the items of each whole list j, made by `_new_lists` and seen by no
-    other code yet, to the ints of its ids (their references are already counted)."""
+    other code yet, to the ints of its ids (kept forever: they take no new reference)."""
     for j in range(starts.shape[0]):
         if whole[j] == 0:
             continue
@@ -258,11 +202,32 @@ def _track_lists(whole, made):
             _gc_track(made[j])
 
 
-def _inline_counts() -> bool:
-    """Whether a reference count can be incremented inline: a 64-bit CPython 3.11-3.14 with the
-    GIL and no reference debugging, whose objects start with their 8-byte count and whose
-    `Py_INCREF` adds one to it, or (3.12+) leaves an immortal object's alone. Elsewhere:
-    `Py_IncRef`."""
+_LOW = np.int64(0xFFFFFFFF)
+_IMMORTAL_LOW = np.int64(3 << 30)  # 3.14's starting count of an immortal object: its low 32 bits
+_SIGN = np.int64(1 << 31)  # 32-bit counts from here are immortal (3.12+)
+_RAISED_BY = np.int64(1 << 60)  # 3.11: 10**18 lists of one int would have to be dropped
+
+
+@njit_holding_gil
+def _keep_forever(addresses, immortal):
+    """With the GIL (the small ints among them are everyone's): make each object at `addresses`
+    one that no dropped reference can free. `immortal` (3.12-3.14): the low 32 bits of its count
+    (the count itself on 3.12-3.13, the high half being zero; 3.14 keeps flags there, left
+    alone) set to 3 << 30, negative as a 32-bit number, which is what `Py_DECREF` takes for
+    immortal; an object immortal already is left alone. Else (3.11, a plain 64-bit count) its
+    count raised by 2**60."""
+    for k in range(addresses.shape[0]):
+        word = _load_word(addresses[k])
+        if immortal:
+            if (word & _LOW) < _SIGN:  # not immortal yet
+                _store_word(addresses[k], (word & ~_LOW) | _IMMORTAL_LOW)
+        else:
+            _store_word(addresses[k], word + _RAISED_BY)
+
+
+def _known_counts() -> bool:
+    """Whether `_keep_forever` knows this Python's reference counts: a 64-bit CPython 3.11-3.14
+    with the GIL and no reference debugging, whose objects start with their 8-byte count."""
     return (
         platform.python_implementation() == "CPython"
         and (3, 11) <= sys.version_info[:2] <= (3, 14)
@@ -272,18 +237,8 @@ def _inline_counts() -> bool:
     )
 
 
-def _adds(objects: np.ndarray) -> np.ndarray:
-    """What a new reference adds to each object's count: 1, or 0 for an immortal object (3.12+:
-    the small ints; their counts are 2**30 and more, an ordinary object's a handful; 3.11's
-    small ints start at 10**9 but count as any other object)."""
-    if sys.version_info < (3, 12):
-        return np.ones(objects.shape[0], dtype=np.uint8)
-    counts = np.fromiter(map(sys.getrefcount, objects), dtype=np.int64, count=objects.shape[0])
-    return (counts < _IMMORTAL).astype(np.uint8)
-
-
-_IMMORTAL = 1 << 30
-_INLINE = _inline_counts()
+_IMMORTAL_KIND = sys.version_info >= (3, 12)
+_KEPT = 1 << 30  # every kept int's count is at least this (sys.getrefcount)
 # `ob_item`, the item array's address, is the second-last field of a list (`allocated` is last).
 _WORD = struct.calcsize("P")
 _ITEMS_AT = list.__basicsize__ - 2 * _WORD
@@ -293,20 +248,26 @@ _KNOWN_LAYOUT = list.__basicsize__ == 5 * _WORD
 
 
 class ReadyInts:
-    """The ints 0..count-1, made once, and lists of them for arrays of ids."""
+    """The ints 0..count-1, made once and kept for the process (where the lists' kernels are in
+    use), and lists of them for arrays of ids."""
 
-    def __init__(self, count: int) -> None:
+    def __init__(self, count: int, grown: ReadyInts | None = None) -> None:
+        """The ints 0..count-1; those of `grown` (a smaller set) are taken, not made again."""
+        have = 0 if grown is None else min(grown.objects.shape[0], count)
+        objects = np.empty(count, dtype=object)
+        if have:
+            objects[:have] = grown.objects[:have]
         # numpy makes the ints in C: a third faster than np.array(range(count), dtype=object)
-        self._hold(np.arange(count, dtype=np.int64).astype(object))
+        objects[have:] = np.arange(have, count, dtype=np.int64).astype(object)
+        self._hold(objects, have)
 
-    def _hold(self, objects: np.ndarray) -> None:
-        """Keep `objects` (ints, an object array) and what the kernel needs of them: each one's
-        address (its way in; `objects` keeps the ints alive as long as this) and what a new
-        reference adds to its count."""
+    def _hold(self, objects: np.ndarray, kept: int = 0) -> None:
+        """Keep `objects` (ints, an object array) and each one's address (the kernel's way in),
+        and with the fast lists keep those after the first `kept` (kept already) forever."""
         self.objects = objects
         self.addresses = _addresses(objects)
-        self.adds = _adds(objects)
-        self._local = threading.local()
+        if fast_lists():
+            _keep_forever(self.addresses[kept:], _IMMORTAL_KIND)
 
     def lists(self, ids: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> list[list[int]]:
         """`[ids[a:b].tolist() for a, b in zip(starts, ends)]`, the ints taken ready-made.
@@ -326,53 +287,38 @@ class ReadyInts:
             pairs = zip(starts.tolist(), ends.tolist(), strict=True)
             return [self._taken(ids[a:b]) for a, b in pairs]
         out: list = [None] * starts.shape[0]
-        whole = self._set_lists(out, ids, starts, ends, _INLINE)
+        whole = self._set_lists(out, ids, starts, ends)
         for j in np.flatnonzero(whole == 0).tolist():  # a special's id: numpy's way
             out[j] = self._taken(ids[starts[j] : ends[j]])
         return out
 
     def _set_lists(
-        self, out: list, ids: np.ndarray, starts: np.ndarray, ends: np.ndarray, inline: bool
+        self, out: list, ids: np.ndarray, starts: np.ndarray, ends: np.ndarray
     ) -> np.ndarray:
         """Set out[j] to list j for each j whose ids all have ready ints (`whole[j]` 1; returned).
 
-        Four kernels, so that the longest ones need no GIL: counting each id's uses; making the
-        lists and raising each used int's count once by all its uses (a few thousand ints, not
-        an increment per id); setting the items; showing the lists to the garbage collector.
-        The third writes only into lists no other code can see yet (not returned, not tracked),
-        and the references they take are already counted, so it runs while another thread
-        holds the GIL."""
-        # This thread's scratch, taken for the call: a nested call (a finalizer that the
-        # allocator's garbage collection runs, encoding) makes its own rather than share it.
-        counts, seen = getattr(self._local, "scratch", None) or self._new_scratch()
-        self._local.scratch = None
+        Four kernels, so that the longest ones need no GIL: checking the ids; making the lists;
+        setting the items; showing the lists to the garbage collector. The third writes only
+        into lists no other code can see yet (not returned, not tracked), and the ints it
+        stores are kept forever, so it runs while another thread holds the GIL."""
         whole = np.empty(starts.shape[0], dtype=np.uint8)
         made, items = np.zeros((2, starts.shape[0]), dtype=np.int64)
         try:
-            listed = _tally(ids, starts, ends, counts, seen, whole)
-            status = _new_lists(
-                id(out), whole, starts, ends, made, items, seen, listed, counts,
-                self.addresses, self.adds, inline, _ITEMS_AT,
-            )  # fmt: skip
-            if status < 0:
+            bound = self.objects.shape[0]
+            if starts.shape[0] == 1:  # numpy's max is vectorized, the kernel's loop not: 0.1x
+                span = ids[starts[0] : ends[0]].view(np.uint32)
+                whole[0] = span.max(initial=0) < bound
+            else:
+                _whole(ids, starts, ends, bound, whole)
+            if _new_lists(id(out), whole, starts, ends, made, items, _ITEMS_AT) < 0:
                 raise MemoryError("out of memory making the lists of token ids")
             _fill_items(whole, starts, ends, items, ids, self.addresses)
             _track_lists(whole, made)
         except BaseException:
-            # Lists with unset items must never be seen (an interrupt between the kernels
-            # leaves the counts of their ints raised: ints the tokenizer keeps anyway), and
-            # the scratch goes back all zeros.
+            # Lists with unset items must never be seen (an interrupt between the kernels).
             out.clear()
-            counts.fill(0)
             raise
-        finally:
-            self._local.scratch = counts, seen
         return whole
-
-    def _new_scratch(self) -> tuple[np.ndarray, np.ndarray]:
-        """A use count per ready int (all zero between calls) and room to list the ids used."""
-        size = self.objects.shape[0]
-        return np.zeros(size, dtype=np.int64), np.empty(size, dtype=np.int32)
 
     def one_list(self, ids: np.ndarray) -> list[int]:
         """`ids.tolist()` (int32, one dimension), the ints taken ready-made."""
@@ -412,51 +358,41 @@ def shared_ready_ints(count: int) -> ReadyInts:
     """Ready ints for ids below `count`, one set for the whole process: the ints 0..n-1 are the
     same whatever the tokenizer, so a new tokenizer of the same (or a smaller) vocabulary makes
     none (o200k's 200,000 cost 9-19 ms a tokenizer, a third of a cold 2 MB `encode`). Grown,
-    never shrunk: a larger count replaces the set (lists already made keep their ints)."""
+    never shrunk: a larger count replaces the set by one holding the same ints and new ones
+    after them (the ints are kept forever: a set made afresh would keep a second copy)."""
     global _shared  # noqa: PLW0603 -- the process's one set, replaced whole under the lock
     with _SHARED_LOCK:
         if _shared is None or _shared.objects.shape[0] < count:
-            _shared = ReadyInts(count)
+            _shared = ReadyInts(count, _shared)
         return _shared
 
 
 @functools.cache
 def fast_lists() -> bool:
-    """Whether the lists' kernels compile, link and give the right lists and reference counts here
-    (checked once, on ints made for the check)."""
-    if portable():
+    """Whether the lists' kernels compile, link and give the right lists here, on ints whose
+    counts `_keep_forever` raised as it should (checked once, on ints made for the check)."""
+    if portable() or not _KNOWN_LAYOUT or not _known_counts():
         return False
-    if platform.python_implementation() != "CPython":  # `id()` is an address only in CPython
-        return False
-    if not _KNOWN_LAYOUT:
-        return False
-    out: list = [None]
-    # Ints made at run time, not shared with any other code: their counts are exactly ours (and
-    # never immortal, so `adds` is 1 for each on every version).
+    # Ints made at run time, not shared with any other code (they are kept, whatever happens).
     ints = [int(x) + 10**9 for x in "012"]
+    _NEVER_RELEASED.append(ints)
     try:
-        ready = ReadyInts(0)
-        ready._hold(np.array(ints, dtype=object))
-        before = [sys.getrefcount(x) for x in ints]
-        ids = np.array([2, 0, 2], dtype=np.int32)
+        addresses = np.array([id(x) for x in ints], dtype=np.int64)
+        _keep_forever(addresses, _IMMORTAL_KIND)
+        if min(map(sys.getrefcount, ints)) < _KEPT:
+            return False
+        ready = ReadyInts.__new__(ReadyInts)  # not __init__: it asks this function
+        ready.objects = np.array(ints, dtype=object)
+        ready.addresses = addresses
+        out: list = [None]
         one = np.zeros(1, np.int64)
-        for inline in {_INLINE, False}:
-            whole = ready._set_lists(out, ids, one, one + 3, inline)
-            made = int(whole.sum())
-            counts = [sys.getrefcount(x) for x in ints]
-            if made != 1 or out[0] != [ints[2], ints[0], ints[2]]:
-                raise ValueError("wrong list")
-            if counts != [before[0] + 1, before[1], before[2] + 2]:
-                raise ValueError("wrong reference counts")
-            out[0] = None
-            if [sys.getrefcount(x) for x in ints] != before:
-                return False
+        whole = ready._set_lists(out, np.array([2, 0, 2], dtype=np.int32), one, one + 3)
+        if int(whole.sum()) != 1 or out[0] != [ints[2], ints[0], ints[2]]:
+            return False
+        out.clear()
+        return min(map(sys.getrefcount, ints)) >= _KEPT
     except Exception:  # noqa: BLE001 - any failure means: use numpy's way
-        # A list whose references the kernel got wrong must never be released, nor the ints'
-        # owners: their counts would fall to zero while the list still holds them.
-        _NEVER_RELEASED.append((out, ints))
         return False
-    return True
 
 
 _NEVER_RELEASED: list = []
@@ -465,4 +401,4 @@ _NEVER_RELEASED: list = []
 def kernels() -> list:
     """The lists' kernels, where they are in use (for `warmup`, which compiles them with the
     encoder); none under the portable switch."""
-    return [_tally, _new_lists, _fill_items, _track_lists] if not portable() else []
+    return [_whole, _new_lists, _fill_items, _track_lists, _keep_forever] if not portable() else []
