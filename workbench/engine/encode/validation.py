@@ -7,10 +7,12 @@ on). Not here: checking single ids and dense id ranges (`ids.py`), parsing files
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Literal
 
+import numpy as np
 import regex
 
 from workbench.engine.encode.ids import MAX_ID, check_dense, check_id
@@ -127,10 +129,15 @@ def check_vocab_merges(
     check_specials(specials)
     id_of = _ids_of_tokens(vocab)
     made = {tid for token, tid in id_of.items() if len(token) == 1}
-    results = _merge_results(vocab, merges, id_of, made)
-    for tid, token in vocab.items():
-        if tid not in made and not orphans_ok:
-            raise TokenizerError(f"token id {tid} ({token!r}) is not a byte and no merge makes it")
+    results = _results_at_once(vocab, merges, id_of, made)
+    if results is None:  # something is wrong: find the first merge at fault, by name
+        results = _merge_results(vocab, merges, id_of, made)
+    if len(made) < len(vocab) and not orphans_ok:  # `made` holds ids of `vocab` only
+        for tid, token in vocab.items():
+            if tid not in made:
+                raise TokenizerError(
+                    f"token id {tid} ({token!r}) is not a byte and no merge makes it"
+                )
     check_special_ids(vocab, specials)
     return results
 
@@ -187,6 +194,80 @@ def _ids_at_once(vocab: dict[int, bytes]) -> dict[bytes, int] | None:
         return None
     id_of = dict(zip(tokens, ids, strict=True))
     return id_of if len(id_of) == len(tokens) else None
+
+
+def _results_at_once(
+    vocab: dict[int, bytes],
+    merges: Sequence[tuple[int, int]],
+    id_of: dict[bytes, int],
+    made: set[int],
+) -> list[int] | None:
+    """`_merge_results` done on all merges at once (o200k: 0.1 s, not 0.8), or None (`made`
+    left as it was) when a check fails: the merges are then gone through one by one, which
+    names the first at fault. Pairs (tuples or lists) of plain `int` ids only. `vocab`'s ids
+    have passed `_ids_of_tokens` (dense), so arrays indexed by id are bounded by its size."""
+    pairs = list(merges)
+    if not pairs:
+        return []
+    if not {type(pair) for pair in pairs} <= {tuple, list} or {len(p) for p in pairs} != {2}:
+        return None
+    lefts, rights = [p[0] for p in pairs], [p[1] for p in pairs]
+    if {type(tid) for tid in lefts} | {type(tid) for tid in rights} != {int}:
+        return None
+    top = max(vocab)
+    if min(min(lefts), min(rights)) < 0 or max(max(lefts), max(rights)) > top:
+        return None
+    sides = np.array([lefts, rights], dtype=np.int64).T
+    known = np.zeros(top + 1, dtype=bool)
+    known[np.fromiter(vocab, dtype=np.int64, count=len(vocab))] = True
+    if not known[sides].all():
+        return None
+    if np.unique((sides[:, 0] << 32) | sides[:, 1]).shape[0] != len(pairs):  # listed twice
+        return None
+    results = _results_by_bytes(vocab, sides, top)
+    if results is None:
+        tokens = vocab.__getitem__
+        results = list(map(id_of.get, map(operator.add, map(tokens, lefts), map(tokens, rights))))
+        if None in results:  # a result not in the vocabulary
+            return None
+    # Each side is a byte's token or the result of an earlier merge.
+    made_at = np.full(top + 1, len(pairs), dtype=np.int64)
+    made_at[np.fromiter(made, dtype=np.int64, count=len(made))] = -1
+    made_ids, first = np.unique(np.array(results, dtype=np.int64), return_index=True)
+    made_at[made_ids] = np.minimum(made_at[made_ids], first)
+    if not (made_at[sides] < np.arange(len(pairs))[:, None]).all():
+        return None
+    made.update(results)
+    return results
+
+
+def _results_by_bytes(vocab: dict[int, bytes], sides: np.ndarray, top: int) -> list[int] | None:
+    """The id each merge (`sides`: left and right ids) makes, if merge r makes the r-th token of
+    two or more bytes in id order (every file we know: a trained vocabulary is numbered so):
+    each such token's bytes compared with its merge's sides' in arrays, no bytes object made or
+    hashed (o200k: 0.03 s, not 0.12). None if any merge makes another token. The tokens are
+    distinct (`_ids_of_tokens`), so a token with the merged bytes is the one `id_of` gives."""
+    ids = np.fromiter(vocab, dtype=np.int64, count=len(vocab))
+    tokens = list(vocab.values())
+    lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
+    arena = np.frombuffer(b"".join(tokens), dtype=np.uint8)
+    starts = np.zeros(top + 1, dtype=np.int64)  # by id
+    sizes = np.zeros(top + 1, dtype=np.int64)
+    starts[ids] = np.cumsum(lengths) - lengths
+    sizes[ids] = lengths
+    guess = np.sort(ids[lengths > 1])[: sides.shape[0]]
+    if guess.shape[0] < sides.shape[0]:
+        return None
+    left, right = sides[:, 0], sides[:, 1]
+    if not np.array_equal(sizes[guess], sizes[left] + sizes[right]):
+        return None
+    for side, skip in ((left, 0), (right, sizes[left])):
+        count = sizes[side]
+        within = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
+        made = arena[np.repeat(starts[guess] + skip, count) + within]
+        if not np.array_equal(made, arena[np.repeat(starts[side], count) + within]):
+            return None
+    return guess.tolist()
 
 
 def _merge_results(

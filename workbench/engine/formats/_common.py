@@ -13,11 +13,14 @@ import json
 import os
 import secrets
 from collections.abc import Iterable
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from workbench.engine.byte_mapping import bytes_to_unicode, unicode_to_bytes
-from workbench.engine.encode.ids import check_id, parse_id
+from workbench.engine.encode.ids import MAX_ID, check_id, parse_id
 from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.engine.encode.validation import check_specials
 from workbench.engine.errors import TokenizerError, TokenizerFileError
@@ -136,6 +139,49 @@ def text_id(path: Path | str, text: str, what: str) -> int:
         return parse_id(text, what)
     except TokenizerError as exc:
         raise TokenizerFileError(str(path), str(exc)) from None
+
+
+def plain_ids(values: list[object]) -> bool:
+    """Whether every value is a plain `int` id (not bool, 0..MAX_ID): `file_id` of each passes."""
+    return {type(v) for v in values} <= {int} and (
+        not values or 0 <= min(values) <= max(values) <= MAX_ID  # type: ignore[type-var]
+    )
+
+
+def file_ids(path: Path | str, items: dict[str, object]) -> None:
+    """`file_id` of every value of `items` (token -> id), all at once where each is a plain int
+    (o200k: 10 ms, not 0.2 s); else one by one, which names the first at fault."""
+    if plain_ids(list(items.values())):
+        return
+    for token, tid in items.items():
+        file_id(path, tid, f"token {token[:40]!r}")
+
+
+def _byte_of_code_point() -> np.ndarray:
+    """Code point -> byte of the byte-level alphabet (`unicode_to_bytes`), -1 elsewhere."""
+    table = unicode_to_bytes()
+    found = np.full(max(map(ord, table)) + 1, -1, dtype=np.int16)
+    for char, byte in table.items():
+        found[ord(char)] = byte
+    return found
+
+
+_BYTE_OF = _byte_of_code_point()
+
+
+def unmapped_all(path: Path, tokens: list[str]) -> list[bytes]:
+    """`unmapped` of each token, all at once (o200k: 30 ms, not 0.5 s): the tokens joined,
+    their code points looked up in one array, the bytes cut apart again. A token that is not a
+    string or holds a character outside the alphabet is then found one by one, by name."""
+    if {type(t) for t in tokens} <= {str}:
+        points = np.frombuffer("".join(tokens).encode("utf-32-le"), dtype=np.uint32)
+        if not points.size or points.max() < _BYTE_OF.shape[0]:
+            found = _BYTE_OF[points]
+            if not found.size or found.min() >= 0:
+                raw = found.astype(np.uint8).tobytes()
+                ends = list(accumulate(map(len, tokens)))
+                return [raw[a:b] for a, b in zip([0, *ends[:-1]], ends, strict=True)]
+    return [unmapped(path, token) for token in tokens]
 
 
 def unmapped(path: Path, token: str) -> bytes:

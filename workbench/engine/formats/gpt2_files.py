@@ -15,19 +15,20 @@ accepts any consistent ids.
 
 from __future__ import annotations
 
+from itertools import repeat
 from pathlib import Path
 
 from workbench.engine.encode.tokenizer import Tokenizer
 from workbench.engine.errors import TokenizerError, TokenizerFileError
 from workbench.engine.formats._common import (
     as_file_error,
-    file_id,
+    file_ids,
     flat_json_object,
     mapped_vocab,
     read_json,
     read_sidecar,
     read_text,
-    unmapped,
+    unmapped_all,
     write_atomic,
     write_sidecar,
 )
@@ -66,11 +67,25 @@ def export(tokenizer: Tokenizer, out_dir: Path) -> list[Path]:
     ]
 
 
+def _pairs_at_once(text: str, lines: list[str]) -> list[tuple[str, str]] | None:
+    """`read_merges`' pairs when every line is `left right` (o200k's 200k lines: 0.05 s, not
+    0.2), else None: the lines are then read one by one, which names the first at fault."""
+    body = lines[1:] if lines and lines[0].startswith("#version") else lines
+    if "\r" in text or set(map(str.count, body, repeat(" "))) != {1}:
+        return None
+    parts = " ".join(body).split(" ")
+    return None if "" in parts else list(zip(parts[0::2], parts[1::2], strict=True))
+
+
 def read_merges(path: Path) -> list[tuple[str, str]]:
     """`left right` pairs; the `#version` header is optional, blank lines are an error."""
-    lines = read_text(path).split("\n")
+    text = read_text(path)
+    lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
+    at_once = _pairs_at_once(text, lines)
+    if at_once is not None:
+        return at_once
     merges: list[tuple[str, str]] = []
     for number, line in enumerate(lines, start=1):
         if number == 1 and line.startswith("#version"):
@@ -101,12 +116,30 @@ def find_pair(path: Path) -> tuple[Path, Path] | None:
     return None
 
 
+def _merge_ids(
+    path: Path, pairs: list[tuple[str, str]], ids: dict[str, int]
+) -> list[tuple[int, int]]:
+    """The merges as pairs of ids, at once; a part not in the vocabulary is then found line by
+    line and named."""
+    if all(left in ids and right in ids for left, right in pairs):
+        of = ids.__getitem__
+        return list(
+            zip(map(of, (a for a, _ in pairs)), map(of, (b for _, b in pairs)), strict=True)
+        )
+    for number, (left, right) in enumerate(pairs, start=1):
+        for part in (left, right):
+            if part not in ids:
+                raise TokenizerFileError(
+                    f"{path}:{number}", f"merge part {part[:40]!r} is not in {VOCAB}"
+                )
+    raise AssertionError("unreachable: a part was missing")
+
+
 def load(vocab_path: Path, merges_path: Path, pattern: str | None = None) -> Tokenizer:
     raw = read_json(vocab_path)
     if not isinstance(raw, dict):
         raise TokenizerFileError(str(vocab_path), "is not a JSON object of token -> id")
-    for token, tid in raw.items():
-        file_id(vocab_path, tid, f"token {token[:40]!r}")
+    file_ids(vocab_path, raw)
     side = sidecar_path(vocab_path)
     side_specials: dict[str, int] | None = None
     if side.is_file():
@@ -114,9 +147,9 @@ def load(vocab_path: Path, merges_path: Path, pattern: str | None = None) -> Tok
         pattern = side_pattern or pattern
     pairs = read_merges(merges_path)
     made = {a + b for a, b in pairs}
-    vocab: dict[int, bytes] = {}
     specials: dict[str, int] = dict(side_specials or {})
-    by_mapped: dict[str, int] = {}
+    kept: dict[str, int] = {}  # mapped token -> id of the ordinary tokens
+    kept_ids: set[int] = set()
     for token, tid in raw.items():
         if specials.get(token) == tid:  # the sidecar's special, also listed for Hugging Face
             continue
@@ -130,18 +163,12 @@ def load(vocab_path: Path, merges_path: Path, pattern: str | None = None) -> Tok
                 )
             specials[token] = tid
         else:
-            if tid in vocab:
+            if tid in kept_ids:
                 raise TokenizerFileError(str(vocab_path), f"two tokens share id {tid}")
-            vocab[tid] = unmapped(vocab_path, token)
-            by_mapped[token] = tid
-    merges: list[tuple[int, int]] = []
-    for number, (left, right) in enumerate(pairs, start=1):
-        for part in (left, right):
-            if part not in by_mapped:
-                raise TokenizerFileError(
-                    f"{merges_path}:{number}", f"merge part {part[:40]!r} is not in {VOCAB}"
-                )
-        merges.append((by_mapped[left], by_mapped[right]))
+            kept_ids.add(tid)
+            kept[token] = tid
+    vocab = dict(zip(kept.values(), unmapped_all(vocab_path, list(kept)), strict=True))
+    merges = _merge_ids(merges_path, pairs, kept)
     try:
         return Tokenizer.from_vocab_merges(vocab, merges, resolve(pattern), specials)
     except TokenizerError as exc:

@@ -24,6 +24,7 @@ wrong type (every field read is checked: the file may come from anywhere).
 from __future__ import annotations
 
 import json
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +35,10 @@ from workbench.engine.formats._common import (
     as_file_error,
     file_id,
     mapped_vocab,
+    plain_ids,
     read_json,
     unmapped,
+    unmapped_all,
     write_atomic,
 )
 from workbench.engine.patterns.regexes import GPT2, resolve
@@ -209,16 +212,11 @@ def _specials(path: Path, added: Any) -> dict[str, int]:
     return specials
 
 
-def load(path: Path, pattern: str | None = None) -> Tokenizer:
-    return from_document(read_json(path), path, pattern)
-
-
-def from_document(doc: Any, path: Path, pattern: str | None = None) -> Tokenizer:
-    """The tokenizer of a parsed tokenizer.json (`path`: named in errors)."""
-    model = _check_model(path, doc)
-    file_pattern = _pattern(path, doc["pre_tokenizer"])
-    specials = _specials(path, doc.get("added_tokens"))
-    special_ids = set(specials.values())
+def _vocab_one_by_one(
+    path: Path, model: dict[str, Any], special_ids: set[int]
+) -> tuple[dict[int, bytes], dict[str, int]]:
+    """(id -> bytes, mapped token -> id) of the model's vocab, less the specials' ids; a file
+    error names the first token at fault."""
     vocab: dict[int, bytes] = {}
     by_mapped: dict[str, int] = {}
     for token, tid in model["vocab"].items():
@@ -229,8 +227,29 @@ def from_document(doc: Any, path: Path, pattern: str | None = None) -> Tokenizer
             raise TokenizerFileError(str(path), f"two tokens share id {tid}")
         by_mapped[token] = tid
         vocab[tid] = unmapped(path, token)
+    return vocab, by_mapped
+
+
+def _vocab_at_once(
+    path: Path, model: dict[str, Any], special_ids: set[int]
+) -> tuple[dict[int, bytes], dict[str, int]] | None:
+    """`_vocab_one_by_one` done at once (o200k: 0.05 s, not 0.5), or None when a check fails."""
+    if not plain_ids(list(model["vocab"].values())):
+        return None
+    items = [(token, tid) for token, tid in model["vocab"].items() if tid not in special_ids]
+    tokens = [token for token, _ in items]
+    ids = [tid for _, tid in items]
+    if len(set(ids)) != len(ids):
+        return None
+    return dict(zip(ids, unmapped_all(path, tokens), strict=True)), dict(items)
+
+
+def _merges_one_by_one(
+    path: Path, entries: list, by_mapped: dict[str, int]
+) -> list[tuple[int, int]]:
+    """The merges as pairs of ids; a file error names the first merge at fault."""
     merges: list[tuple[int, int]] = []
-    for rank, entry in enumerate(model["merges"]):
+    for rank, entry in enumerate(entries):
         left, right = _merge_pair(path, rank, entry)
         for part in (left, right):
             if part not in by_mapped:
@@ -238,6 +257,47 @@ def from_document(doc: Any, path: Path, pattern: str | None = None) -> Tokenizer
                     str(path), f"merge {rank}: part {part[:40]!r} is not in the vocab"
                 )
         merges.append((by_mapped[left], by_mapped[right]))
+    return merges
+
+
+def _merges_at_once(entries: list, by_mapped: dict[str, int]) -> list[tuple[int, int]] | None:
+    """`_merges_one_by_one` without a call per merge (o200k: 0.1 s, not 0.4), or None when a
+    check fails. Merges are all "left right" strings (one space each) or all [left, right]."""
+    kinds = {type(entry) for entry in entries}
+    if kinds == {str}:
+        if set(map(str.count, entries, repeat(" "))) != {1}:
+            return None
+        parts = " ".join(entries).split(" ")
+        lefts, rights = parts[0::2], parts[1::2]
+    elif kinds == {list}:
+        if {len(pair) for pair in entries} != {2}:
+            return None
+        lefts, rights = [pair[0] for pair in entries], [pair[1] for pair in entries]
+        if {type(part) for part in lefts} | {type(part) for part in rights} != {str}:
+            return None
+    else:
+        return None if entries else []
+    try:
+        ids = by_mapped.__getitem__
+        return list(zip(map(ids, lefts), map(ids, rights), strict=True))
+    except KeyError:
+        return None
+
+
+def load(path: Path, pattern: str | None = None) -> Tokenizer:
+    return from_document(read_json(path), path, pattern)
+
+
+def from_document(doc: Any, path: Path, pattern: str | None = None) -> Tokenizer:
+    """The tokenizer of a parsed tokenizer.json (`path`: named in errors)."""
+    model = _check_model(path, doc)
+    file_pattern = _pattern(path, doc["pre_tokenizer"])
+    specials = _specials(path, doc.get("added_tokens"))
+    found = _vocab_at_once(path, model, set(specials.values()))
+    vocab, by_mapped = found if found else _vocab_one_by_one(path, model, set(specials.values()))
+    merges = _merges_at_once(model["merges"], by_mapped)
+    if merges is None:
+        merges = _merges_one_by_one(path, model["merges"], by_mapped)
     try:
         pattern = file_pattern or resolve(pattern)
         return Tokenizer.from_vocab_merges(vocab, merges, pattern, specials)
