@@ -253,6 +253,7 @@ def _load_gpt2(paths, slow: bool, monkeypatch) -> object:
     with monkeypatch.context() as patch:
         if slow:
             patch.setattr(gpt2_files, "_pairs_at_once", lambda *args: None)
+            patch.setattr(gpt2_files, "_ordinary_at_once", lambda *args: None)
         try:
             tok = gpt2_files.load(*paths, "gpt2")
         except TokenizerFileError as exc:
@@ -289,3 +290,39 @@ def test_a_vocab_json_and_merges_txt_load_as_line_by_line(change, monkeypatch, t
     assert str(fast).startswith("error") != good, fast
     if good:
         assert fast == (vocab, merges)
+
+
+@pytest.mark.parametrize(
+    ("extra", "sidecar", "good"),
+    [
+        ({"<|endoftext|>": 9000}, None, True),  # a known special, no sidecar
+        ({"<|endoftext|>": 9000}, {"<|endoftext|>": 9000}, True),  # listed in both
+        ({"<|endoftext|>": 9000}, {}, False),  # a sidecar that does not list it
+        ({"Ġzzq": 9001}, None, False),  # not a byte, no merge makes it
+        ("shared id", None, False),
+        ({"Ā": 9002}, None, False),  # a byte listed twice under another id: refused later
+    ],
+    ids=[
+        "known special",
+        "sidecar special",
+        "unlisted special",
+        "unmade",
+        "shared id",
+        "byte twice",
+    ],
+)
+def test_a_vocab_json_s_tokens_sort_as_one_by_one(extra, sidecar, good, monkeypatch, tmp_path):
+    vocab, merges = _base()
+    vocab_path, merges_path = _gpt2_files(tmp_path, vocab, merges)
+    mapped = json.loads(vocab_path.read_text(encoding="utf-8"))
+    if extra == "shared id":  # a made token given another made token's id
+        extra = {to_mapped(vocab[257]): 258}
+    mapped.update(extra)
+    vocab_path.write_text(json.dumps(mapped), encoding="utf-8")
+    if sidecar is not None:
+        sidecar_file = gpt2_files.sidecar_path(vocab_path)
+        sidecar_file.write_text(json.dumps({"special_tokens": sidecar}), encoding="utf-8")
+    paths = (vocab_path, merges_path)
+    fast = _load_gpt2(paths, False, monkeypatch)
+    assert fast == _load_gpt2(paths, True, monkeypatch)
+    assert str(fast).startswith("error") != good, fast

@@ -121,11 +121,11 @@ def _merge_ids(
 ) -> list[tuple[int, int]]:
     """The merges as pairs of ids, at once; a part not in the vocabulary is then found line by
     line and named."""
-    if all(left in ids and right in ids for left, right in pairs):
-        of = ids.__getitem__
-        return list(
-            zip(map(of, (a for a, _ in pairs)), map(of, (b for _, b in pairs)), strict=True)
-        )
+    of = ids.__getitem__
+    try:
+        return [(of(left), of(right)) for left, right in pairs]
+    except KeyError:
+        pass
     for number, (left, right) in enumerate(pairs, start=1):
         for part in (left, right):
             if part not in ids:
@@ -133,6 +133,49 @@ def _merge_ids(
                     f"{path}:{number}", f"merge part {part[:40]!r} is not in {VOCAB}"
                 )
     raise AssertionError("unreachable: a part was missing")
+
+
+def _ordinary_one_by_one(
+    raw: dict[str, int], made: set[str], specials: dict[str, int], sidecar: bool, path: Path
+) -> dict[str, int]:
+    """The ordinary tokens of `raw` (mapped token -> id), each a byte or made by a merge (in
+    `made`); a token that is neither is a special when known (added to `specials`) and no
+    sidecar lists the specials, else a file error, as is an id listed twice."""
+    kept: dict[str, int] = {}
+    kept_ids: set[int] = set()
+    for token, tid in raw.items():
+        if specials.get(token) == tid:  # the sidecar's special, also listed for Hugging Face
+            continue
+        if len(token) > 1 and token not in made:
+            if sidecar or token not in KNOWN_SPECIALS:
+                raise TokenizerFileError(
+                    str(path),
+                    f"token {token[:40]!r} (id {tid}) is not a byte and no merge in {MERGES}"
+                    f" makes it (truncated or mismatched files? a special token must be listed"
+                    f" in {sidecar_path(path).name})",
+                )
+            specials[token] = tid
+        else:
+            if tid in kept_ids:
+                raise TokenizerFileError(str(path), f"two tokens share id {tid}")
+            kept_ids.add(tid)
+            kept[token] = tid
+    return kept
+
+
+def _ordinary_at_once(
+    raw: dict[str, int], made: set[str], specials: dict[str, int]
+) -> dict[str, int] | None:
+    """`_ordinary_one_by_one` without a step per token (o200k: 0.05 s, not 0.2) when no token
+    is left to it: every token a byte, made by a merge or one of `specials` with its id, and
+    no id listed twice; else None."""
+    listed = {token for token, tid in specials.items() if raw.get(token) == tid}
+    if any(len(token) > 1 for token in set(raw).difference(made, listed)):
+        return None
+    kept = dict(raw)
+    for token in listed:
+        del kept[token]
+    return kept if len(set(kept.values())) == len(kept) else None
 
 
 def load(vocab_path: Path, merges_path: Path, pattern: str | None = None) -> Tokenizer:
@@ -148,25 +191,9 @@ def load(vocab_path: Path, merges_path: Path, pattern: str | None = None) -> Tok
     pairs = read_merges(merges_path)
     made = {a + b for a, b in pairs}
     specials: dict[str, int] = dict(side_specials or {})
-    kept: dict[str, int] = {}  # mapped token -> id of the ordinary tokens
-    kept_ids: set[int] = set()
-    for token, tid in raw.items():
-        if specials.get(token) == tid:  # the sidecar's special, also listed for Hugging Face
-            continue
-        if len(token) > 1 and token not in made:
-            if side_specials is not None or token not in KNOWN_SPECIALS:
-                raise TokenizerFileError(
-                    str(vocab_path),
-                    f"token {token[:40]!r} (id {tid}) is not a byte and no merge in {MERGES}"
-                    f" makes it (truncated or mismatched files? a special token must be listed"
-                    f" in {side.name})",
-                )
-            specials[token] = tid
-        else:
-            if tid in kept_ids:
-                raise TokenizerFileError(str(vocab_path), f"two tokens share id {tid}")
-            kept_ids.add(tid)
-            kept[token] = tid
+    kept = _ordinary_at_once(raw, made, specials)
+    if kept is None:
+        kept = _ordinary_one_by_one(raw, made, specials, side_specials is not None, vocab_path)
     vocab = dict(zip(kept.values(), unmapped_all(vocab_path, list(kept)), strict=True))
     merges = _merge_ids(merges_path, pairs, kept)
     try:
