@@ -178,7 +178,7 @@ def plain_items(vocab: dict[int, bytes]) -> tuple[list[int], list[bytes]] | None
     """(ids, tokens) of `vocab` when every id is a plain `int` and every token plain `bytes`
     (no bool, no subclass), else None: what the checks and digests done at once can take."""
     ids, tokens = list(vocab), list(vocab.values())
-    if not all(type(tid) is int for tid in ids) or not all(type(t) is bytes for t in tokens):
+    if not set(map(type, ids)) <= {int} or not set(map(type, tokens)) <= {bytes}:  # C loops
         return None
     return ids, tokens
 
