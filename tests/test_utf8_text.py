@@ -13,7 +13,7 @@ from workbench.engine._native import utf8_text
 from workbench.engine._native.utf8_text import joined_utf8, utf8
 from workbench.engine.encode.tokenizer import Tokenizer
 
-LONG = utf8_text._KERNEL_FROM
+LONG = utf8_text.KERNEL_FROM
 
 
 def fresh(size: int) -> np.ndarray:
@@ -47,6 +47,24 @@ def test_texts_of_every_width_come_out_as_python_encodes_them(specs) -> None:
     want, want_sizes = expected(texts)
     assert data.tobytes() == want
     assert sizes.tolist() == want_sizes
+
+
+@settings(max_examples=examples(3), deadline=None)
+@given(
+    st.sampled_from(["", "é", "Ā", "😀"]),  # makes the str 1, 1, 2 or 4 bytes a character
+    st.integers(0, 40),
+    st.lists(st.tuples(st.integers(0, LONG + 80), st.sampled_from(CHARS + SURROGATES)), max_size=8),
+)
+def test_mostly_ascii_text_of_every_width_comes_out_as_python_encodes_it(wide, extra, others):
+    """ASCII goes 8 bytes of characters at a time (`_characters`): the other characters and
+    the surrogates land at every offset within those 8 bytes and near the text's end."""
+    chars = list(("The quick brown fox, 0123456789! " * (LONG // 16))[: LONG + extra])
+    for at, char in others:
+        chars[at % len(chars)] = char
+    text = "".join(chars) + wide
+    data, sizes = joined_utf8([text], fresh)
+    want, want_sizes = expected([text])
+    assert data.tobytes() == want and sizes.tolist() == want_sizes
 
 
 @pytest.mark.parametrize("char", CHARS)

@@ -4,7 +4,7 @@
 each text (`str.encode`) and joining the bytes hold the GIL, a tenth of a call's time, which two
 threads cannot share. Here a kernel reads a str's own characters (Numba hands a jitted function
 a str without copying it: its data, kind and length) and writes their UTF-8 into the array, with
-the GIL released. Texts shorter than `_KERNEL_FROM` characters are encoded by Python, joined and
+the GIL released. Texts shorter than `KERNEL_FROM` characters are encoded by Python, joined and
 copied in together: a kernel call costs a few microseconds, more than encoding a short text.
 
 A str with a surrogate (a lone one cannot be UTF-8) makes the kernel stop; that text is then
@@ -14,9 +14,11 @@ encoded as `utf8` does, lone surrogates replaced as tiktoken does.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Sequence
 
 import numpy as np
+from llvmlite import ir
 from numba import types
 from numba.core import cgutils
 from numba.cpython.unicode import deref_uint8, deref_uint16, deref_uint32
@@ -25,7 +27,7 @@ from numba.extending import intrinsic
 from workbench.engine._native import portable
 from workbench.engine._native.numba_config import njit
 
-_KERNEL_FROM = 2048  # characters: a text at least this long is written by the kernel
+KERNEL_FROM = 2048  # characters: a text at least this long is written by the kernel
 
 
 def utf8(text: str) -> tuple[str, bytes]:
@@ -69,7 +71,7 @@ def joined_utf8(
         out[at : at + len(joined)] = np.frombuffer(joined, dtype=np.uint8)
         return at + len(joined)
 
-    kernel_from = math.inf if portable() else _KERNEL_FROM  # the switch: Python's way alone
+    kernel_from = math.inf if portable() else KERNEL_FROM  # the switch: Python's way alone
     for j, text in enumerate(texts):
         if len(text) < kernel_from:
             encoded = utf8(text)[1]
@@ -91,7 +93,7 @@ def joined_utf8(
 
 def warm_up() -> None:
     """Compile (or load) the kernel: a long text takes it."""
-    joined_utf8(["é" * _KERNEL_FROM], lambda size: np.empty(size, dtype=np.uint8))
+    joined_utf8(["é" * KERNEL_FROM], lambda size: np.empty(size, dtype=np.uint8))
 
 
 @intrinsic
@@ -132,13 +134,81 @@ def _put(out, at, c):
     return at + 4
 
 
-def _characters(read):
+@intrinsic
+def _word_at(typingctx, source, offset):
+    """The 8 bytes at `source` (a str's data, a void pointer) + `offset` bytes, unaligned."""
+
+    def codegen(context, builder, signature, args):
+        pointer, at = args
+        byte = builder.gep(builder.bitcast(pointer, cgutils.voidptr_t), [at])
+        word = builder.bitcast(byte, ir.IntType(64).as_pointer())
+        return builder.load(word, align=1)
+
+    return types.uint64(types.voidptr, types.intp), codegen
+
+
+@intrinsic
+def _put_bytes(typingctx, out, at, value, count):
+    """Store the low `count` (a constant: 2, 4 or 8) bytes of `value` at out[at], unaligned."""
+    if not (isinstance(out, types.Array) and out.dtype == types.uint8):
+        return None
+    if not isinstance(count, types.IntegerLiteral):
+        return None
+    bits = 8 * count.literal_value
+
+    def codegen(context, builder, signature, args):
+        array, offset, word, _ = args
+        data = context.make_array(signature.args[0])(context, builder, array).data
+        target = builder.bitcast(builder.gep(data, [offset]), ir.IntType(bits).as_pointer())
+        builder.store(builder.trunc(word, ir.IntType(bits)) if bits < 64 else word, target, align=1)
+        return context.get_dummy_value()
+
+    return types.none(out, types.intp, types.uint64, count), codegen
+
+
+def _pack(width):
+    """The low bytes of the characters in a word of `width`-byte ASCII characters, packed."""
+    if width == 1:
+        return njit(inline="always")(lambda word: word)
+    if width == 2:
+
+        @njit(inline="always")
+        def pack2(word):
+            word = (word | (word >> np.uint64(8))) & np.uint64(0x0000FFFF0000FFFF)
+            return (word | (word >> np.uint64(16))) & np.uint64(0xFFFFFFFF)
+
+        return pack2
+
+    @njit(inline="always")
+    def pack4(word):
+        return (word | (word >> np.uint64(24))) & np.uint64(0xFFFF)
+
+    return pack4
+
+
+def _characters(read, width):
     """A loop writing the UTF-8 of `n` characters read by `read(data, i)` (one of Numba's
-    readers of a str's 1-, 2- or 4-byte characters): the end, or -1 at a surrogate."""
+    readers of a str's 1-, 2- or 4-byte characters of `width` bytes): the end, or -1 at a
+    surrogate. Text that is mostly ASCII with a few other characters (English with a dash or an
+    accent is stored 2 bytes a character) goes 8 bytes of characters at a time while they are all
+    ASCII: one load, one test and one store instead of a branch a character (2.2 MB of English
+    docs: 0.6 ms, not 1.4; `str.encode` 2.1). Little-endian machines only (the packing assumes
+    the first character in the low bytes); elsewhere a character at a time."""
+    per_word = 8 // width if sys.byteorder == "little" else 0
+    high = np.uint64({1: 0x8080808080808080, 2: 0xFF80FF80FF80FF80, 4: 0xFFFFFF80FFFFFF80}[width])
+    pack = _pack(width)
 
     @njit(inline="always")
     def write(data, n, out, at):
-        for i in range(n):
+        i = 0
+        while i < n:
+            if per_word and i + per_word <= n:
+                word = _word_at(data, i * width)
+                if word & high == 0:  # all ASCII: each character's low byte is its UTF-8
+                    _put_bytes(out, at, pack(word), per_word)
+                    at += per_word
+                    i += per_word
+                    continue
             c = read(data, i)
             if c < 0x80:
                 out[at] = c
@@ -147,6 +217,7 @@ def _characters(read):
                 at = _put(out, at, c)
                 if at < 0:
                     return -1
+            i += 1
         return at
 
     return write
@@ -154,7 +225,9 @@ def _characters(read):
 
 # One loop for each way CPython stores a str's characters: a branch on the width inside a
 # single loop stays in it, and costs half the speed.
-_one_byte, _two_bytes, _four_bytes = map(_characters, (deref_uint8, deref_uint16, deref_uint32))
+_one_byte = _characters(deref_uint8, 1)
+_two_bytes = _characters(deref_uint16, 2)
+_four_bytes = _characters(deref_uint32, 4)
 
 
 @njit

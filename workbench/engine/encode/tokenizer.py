@@ -527,9 +527,9 @@ class Tokenizer(TokenizerInterop):
         `allowed`: the specials split out as their ids. The ids may be a view of this thread's
         taken output buffer: convert or copy them, then `give_back(self._local, "out", ids)`.
         """
-        text, data = utf8(text)
         if self._scan_code is not None:
-            return self._encode_scanned(data, allowed), None, len(data)
+            return self._encode_scanned(text, allowed)
+        text, data = utf8(text)
         assert self._splitter is not None
         matcher = specials_regex(tuple(sorted(allowed))) if allowed else None
         data, starts, ends, special_ids = _core.regex_pieces(
@@ -550,9 +550,12 @@ class Tokenizer(TokenizerInterop):
         )
         return out_ids[:count], out_starts[:count], len(data)
 
-    def _encode_scanned(self, data: bytes, specials: tuple[str, ...]) -> np.ndarray:
-        """The fast path: segments around the special tokens, then one kernel call."""
-        return self._scan_segments(data, *_core.segments(data, specials, self.special_tokens))
+    def _encode_scanned(self, text: str, specials: tuple[str, ...]) -> tuple[np.ndarray, None, int]:
+        """The fast path: UTF-8 (`_core.text_utf8`), segments around the specials, one kernel call."""
+        data = _core.text_utf8(self._local, text)
+        ids = self._scan_segments(data, *_core.segments(data, specials, self.special_tokens))
+        give_back(self._local, "text", data)  # read by the kernel, never again
+        return ids, None, len(data)
 
     def _scan_segments(
         self,
@@ -566,9 +569,8 @@ class Tokenizer(TokenizerInterop):
         flags, fold_cps, fold_letters = scanner.kernel_tables()
         out_ids = taken(self._local, "out", len(data) + len(seg_ids) + 1)  # a segment may be empty
         text = np.frombuffer(data, dtype=np.uint8)
-        # Read-only whatever `data` is (bytes from `encode`, encode_batch's reused buffer): a
-        # writable array is another type to Numba, a second compilation of the whole encoder
-        # (5 s of CPU a preset) that the warm-up, which encodes bytes, does not make.
+        # Read-only whatever `data` is (bytes, or a reused buffer): a writable array is another
+        # type to Numba, a second compilation of the whole encoder (5 s of CPU a preset).
         text.flags.writeable = False
         count = _scanned.ENCODE_SCANNED[self._scan_code](
             text,
@@ -587,14 +589,12 @@ class Tokenizer(TokenizerInterop):
         return out_ids[:count]
 
     def _text_buffer(self, size: int) -> np.ndarray:
-        """Room for `size` bytes of text: this thread's buffer, taken until given back (the
-        bytes are read by one kernel call and never handed out)."""
+        """Room for `size` bytes of text: this thread's buffer, taken until given back."""
         return taken(self._local, "text", size)
 
     def _handed_out(self, ids: np.ndarray, lists: bool) -> list[int] | np.ndarray:
-        """`ids` (`_encode`'s, maybe a view of the taken output buffer) as a list, straight from
-        the view, or as an array of their own (the caller does not keep the worst-case buffer,
-        one id a byte, alive); the buffer is then given back."""
+        """`ids` (maybe a view of the taken output buffer) as a list or an array of their own
+        (not keeping the worst-case buffer alive), then the buffer given back."""
         found = self._core.ready_ints.one_list(ids) if lists else ids.copy()
         give_back(self._local, "out", ids)
         return found
