@@ -112,7 +112,8 @@ _KINDS = [
 
 def test_a_real_vocabulary_is_checked_the_same_at_once(monkeypatch) -> None:
     vocab, merges = _base()
-    assert validation._results_by_bytes(vocab, _sides(merges), max(vocab)) is not None
+    ids = _sides(list(vocab)).reshape(-1)
+    assert validation._results_by_bytes(vocab, ids, _sides(merges), max(vocab)) is not None
     fast = _check(vocab, merges, False, monkeypatch)
     assert len(merges) == 60 and fast == [256 + r for r in range(60)]
     assert fast == _check(vocab, merges, True, monkeypatch)

@@ -246,9 +246,9 @@ def give_back(local: threading.local, name: str, used: np.ndarray | bytes) -> No
 
 def text_utf8(local: threading.local, text: str) -> np.ndarray | bytes:
     """`text`'s UTF-8 as `utf8` gives it: a long text's written by a kernel into the thread's
-    "text" buffer (taken: `give_back` it once read), which is 3x faster than `str.encode` on
+    "text" buffer (taken: `give_back` it once read), which is 2x faster than `str.encode` on
     text that CPython stores 2 bytes a character but is mostly ASCII (English with a dash or an
-    accent: 2.2 MB in 0.6 ms, not 2.1); a short one's by `str.encode`, as bytes."""
+    accent: 2.2 MB in 1.0-1.1 ms with the buffer, not 2.1); a short one's by `str.encode`."""
     if len(text) < utf8_text.KERNEL_FROM:
         return utf8(text)[1]
     return utf8_text.joined_utf8([text], lambda size: taken(local, "text", size))[0]

