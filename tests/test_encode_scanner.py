@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+
+import numpy as np
 import pytest
 from _bpe_helpers import EXAMPLES, HARD_PARTS
 from hypothesis import HealthCheck, given, settings
@@ -106,6 +109,64 @@ def test_cached_long_pieces_that_share_their_first_bytes(pairs, monkeypatch, bit
         words = [f" {stem}{a}{b}{c}" for a in "xyz" for b in "klmn" for c in "pqrst"]
         text = " ".join(words * 3)
         assert fast.encode(text, "all") == slow.encode(text, "all")
+
+
+def _same_row_and_check(template: str, bits: int) -> tuple[str, str]:
+    """Two pieces `template` with different 4 letters in its `{}` whose hashes give the same
+    home row in a cache of 2**bits rows and the same 16 check bits: with the same first 8 bytes
+    and length, only their bytes can tell their rows apart."""
+    seen: dict[tuple[int, int], str] = {}
+    for letters in itertools.product("abcdefghijklmnopqrstuvwxyz", repeat=4):
+        piece = template.format("".join(letters))
+        data = np.frombuffer(piece.encode(), dtype=np.uint8)
+        h = int(scan.piece_hash(data, 0, data.shape[0])[1])
+        key = (h >> (64 - bits), (h >> 32) & 0xFFFF)
+        if key in seen:
+            return seen[key], piece
+        seen[key] = piece
+    raise AssertionError("no two pieces share a row and check bits")
+
+
+@pytest.mark.parametrize(
+    "template", [" headword{}", " headword{}tailpart", " headword{}" + "m" * 20]
+)
+def test_cached_pieces_alike_but_for_bytes_after_the_first_8(pairs, monkeypatch, template):
+    """A cached piece of 9-16 bytes is told from another by its last 8 bytes, a longer one also
+    by the bytes between its first and last 8 (compared apart): two pieces of the same length
+    and first 8 bytes whose hashes share the home row and check bits of a small cache must not
+    be taken for one another."""
+    monkeypatch.setattr(_core, "cache_bits", lambda size: 8)
+    first, second = _same_row_and_check(template, 8)
+    fast, slow = pairs["gpt2"]
+    fast = fast.with_splitter("scanner")
+    text = " ".join([first, second] * 3)
+    assert fast.encode(text) == slow.encode(text)
+
+
+def test_ids_copied_as_a_block_stay_in_the_buffer(pairs, monkeypatch):
+    """A cached piece of up to four ids has four copied whatever its count; a text that ends in
+    a cached piece of two bytes and two ids is written within the buffer's room (one id a byte,
+    a segment, and one): the ids after it are untouched (the kernel checks no bounds)."""
+    from workbench.engine.encode import tokenizer as tokenizer_module
+
+    fast, slow = pairs["gpt2"]
+    fast = fast.with_splitter("scanner")
+    loose = [w for w in ("zq", "Qx", "vq", "jqz") if len(slow.encode(w)) == len(w.encode())]
+    assert loose, "no piece of separate bytes among the candidates"
+    sizes: list[int] = []
+    seen: list[np.ndarray] = []
+
+    def guarded(local, name, size):
+        sizes.append(size)
+        return np.full(size + 16, -7, dtype=np.int32)
+
+    monkeypatch.setattr(tokenizer_module, "taken", guarded)
+    monkeypatch.setattr(tokenizer_module, "give_back", lambda *args: None)
+    monkeypatch.setattr(fast, "_handed_out", lambda ids, lists: seen.append(ids) or ids.tolist())
+    for word in loose:
+        text = f"{word}.{word}"  # the second a cache hit, the text's last bytes
+        assert fast.encode(text) == slow.encode(text)
+        assert (seen[-1].base[sizes[-1] :] == -7).all()
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
