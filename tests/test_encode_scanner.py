@@ -215,7 +215,8 @@ def small_custom() -> Tokenizer:
 def test_disk_cache_follows_the_scanner_source():
     """The fused kernel compiles in scanner code from several modules (and the merging kernels):
     its cache stamp is keyed on the sources of all of them (`scan.KERNEL_SOURCES` and more),
-    and so is the block loop's, which compiles in the merging kernels and the prefetch."""
+    and so is the block loop's, which compiles in the merging kernels, the prefetch and the
+    unchecked reads."""
     want = sources_digest(
         (
             *scan.KERNEL_SOURCES,
@@ -223,6 +224,7 @@ def test_disk_cache_follows_the_scanner_source():
             _scanned._tables,
             _scanned._chars,
             _scanned._prefetch_module,
+            _scanned.unchecked,
         )
     )
     for kernel in (_scanned.encode_scanned, _scanned._encode_block, _scanned._long_piece):

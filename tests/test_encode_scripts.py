@@ -136,9 +136,10 @@ def _in_filter_all(bits: np.ndarray, keys: np.ndarray) -> np.ndarray:
 
 
 def test_every_merging_kernel_is_keyed_on_the_table_code() -> None:
-    """`merge_piece` and its helpers inline `_tables`' probes and `_chars.char_token`: an edit to
-    those must not load their old machine code into a caller compiled afresh."""
-    digest = sources_digest((_tables, _chars))
+    """`merge_piece` and its helpers inline `_tables`' probes, `_chars.char_token` and the
+    unchecked reads (`unchecked`, `scan_ir`): an edit to those must not load their old machine
+    code into a caller compiled afresh."""
+    digest = sources_digest((_tables, _chars, _merge.unchecked, _merge.scan_ir))
     kernels = kernels_of(_merge)
     assert {"merge_piece", "_merge_short", "_merge_long", "encode_pieces"} <= {
         kernel.__name__ for kernel in kernels

@@ -17,6 +17,7 @@ PROBE = """
 import json
 import numpy as np
 from workbench.engine._native import id_lists, libc_read, numba_config, portable, prefetch, utf8_text
+from workbench.engine._native import scan_ir, unchecked
 from workbench.engine._native.huge_pages import huge_page_copy
 from workbench.engine.pretokenize import scan as scanner
 from workbench.engine.patterns import GPT2
@@ -27,6 +28,7 @@ print(json.dumps({
     "fast_lists": id_lists.fast_lists(),
     "libc_read": libc_read.available(),
     "llvm_prefetch": prefetch.prefetch is prefetch._llvm_prefetch,
+    "unchecked_ir": unchecked.get is scan_ir._get and unchecked.put is scan_ir._put,
     "utf8_kernels": len(utf8_text.kernels()),
     "list_kernels": len(id_lists.kernels()),
     "scanner": scanner.can_scan(GPT2),
@@ -58,6 +60,7 @@ def test_without_the_switch_every_native_piece_is_in_use():
         "fast_lists": True,
         "libc_read": True,
         "llvm_prefetch": True,
+        "unchecked_ir": True,
         "utf8_kernels": 1,
         "list_kernels": 5,
         "scanner": True,
@@ -75,6 +78,7 @@ def test_the_switch_turns_every_native_piece_off():
         "fast_lists": False,
         "libc_read": False,
         "llvm_prefetch": False,
+        "unchecked_ir": False,
         "utf8_kernels": 0,
         "list_kernels": 0,
         "scanner": False,

@@ -14,6 +14,7 @@ whole: with the environment variable `BPE_WORKBENCH_PORTABLE=1` every fallback r
 | `libc_read` | libc's `open`/`openat`/`read`/`close` called from a kernel through the JIT's symbol table | reading with Python's `os` calls |
 | `memory` | glibc's `malloc_trim` through `ctypes` | nothing (freed memory stays with the process) |
 | `prefetch` | an LLVM `prefetch` intrinsic | no prefetch (same results, slower on large tables) |
+| `unchecked` | `scan_ir`'s hand-built loads and stores (array reads and writes without the negative-index wraparound) | plain indexing |
 | `cache_keys` | Numba's cache implementation (`_source_stamp`) to key the encoder's cache on the scanner's sources | the stock cache key (the encoder recompiles only when its own file changes) |
 | `scan_ir` (and its neighbours) | hand-built LLVM IR for the scanner's 32-byte steps (vector compares, an inline-asm barrier) | the regex pre-tokenizer (`regex.findall` with the same pattern) for counting and encoding |
 

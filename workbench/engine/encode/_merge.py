@@ -22,8 +22,10 @@ import sys
 
 import numpy as np
 
+from workbench.engine._native import scan_ir, unchecked
 from workbench.engine._native.cache_keys import kernels_of, key_caches_on
 from workbench.engine._native.numba_config import njit, njit_borrowing
+from workbench.engine._native.unchecked import get, put
 from workbench.engine.encode import _chars, _tables
 from workbench.engine.encode._chars import char_token
 from workbench.engine.encode._tables import (
@@ -60,17 +62,20 @@ def _first_parts(
     i = start
     while i < end:
         tid, step = np.int64(-1), 1
-        if buf[i] >= 0xC0:  # a lead byte: maybe a whole character
+        lead = get(buf, i)
+        if lead >= 0xC0:  # a lead byte: maybe a whole character
             tid, step = char_token(buf, i, start, end, max_rank, char_tables)
-        byte = np.int64(-1) if tid >= 0 else np.int64(buf[i])
-        part[m] = tid if tid >= 0 else byte_id[byte]
+        byte = np.int64(-1) if tid >= 0 else np.int64(lead)
+        put(part, m, tid if tid >= 0 else byte_id[byte])
         if m > 0:
             if raw >= 0 and byte >= 0:
-                prank[m - 1], pid[m - 1] = byte_pair(raw, byte, max_rank, byte_pairs)
+                rank, merged = byte_pair(raw, byte, max_rank, byte_pairs)
             else:
-                prank[m - 1], pid[m - 1] = pair_memo(
-                    part[m - 1], part[m], max_rank, pairs, pair_bits, memo
+                rank, merged = pair_memo(
+                    get(part, m - 1), get(part, m), max_rank, pairs, pair_bits, memo
                 )
+            put(prank, m - 1, rank)
+            put(pid, m - 1, merged)
         raw = byte
         m += 1
         i += step
@@ -86,14 +91,18 @@ def _merge_short(
     m = end - start
     plain = True  # no lead byte: bytes it is, without the call (most pieces of English and code)
     for i in range(start, end):
-        if buf[i] >= 0xC0:
+        if get(buf, i) >= 0xC0:
             plain = False
             break
     if plain:
         for i in range(m):
-            part[i] = byte_id[buf[start + i]]
+            put(part, i, get(byte_id, get(buf, start + i)))
         for i in range(m - 1):
-            prank[i], pid[i] = byte_pair(buf[start + i], buf[start + i + 1], max_rank, byte_pairs)
+            rank, merged = byte_pair(
+                get(buf, start + i), get(buf, start + i + 1), max_rank, byte_pairs
+            )
+            put(prank, i, rank)
+            put(pid, i, merged)
     else:
         m = _first_parts(
             buf, start, end, max_rank, byte_id, pairs, pair_bits, byte_pairs, char_tables, memo,
@@ -112,26 +121,33 @@ def _merge_shifting(m, max_rank, pairs, pair_bits, part, prank, pid, memo, out, 
         best = NEVER
         at = -1
         for i in range(m - 1):
-            if prank[i] < best:
-                best = prank[i]
+            rank = get(prank, i)
+            if rank < best:
+                best = rank
                 at = i
         if at < 0:
             break
-        part[at] = pid[at]
+        put(part, at, get(pid, at))
         for j in range(at + 1, m - 1):
-            part[j] = part[j + 1]
+            put(part, j, get(part, j + 1))
         for j in range(at + 1, m - 2):
-            prank[j] = prank[j + 1]
-            pid[j] = pid[j + 1]
+            put(prank, j, get(prank, j + 1))
+            put(pid, j, get(pid, j + 1))
         m -= 1
         if at > 0:
-            prank[at - 1], pid[at - 1] = pair_memo(
-                part[at - 1], part[at], max_rank, pairs, pair_bits, memo
+            rank, merged = pair_memo(
+                get(part, at - 1), get(part, at), max_rank, pairs, pair_bits, memo
             )
+            put(prank, at - 1, rank)
+            put(pid, at - 1, merged)
         if at < m - 1:
-            prank[at], pid[at] = pair_memo(part[at], part[at + 1], max_rank, pairs, pair_bits, memo)
+            rank, merged = pair_memo(
+                get(part, at), get(part, at + 1), max_rank, pairs, pair_bits, memo
+            )
+            put(prank, at, rank)
+            put(pid, at, merged)
     for i in range(m):
-        out[pos + i] = part[i]
+        put(out, pos + i, get(part, i))
     return pos + m
 
 
@@ -421,7 +437,8 @@ def recover_merges(order, tables):
     return found
 
 
-# Every merging kernel compiles in the probes of `_tables` and `_chars` (`merge_piece` too, which
-# the fused encoder and `encode_pieces` call: a stale copy of it would be loaded when they
-# recompile): a change there must recompile them, not load the cached ones.
-key_caches_on(kernels_of(sys.modules[__name__]), (_tables, _chars))
+# Every merging kernel compiles in the probes of `_tables` and `_chars` and the unchecked reads of
+# `unchecked` (`scan_ir`'s IR) -- `merge_piece` too, which the fused encoder and `encode_pieces`
+# call: a stale copy of it would be loaded when they recompile. A change there must recompile
+# them, not load the cached ones.
+key_caches_on(kernels_of(sys.modules[__name__]), (_tables, _chars, unchecked, scan_ir))

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from workbench.engine._native.numba_config import njit, njit_borrowing
+from workbench.engine._native.unchecked import get, put
 
 NEVER = np.int32(2**31 - 1)
 
@@ -312,23 +313,23 @@ def pair_memo(left, right, max_rank, pairs, pair_bits, memo):
     g = _spread(key)
     if not in_filter(pair_bits, g):
         return NEVER, np.int32(-1)
-    slot = np.int64(g >> _MEMO_DOWN)
-    if memo[slot, 0] == key:
-        value = memo[slot, 1]
+    slot = np.int64(g >> _MEMO_DOWN)  # rows of two: (key, value) at 2 * row, 2 * row + 1
+    if get(memo, 2 * slot) == key:
+        value = get(memo, 2 * slot + 1)
     else:
         value = np.int64(-1)
         mask = np.int64(pairs.shape[0] - 1)
         probe = np.int64(_mix(np.uint64(key)) & np.uint64(mask))
         while True:
-            k = pairs[probe, 0]
+            k = get(pairs, 2 * probe)
             if k == key:
-                value = pairs[probe, 1]
+                value = get(pairs, 2 * probe + 1)
                 break
             if k == -1:
                 break
             probe = (probe + 1) & mask
-        memo[slot, 0] = key
-        memo[slot, 1] = value
+        put(memo, 2 * slot, key)
+        put(memo, 2 * slot + 1, value)
     if value >= 0:
         rank = np.int32(value >> 32)
         if rank < max_rank:
@@ -352,7 +353,7 @@ def byte_pair_table(lefts, rights, results, tok_bytes, tok_off, tok_rank) -> np.
 @njit_borrowing
 def byte_pair(first, second, max_rank, byte_pairs):
     """`pair_memo` for two single bytes, from `byte_pair_table`."""
-    value = byte_pairs[(np.int64(first) << 8) | np.int64(second)]
+    value = get(byte_pairs, (np.int64(first) << 8) | np.int64(second))
     if value >= 0:
         rank = np.int32(value >> 32)
         if rank < max_rank:
