@@ -51,7 +51,10 @@ RUN = textwrap.dedent(
 
 
 def _run(folder: Path, *args: str) -> list[str]:
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(folder / "cache"), PYTHONPATH=str(folder))
+    # the kernel's folder first, then whatever made `workbench` importable here (an install, or
+    # a PYTHONPATH that points at a checkout)
+    paths = [str(folder), *filter(None, [os.environ.get("PYTHONPATH")])]
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(folder / "cache"), PYTHONPATH=os.pathsep.join(paths))
     done = subprocess.run(
         [sys.executable, "-c", RUN, *args],
         cwd=folder,
