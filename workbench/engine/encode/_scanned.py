@@ -18,7 +18,9 @@ from workbench.engine._native import unchecked
 from workbench.engine._native.cache_keys import key_caches_on
 from workbench.engine._native.numba_config import njit, njit_borrowing
 from workbench.engine._native.prefetch import prefetch
-from workbench.engine._native.scan_ir import _get, _load_u64, _put
+from workbench.engine._native.scan_ir import _load_u64
+from workbench.engine._native.unchecked import get as _get
+from workbench.engine._native.unchecked import put as _put
 from workbench.engine.encode import _chars, _merge, _tables
 from workbench.engine.encode._merge import PART_ROOM, SHORT, merge_piece, merge_short_piece
 from workbench.engine.encode._tables import MEMO_BITS, NEVER, _same_bytes, whole_lookup
@@ -152,10 +154,16 @@ def _same_middle(arena, keys, seg, s, length, info):
 
 
 @njit(inline="always")
+def _before_ids(length):
+    """The arena items a cached piece of `length` bytes keeps before its ids: its last 8 bytes
+    (two int32) when longer than 8, and the offset of its middle bytes when longer than 16."""
+    return 2 * np.int64(length > 8) + np.int64(length > 16)
+
+
+@njit(inline="always")
 def _ids_at(info, length):
-    """Where a cached piece's ids start in `arena` (its row's `info`, not an inline id): after
-    its last 8 bytes when longer than 8, and the offset of its middle bytes when longer than 16."""
-    return np.int64(info >> _U32) + 2 * np.int64(length > 8) + np.int64(length > 16)
+    """Where a cached piece's ids start in `arena` (its row's `info`, not an inline id)."""
+    return np.int64(info >> _U32) + _before_ids(length)
 
 
 @njit(inline="always")
@@ -189,7 +197,7 @@ def _store(cache, arena, keys, used, arena_top, keys_top, turned_away, slot, hom
     `slot` unless the cache is full: then it is turned away, or once many were, the cache starts
     afresh (see above) and the piece goes to its `home` row. Returns the four counters."""
     room = cache.shape[0] // 2  # entries allowed: keeps probes short
-    extra = 2 * np.int64(length > 8) + np.int64(length > 16)
+    extra = _before_ids(length)
     middle = length - 16 if length > 16 else 0
     if n_ids > _CACHE_MAX_IDS:
         return used, arena_top, keys_top, turned_away
@@ -317,6 +325,15 @@ def _ahead(seg, bounds, count, resume, q, down, cache, seed, seed_down, words, h
         prefetch(seed, _seed_home(h, seed_down) * 2)
 
 
+@njit(inline="always")
+def _key_of(seg, s, e, p, ahead, words, hashes):
+    """(first 8 bytes, hash) of piece `p`, seg[s:e]: from `words`/`hashes` when `_ahead` made
+    them for the block, else computed."""
+    if ahead:
+        return _get(words, p), _get(hashes, p)
+    return _piece_key(seg, s, e)
+
+
 @njit_borrowing
 def _hits(
     seg, bounds, p, count, resume, cache, arena, keys, byte_id, down, ahead, words, hashes,
@@ -340,10 +357,7 @@ def _hits(
         else:
             if length > CACHE_MAX_LEN:
                 break
-            if ahead:  # hashed by `_ahead`
-                word, h = _get(words, p), _get(hashes, p)
-            else:
-                word, h = _piece_key(seg, s, e)
+            word, h = _key_of(seg, s, e, p, ahead, words, hashes)
             want = _row_check(length, h)
             slot, info = _probe(cache, arena, keys, seg, s, length, word, want, np.int64(h >> down))
             if info == 0:
@@ -392,10 +406,7 @@ def _encode_block(
         if length > CACHE_MAX_LEN:
             break
         # a new piece of 2 to `CACHE_MAX_LEN` bytes: its empty row, found again
-        if ahead:
-            word, h = _get(words, p), _get(hashes, p)
-        else:
-            word, h = _piece_key(seg, s, e)
+        word, h = _key_of(seg, s, e, p, ahead, words, hashes)
         want = _row_check(length, h)
         home = np.int64(h >> down)
         slot, _ = _probe(cache, arena, keys, seg, s, length, word, want, home)
